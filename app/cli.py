@@ -1,0 +1,34 @@
+"""The ``linesnap`` command: ``extract`` and ``knapsack`` run headless; anything else opens the window."""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """\
+usage: linesnap [IMAGE] [--screenshot OUT.png]     open the desktop application
+       linesnap extract IMAGE --start X,Y --end X,Y [options]   (linesnap extract -h)
+       linesnap knapsack {solve,batch,generate} ...             (linesnap knapsack -h)
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``linesnap`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["-h"], ["--help"]):
+        print(USAGE, end="")
+        return 0
+    if argv[:1] == ["extract"]:
+        from core.cli import extract_main
+
+        return extract_main(argv[1:])
+    if argv[:1] == ["knapsack"]:
+        from core.knapsack.cli import main as knapsack_main
+
+        return knapsack_main(argv[1:])
+    from app.main import run_gui  # Qt is imported only for the window
+
+    return run_gui(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Backend selection: the GPU through numba.cuda when there is one, else the CPU.
+
+``gpu`` is imported lazily, so importing ``core`` never needs CUDA, Qt or a display.
+"""
+
+from __future__ import annotations
+
+import functools
+
+__all__ = ["BACKENDS", "BackendUnavailableError", "gpu_available", "resolve_backend"]
+
+BACKENDS = ("auto", "cpu", "gpu")
+
+
+class BackendUnavailableError(RuntimeError):
+    """The GPU backend was asked for explicitly but no usable CUDA GPU is present."""
+
+
+@functools.cache
+def gpu_available() -> bool:
+    """Return True when numba.cuda can run kernels here (a real GPU or the simulator)."""
+    try:
+        from numba import cuda
+    except ImportError:  # numba-cuda not installed
+        return False
+    try:
+        return bool(cuda.is_available())
+    except Exception:  # a broken driver must not break the CPU path
+        return False
+
+
+def resolve_backend(backend: str) -> str:
+    """Turn ``"auto" | "cpu" | "gpu"`` into the backend that will run.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not a backend.
+    BackendUnavailableError
+        For ``"gpu"`` when numba.cuda finds no GPU.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    if backend == "cpu":
+        return "cpu"
+    if gpu_available():
+        return "gpu"
+    if backend == "gpu":
+        raise BackendUnavailableError(
+            "backend 'gpu' needs an NVIDIA GPU with a working CUDA driver and the "
+            "numba-cuda package (pip install 'linesnap[gpu]'); none was found. "
+            "Use backend 'cpu' or 'auto'."
+        )
+    return "cpu"
