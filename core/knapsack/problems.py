@@ -1,0 +1,276 @@
+"""Knapsack-family problems and their solution, validated once at construction.
+
+Every problem is a frozen dataclass whose arrays are read-only int64 copies of
+the caller's data (the caller's arrays are never modified).  Construction
+raises :class:`ValueError` for negative numbers, non-integers, empty inputs,
+wrong shapes and mismatched lengths, and for an MCKP in which no choice of one
+item per class fits the capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "KP1",
+    "KP2",
+    "MCKP",
+    "KnapsackSolution",
+    "MemoryBudgetError",
+    "PROBLEM_KINDS",
+    "SubsetSum",
+    "problem_kind",
+]
+
+#: Sums of profits and weights stay below this, so that no solver overflows int64.
+MAX_TOTAL = 2**62
+
+#: The names by which readers, writers and the command line refer to problem types.
+PROBLEM_KINDS = ("kp1", "kp2", "subset-sum", "mckp")
+
+
+class MemoryBudgetError(ValueError):
+    """A solver would need more memory than its budget allows."""
+
+    def __init__(self, what: str, needed_bytes: int, budget_bytes: int):
+        self.needed_bytes = int(needed_bytes)
+        self.budget_bytes = int(budget_bytes)
+        super().__init__(
+            f"{what} needs {self.needed_bytes:,} bytes but the memory budget is "
+            f"{self.budget_bytes:,} bytes; raise memory_budget_bytes or shrink the instance"
+        )
+
+
+def _int_array(values, name: str) -> np.ndarray:
+    """A read-only 1-D int64 copy of ``values``; ValueError unless non-negative integers."""
+    try:
+        arr = np.array(values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a 1-D sequence of non-negative integers: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name} must hold integers; got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integers; got non-integral values")
+        if np.any(np.abs(arr) >= MAX_TOTAL):
+            raise ValueError(f"{name} values must be below 2**62")
+    elif arr.dtype == np.uint64 and np.any(arr >= MAX_TOTAL):
+        raise ValueError(f"{name} values must be below 2**62")
+    out = arr.astype(np.int64)
+    if np.any(out < 0):
+        raise ValueError(f"{name} must be non-negative; got {int(out.min())} at index {int(np.argmin(out))}")
+    if _exact_sum(out) >= MAX_TOTAL:
+        raise ValueError(f"the sum of {name} must be below 2**62")
+    out.setflags(write=False)
+    return out
+
+
+def _exact_sum(arr: np.ndarray) -> int:
+    """Sum of an int64 array as a Python int (no wrap-around)."""
+    return sum(arr.tolist())
+
+
+def _capacity(value, name: str) -> int:
+    """A non-negative Python int; ValueError otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a non-negative integer; got {value!r}")
+    if isinstance(value, (int, np.integer)):
+        out = int(value)
+    elif isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        out = int(value)
+    else:
+        raise ValueError(f"{name} must be a non-negative integer; got {value!r}")
+    if not 0 <= out < MAX_TOTAL:
+        raise ValueError(f"{name} must be in [0, 2**62); got {out}")
+    return out
+
+
+def _same_length(**arrays: np.ndarray) -> None:
+    lengths = {name: len(arr) for name, arr in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"item arrays must have equal lengths; {described}")
+
+
+@dataclass(frozen=True, eq=False)
+class KP1:
+    """0-1 knapsack: choose items of largest total profit within one capacity.
+
+    Parameters
+    ----------
+    profits, weights : (n,) array_like of non-negative integers
+    capacity : int, >= 0
+    """
+
+    profits: np.ndarray
+    weights: np.ndarray
+    capacity: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "profits", _int_array(self.profits, "profits"))
+        object.__setattr__(self, "weights", _int_array(self.weights, "weights"))
+        object.__setattr__(self, "capacity", _capacity(self.capacity, "capacity"))
+        _same_length(profits=self.profits, weights=self.weights)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.profits)
+
+
+@dataclass(frozen=True, eq=False)
+class KP2:
+    """Two-constraint 0-1 knapsack: both weight sums must respect their capacity.
+
+    Parameters
+    ----------
+    profits, weights1, weights2 : (n,) array_like of non-negative integers
+    capacity1, capacity2 : int, >= 0
+    """
+
+    profits: np.ndarray
+    weights1: np.ndarray
+    weights2: np.ndarray
+    capacity1: int
+    capacity2: int
+
+    def __post_init__(self):
+        for name in ("profits", "weights1", "weights2"):
+            object.__setattr__(self, name, _int_array(getattr(self, name), name))
+        for name in ("capacity1", "capacity2"):
+            object.__setattr__(self, name, _capacity(getattr(self, name), name))
+        _same_length(profits=self.profits, weights1=self.weights1, weights2=self.weights2)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.profits)
+
+
+@dataclass(frozen=True, eq=False)
+class SubsetSum:
+    """Subset sum: the largest total weight of a subset that does not exceed the capacity.
+
+    Parameters
+    ----------
+    weights : (n,) array_like of non-negative integers
+    capacity : int, >= 0
+    """
+
+    weights: np.ndarray
+    capacity: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "weights", _int_array(self.weights, "weights"))
+        object.__setattr__(self, "capacity", _capacity(self.capacity, "capacity"))
+
+    @property
+    def n_items(self) -> int:
+        return len(self.weights)
+
+
+@dataclass(frozen=True, eq=False)
+class MCKP:
+    """Multiple-choice knapsack: exactly one item from every class, one capacity.
+
+    Parameters
+    ----------
+    classes : sequence of (profits, weights) pairs
+        One pair of equal-length non-empty integer arrays per class.  Stored as
+        a tuple of ``(profits, weights)`` read-only int64 arrays.
+    capacity : int, >= 0
+
+    Raises
+    ------
+    ValueError
+        Also when even the lightest item of every class together exceed the
+        capacity (no feasible choice exists).
+    """
+
+    classes: tuple
+    capacity: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "capacity", _capacity(self.capacity, "capacity"))
+        object.__setattr__(self, "classes", _validated_classes(self.classes))
+        if self.min_weight > self.capacity:
+            raise ValueError(
+                f"MCKP is infeasible: the lightest item of every class weigh {self.min_weight} "
+                f"together, more than the capacity {self.capacity}"
+            )
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def min_weight(self) -> int:
+        """Total weight of the lightest item of every class."""
+        return sum(int(w.min()) for _, w in self.classes)
+
+
+def _validated_classes(classes) -> tuple:
+    if isinstance(classes, np.ndarray) and classes.ndim != 3:
+        raise ValueError(f"classes must be a sequence of (profits, weights) pairs; got an array of shape {classes.shape}")
+    try:
+        pairs = list(classes)
+    except TypeError:
+        raise ValueError("classes must be a sequence of (profits, weights) pairs") from None
+    if not pairs:
+        raise ValueError("classes must not be empty")
+    out = []
+    for k, pair in enumerate(pairs):
+        try:
+            profits, weights = pair
+        except (TypeError, ValueError):
+            raise ValueError(f"classes[{k}] must be a (profits, weights) pair") from None
+        p = _int_array(profits, f"classes[{k}] profits")
+        w = _int_array(weights, f"classes[{k}] weights")
+        if len(p) != len(w):
+            raise ValueError(f"classes[{k}] has {len(p)} profits but {len(w)} weights")
+        out.append((p, w))
+    totals = [sum(int(p.max()) for p, _ in out), sum(int(w.max()) for _, w in out)]
+    if max(totals) >= MAX_TOTAL:
+        raise ValueError("the sums over classes of the largest profit and weight must be below 2**62")
+    return tuple(out)
+
+
+@dataclass(frozen=True, eq=False)
+class KnapsackSolution:
+    """An optimal solution and how it was found.
+
+    Attributes
+    ----------
+    value : int
+        The optimum: total profit (KP1, KP2, MCKP) or total weight (subset sum).
+    selected : (k,) int64 ndarray
+        Sorted indices of the chosen items; for MCKP, shape (m,): the chosen
+        item's index within each class.
+    backend : str
+        ``"cpu"`` or ``"gpu"``.
+    method : str
+        The algorithm that ran (e.g. ``"dp"``, ``"dp-divide-conquer"``, ``"bitset"``).
+    time_ms : float
+        Wall time of the solver call in milliseconds (for a batch, of the whole batch).
+    """
+
+    value: int
+    selected: np.ndarray
+    backend: str
+    method: str
+    time_ms: float = field(default=0.0)
+
+
+def problem_kind(problem) -> str:
+    """The name of a problem's type (one of :data:`PROBLEM_KINDS`); TypeError otherwise."""
+    kinds = {KP1: "kp1", KP2: "kp2", SubsetSum: "subset-sum", MCKP: "mckp"}
+    try:
+        return kinds[type(problem)]
+    except KeyError:
+        raise TypeError(
+            f"problem must be a KP1, KP2, SubsetSum or MCKP; got {type(problem).__name__}"
+        ) from None
