@@ -1,0 +1,165 @@
+"""The data of the extraction tool: pieces, features, outcomes (immutable, Qt-free).
+
+A *feature* is one digitized polyline: a start click and a chain of *pieces*,
+one per further click.  A piece's geometry comes from an extraction
+(``kind == "extract"``), is a plain segment (``"straight"``, Shift held) or was
+imported from a file (``"imported"``).  Its *outcome* is what became of it: the
+polyline's vertices and score (``"done"``) or the error that stopped it
+(``"failed"``, drawn as a straight segment).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PIECE_KINDS", "PieceSpec", "Feature", "PieceOutcome", "PreviewRequest", "ToolState",
+           "straight_outcome", "as_xy", "piece_start", "piece_vertices", "feature_vertices",
+           "feature_score"]
+
+PIECE_KINDS = ("extract", "straight", "imported")
+
+
+@dataclass(frozen=True)
+class PieceSpec:
+    """One piece of a feature: from the previous click to ``click_end``.
+
+    Attributes
+    ----------
+    id : int
+        Unique for the life of the tool; names the extraction request.
+    click_start, click_end : tuple of float
+        The clicked points (x, y) in pixels that bound the piece.
+    kind : {"extract", "straight", "imported"}
+    settings : object or None
+        The extraction settings the piece was requested with (``"extract"``).
+    """
+
+    id: int
+    click_start: tuple[float, float]
+    click_end: tuple[float, float]
+    kind: str = "extract"
+    settings: Any = None
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A digitized polyline: ``start_xy`` then its pieces in order."""
+
+    id: int
+    name: str
+    start_xy: tuple[float, float]
+    pieces: tuple[PieceSpec, ...] = ()
+
+    @property
+    def anchor_xy(self) -> tuple[float, float]:
+        """The last click of the feature: where the next piece starts."""
+        return self.pieces[-1].click_end if self.pieces else self.start_xy
+
+
+@dataclass(frozen=True, eq=False)
+class PieceOutcome:
+    """The geometry of a piece once its extraction finished (or failed).
+
+    Attributes
+    ----------
+    vertices_px : (k, 2) float64 ndarray
+        Polyline vertices (x, y) in pixels, both ends included.
+    status : {"done", "failed"}
+    score : float or None
+        The extraction's score (None for straight, imported or failed pieces).
+    backend, method : str
+    timings_ms : dict
+    error : str
+        The failure's message (``status == "failed"``).
+    details : dict
+        Anything else worth keeping (imported properties, guides for overlays).
+    """
+
+    vertices_px: np.ndarray
+    status: str = "done"
+    score: float | None = None
+    backend: str = ""
+    method: str = ""
+    timings_ms: dict = field(default_factory=dict)
+    error: str = ""
+    details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PreviewRequest:
+    """Ask for the optimal polyline from ``start_xy`` to the cursor ``end_xy``."""
+
+    seq: int
+    start_xy: tuple[float, float]
+    end_xy: tuple[float, float]
+    settings: Any
+
+
+@dataclass(frozen=True)
+class ToolState:
+    """The undoable state: finished features and the feature in progress."""
+
+    features: tuple[Feature, ...] = ()
+    current: Feature | None = None
+
+
+def straight_outcome(start_xy, end_xy, status="done", error="") -> PieceOutcome:
+    """A two-vertex outcome from ``start_xy`` to ``end_xy`` (pixels)."""
+    vertices = np.array([start_xy, end_xy], dtype=np.float64)
+    return PieceOutcome(vertices, status=status, error=error)
+
+
+def as_xy(point) -> tuple[float, float]:
+    """``point`` as a tuple of two finite floats (x, y); ValueError otherwise."""
+    x, y = (float(v) for v in point)
+    if not (np.isfinite(x) and np.isfinite(y)):
+        raise ValueError(f"point must be two finite numbers (x, y) in pixels; got {point!r}")
+    return (x, y)
+
+
+def piece_start(feature: Feature, index: int, outcomes: dict[int, PieceOutcome]) -> tuple[float, float]:
+    """Where piece ``index`` of ``feature`` starts.
+
+    The previous piece's last vertex once its outcome is known (with endpoint
+    snapping it may differ from the click), else the previous click.
+    """
+    if index == 0:
+        return feature.start_xy
+    outcome = outcomes.get(feature.pieces[index - 1].id)
+    if outcome is None:
+        return feature.pieces[index - 1].click_end
+    return (float(outcome.vertices_px[-1, 0]), float(outcome.vertices_px[-1, 1]))
+
+
+def piece_vertices(feature: Feature, index: int, outcomes: dict[int, PieceOutcome]) -> np.ndarray:
+    """(k, 2) float64 vertices of one piece: its outcome, or a placeholder segment while pending."""
+    piece = feature.pieces[index]
+    outcome = outcomes.get(piece.id)
+    if outcome is not None:
+        return outcome.vertices_px
+    return np.array([piece_start(feature, index, outcomes), piece.click_end], dtype=np.float64)
+
+
+def feature_vertices(feature: Feature, outcomes: dict[int, PieceOutcome]) -> np.ndarray:
+    """(k, 2) float64 vertices (x, y) px of a whole feature, consecutive duplicates removed.
+
+    The pieces' vertices in order (the start click alone for a feature without
+    pieces).  Where a piece does not start at the previous piece's last vertex
+    (a snapped start), the two are joined by a straight link.
+    """
+    if not feature.pieces:
+        return np.array([feature.start_xy], dtype=np.float64)
+    vertices = np.concatenate([piece_vertices(feature, i, outcomes) for i in range(len(feature.pieces))])
+    keep = np.ones(len(vertices), dtype=bool)
+    keep[1:] = np.any(vertices[1:] != vertices[:-1], axis=1)
+    return vertices[keep]
+
+
+def feature_score(feature: Feature, outcomes: dict[int, PieceOutcome]) -> float | None:
+    """Sum of the scores of the feature's scored pieces; None when none has a score."""
+    scores = [outcomes[p.id].score for p in feature.pieces
+              if p.id in outcomes and outcomes[p.id].score is not None]
+    return float(sum(scores)) if scores else None
