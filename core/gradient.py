@@ -1,0 +1,137 @@
+"""Gradient of the Gaussian-smoothed intensity of an image window.
+
+The link scores sample ``g = grad(G_sigma * I)``.  Masked pixels (NaN: nodata,
+outside the raster) must not create edges, so the smoothing is a normalized
+convolution: ``G * (I M) / G * M`` with ``M`` the validity mask, which is the
+Gaussian-weighted mean of the valid pixels only, so a masked pixel adds no edge.
+The gradient is 0 on masked pixels and on the pixels whose 3 x 3 derivative
+stencil touches one (it would read a smoothed value extrapolated into the hole).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["GradientWindow", "gradient_window", "GAUSSIAN_TRUNCATE"]
+
+#: The Gaussian kernel is cut at this many sigmas; the extraction window's
+#: smoothing margin (core.extraction) is derived from it.
+GAUSSIAN_TRUNCATE = 3.0
+
+# Normalized-convolution weights below this are treated as "no valid pixel in reach".
+_MIN_WEIGHT = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class GradientWindow:
+    """Gradient of the smoothed intensity on a window of the raster.
+
+    Attributes
+    ----------
+    gx, gy : (H, W) float32 ndarray
+        ``dI/dx`` and ``dI/dy`` (x = column, y = row) of the smoothed
+        intensity, in intensity units per pixel; 0 on masked pixels and
+        their 8 neighbours.
+    col_off, row_off : int
+        Position of the window: element ``[i, j]`` sits at the pixel centre
+        ``(col_off + j + 0.5, row_off + i + 0.5)``.
+    """
+
+    gx: np.ndarray
+    gy: np.ndarray
+    col_off: int
+    row_off: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(H, W)`` of the window."""
+        return self.gx.shape
+
+
+def gradient_window(intensity, sigma_px: float, col_off: int = 0, row_off: int = 0) -> GradientWindow:
+    """Smooth a window with a Gaussian and take its gradient.
+
+    Parameters
+    ----------
+    intensity : (H, W) float ndarray
+        Intensity of the window, NaN where masked.  Not modified.
+    sigma_px : float
+        Standard deviation of the Gaussian in pixels (> 0).
+    col_off, row_off : int
+        Pixel position of ``intensity[0, 0]`` in the raster.
+
+    Returns
+    -------
+    GradientWindow
+        float32 ``gx``, ``gy`` of shape (H, W).
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a window that is not 2-D, is empty or has no valid pixel, and for
+        ``sigma_px`` out of range.
+    """
+    image = _validated_window(intensity)
+    if isinstance(sigma_px, bool) or not isinstance(sigma_px, numbers.Real):
+        raise TypeError(f"sigma_px must be a positive number of pixels; got {sigma_px!r}")
+    if not (math.isfinite(sigma_px) and sigma_px > 0):
+        raise ValueError(f"sigma_px must be a positive finite number of pixels; got {sigma_px}")
+    valid = np.isfinite(image)
+    if not valid.any():
+        raise ValueError(f"intensity window of shape {image.shape} has no valid pixel (all NaN / nodata)")
+    if valid.all():
+        smooth, unusable = _gaussian(image, sigma_px), None
+    else:
+        smooth, unusable = _normalized_gaussian(image, valid, float(sigma_px))
+    gx, gy = _derivatives(smooth)
+    if unusable is not None:
+        gx[unusable] = 0.0
+        gy[unusable] = 0.0
+    return GradientWindow(gx=gx, gy=gy, col_off=int(col_off), row_off=int(row_off))
+
+
+def _validated_window(intensity) -> np.ndarray:
+    image = np.asarray(intensity)
+    if image.ndim != 2:
+        raise ValueError(f"intensity must be a 2-D (H, W) array; got shape {image.shape}")
+    if image.size == 0:
+        raise ValueError(f"intensity window is empty (shape {image.shape})")
+    if not (np.issubdtype(image.dtype, np.floating) or np.issubdtype(image.dtype, np.integer)):
+        raise TypeError(f"intensity must be a real numeric array; got dtype {image.dtype}")
+    return image.astype(np.float32)  # a copy: the caller's array is never modified
+
+
+def _gaussian(image: np.ndarray, sigma_px: float) -> np.ndarray:
+    from skimage.filters import gaussian
+
+    return gaussian(image, sigma=sigma_px, mode="nearest", truncate=GAUSSIAN_TRUNCATE, preserve_range=True)
+
+
+def _normalized_gaussian(image: np.ndarray, valid: np.ndarray, sigma_px: float):
+    """Gaussian-weighted mean of the valid pixels, and the pixels whose gradient is unusable."""
+    from scipy.ndimage import binary_dilation
+
+    weight = _gaussian(valid.astype(np.float32), sigma_px)
+    total = _gaussian(np.where(valid, image, np.float32(0.0)), sigma_px)
+    reached = weight > _MIN_WEIGHT
+    smooth = np.zeros_like(image)
+    np.divide(total, weight, out=smooth, where=reached)
+    # The derivative stencil is 3 x 3: next to a masked pixel it would read the
+    # extrapolated (or, when unreached, zero) smooth value there, so those
+    # gradients are dropped too.
+    unusable = binary_dilation(~(valid & reached), structure=np.ones((3, 3), dtype=bool))
+    return smooth, unusable
+
+
+def _derivatives(smooth: np.ndarray):
+    """Sobel derivatives scaled to intensity units per pixel (exact on linear ramps)."""
+    from skimage.filters import sobel_h, sobel_v
+
+    # skimage's Sobel kernels are normalised to a 2-pixel central difference.
+    gx = (sobel_v(smooth) * np.float32(0.5)).astype(np.float32, copy=False)
+    gy = (sobel_h(smooth) * np.float32(0.5)).astype(np.float32, copy=False)
+    return gx, gy
