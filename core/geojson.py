@@ -1,0 +1,275 @@
+"""GeoJSON export and import of digitized lines (RFC 7946 FeatureCollections of LineStrings).
+
+For a georeferenced raster every vertex goes pixel ``(x, y)`` -> map coordinates
+(the raster's affine transform) -> WGS84 longitude, latitude (rasterio.warp), as
+RFC 7946 requires (no ``crs`` member).  For a plain image the coordinates stay
+pixel ``(x, y)`` and the collection says so in the foreign member
+``"linesnap:coordinates": "pixel"`` (``"lonlat"`` otherwise).  Either way every
+feature's properties carry its ``pixel_coordinates``, which is what
+:func:`read_geojson` reads back.
+
+Files are written atomically: a temporary file in the same folder, flushed to
+disk, then renamed over the target, so a failed export leaves any earlier file
+intact and no temporary file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "COORDINATES_MEMBER",
+    "GeoJSONError",
+    "LineFeature",
+    "atomic_write_text",
+    "feature_from_result",
+    "read_geojson",
+    "to_feature_collection",
+    "write_geojson",
+]
+
+#: Foreign member of LineSnap's collections: "lonlat" (WGS84) or "pixel".
+COORDINATES_MEMBER = "linesnap:coordinates"
+
+
+class GeoJSONError(ValueError):
+    """A feature cannot be exported, or a file is not LineSnap GeoJSON."""
+
+
+@dataclass(eq=False)
+class LineFeature:
+    """One digitized line.
+
+    Attributes
+    ----------
+    vertices_px : (k, 2) float64 ndarray
+        Vertices in pixel space ``(x, y) = (col, row)``, ``k >= 2``, finite.
+    name : str
+        Free text shown to the user.
+    properties : dict
+        JSON-able extra properties, e.g. score, settings, backend, timings_ms.
+    """
+
+    vertices_px: np.ndarray
+    name: str = ""
+    properties: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.vertices_px = _check_vertices(self.vertices_px, "vertices_px")
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str; got {type(self.name).__name__}")
+        if not isinstance(self.properties, dict):
+            raise TypeError(f"properties must be a dict; got {type(self.properties).__name__}")
+
+
+def feature_from_result(result, name: str = "") -> LineFeature:
+    """The feature of one extraction.
+
+    Parameters
+    ----------
+    result : core.extraction.ExtractionResult
+    name : str
+
+    Returns
+    -------
+    LineFeature
+        Vertices of the result; properties ``score``, ``settings`` (a dict),
+        ``backend``, ``method`` and ``timings_ms``.
+    """
+    settings = result.settings.to_dict() if hasattr(result.settings, "to_dict") else dict(result.settings)
+    properties = {
+        "score": float(result.score),
+        "settings": settings,
+        "backend": result.backend,
+        "method": result.method,
+        "timings_ms": {key: float(value) for key, value in result.timings_ms.items()},
+    }
+    return LineFeature(np.array(result.vertices_px, np.float64), name, properties)
+
+
+def to_feature_collection(features, raster=None) -> dict:
+    """An RFC 7946 FeatureCollection (a JSON-able dict) of line features.
+
+    Parameters
+    ----------
+    features : iterable of LineFeature
+    raster : core.raster.Raster, optional
+        The image the lines were digitized on.  When it is georeferenced the
+        coordinates are WGS84 ``[lon, lat]`` in degrees; otherwise (or without
+        a raster) pixel ``[x, y]``, marked by ``"linesnap:coordinates": "pixel"``.
+
+    Returns
+    -------
+    dict
+    """
+    features = list(features)
+    for k, feature in enumerate(features):
+        if not isinstance(feature, LineFeature):
+            raise TypeError(f"features[{k}] must be a LineFeature; got {type(feature).__name__}")
+    lonlat = raster is not None and raster.georeferenced
+    collection = {"type": "FeatureCollection", COORDINATES_MEMBER: "lonlat" if lonlat else "pixel"}
+    if raster is not None:
+        collection["linesnap:image"] = raster.path
+        if lonlat:
+            collection["linesnap:source_crs"] = raster.crs.to_string()
+    collection["features"] = [_feature_dict(f, raster if lonlat else None, k) for k, f in enumerate(features)]
+    return collection
+
+
+def _feature_dict(feature: LineFeature, raster, k: int) -> dict:
+    vertices = feature.vertices_px
+    if raster is None:
+        positions = vertices
+    else:
+        lon, lat = raster.pixel_to_lonlat(vertices[:, 0], vertices[:, 1])
+        positions = np.column_stack([lon, lat])
+        if not (np.isfinite(positions).all() and np.all(np.abs(lat) <= 90)):
+            raise GeoJSONError(f"feature {k} ({feature.name!r}) has vertices with no valid lon/lat position")
+    properties = {"name": feature.name}
+    properties.update(_jsonable(feature.properties, f"features[{k}].properties"))
+    properties["pixel_coordinates"] = vertices.tolist()
+    return {
+        "type": "Feature",
+        "geometry": {"type": "LineString", "coordinates": positions.tolist()},
+        "properties": properties,
+    }
+
+
+def write_geojson(path, features, raster=None) -> None:
+    """Write features as an RFC 7946 FeatureCollection, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.geojson`` file; replaced if it exists.
+    features : iterable of LineFeature
+    raster : core.raster.Raster, optional
+        As for :func:`to_feature_collection`.
+
+    Raises
+    ------
+    GeoJSONError, TypeError
+        For features that cannot be exported (nothing is written).
+    OSError
+        When the file cannot be written (an earlier file stays intact).
+    """
+    text = json.dumps(to_feature_collection(features, raster), indent=1, allow_nan=False)
+    atomic_write_text(path, text + "\n")
+
+
+def atomic_write_text(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
+
+    A failure at any point leaves an existing ``path`` as it was and removes
+    the temporary file.  A replaced file keeps its permission bits.
+    """
+    path = Path(path)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def read_geojson(path) -> list[LineFeature]:
+    """Read LineSnap's own GeoJSON back into features (vertices from ``pixel_coordinates``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    list of LineFeature
+        In file order, with each feature's ``name`` and its other properties
+        (``pixel_coordinates`` removed).
+
+    Raises
+    ------
+    GeoJSONError
+        Missing or unreadable file, invalid JSON, or GeoJSON that LineSnap did
+        not write.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise GeoJSONError(f"cannot read {path}: {err.strerror if isinstance(err, OSError) else err}") from err
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise GeoJSONError(f"{path} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from err
+    if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
+        raise GeoJSONError(f"{path} is not a GeoJSON FeatureCollection")
+    if document.get(COORDINATES_MEMBER) not in ("pixel", "lonlat"):
+        raise GeoJSONError(
+            f"{path} was not written by LineSnap (no {COORDINATES_MEMBER!r} member); "
+            "only LineSnap's own GeoJSON files can be imported"
+        )
+    features = document.get("features")
+    if not isinstance(features, list):
+        raise GeoJSONError(f"{path}: 'features' must be a list")
+    return [_line_feature(item, f"{path}: feature {k}") for k, item in enumerate(features)]
+
+
+def _line_feature(item, where: str) -> LineFeature:
+    if not isinstance(item, dict) or item.get("type") != "Feature":
+        raise GeoJSONError(f"{where} is not a GeoJSON Feature")
+    geometry = item.get("geometry")
+    if not isinstance(geometry, dict) or geometry.get("type") != "LineString":
+        raise GeoJSONError(f"{where} is not a LineString")
+    properties = item.get("properties")
+    if not isinstance(properties, dict) or "pixel_coordinates" not in properties:
+        raise GeoJSONError(f"{where} has no 'pixel_coordinates' property")
+    properties = dict(properties)
+    try:
+        vertices = _check_vertices(properties.pop("pixel_coordinates"), "pixel_coordinates")
+    except (TypeError, ValueError) as err:
+        raise GeoJSONError(f"{where}: {err}") from err
+    name = properties.pop("name", "")
+    return LineFeature(vertices, name if isinstance(name, str) else str(name), properties)
+
+
+def _check_vertices(vertices, name: str) -> np.ndarray:
+    """(k, 2) float64 copy of ``vertices``; ValueError unless k >= 2 and all finite."""
+    try:
+        array = np.array(vertices, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a (k, 2) array of numbers: {err}") from err
+    if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] < 2:
+        raise ValueError(f"{name} must have shape (k, 2) with k >= 2; got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite; got NaN or infinite values")
+    return array
+
+
+def _jsonable(value, where: str):
+    """``value`` with numpy types turned into plain JSON types; non-finite floats become None."""
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item, f"{where}[{key!r}]") for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(item, f"{where}[{k}]") for k, item in enumerate(value)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    raise GeoJSONError(f"{where} is a {type(value).__name__}, which GeoJSON cannot hold")

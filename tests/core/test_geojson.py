@@ -1,0 +1,293 @@
+"""core.geojson: RFC 7946 export checked against independent projections, import, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import rasterio
+from rasterio.crs import CRS
+from rasterio.transform import Affine
+
+from core.geojson import (
+    COORDINATES_MEMBER,
+    GeoJSONError,
+    LineFeature,
+    feature_from_result,
+    read_geojson,
+    to_feature_collection,
+    write_geojson,
+)
+from core.raster import open_raster
+from tests.shared_data import shared_file
+
+pytestmark = pytest.mark.filterwarnings("ignore::rasterio.errors.NotGeoreferencedWarning")
+
+TOLERANCE_DEG = 1e-9
+
+# --- independent projections (no PROJ): WGS84 constants and textbook formulas ----------------
+
+WGS84_A, WGS84_F = 6378137.0, 1 / 298.257223563
+
+
+def affine_apply(t: Affine, xs, ys):
+    """transform * (x, y), written out."""
+    return t.a * xs + t.b * ys + t.c, t.d * xs + t.e * ys + t.f
+
+
+def utm_inverse(easting, northing, zone, south=False):
+    """UTM -> WGS84 lon/lat (deg) by Krueger's series to order n^6 (Karney 2011, eqs. 11, 15, 36)."""
+    n = WGS84_F / (2 - WGS84_F)
+    e = math.sqrt(WGS84_F * (2 - WGS84_F))
+    big_a = WGS84_A / (1 + n) * (1 + n**2 / 4 + n**4 / 64 + n**6 / 256)
+    beta = [
+        n / 2 - 2 * n**2 / 3 + 37 * n**3 / 96 - n**4 / 360 - 81 * n**5 / 512 + 96199 * n**6 / 604800,
+        n**2 / 48 + n**3 / 15 - 437 * n**4 / 1440 + 46 * n**5 / 105 - 1118711 * n**6 / 3870720,
+        17 * n**3 / 480 - 37 * n**4 / 840 - 209 * n**5 / 4480 + 5569 * n**6 / 90720,
+        4397 * n**4 / 161280 - 11 * n**5 / 504 - 830251 * n**6 / 7257600,
+        4583 * n**5 / 161280 - 108847 * n**6 / 3991680,
+        20648693 * n**6 / 638668800,
+    ]
+    k0 = 0.9996
+    xi = (np.asarray(northing) - (10_000_000.0 if south else 0.0)) / (k0 * big_a)
+    eta = (np.asarray(easting) - 500_000.0) / (k0 * big_a)
+    xi_p, eta_p = xi.copy(), eta.copy()
+    for j, b in enumerate(beta, start=1):
+        xi_p -= b * np.sin(2 * j * xi) * np.cosh(2 * j * eta)
+        eta_p -= b * np.cos(2 * j * xi) * np.sinh(2 * j * eta)
+    tau_p = np.sin(xi_p) / np.hypot(np.sinh(eta_p), np.cos(xi_p))  # tan of the conformal latitude
+    tau = tau_p.copy()
+    for _ in range(6):  # Newton on tau' (tau) = tau'  (Karney eqs. 7, 19)
+        sigma = np.sinh(e * np.arctanh(e * tau / np.sqrt(1 + tau**2)))
+        f_tau = tau * np.sqrt(1 + sigma**2) - sigma * np.sqrt(1 + tau**2)
+        slope = (1 - e**2) * np.sqrt(1 + f_tau**2) * np.sqrt(1 + tau**2) / (1 + (1 - e**2) * tau**2)
+        tau = tau + (tau_p - f_tau) / slope
+    central = math.radians(6 * zone - 183)
+    lon = np.degrees(central + np.arctan2(np.sinh(eta_p), np.cos(xi_p)))
+    return lon, np.degrees(np.arctan(tau))
+
+
+def web_mercator_inverse(mx, my):
+    """EPSG:3857 -> lon/lat (deg): the spherical Mercator inverse."""
+    return np.degrees(mx / WGS84_A), np.degrees(np.arctan(np.sinh(my / WGS84_A)))
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def random_features(raster, count=4, seed=0):
+    rng = np.random.default_rng(seed)
+    corners = np.array([[0.0, 0.0], [raster.width, raster.height], [raster.width, 0.0], [0.0, raster.height]])
+    features = [LineFeature(corners, "corners", {"score": 1.5})]
+    for k in range(count):
+        vertices = rng.random((rng.integers(2, 9), 2)) * [raster.width, raster.height]
+        features.append(LineFeature(vertices, f"line {k}", {"score": float(k)}))
+    return features
+
+
+def assert_rfc7946(collection, lonlat=True):
+    """The structure RFC 7946 asks of a FeatureCollection of LineStrings."""
+    text = json.dumps(collection, allow_nan=False)
+    assert '"crs"' not in text
+    assert collection["type"] == "FeatureCollection" and isinstance(collection["features"], list)
+    for feature in collection["features"]:
+        assert feature["type"] == "Feature" and isinstance(feature["properties"], dict)
+        geometry = feature["geometry"]
+        assert geometry["type"] == "LineString" and len(geometry["coordinates"]) >= 2
+        for position in geometry["coordinates"]:
+            assert len(position) == 2 and all(isinstance(v, float) for v in position)
+            if lonlat:
+                assert -180 <= position[0] <= 180 and -90 <= position[1] <= 90
+
+
+def exported_positions(collection):
+    return [np.array(f["geometry"]["coordinates"]) for f in collection["features"]]
+
+
+def write_tif(path, crs, transform, shape=(50, 60)):
+    data = np.random.default_rng(1).integers(1, 255, shape, dtype=np.uint8)
+    with rasterio.open(path, "w", driver="GTiff", width=shape[1], height=shape[0], count=1,
+                       dtype="uint8", crs=crs, transform=transform) as ds:
+        ds.write(data, 1)
+    return path
+
+
+# --- lon/lat export ---------------------------------------------------------------------------
+
+
+def test_landsat_vertices_match_independent_utm_inverse():
+    with open_raster(shared_file("landsat_rgb_300m.tif")) as raster:
+        features = random_features(raster)
+        collection = to_feature_collection(features, raster)
+    assert_rfc7946(collection)
+    assert collection[COORDINATES_MEMBER] == "lonlat"
+    for feature, positions in zip(features, exported_positions(collection)):
+        mx, my = affine_apply(raster.transform, feature.vertices_px[:, 0], feature.vertices_px[:, 1])
+        lon, lat = utm_inverse(mx, my, zone=18)
+        np.testing.assert_allclose(positions[:, 0], lon, rtol=0, atol=TOLERANCE_DEG)
+        np.testing.assert_allclose(positions[:, 1], lat, rtol=0, atol=TOLERANCE_DEG)
+
+
+@pytest.mark.parametrize(
+    "epsg, transform, inverse",
+    [
+        # Web Mercator with a rotated and sheared pixel grid.
+        (3857, Affine(2.0, 0.7, 1_650_000.0, 0.4, -1.8, 6_000_000.0), web_mercator_inverse),
+        # Southern-hemisphere UTM (false northing), rotated by 30 degrees.
+        (32755, Affine.translation(350_000.0, 6_200_000.0) @ Affine.rotation(30) @ Affine.scale(10.0, -10.0),
+         lambda mx, my: utm_inverse(mx, my, zone=55, south=True)),
+        # A geographic CRS: map coordinates are already lon/lat.
+        (4326, Affine(0.001, 0.0002, -115.2, 0.0, -0.001, 36.1), lambda mx, my: (mx, my)),
+    ],
+)
+def test_own_geotiffs_match_independent_transforms(tmp_path, epsg, transform, inverse):
+    path = write_tif(tmp_path / f"epsg{epsg}.tif", CRS.from_epsg(epsg), transform)
+    with open_raster(path) as raster:
+        features = random_features(raster, seed=epsg)
+        collection = to_feature_collection(features, raster)
+    assert_rfc7946(collection)
+    assert collection["linesnap:source_crs"] == f"EPSG:{epsg}"
+    for feature, positions in zip(features, exported_positions(collection)):
+        lon, lat = inverse(*affine_apply(transform, feature.vertices_px[:, 0], feature.vertices_px[:, 1]))
+        np.testing.assert_allclose(positions, np.column_stack([lon, lat]), rtol=0, atol=TOLERANCE_DEG)
+
+
+def test_pixel_coordinates_travel_in_the_properties():
+    with open_raster(shared_file("landsat_rgb_300m.tif")) as raster:
+        features = random_features(raster)
+        collection = to_feature_collection(features, raster)
+    for feature, exported in zip(features, collection["features"]):
+        assert exported["properties"]["pixel_coordinates"] == feature.vertices_px.tolist()
+        assert exported["properties"]["name"] == feature.name
+        assert exported["properties"]["score"] == feature.properties["score"]
+
+
+# --- plain images -----------------------------------------------------------------------------
+
+
+def test_plain_png_keeps_pixel_coordinates_and_says_so(tmp_path):
+    path = tmp_path / "plain.png"
+    with rasterio.open(path, "w", driver="PNG", width=40, height=30, count=1, dtype="uint8") as ds:
+        ds.write(np.zeros((30, 40), np.uint8), 1)
+    with open_raster(path) as raster:
+        features = random_features(raster)
+        for source in (raster, None):
+            collection = to_feature_collection(features, source)
+            assert collection[COORDINATES_MEMBER] == "pixel"
+            assert_rfc7946(collection, lonlat=False)
+            for feature, positions in zip(features, exported_positions(collection)):
+                np.testing.assert_array_equal(positions, feature.vertices_px)
+
+
+# --- round trip and atomic writes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("georeferenced", [True, False])
+def test_export_import_round_trip(tmp_path, georeferenced):
+    transform = Affine(0.5, 0.0, 455000.0, 0.0, -0.5, 5300000.0)
+    raster = open_raster(write_tif(tmp_path / "r.tif", CRS.from_epsg(32633) if georeferenced else None, transform))
+    features = random_features(raster)
+    features[1].properties.update(
+        settings={"nodes": np.int64(7), "mode": "ribbon", "snap": True}, timings_ms={"dp": np.float32(1.25)},
+        flags=np.array([1, 2]), missing=float("nan"),
+    )
+    write_geojson(tmp_path / "lines.geojson", features, raster)
+    back = read_geojson(tmp_path / "lines.geojson")
+    assert len(back) == len(features)
+    for original, restored in zip(features, back):
+        np.testing.assert_array_equal(restored.vertices_px, original.vertices_px)
+        assert restored.name == original.name
+    assert back[1].properties == {
+        "score": 0.0, "settings": {"nodes": 7, "mode": "ribbon", "snap": True},
+        "timings_ms": {"dp": 1.25}, "flags": [1, 2], "missing": None,
+    }
+    assert not features[1].properties["flags"].dtype == object  # the input was not modified
+
+
+def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    target = tmp_path / "lines.geojson"
+    features = [LineFeature([[0, 0], [5, 5]], "first")]
+    write_geojson(target, features)
+    before = target.read_bytes()
+
+    def broken_fsync(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="No space left"):
+        write_geojson(target, [LineFeature([[1, 1], [9, 9]], "second")])
+    monkeypatch.undo()
+    with pytest.raises(GeoJSONError, match="set"):  # not JSON-able: fails before touching the disk
+        write_geojson(target, [LineFeature([[1, 1], [9, 9]], "third", {"bad": {1, 2}})])
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lines.geojson"]
+    assert read_geojson(target)[0].name == "first"
+
+
+def test_replacing_keeps_permissions(tmp_path):
+    target = tmp_path / "lines.geojson"
+    write_geojson(target, [LineFeature([[0, 0], [1, 1]])])
+    os.chmod(target, 0o640)
+    write_geojson(target, [LineFeature([[0, 0], [2, 2]])])
+    assert os.stat(target).st_mode & 0o777 == 0o640
+
+
+# --- results and validation -------------------------------------------------------------------
+
+
+def test_feature_from_result_carries_score_settings_backend_timings():
+    settings = SimpleNamespace(to_dict=lambda: {"nodes": 7, "points": 128})
+    result = SimpleNamespace(
+        vertices_px=np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]]), score=np.float32(12.5), settings=settings,
+        backend="cpu", method="window", timings_ms={"read": 1.0, "total": np.float64(3.5)},
+    )
+    feature = feature_from_result(result, name="road")
+    assert feature.name == "road"
+    np.testing.assert_array_equal(feature.vertices_px, result.vertices_px)
+    assert feature.properties == {
+        "score": 12.5, "settings": {"nodes": 7, "points": 128}, "backend": "cpu", "method": "window",
+        "timings_ms": {"read": 1.0, "total": 3.5},
+    }
+
+
+def test_line_feature_validation():
+    with pytest.raises(ValueError, match=r"shape \(k, 2\) with k >= 2"):
+        LineFeature([[0.0, 1.0]])
+    with pytest.raises(ValueError, match="finite"):
+        LineFeature([[0.0, 1.0], [np.nan, 2.0]])
+    with pytest.raises(TypeError, match="name must be a str"):
+        LineFeature([[0, 0], [1, 1]], name=3)
+    with pytest.raises(TypeError, match=r"features\[0\] must be a LineFeature"):
+        to_feature_collection([[[0, 0], [1, 1]]])
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"type": "Feature"}', "not a GeoJSON FeatureCollection"),
+        ('{"type": "FeatureCollection", "features": []}', "not written by LineSnap"),
+        ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
+         '"geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {}}]}', "feature 0 is not a LineString"),
+        ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
+         '"geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, "properties": {}}]}',
+         "no 'pixel_coordinates'"),
+        ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
+         '"geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, '
+         '"properties": {"pixel_coordinates": [[0, 0]]}}]}', "k >= 2"),
+    ],
+)
+def test_read_geojson_rejects_other_and_broken_files(tmp_path, content, message):
+    path = tmp_path / "other.geojson"
+    path.write_text(content)
+    with pytest.raises(GeoJSONError, match=message):
+        read_geojson(path)
+
+
+def test_read_geojson_missing_file(tmp_path):
+    with pytest.raises(GeoJSONError, match="cannot read .*missing.geojson"):
+        read_geojson(tmp_path / "missing.geojson")
