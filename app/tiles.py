@@ -1,0 +1,217 @@
+"""Tile pyramid arithmetic, a byte-bounded LRU cache and the contrast stretch (no Qt).
+
+The viewer draws the raster as square tiles of :data:`TILE_PX` output pixels.
+At pyramid level ``L`` one output pixel covers ``2**L`` raster pixels, so a tile
+covers ``TILE_PX * 2**L`` raster pixels a side and is read with one decimated
+windowed read (which GDAL serves from the file's overviews where it has them).
+At any zoom only the tiles of one level that meet the view are needed, so
+memory and read cost depend on the window's size on screen, never on the
+raster's size.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "TILE_PX",
+    "TileKey",
+    "Stretch",
+    "TileCache",
+    "level_for_scale",
+    "max_level",
+    "tile_window",
+    "visible_tiles",
+    "compute_stretch",
+    "stretch_to_rgba",
+]
+
+TILE_PX = 256
+
+
+@dataclass(frozen=True)
+class TileKey:
+    """One tile: pyramid ``level``, tile ``row`` and ``col``, and the display ``bands``.
+
+    ``bands`` is None for the intensity band or a tuple of 1-based bands (one
+    for a grey band, three for RGB).
+    """
+
+    level: int
+    row: int
+    col: int
+    bands: tuple[int, ...] | None = None
+
+
+def max_level(width: int, height: int) -> int:
+    """The coarsest useful level: the whole raster fits in one tile."""
+    return max(0, math.ceil(math.log2(max(width, height) / TILE_PX))) if max(width, height) > TILE_PX else 0
+
+
+def level_for_scale(scale: float, top_level: int) -> int:
+    """The pyramid level to draw at ``scale`` view pixels per raster pixel.
+
+    The coarsest level whose resolution still matches or beats the screen's,
+    i.e. the largest ``L <= top_level`` with ``2**L <= 1 / scale``.
+    """
+    if scale <= 0 or not math.isfinite(scale):
+        raise ValueError(f"scale must be a positive finite number; got {scale}")
+    if scale >= 1.0:
+        return 0
+    return int(min(top_level, math.floor(math.log2(1.0 / scale) + 1e-9)))
+
+
+def tile_window(key: TileKey, width: int, height: int) -> tuple[int, int, int, int, int, int]:
+    """Raster window and output size of a tile, clipped to the raster.
+
+    Returns
+    -------
+    col_off, row_off, win_width, win_height, out_width, out_height : int
+        Pass them to ``Raster.read_decimated``; ``out_*`` is the tile's size
+        in output pixels (``TILE_PX`` except at the right and bottom edges).
+    """
+    factor = 2**key.level
+    span = TILE_PX * factor
+    col_off, row_off = key.col * span, key.row * span
+    if not (0 <= col_off < width and 0 <= row_off < height):
+        raise ValueError(f"tile {key} lies outside the raster of {width} x {height} pixels")
+    win_w, win_h = min(span, width - col_off), min(span, height - row_off)
+    return col_off, row_off, win_w, win_h, max(1, math.ceil(win_w / factor)), max(1, math.ceil(win_h / factor))
+
+
+def visible_tiles(level: int, rect: tuple[float, float, float, float], width: int, height: int) -> list[tuple[int, int]]:
+    """Tiles (row, col) of ``level`` that meet ``rect`` = (x0, y0, x1, y1) in raster pixels.
+
+    Ordered from the rectangle's centre outwards, the order in which they
+    should be read.
+    """
+    span = TILE_PX * 2**level
+    x0, y0, x1, y1 = rect
+    c0, c1 = max(0, math.floor(x0 / span)), min(math.ceil(width / span), math.ceil(x1 / span))
+    r0, r1 = max(0, math.floor(y0 / span)), min(math.ceil(height / span), math.ceil(y1 / span))
+    cx, cy = (x0 + x1) / 2 / span - 0.5, (y0 + y1) / 2 / span - 0.5
+    tiles = [(r, c) for r in range(r0, r1) for c in range(c0, c1)]
+    return sorted(tiles, key=lambda rc: (rc[0] - cy) ** 2 + (rc[1] - cx) ** 2)
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """A linear contrast stretch: ``low`` maps to black, ``high`` to white (raster units)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self):
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
+            raise ValueError(f"stretch limits must be finite; got {self.low}, {self.high}")
+        if self.high <= self.low:
+            object.__setattr__(self, "high", self.low + 1.0)
+
+
+def compute_stretch(sample: np.ndarray, low_percent: float = 1.0, high_percent: float = 99.0) -> Stretch:
+    """Percentile stretch of a (decimated) sample of the raster, all bands together.
+
+    Parameters
+    ----------
+    sample : (h, w) or (h, w, k) float ndarray
+        Raster values, NaN where there is no data.
+    low_percent, high_percent : float
+        Percentiles in [0, 100], ``low_percent < high_percent``.  One stretch
+        for all bands keeps the colour balance of RGB images.
+    """
+    if not (0.0 <= low_percent < high_percent <= 100.0):
+        raise ValueError(
+            f"percentiles must satisfy 0 <= low_percent < high_percent <= 100; got {low_percent}, {high_percent}")
+    values = np.asarray(sample, dtype=np.float64).ravel()
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return Stretch(0.0, 1.0)
+    low, high = np.percentile(values, [low_percent, high_percent])
+    return Stretch(float(low), float(high))
+
+
+def stretch_to_rgba(data: np.ndarray, stretch: Stretch) -> np.ndarray:
+    """Stretched display pixels, transparent where there is no data.
+
+    Parameters
+    ----------
+    data : (h, w) or (h, w, k) float32 ndarray
+        k = 1 (grey) or 3 (RGB); NaN where there is no data.
+    stretch : Stretch
+
+    Returns
+    -------
+    (h, w, 4) uint8 ndarray
+        B, G, R, A bytes: the memory layout of a little-endian
+        ``QImage.Format_ARGB32_Premultiplied`` (alpha is 0 or 255).
+    """
+    if data.ndim == 2:
+        data = data[:, :, None]
+    if data.ndim != 3 or data.shape[2] not in (1, 3):
+        raise ValueError(f"data must be (h, w), (h, w, 1) or (h, w, 3); got shape {data.shape}")
+    scale = np.float32(255.0 / (stretch.high - stretch.low))
+    scaled = (data.astype(np.float32, copy=False) - np.float32(stretch.low)) * scale
+    valid = np.all(np.isfinite(scaled), axis=2)
+    grey = np.clip(np.nan_to_num(scaled, nan=0.0), 0.0, 255.0).astype(np.uint8)
+    out = np.zeros(data.shape[:2] + (4,), dtype=np.uint8)
+    out[:, :, :3] = grey[:, :, ::-1] if grey.shape[2] == 3 else grey
+    out[:, :, 3] = np.where(valid, 255, 0)
+    out[~valid, :3] = 0  # premultiplied: transparent pixels are all zero
+    return out
+
+
+class TileCache:
+    """Least-recently-used mapping with a bound on the total size in bytes.
+
+    Thread-safe.  ``put`` evicts the least recently used entries until the
+    total is within ``max_bytes``.
+
+    Parameters
+    ----------
+    max_bytes : int
+        The bound, > 0.
+    """
+
+    def __init__(self, max_bytes: int):
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be > 0; got {max_bytes}")
+        self.max_bytes = int(max_bytes)
+        self.total_bytes = 0
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries
+
+    def get(self, key, default=None):
+        """The value for ``key`` (and mark it recently used), or ``default``."""
+        with self._lock:
+            if key not in self._entries:
+                return default
+            self._entries.move_to_end(key)
+            return self._entries[key][0]
+
+    def put(self, key, value, nbytes: int) -> None:
+        """Store ``value`` counted as ``nbytes`` bytes, evicting old entries if needed."""
+        with self._lock:
+            if key in self._entries:
+                self.total_bytes -= self._entries.pop(key)[1]
+            self._entries[key] = (value, int(nbytes))
+            self.total_bytes += int(nbytes)
+            while self.total_bytes > self.max_bytes and len(self._entries) > 1:
+                _, (_, size) = self._entries.popitem(last=False)
+                self.total_bytes -= size
+
+    def clear(self) -> None:
+        """Forget everything."""
+        with self._lock:
+            self._entries.clear()
+            self.total_bytes = 0
