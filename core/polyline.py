@@ -13,10 +13,17 @@ In the fixed-endpoint case (DESIGN.md's contract) the start and end points lie
 on the axis (offset 0).  With endpoint snapping they become guides of their own:
 ``start_scores`` is then ``(n0, d)`` over ``start_offsets`` and ``end_scores``
 ``(d, n1)`` over ``end_offsets``, and the solver chooses the start and end too.
+
+Seen as a chain of layers L0 (start), L1..Lm (guides), L(m+1) (end), the score
+tables are T0 = ``first`` (n0, d), T1..T(m-1) = ``links``, Tm = ``last``
+(d, n1); :func:`prepare` validates a problem once into that form, with the
+feasible index ranges of every inner layer, and every backend consumes it.
 """
 
 from __future__ import annotations
 
+import numbers
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +32,12 @@ __all__ = [
     "NoFeasiblePolylineError",
     "PolylineProblem",
     "PolylineSolution",
+    "PreparedProblem",
+    "prepare",
+    "path_score",
     "solve",
+    "solve_prepared",
+    "check_memory",
     "METHODS",
     "TURN_SLACK_RAD",
 ]
@@ -101,6 +113,299 @@ class PolylineSolution:
     backend: str = ""
 
 
+@dataclass(frozen=True, eq=False)
+class PreparedProblem:
+    """A validated :class:`PolylineProblem` as a chain of layers, ready for any backend.
+
+    Attributes
+    ----------
+    first : (n0, d) float32 ndarray
+        T0: scores of the links from the start candidates to guide 1.
+    links : (m - 1, d, d) float32 ndarray
+        T1..T(m-1): ``links[t - 1, p, q]`` scores guide t point p -> guide t+1 point q.
+    last : (d, n1) float32 ndarray
+        Tm: scores of the links from guide m to the end candidates.
+    offsets : (d,) float64 ndarray
+    start_offsets : (n0,) float64 ndarray
+    end_offsets : (n1,) float64 ndarray
+        Non-decreasing offsets (px) of the layers.
+    spacing : float
+        Guide spacing ``h`` (px).
+    max_turn_deg : float
+    ranges : tuple of m pairs (lo, hi) of (d, n_next) int64 ndarrays
+        For inner layer k (``ranges[k - 1]``), point ``p`` of layer k-1 may
+        precede the link ``q -> r`` (q on layer k, r on layer k+1) exactly when
+        ``lo[q, r] <= p <= hi[q, r]`` (:func:`core.turns.feasible_ranges`).
+        The inner layers 2..m-1 share one pair of arrays.
+    """
+
+    first: np.ndarray
+    links: np.ndarray
+    last: np.ndarray
+    offsets: np.ndarray
+    start_offsets: np.ndarray
+    end_offsets: np.ndarray
+    spacing: float
+    max_turn_deg: float
+    ranges: tuple
+
+    @property
+    def n_guides(self) -> int:
+        """m, the number of guides (inner layers)."""
+        return self.links.shape[0] + 1
+
+    @property
+    def n_points(self) -> int:
+        """d, the number of candidate points per guide."""
+        return self.offsets.shape[0]
+
+    def table(self, k: int) -> np.ndarray:
+        """T_k, the float32 scores of the links from layer k to layer k+1 (k = 0..m)."""
+        if k == 0:
+            return self.first
+        return self.last if k == self.n_guides else self.links[k - 1]
+
+
+def check_memory(nbytes: int, what: str) -> None:
+    """Raise ValueError when ``nbytes`` exceeds the machine's physical memory.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes about to be allocated.
+    what : str
+        What needs them, for the message (e.g. "the window solver's tables").
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf: cannot tell, do not refuse
+        return
+    if nbytes > total:
+        raise ValueError(
+            f"{what} would need {nbytes / 2**30:.1f} GiB of memory but this machine has "
+            f"{total / 2**30:.1f} GiB; use fewer points per guide or fewer nodes"
+        )
+
+
+def infeasible_error(prepared: PreparedProblem) -> NoFeasiblePolylineError:
+    """The error every backend raises when no polyline satisfies the angle limit."""
+    return NoFeasiblePolylineError(
+        f"no polyline satisfies max_turn_deg = {prepared.max_turn_deg:g}: every path through "
+        f"the {prepared.n_guides} guide(s) ({prepared.n_points} points over offsets "
+        f"[{prepared.offsets[0]:g}, {prepared.offsets[-1]:g}] px, spacing {prepared.spacing:g} px) "
+        "turns more than that somewhere; raise max_turn_deg or change the guides"
+    )
+
+
+def _real_array(value, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} must be a numeric array: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    return arr
+
+
+def _real_number(value, name: str) -> float:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    return value
+
+
+def _offsets(value, name: str) -> np.ndarray:
+    arr = _real_array(value, name)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array; got shape {arr.shape}")
+    arr = np.array(arr, dtype=np.float64)  # a private copy: offsets are small
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    if np.any(np.diff(arr) < 0):
+        raise ValueError(f"{name} must be ascending (non-decreasing)")
+    return arr
+
+
+def _score_table(value, name: str, shapes: list[tuple[int, ...]], shape_text: str) -> np.ndarray:
+    arr = _real_array(value, name)
+    if arr.shape not in shapes:
+        raise ValueError(f"{name} must have shape {shape_text}; got {arr.shape}")
+    with np.errstate(over="ignore"):
+        table = np.ascontiguousarray(arr, dtype=np.float32)
+    if not np.isfinite(table).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf, within the float32 range)")
+    return table
+
+
+def _tables(problem: PolylineProblem, n0: int, d: int, n1: int):
+    links = _real_array(problem.link_scores, "link_scores")
+    if links.ndim != 3 or links.shape[1:] != (d, d):
+        raise ValueError(
+            f"link_scores must have shape (m - 1, d, d) with d = {d} (len(offsets)), "
+            f"(0, {d}, {d}) when m = 1; got {links.shape}"
+        )
+    links = _score_table(links, "link_scores", [links.shape], "")
+    start_shapes = [(n0, d)] + ([(d,)] if n0 == 1 else [])
+    first = _score_table(
+        problem.start_scores, "start_scores", start_shapes,
+        f"(n0, d) = ({n0}, {d})" + (f" or (d,) = ({d},)" if n0 == 1 else " (n0 = len(start_offsets))"),
+    ).reshape(n0, d)
+    end_shapes = [(d, n1)] + ([(d,)] if n1 == 1 else [])
+    last = _score_table(
+        problem.end_scores, "end_scores", end_shapes,
+        f"(d, n1) = ({d}, {n1})" + (f" or (d,) = ({d},)" if n1 == 1 else " (n1 = len(end_offsets))"),
+    ).reshape(d, n1)
+    return first, links, last
+
+
+def _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m):
+    # Imported here: core.turns imports this module (TURN_SLACK_RAD) and numba,
+    # and ``import core.polyline`` should stay cheap.
+    from core.turns import feasible_ranges, link_angles
+
+    def layer_ranges(prev_offsets, next_offsets):
+        angles_in = link_angles(prev_offsets, offsets, spacing)
+        angles_out = link_angles(offsets, next_offsets, spacing)
+        return feasible_ranges(angles_in, angles_out, max_turn_deg)
+
+    if m == 1:
+        return (layer_ranges(start_offsets, end_offsets),)
+    inner = (layer_ranges(offsets, offsets),) * (m - 2) if m > 2 else ()
+    return (layer_ranges(start_offsets, offsets),) + inner + (layer_ranges(offsets, end_offsets),)
+
+
+def prepare(problem: PolylineProblem) -> PreparedProblem:
+    """Validate a problem and bring it into the chain-of-layers form of every backend.
+
+    Parameters
+    ----------
+    problem : PolylineProblem
+
+    Returns
+    -------
+    PreparedProblem
+        float32 C-contiguous tables (the inputs themselves when they already
+        are; they are never modified), float64 offsets and the turn ranges.
+
+    Raises
+    ------
+    TypeError
+        For a problem that is not a PolylineProblem or non-numeric fields.
+    ValueError
+        For wrong shapes, non-finite scores or offsets, descending offsets,
+        ``spacing <= 0``, ``max_turn_deg`` outside (0, 180], or turn ranges
+        larger than the machine's memory.
+    """
+    if not isinstance(problem, PolylineProblem):
+        raise TypeError(f"problem must be a PolylineProblem; got {type(problem).__name__}")
+    offsets = _offsets(problem.offsets, "offsets")
+    start_offsets = _offsets([0.0] if problem.start_offsets is None else problem.start_offsets, "start_offsets")
+    end_offsets = _offsets([0.0] if problem.end_offsets is None else problem.end_offsets, "end_offsets")
+    spacing = _real_number(problem.spacing, "spacing")
+    if spacing <= 0:
+        raise ValueError(f"spacing must be > 0 px; got {spacing}")
+    max_turn_deg = _real_number(problem.max_turn_deg, "max_turn_deg")
+    if not 0 < max_turn_deg <= 180:
+        raise ValueError(f"max_turn_deg must be in (0, 180] degrees; got {max_turn_deg}")
+    d, n0, n1 = offsets.size, start_offsets.size, end_offsets.size
+    first, links, last = _tables(problem, n0, d, n1)
+    m = links.shape[0] + 1
+    check_memory(16 * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0)), "the turn ranges")
+    ranges = _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m)
+    return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg, ranges)
+
+
+def _index(value, size: int, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r}")
+    if not 0 <= value < size:
+        raise ValueError(f"{name} must be in [0, {size - 1}]; got {value}")
+    return int(value)
+
+
+def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: int) -> float:
+    """The float64 sum of the tables along one path, in path order.
+
+    Parameters
+    ----------
+    prepared : PreparedProblem
+    start_index : int
+        Start candidate, in ``[0, n0)``.
+    indices : (m,) int array
+        Point index on each guide, in ``[0, d)``.
+    end_index : int
+        End candidate, in ``[0, n1)``.
+
+    Returns
+    -------
+    float
+        ``first[s, i1] + links[0, i1, i2] + ... + last[im, e]``, summed left to
+        right in float64.  It does not check the angle limit.
+    """
+    m, d = prepared.n_guides, prepared.n_points
+    indices = np.asarray(indices)
+    if indices.shape != (m,) or (m and indices.dtype.kind not in "iu"):
+        raise ValueError(f"indices must be an (m,) = ({m},) integer array; got {indices.dtype} {indices.shape}")
+    if indices.min() < 0 or indices.max() >= d:
+        raise ValueError(f"indices must lie in [0, {d - 1}]")
+    path = [_index(start_index, prepared.first.shape[0], "start_index"), *indices.tolist(),
+            _index(end_index, prepared.last.shape[1], "end_index")]
+    total = float(prepared.first[path[0], path[1]])
+    for t in range(1, m):
+        total += float(prepared.links[t - 1, path[t], path[t + 1]])
+    return total + float(prepared.last[path[m], path[m + 1]])
+
+
+def solve_prepared(
+    prepared: PreparedProblem, method: str = "window", backend: str = "auto", timings_ms: dict | None = None
+) -> PolylineSolution:
+    """Solve a :class:`PreparedProblem` (the entry of callers that prepare once).
+
+    Parameters
+    ----------
+    prepared : PreparedProblem
+    method, backend : str
+        As in :func:`solve`.
+    timings_ms : dict, optional
+        When given, receives ``"dp"`` and ``"backtrack"`` (milliseconds) from
+        the CPU solvers.
+
+    Returns
+    -------
+    PolylineSolution
+        ``score`` is :func:`path_score` of the returned path.
+    """
+    from core.engine import BACKENDS, resolve_backend
+
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    if method == "brute" and backend == "gpu":
+        raise ValueError("method 'brute' runs on the CPU only; use backend 'cpu' or 'auto'")
+    ran = "cpu" if method == "brute" else resolve_backend(backend)
+    if ran == "gpu":
+        from gpu.polyline import solve_prepared as solve_on_gpu
+
+        start, indices, end = solve_on_gpu(prepared, method)
+    elif method == "brute":
+        from core.polyline_reference import solve_brute
+
+        start, indices, end = solve_brute(prepared)
+    else:
+        from core import polyline_cpu
+
+        solver = polyline_cpu.solve_window if method == "window" else polyline_cpu.solve_mitm
+        start, indices, end = solver(prepared, timings_ms)
+    indices = np.asarray(indices, dtype=np.int64)
+    score = path_score(prepared, int(start), indices, int(end))
+    return PolylineSolution(score, indices, int(start), int(end), method, ran)
+
+
 def solve(problem: PolylineProblem, method: str = "window", backend: str = "auto") -> PolylineSolution:
     """Find the highest-scoring polyline that satisfies the turning-angle limit.
 
@@ -110,9 +415,15 @@ def solve(problem: PolylineProblem, method: str = "window", backend: str = "auto
     method : {"window", "mitm", "brute"}
         ``window`` (sliding-window maximum, O(m d^2)), ``mitm`` (Seredin's
         meet-in-the-middle pair-state DP, O(m d^3)) or ``brute`` (enumerates
-        every polyline; a reference for small problems).
+        every polyline; a reference for small problems, CPU only).
     backend : {"auto", "cpu", "gpu"}
         ``auto`` uses the GPU when numba.cuda finds one, else the CPU.
+
+    Returns
+    -------
+    PolylineSolution
+        An optimal polyline (any one of them when several tie); ``score`` is
+        recomputed in float64 from the float32 tables along it.
 
     Raises
     ------
@@ -120,5 +431,11 @@ def solve(problem: PolylineProblem, method: str = "window", backend: str = "auto
         When no polyline satisfies the angle limit.
     ValueError
         For malformed problems or unknown method/backend names.
+    TypeError
+        For a problem that is not a PolylineProblem or non-numeric fields.
+    core.engine.BackendUnavailableError
+        For ``backend="gpu"`` without a usable CUDA GPU.
     """
-    raise NotImplementedError("filled in by the solver work")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    return solve_prepared(prepare(problem), method, backend)
