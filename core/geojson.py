@@ -19,6 +19,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ __all__ = [
     "LineFeature",
     "atomic_write_text",
     "feature_from_result",
+    "format_geojson",
     "read_geojson",
     "to_feature_collection",
     "write_geojson",
@@ -39,6 +41,9 @@ __all__ = [
 
 #: Foreign member of LineSnap's collections: "lonlat" (WGS84) or "pixel".
 COORDINATES_MEMBER = "linesnap:coordinates"
+
+_NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_NUMBER_PAIR = re.compile(r"\[\n\s*" + _NUMBER + r",\n\s*" + _NUMBER + r"\n\s*\]")
 
 
 class GeoJSONError(ValueError):
@@ -162,8 +167,20 @@ def write_geojson(path, features, raster=None) -> None:
     OSError
         When the file cannot be written (an earlier file stays intact).
     """
-    text = json.dumps(to_feature_collection(features, raster), indent=1, allow_nan=False)
-    atomic_write_text(path, text + "\n")
+    atomic_write_text(path, format_geojson(to_feature_collection(features, raster)))
+
+
+def format_geojson(collection: dict) -> str:
+    """Indented JSON text of a collection, one ``[x, y]`` position per line, ending in a newline.
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite numbers, which JSON cannot hold.
+    """
+    text = json.dumps(collection, indent=1, allow_nan=False)
+    # JSON strings hold no raw newline, so only real number pairs match.
+    return _NUMBER_PAIR.sub(r"[\1, \2]", text) + "\n"
 
 
 def atomic_write_text(path, text: str) -> None:

@@ -18,6 +18,7 @@ from core.geojson import (
     GeoJSONError,
     LineFeature,
     feature_from_result,
+    format_geojson,
     read_geojson,
     to_feature_collection,
     write_geojson,
@@ -291,3 +292,13 @@ def test_read_geojson_rejects_other_and_broken_files(tmp_path, content, message)
 def test_read_geojson_missing_file(tmp_path):
     with pytest.raises(GeoJSONError, match="cannot read .*missing.geojson"):
         read_geojson(tmp_path / "missing.geojson")
+
+
+def test_format_geojson_puts_positions_on_one_line_and_leaves_strings_alone():
+    tricky = "[\n 1,\n 2\n] and [ 3, 4 ]"
+    collection = to_feature_collection([LineFeature([[1.5, -2e-07], [3, 4]], tricky, {"note": tricky})])
+    text = format_geojson(collection)
+    assert json.loads(text) == collection
+    assert "[1.5, -2e-07]," in text and "[3.0, 4.0]\n" in text and text.endswith("\n")
+    with pytest.raises(ValueError):
+        format_geojson({"type": "FeatureCollection", "bad": float("nan")})
