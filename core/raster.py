@@ -153,7 +153,7 @@ class Raster:
             Intensity in the source's units; NaN where there is no data.
         """
         box = _check_box(col_off, row_off, width, height)
-        self._check_memory(width * height, len(self._bands) + 1)
+        self._check_memory(width, height, len(self._bands) + 1)
         bands = self._read_clipped(self._bands, box, (height, width))
         return _weighted_sum(bands, self._weights)
 
@@ -182,14 +182,14 @@ class Raster:
         out_shape = _check_size(out_width, "out_width"), _check_size(out_height, "out_height")
         out_shape = out_shape[::-1]
         if bands is None:
-            self._check_memory(out_shape[0] * out_shape[1], len(self._bands) + 1)
+            self._check_memory(out_shape[1], out_shape[0], len(self._bands) + 1)
             return _weighted_sum(self._read_clipped(self._bands, box, out_shape), self._weights)
         if isinstance(bands, (str, bytes)) or not hasattr(bands, "__iter__"):
             raise TypeError(f"bands must be a list of 1-based band numbers; got {bands!r}")
         bands = [_check_band(b, self.band_count, "bands") for b in bands]
         if not bands:
             raise ValueError("bands must name at least one band")
-        self._check_memory(out_shape[0] * out_shape[1], len(bands) + 1)
+        self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
         return np.moveaxis(self._read_clipped(bands, box, out_shape), 0, -1)
 
     def pixel_to_map(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
@@ -231,13 +231,14 @@ class Raster:
         out_x, out_y = transform(src_crs, dst_crs, xs.ravel(), ys.ravel())
         return np.asarray(out_x, np.float64).reshape(xs.shape), np.asarray(out_y, np.float64).reshape(ys.shape)
 
-    def _check_memory(self, n_pixels, n_planes):
-        needed = n_pixels * n_planes * 4
+    def _check_memory(self, width, height, n_planes):
+        """Refuse, before allocating, a read of ``n_planes`` float32 planes larger than the memory."""
+        needed = width * height * n_planes * 4
         available = _physical_memory_bytes()
         if needed > available:
             raise RasterError(
-                f"reading {n_pixels} pixels needs {needed / 2**30:.1f} GiB, more than the "
-                f"{available / 2**30:.1f} GiB of memory of this machine"
+                f"reading a window of {width} x {height} pixels needs {needed / 2**30:.1f} GiB, more than "
+                f"the {available / 2**30:.1f} GiB of memory of this machine"
             )
 
     def _read_clipped(self, bands, box, out_shape):
