@@ -129,6 +129,14 @@ class ExtractionTool:
         """Sum of the scores of the extracted pieces; None when no piece has a score."""
         return feature_score(feature, self.outcomes)
 
+    def start_of_piece(self, piece_id: int) -> tuple[float, float]:
+        """Where the piece with this id starts now (KeyError when no feature holds it)."""
+        for feature in self._all_features():
+            for index, piece in enumerate(feature.pieces):
+                if piece.id == piece_id:
+                    return self.piece_start(feature, index)
+        raise KeyError(f"no piece with id {piece_id}")
+
     def anchor_start(self) -> tuple[float, float] | None:
         """Where the next piece (and the preview) starts, or None without a feature in progress."""
         current = self.state.current
@@ -344,7 +352,7 @@ class ExtractionTool:
                     start = self.piece_start(feature, index)
                     self.complete_piece(piece_id, straight_outcome(start, piece.click_end, "failed", message))
                     return
-        self.complete_piece(piece_id, straight_outcome((0.0, 0.0), (0.0, 0.0), "failed", message))
+        raise KeyError(f"no piece with id {piece_id}")
 
     def _all_features(self):
         yield from self.state.features

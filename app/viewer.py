@@ -8,12 +8,16 @@ for the missing tiles, which arrive later through a signal.
 
 from __future__ import annotations
 
+import logging
+
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.tiles import TileCache, TileKey, Stretch, level_for_scale, max_level, stretch_to_rgba, tile_window, visible_tiles
 from app.viewmath import ViewTransform
+
+log = logging.getLogger("linesnap")
 
 __all__ = ["RasterViewer"]
 
@@ -154,13 +158,20 @@ class RasterViewer(QWidget):
     # ------------------------------------------------------------- painting
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
-        painter.fillRect(self.rect(), QColor(40, 40, 44))
-        if self._loader is not None and self._stretch is not None:
-            self._paint_tiles(painter)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        for paint_overlay in self.overlay_painters:
-            paint_overlay(painter, self)
-        painter.end()
+        try:
+            painter.fillRect(self.rect(), QColor(40, 40, 44))
+            if self._loader is not None and self._stretch is not None:
+                self._paint_tiles(painter)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            for paint_overlay in self.overlay_painters:
+                painter.save()
+                try:
+                    paint_overlay(painter, self)
+                except Exception:  # a broken overlay must not stop the map from drawing
+                    log.exception("overlay painter %r failed", paint_overlay)
+                painter.restore()
+        finally:
+            painter.end()
         self.painted.emit()
 
     def _paint_tiles(self, painter: QPainter) -> None:

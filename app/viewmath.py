@@ -36,7 +36,11 @@ class ViewTransform:
     def __post_init__(self):
         if not (math.isfinite(self.scale) and self.scale > 0):
             raise ValueError(f"scale must be a positive finite number; got {self.scale}")
-        object.__setattr__(self, "scale", min(MAX_SCALE, max(MIN_SCALE, self.scale)))
+        if not (math.isfinite(self.origin_x) and math.isfinite(self.origin_y)):
+            raise ValueError(f"origin must be finite; got ({self.origin_x}, {self.origin_y})")
+        object.__setattr__(self, "scale", float(min(MAX_SCALE, max(MIN_SCALE, self.scale))))
+        object.__setattr__(self, "origin_x", float(self.origin_x))
+        object.__setattr__(self, "origin_y", float(self.origin_y))
 
     def image_to_view(self, x: float, y: float) -> tuple[float, float]:
         """View position (px) of raster position (x, y)."""

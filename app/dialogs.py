@@ -1,0 +1,54 @@
+"""The questions the window asks the user, one function each.
+
+Kept apart so that tests replace them (``monkeypatch.setattr(app.dialogs, ...)``)
+instead of clicking through modal dialogs.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session"]
+
+IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
+GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
+
+
+def ask_open_image(parent, folder: str = "") -> str | None:
+    """An image file to open, or None."""
+    path, _ = QFileDialog.getOpenFileName(parent, "Open image", folder, IMAGE_FILTER)
+    return path or None
+
+
+def ask_import_path(parent, folder: str = "") -> str | None:
+    """A LineSnap GeoJSON file to import, or None."""
+    path, _ = QFileDialog.getOpenFileName(parent, "Import GeoJSON", folder, GEOJSON_FILTER)
+    return path or None
+
+
+def ask_export_path(parent, suggestion: str = "") -> str | None:
+    """Where to export the features as GeoJSON, or None."""
+    path, _ = QFileDialog.getSaveFileName(parent, "Export GeoJSON", suggestion, GEOJSON_FILTER)
+    if path and not path.lower().endswith((".geojson", ".json")):
+        path += ".geojson"
+    return path or None
+
+
+def ask_unsaved(parent, what: str) -> str:
+    """Unsaved features are about to go: ``"save"``, ``"discard"`` or ``"cancel"``."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.warning(
+        parent, "Unsaved features",
+        f"The digitized features have not been exported.\nExport them before {what}?",
+        buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
+
+def ask_restore_session(parent, summary: str) -> bool:
+    """Offer to restore the autosaved session described by ``summary``."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(
+        parent, "Restore the last session?",
+        f"LineSnap did not close normally last time.\n{summary}\nRestore that work?",
+        buttons.Yes | buttons.No, buttons.Yes)
+    return answer == buttons.Yes

@@ -1,0 +1,93 @@
+"""Errors at the GUI edge: one decorator for slots and one way to show a dialog.
+
+Core raises; the window catches here and shows a dialog with the message and,
+under "Show Details...", the traceback.  Nothing below the GUI shows dialogs,
+and no error kills the application.  Tests replace :func:`show_error` (a
+module-level function looked up at call time) to record dialogs instead of
+opening them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import traceback
+from dataclasses import dataclass
+
+__all__ = ["ErrorReport", "report_from_exception", "show_error", "reports_errors", "report_exception"]
+
+log = logging.getLogger("linesnap")
+
+
+@dataclass(frozen=True)
+class ErrorReport:
+    """What the user sees of an error.
+
+    Attributes
+    ----------
+    title : str
+        What was being done ("Could not open the image").
+    message : str
+        The error's own message, one or a few lines.
+    details : str
+        The traceback, for the dialog's details pane and bug reports.
+    kind : str
+        The exception's class name.
+    """
+
+    title: str
+    message: str
+    details: str = ""
+    kind: str = ""
+
+
+def report_from_exception(title: str, err: BaseException, details: str | None = None) -> ErrorReport:
+    """An :class:`ErrorReport` of ``err`` (``details`` defaults to its traceback)."""
+    if details is None:
+        details = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    message = str(err) or type(err).__name__
+    return ErrorReport(title, message, details, type(err).__name__)
+
+
+def show_error(parent, report: ErrorReport) -> None:
+    """Show ``report`` in a window-modal message box that does not block the event loop."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    box = QMessageBox(QMessageBox.Icon.Critical, report.title, report.message,
+                      QMessageBox.StandardButton.Ok, parent)
+    box.setInformativeText(f"({report.kind})" if report.kind else "")
+    if report.details:
+        box.setDetailedText(report.details)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+
+
+def report_exception(parent, title: str, err: BaseException, details: str | None = None) -> ErrorReport:
+    """Log ``err`` and show it as a dialog; returns the report."""
+    report = report_from_exception(title, err, details)
+    log.error("%s: %s\n%s", title, report.message, report.details)
+    show_error(parent, report)
+    return report
+
+
+def reports_errors(title: str):
+    """Decorate a method (a slot) so that any exception becomes a dialog titled ``title``.
+
+    The dialog's parent is ``self.parent_widget`` where the object has one
+    (helpers that are not widgets), else ``self``; the slot returns None after
+    an error.
+    """
+
+    def decorate(method):
+        @functools.wraps(method)
+        def slot(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as err:  # the GUI edge: every error becomes a dialog
+                report_exception(getattr(self, "parent_widget", self), title, err)
+                return None
+
+        return slot
+
+    return decorate

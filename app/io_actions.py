@@ -1,0 +1,135 @@
+"""Export and import of features as GeoJSON, and the question before work would be lost."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication
+
+from app import dialogs
+from app.errors import reports_errors
+
+__all__ = ["FeatureIO", "feature_properties"]
+
+PENDING_WAIT_S = 30.0
+
+
+def feature_properties(tool, feature) -> dict:
+    """JSON-able properties of a feature: score, backend, settings, timings and its pieces.
+
+    A feature imported whole and not extended keeps the properties it was
+    imported with, so export -> import -> export is stable.
+    """
+    if len(feature.pieces) == 1 and feature.pieces[0].kind == "imported":
+        outcome = tool.outcomes.get(feature.pieces[0].id)
+        if outcome is not None and "properties" in outcome.details:
+            return {k: v for k, v in outcome.details["properties"].items() if k != "name"}
+    pieces = []
+    for piece in feature.pieces:
+        outcome = tool.outcomes.get(piece.id)
+        pieces.append({
+            "kind": piece.kind,
+            "status": outcome.status if outcome is not None else "pending",
+            "score": outcome.score if outcome is not None else None,
+            "backend": outcome.backend if outcome is not None else "",
+            "method": outcome.method if outcome is not None else "",
+            "settings": piece.settings.to_dict() if piece.settings is not None else None,
+            "timings_ms": dict(outcome.timings_ms) if outcome is not None else {},
+            "error": outcome.error if outcome is not None else "",
+        })
+    extracted = [p for p in pieces if p["kind"] == "extract"]
+    return {
+        "score": tool.feature_score(feature),
+        "backend": ", ".join(sorted({p["backend"] for p in extracted if p["backend"]})),
+        "settings": extracted[-1]["settings"] if extracted else None,
+        "timings_ms": {"total": sum(p["timings_ms"].get("total", 0.0) for p in extracted)},
+        "pieces": pieces,
+    }
+
+
+class FeatureIO:
+    """File > Import / Export GeoJSON and the unsaved-work question of a :class:`MainWindow`."""
+
+    def __init__(self, window):
+        self.window = window
+        self.parent_widget = window
+        self.last_path: str | None = None
+
+    @property
+    def tool(self):
+        return self.window.tool
+
+    def wait_for_pieces(self, timeout_s: float = PENDING_WAIT_S) -> bool:
+        """Let running extractions finish (events keep flowing); False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while self.window.runner.busy and time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            time.sleep(0.002)
+        return not self.window.runner.busy
+
+    def line_features(self) -> list:
+        """The finished features as ``core.geojson.LineFeature`` (the feature in progress is finished first)."""
+        from core.geojson import LineFeature
+
+        self.tool.finish()
+        self.wait_for_pieces()
+        features = []
+        for feature in self.tool.features:
+            vertices = self.tool.feature_vertices(feature)
+            if len(vertices) >= 2:
+                features.append(LineFeature(vertices, feature.name, feature_properties(self.tool, feature)))
+        return features
+
+    def export_geojson(self, path) -> int:
+        """Write every feature to ``path`` (RFC 7946, atomically); returns how many."""
+        from core.geojson import write_geojson
+
+        features = self.line_features()
+        raster = self.window.document.raster if self.window.document is not None else None
+        write_geojson(path, features, raster)
+        self.tool.mark_saved()
+        self.last_path = str(path)
+        self.window.autosave()
+        self.window.status.showMessage(f"exported {len(features)} features to {path}", 8000)
+        return len(features)
+
+    def import_geojson(self, path) -> list:
+        """Add the features of a LineSnap GeoJSON file as editable features; returns them."""
+        from core.geojson import read_geojson
+
+        items = [(f.name, f.vertices_px, f.properties) for f in read_geojson(path)]
+        added = self.tool.add_features(items)
+        self.window.status.showMessage(f"imported {len(added)} features from {path}", 8000)
+        return added
+
+    @reports_errors("Could not export GeoJSON")
+    def export_dialog(self) -> None:
+        path = dialogs.ask_export_path(self.window, self._suggestion())
+        if path:
+            self.export_geojson(path)
+
+    @reports_errors("Could not import GeoJSON")
+    def import_dialog(self) -> None:
+        path = dialogs.ask_import_path(self.window, str(Path(self.last_path).parent) if self.last_path else "")
+        if path:
+            self.import_geojson(path)
+
+    def _suggestion(self) -> str:
+        if self.last_path:
+            return self.last_path
+        document = self.window.document
+        if document is not None and document.path:
+            return str(Path(document.path).with_suffix(".geojson"))
+        return "features.geojson"
+
+    def confirm_discard(self, what: str) -> bool:
+        """Before work would be lost: True to go on (exported or discarded), False to stay."""
+        tool = self.tool
+        if not tool.dirty or not (tool.features or (tool.current is not None and tool.current.pieces)):
+            return True
+        answer = dialogs.ask_unsaved(self.window, what)
+        if answer == "save":
+            self.export_dialog()
+            return not tool.dirty
+        return answer == "discard"

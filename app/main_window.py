@@ -1,0 +1,346 @@
+"""LineSnap's main window: viewer tab, settings and features docks, menus, status bar.
+
+The window owns the long-lived pieces (tool model, extraction runner, tile
+loader, open image) and connects them; what happens on a click lives in
+:mod:`app.controller`, the model in :mod:`app.tool`.  Further panels (the
+knapsack panel) go into ``self.tabs`` through :meth:`MainWindow.add_tab`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QTabWidget, QVBoxLayout, QWidget
+
+from app import dialogs
+from app.controller import ToolController
+from app.display_panel import DisplayPanel
+from app.document import ImageDocument
+from app.errors import report_exception, reports_errors
+from app.features_dock import FeaturesPanel
+from app.io_actions import FeatureIO
+from app.session import SessionStore, session_summary, state_from_dict, tool_to_dict
+from app.settings_dock import SettingsPanel
+from app.status import StatusBar, describe_position
+from app.tile_loader import TileLoader
+from app.tiles import compute_stretch
+from app.tool import ExtractionTool
+from app.viewer import KEY_ZOOM, RasterViewer
+from app.workers import ExtractionRunner
+
+__all__ = ["MainWindow", "default_config_dir", "run_extraction"]
+
+MAX_RECENT = 8
+#: Edits are written to the autosave file this long after the last one (the write fsyncs).
+AUTOSAVE_DELAY_MS = 150
+#: Optional panels added as tabs when their module exists: (module, class, tab title).
+OPTIONAL_TABS = (("app.knapsack_panel", "KnapsackPanel", "Knapsack"),)
+
+
+def default_config_dir() -> Path:
+    """Where settings and the autosaved session live ($LINESNAP_CONFIG_DIR overrides)."""
+    override = os.environ.get("LINESNAP_CONFIG_DIR")
+    if override:
+        return Path(override)
+    return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppConfigLocation)) / "linesnap"
+
+
+def run_extraction(document, start_xy, end_xy, settings):
+    """The runner's job: ``core.extract`` on the document's handle for ``settings.band``."""
+    from core.extraction import extract
+
+    return document.extract(extract, start_xy, end_xy, settings)
+
+
+class MainWindow(QMainWindow):
+    """The application window.
+
+    Parameters
+    ----------
+    config_dir : path, optional
+        Folder of the settings file and the autosaved session
+        (default :func:`default_config_dir`).
+    extract_fn : callable, optional
+        ``extract_fn(document, start_xy, end_xy, settings)``; default :func:`run_extraction`.
+    """
+
+    def __init__(self, config_dir=None, extract_fn=None):
+        super().__init__()
+        self.config_dir = Path(config_dir) if config_dir is not None else default_config_dir()
+        self.config_dir.mkdir(parents=True, exist_ok=True)
+        self.qsettings = QSettings(str(self.config_dir / "linesnap.ini"), QSettings.Format.IniFormat)
+        self.session = SessionStore(self.config_dir)
+        self.document: ImageDocument | None = None
+        self.loader: TileLoader | None = None
+        self._samples: dict = {}
+        self.setWindowTitle("LineSnap")
+        self.resize(1400, 900)
+        self.viewer = RasterViewer()
+        self.tabs = QTabWidget(documentMode=True)
+        self.tabs.addTab(self.viewer, "Map")
+        self.setCentralWidget(self.tabs)
+        self.settings_panel = SettingsPanel(self.qsettings)
+        self.display_panel = DisplayPanel()
+        self.tool = ExtractionTool(self.settings_panel.settings)
+        self.runner = ExtractionRunner(extract_fn or run_extraction, self)
+        self.controller = ToolController(self.tool, self.runner, self.viewer, self)
+        self.features_panel = FeaturesPanel(self.tool)
+        self.feature_io = FeatureIO(self)
+        self.status = StatusBar()
+        self.setStatusBar(self.status)
+        self._build_docks()
+        self._build_menus()
+        self._connect()
+        self._autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_DELAY_MS, timeout=self.autosave)
+        self._add_optional_tabs()
+
+    # ------------------------------------------------------------- layout
+    def _build_docks(self) -> None:
+        holder = QWidget()
+        layout = QVBoxLayout(holder)
+        layout.addWidget(self.settings_panel)
+        layout.addWidget(self.display_panel)
+        layout.addStretch(1)
+        scroll = QScrollArea(widgetResizable=True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(holder)
+        scroll.setMinimumWidth(holder.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+        self.settings_dock = QDockWidget("Settings", self, objectName="settings_dock")
+        self.settings_dock.setWidget(scroll)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.settings_dock)
+        self.features_dock = QDockWidget("Features", self, objectName="features_dock")
+        self.features_dock.setWidget(self.features_panel)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.features_dock)
+
+    def add_tab(self, widget: QWidget, title: str) -> int:
+        """Add a panel as a tab beside the map; returns its index."""
+        return self.tabs.addTab(widget, title)
+
+    def _add_optional_tabs(self) -> None:
+        for module_name, class_name, title in OPTIONAL_TABS:
+            if importlib.util.find_spec(module_name) is not None:
+                self.add_tab(getattr(importlib.import_module(module_name), class_name)(), title)
+
+    def _action(self, menu, text, slot, shortcut=None, viewer_only=False, checkable=False) -> QAction:
+        action = QAction(text, self, checkable=checkable)
+        action.triggered.connect(lambda checked=False: slot(checked) if checkable else slot())
+        if shortcut is not None:
+            shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
+            action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        if viewer_only:  # keys that text fields need too: only while the map has the focus
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            self.viewer.addAction(action)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self._action(file_menu, "&Open Image...", self.open_image_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self._action(file_menu, "Open &Sample Scene", lambda: self.open_image(None))
+        file_menu.addSeparator()
+        self._action(file_menu, "&Import GeoJSON...", self.feature_io.import_dialog, "Ctrl+I")
+        self._action(file_menu, "&Export GeoJSON...", self.feature_io.export_dialog, "Ctrl+E")
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        edit = bar.addMenu("&Edit")
+        self.undo_action = self._action(edit, "&Undo", self.tool.undo, "Ctrl+Z")
+        self.redo_action = self._action(edit, "&Redo", self.tool.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        edit.addSeparator()
+        self._action(edit, "&Finish Feature", self.tool.finish, ["Return", "Enter"], viewer_only=True)
+        self._action(edit, "&Cancel Piece", self.tool.cancel, "Esc", viewer_only=True)
+        self._action(edit, "Drop &Last Piece", self.tool.drop_last_piece, "Backspace", viewer_only=True)
+        self._action(edit, "&Delete Selected Feature", self.features_panel.delete_selected, "Delete",
+                     viewer_only=True)
+        view = bar.addMenu("&View")
+        self._action(view, "Zoom &In", lambda: self.viewer.zoom_by(KEY_ZOOM), ["Ctrl++", "Ctrl+=", "+", "="])
+        self._action(view, "Zoom &Out", lambda: self.viewer.zoom_by(1 / KEY_ZOOM), ["Ctrl+-", "-"])
+        self._action(view, "&Fit Image", self.viewer.fit, ["Ctrl+0", "F"])
+        self._action(view, "&1:1 Pixels", self.viewer.one_to_one, ["Ctrl+1", "1"])
+        self.guides_action = self._action(view, "Show &Guides", self.display_panel.guides.setChecked, "G",
+                                          checkable=True)
+        view.addSeparator()
+        view.addAction(self.settings_dock.toggleViewAction())
+        view.addAction(self.features_dock.toggleViewAction())
+        self._update_recent_menu()
+
+    def _connect(self) -> None:
+        self.settings_panel.settings_changed.connect(self.tool.set_settings)
+        self.display_panel.bands_changed.connect(self._show_bands)
+        self.display_panel.stretch_changed.connect(lambda *_: self._apply_stretch())
+        self.display_panel.show_guides_changed.connect(self.controller.set_show_guides)
+        self.display_panel.show_guides_changed.connect(self.guides_action.setChecked)
+        self.features_panel.zoom_requested.connect(self.viewer.zoom_to_rect)
+        self.viewer.hovered.connect(self._show_position)
+        self.controller.extraction_finished.connect(self.status.show_run)
+        self.controller.message.connect(lambda text: self.status.showMessage(text, 5000))
+        for event in (self.tool.changed, self.tool.outcomes_changed):
+            event.connect(self._schedule_autosave)
+        self.tool.changed.connect(self._update_edit_actions)
+        self._update_edit_actions()
+
+    def _update_edit_actions(self) -> None:
+        self.undo_action.setEnabled(self.tool.can_undo)
+        self.redo_action.setEnabled(self.tool.can_redo)
+
+    def _show_position(self, x: float, y: float, _straight: bool) -> None:
+        raster = self.document.raster if self.document is not None else None
+        self.status.show_position(describe_position(raster, x, y))
+
+    # ---------------------------------------------------------- the image
+    @reports_errors("Could not open the image")
+    def open_image_dialog(self) -> None:
+        folder = str(Path(self.document.path).parent) if self.document and self.document.path else ""
+        path = dialogs.ask_open_image(self, folder)
+        if path:
+            self.open_image(path)
+
+    def open_image(self, source) -> bool:
+        """Show ``source`` (a path, an array, or None for the bundled sample); False on failure.
+
+        Unexported features of the previous image are offered for export first
+        (they are in that image's pixel coordinates).
+        """
+        from app.document import sample_scene_path
+
+        source = sample_scene_path() if source is None else source
+        try:
+            document = ImageDocument(source)
+            loader = TileLoader(document.source, parent=self)
+        except Exception as err:  # the GUI edge: a dialog, and the old image stays
+            report_exception(self, "Could not open the image", err)
+            return False
+        if self.document is not None and not self.feature_io.confirm_discard("opening another image"):
+            loader.close()
+            document.close()
+            return False
+        self._replace_image(document, loader)
+        return True
+
+    def _replace_image(self, document: ImageDocument, loader: TileLoader) -> None:
+        old_document, old_loader = self.document, self.loader
+        self.runner.set_image(document)
+        self.tool.clear()
+        if old_loader is not None:
+            old_loader.close()
+        self.runner.wait()
+        if old_document is not None:
+            old_document.close()
+        self.document, self.loader, self._samples = document, loader, {}
+        loader.loaded.connect(self._on_loaded)
+        loader.failed.connect(self._on_load_failed)
+        self.viewer.set_loader(loader)
+        self.display_panel.set_band_count(document.raster.band_count)
+        self.settings_panel.set_band_count(document.raster.band_count)
+        self.features_panel.set_raster(document.raster)
+        self._show_bands(self.display_panel.selected_bands)
+        self.setWindowTitle(f"LineSnap — {document.title}")
+        if document.path:
+            self._remember_recent(document.path)
+        self._warm_up(document)
+        self.autosave()
+
+    def _warm_up(self, document: ImageDocument) -> None:
+        """One throw-away extraction, so that the first click finds the kernels compiled."""
+        w, h = document.width, document.height
+        if min(w, h) >= 64:
+            self.runner.submit_warmup((w / 2 - 24, h / 2), (w / 2 + 24, h / 2), self.tool.settings)
+
+    def _on_loaded(self, job, data) -> None:
+        if isinstance(job, tuple) and job[0] == "sample":
+            self._samples[job[1]] = data
+            self._apply_stretch()
+
+    def _on_load_failed(self, job, message: str) -> None:
+        if isinstance(job, tuple):
+            report_exception(self, "Could not read the image", RuntimeError(message))
+        else:
+            self.status.showMessage(f"could not read a tile: {message}", 5000)
+
+    def _show_bands(self, bands) -> None:
+        if self.loader is None:
+            return
+        self.viewer.set_display(bands, None)
+        if bands in self._samples:
+            self._apply_stretch()
+        else:
+            self.loader.request_sample(bands)
+
+    def _apply_stretch(self) -> None:
+        bands = self.display_panel.selected_bands
+        if bands in self._samples:
+            self.viewer.set_display(bands, compute_stretch(self._samples[bands], *self.display_panel.percentiles))
+
+    # --------------------------------------------------------- recent files
+    def recent_files(self) -> list[str]:
+        """Recently opened image paths, newest first."""
+        value = self.qsettings.value("recent_files", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def _remember_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())
+        recent = [path] + [p for p in self.recent_files() if p != path]
+        self.qsettings.setValue("recent_files", recent[:MAX_RECENT])
+        self._update_recent_menu()
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for path in self.recent_files():
+            self.recent_menu.addAction(Path(path).name, lambda p=path: self.open_image(p)).setToolTip(path)
+        self.recent_menu.setEnabled(bool(self.recent_files()))
+
+    # ------------------------------------------------------------ session
+    def _schedule_autosave(self) -> None:
+        self._autosave_timer.start()
+
+    def autosave(self) -> None:
+        """Write the session now (the image and every feature)."""
+        path = self.document.path if self.document is not None else None
+        try:
+            self.session.save(tool_to_dict(self.tool, path))
+        except OSError as err:
+            self.status.showMessage(f"autosave failed: {err}", 10000)
+
+    def restore_session_if_any(self) -> bool:
+        """Offer to restore an autosaved session with unsaved work; True when restored."""
+        from core.extraction import ExtractionSettings
+
+        data = self.session.load()
+        if not data or not data.get("dirty") or not (data.get("features") or data.get("current")):
+            return False
+        if not dialogs.ask_restore_session(self, session_summary(data)):
+            self.session.clear()
+            return False
+        try:
+            state, outcomes = state_from_dict(data, ExtractionSettings.from_dict)
+        except ValueError as err:
+            report_exception(self, "Could not restore the session", err)
+            return False
+        if data.get("image") and not self.open_image(data["image"]):
+            return False
+        self.tool.restore(state, outcomes)
+        return True
+
+    # ------------------------------------------------------------- closing
+    def closeEvent(self, event) -> None:
+        if not self.feature_io.confirm_discard("closing"):
+            event.ignore()
+            return
+        self.shutdown()
+        self.session.clear()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """Stop the workers and close the image (no worker outlives the window)."""
+        self._autosave_timer.stop()
+        self.runner.shutdown()
+        if self.loader is not None:
+            self.loader.close()
+        if self.document is not None:
+            self.document.close()

@@ -1,0 +1,119 @@
+"""Autosave of the session (the image and every feature) so that a crash or a kill loses nothing.
+
+The window writes the session after every change (atomically: a temporary file
+and a rename) and removes it on a normal exit.  A session file found at start
+means the last run did not end normally: the window offers to restore it.
+The format is LineSnap's own JSON; pieces keep their clicks, settings and
+computed vertices, so restored features stay editable (Backspace, undo, more
+pieces), and pieces that were still being computed are computed again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from app.pieces import Feature, PieceOutcome, PieceSpec, ToolState
+
+__all__ = ["SessionStore", "tool_to_dict", "state_from_dict", "SESSION_FORMAT"]
+
+SESSION_FORMAT = "linesnap-session"
+SESSION_VERSION = 1
+log = logging.getLogger("linesnap")
+
+
+def _outcome_to_dict(outcome: PieceOutcome | None):
+    if outcome is None:
+        return None
+    return {"vertices_px": np.asarray(outcome.vertices_px, dtype=float).tolist(), "status": outcome.status,
+            "score": outcome.score, "backend": outcome.backend, "method": outcome.method,
+            "timings_ms": {k: float(v) for k, v in outcome.timings_ms.items()}, "error": outcome.error}
+
+
+def _feature_to_dict(feature: Feature, outcomes: dict) -> dict:
+    pieces = [{"id": p.id, "kind": p.kind, "click_start": list(p.click_start), "click_end": list(p.click_end),
+               "settings": p.settings.to_dict() if p.settings is not None else None,
+               "outcome": _outcome_to_dict(outcomes.get(p.id))} for p in feature.pieces]
+    return {"id": feature.id, "name": feature.name, "start_xy": list(feature.start_xy), "pieces": pieces}
+
+
+def tool_to_dict(tool, image_path: str | None) -> dict:
+    """The session of an :class:`app.tool.ExtractionTool` on ``image_path`` as a JSON-able dict."""
+    current = tool.current
+    return {"format": SESSION_FORMAT, "version": SESSION_VERSION, "image": image_path, "dirty": bool(tool.dirty),
+            "features": [_feature_to_dict(f, tool.outcomes) for f in tool.features],
+            "current": _feature_to_dict(current, tool.outcomes) if current is not None else None}
+
+
+def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Feature:
+    pieces = []
+    for p in data["pieces"]:
+        settings = settings_from_dict(p["settings"]) if p.get("settings") is not None else None
+        piece = PieceSpec(int(p["id"]), tuple(map(float, p["click_start"])), tuple(map(float, p["click_end"])),
+                          str(p["kind"]), settings)
+        if p.get("outcome") is not None:
+            o = p["outcome"]
+            outcomes[piece.id] = PieceOutcome(np.asarray(o["vertices_px"], dtype=np.float64), o["status"], o["score"],
+                                              o["backend"], o["method"], dict(o["timings_ms"]), o["error"])
+        pieces.append(piece)
+    return Feature(int(data["id"]), str(data["name"]), tuple(map(float, data["start_xy"])), tuple(pieces))
+
+
+def state_from_dict(data: dict, settings_from_dict) -> tuple[ToolState, dict]:
+    """(state, outcomes) of a session dict, for ``ExtractionTool.restore``.
+
+    Raises
+    ------
+    ValueError
+        For a dict that is not a LineSnap session.
+    """
+    if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
+        raise ValueError("not a LineSnap session file")
+    outcomes: dict = {}
+    try:
+        features = tuple(_feature_from_dict(f, settings_from_dict, outcomes) for f in data["features"])
+        current = data.get("current")
+        current = _feature_from_dict(current, settings_from_dict, outcomes) if current else None
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"damaged LineSnap session: {type(err).__name__}: {err}") from err
+    return ToolState(features, current), outcomes
+
+
+class SessionStore:
+    """The autosave file ``session.json`` in ``folder``."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self.path = self.folder / "session.json"
+
+    def save(self, data: dict) -> None:
+        """Write the session atomically (an earlier file stays intact if writing fails)."""
+        from core.geojson import atomic_write_text
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.path, json.dumps(data))
+
+    def load(self) -> dict | None:
+        """The saved session, or None when there is none or it cannot be read (logged)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as err:
+            log.warning("ignoring unreadable session file %s: %s", self.path, err)
+            return None
+        return data if isinstance(data, dict) and data.get("format") == SESSION_FORMAT else None
+
+    def clear(self) -> None:
+        """Remove the session file (a normal exit)."""
+        self.path.unlink(missing_ok=True)
+
+
+def session_summary(data: dict) -> str:
+    """One line about a saved session, for the restore question."""
+    n = len(data.get("features", [])) + (1 if data.get("current") else 0)
+    image = Path(data["image"]).name if data.get("image") else "an image"
+    return f"It had {n} feature{'s' if n != 1 else ''} on {image}."
