@@ -95,3 +95,47 @@ def test_pixels_follow_the_truth(truth, intensity, name):
         contrast = sign * (centre - outside[side])
         assert np.median(contrast) > 25.0, (name, side)  # the object stands out from its surroundings
         assert np.median(np.abs(inside[side] - centre)) < 0.25 * np.median(contrast), (name, side)  # ...over its width
+
+
+def _straightish_span(truth, name, span_px, max_bow_px):
+    """Two centre-line points ``span_px`` apart where the line between them stays within
+    ``max_bow_px`` of their chord and clear of other features (where a user would click)."""
+    line = np.array(next(f for f in truth["features"] if f["name"] == name)["centerline_px"])
+    clear_points, _ = _clear_samples(truth, name, every=1, clearance_px=30.0)
+    clear = (np.abs(line[:, None, :] - clear_points[None]).sum(-1) == 0).any(axis=1)
+    for i in range(0, len(line), 5):
+        far = np.nonzero(np.hypot(*(line[i:] - line[i]).T) >= span_px)[0]
+        if far.size == 0:
+            break
+        j = i + far[0]
+        chord = (line[j] - line[i]) / np.hypot(*(line[j] - line[i]))
+        bow = np.abs((line[i:j + 1] - line[i]) @ np.array([-chord[1], chord[0]]))
+        if clear[i:j + 1].all() and bow.max() <= max_bow_px:
+            return line[i], line[j]
+    pytest.fail(f"no straight-ish span of {span_px} px on {name}")
+
+
+def _distance_to_polyline(points, line):
+    a, d = line[:-1], np.diff(line, axis=0)
+    t = np.clip(((points[:, None] - a) * d).sum(-1) / (d * d).sum(-1), 0, 1)
+    return np.hypot(*(a + t[..., None] * d - points[:, None]).transpose(2, 0, 1)).min(axis=1)
+
+
+@pytest.mark.parametrize("name, span_px", [("main_road", 250), ("gravel_road", 250), ("farm_track", 250), ("river", 150)])
+def test_extraction_follows_each_centre_line(truth, name, span_px):
+    # The scene is a usable test bed: clicks 250 px apart (150 on the meandering river), ribbon mode with
+    # the object's width and polarity, give a polyline within 1.5 px of the truth.
+    from core.extraction import extract
+
+    feature = next(f for f in truth["features"] if f["name"] == name)
+    line = np.array(feature["centerline_px"])
+    start, end = _straightish_span(truth, name, span_px=float(span_px), max_bow_px=8.0)
+    corridor_px = feature["width_px"] + 2 * feature.get("bank_px", 0)  # the river's banks are dark too
+    result = extract(SCENE, start, end, backend="cpu", mode="ribbon", ribbon_width_px=float(corridor_px),
+                     polarity=feature["polarity"])
+    v = result.vertices_px
+    dense = np.concatenate([np.linspace(p, q, 40, endpoint=False) for p, q in zip(v[:-1], v[1:])])
+    middle = dense[int(0.15 * len(dense)) : int(0.85 * len(dense))]
+    assert _distance_to_polyline(middle, line).mean() < 1.5
+    straight = np.linspace(start, end, 200)[30:170]  # the clicks' chord is a worse answer
+    assert _distance_to_polyline(straight, line).mean() > 3.0
