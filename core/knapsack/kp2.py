@@ -1,0 +1,289 @@
+"""Two-constraint 0-1 knapsack (KP2) on the CPU, one instance or many at once.
+
+The DP state is a pair of capacities ``(a, b)``, ``0 <= a <= c1``,
+``0 <= b <= c2``: one (c1 + 1) x (c2 + 1) table, updated in place for item
+``i`` from the largest ``a`` down (row ``a`` reads row ``a - w1``, which still
+holds the values without item ``i``).  One decision bit per item and state
+recovers the chosen items.
+
+The reductions and capacity windows of :mod:`core.knapsack.kp1` apply per
+dimension: items that fit neither capacity are dropped, each weight dimension
+is divided by its gcd and capped at its sum, and row ``i`` is computed only in
+the box ``lo1[i]..hi1[i]`` x ``lo2[i]..hi2[i]``.  Batches of instances
+("(KP2)^k", Lemos et al.) run one instance per thread (numba ``prange``).
+Past the memory budget a single instance is solved by divide and conquer over
+its items, as in KP1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from core.knapsack.bitpack import pack_flags, test_bit, words_for
+from core.knapsack.kp1 import capacity_windows, row_dtype
+from core.knapsack.problems import KP2, MemoryBudgetError
+from core.parallel import PARALLEL_LOCK
+
+__all__ = ["solve_kp2", "solve_kp2_batch"]
+
+
+@njit(cache=True, nogil=True)
+def _relax_line(src, dst, w2, profit, lo2, hi2, flags):
+    """``dst[b] = max(dst[b], src[b - w2] + profit)`` on ``lo2..hi2``; flags mark the takes."""
+    w = np.uint64(w2)
+    start = np.uint64(lo2)
+    stop = np.uint64(hi2) + np.uint64(1)
+    split = min(max(start, w), stop)
+    for b in range(start & ~np.uint64(63), split):
+        flags[b] = 0
+    for b in range(split, stop):
+        x = src[b - w] + profit
+        y = dst[b]
+        flags[b] = x > y
+        dst[b] = max(x, y)
+    for b in range(stop, (np.uint64(hi2) | np.uint64(63)) + np.uint64(1)):
+        flags[b] = 0
+
+
+@njit(cache=True, nogil=True)
+def _grow(table, lo1, hi1_prev, hi1, lo2, hi2_prev, hi2):
+    """Extend the valid box: beyond the weight of the items so far a row or column is constant."""
+    for a in range(min(lo1, hi1_prev), hi1_prev + 1):
+        for b in range(hi2_prev + 1, hi2 + 1):
+            table[a, b] = table[a, hi2_prev]
+    for a in range(max(hi1_prev + 1, lo1), hi1 + 1):
+        table[a, lo2 : hi2 + 1] = table[hi1_prev, lo2 : hi2 + 1]
+
+
+@njit(cache=True, nogil=True)
+def _sweep(profits, w1, w2, cap1, cap2, win, bits, offsets):
+    """Run the DP in place; return the table (valid at ``(cap1, cap2)``, everywhere without bounds).
+
+    ``win`` is (4, n): lo1, hi1, lo2, hi2.  Item ``i``'s bits fill
+    ``bits[offsets[i]:offsets[i + 1]]``: one run of words per row of its box.
+    Empty ``offsets`` computes values only.
+    """
+    table = np.zeros((cap1 + 1, cap2 + 1), profits.dtype)
+    line = np.zeros(cap2 + 1, profits.dtype)
+    flags = np.zeros(((cap2 >> 6) + 1) << 6, np.uint8)
+    hi1_prev = 0
+    hi2_prev = 0
+    for i in range(len(profits)):
+        lo1, hi1, lo2, hi2 = win[0, i], win[1, i], win[2, i], win[3, i]
+        _grow(table, lo1, hi1_prev, hi1, lo2, hi2_prev, hi2)
+        n_words = (hi2 >> 6) - (lo2 >> 6) + 1
+        for a in range(hi1, max(lo1, w1[i]) - 1, -1):
+            if w1[i] == 0:  # the item reads its own row: read a copy
+                line[:] = table[a]
+                src = line
+            else:
+                src = table[a - w1[i]]
+            _relax_line(src, table[a], w2[i], profits[i], lo2, hi2, flags)
+            if len(offsets) > 0:
+                start = offsets[i] + (a - lo1) * n_words
+                pack_flags(flags, lo2 >> 6, bits[start : start + n_words])
+        hi1_prev, hi2_prev = hi1, hi2
+    _grow(table, 0, hi1_prev, cap1, 0, hi2_prev, cap2)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _backtrack(w1, w2, cap1, cap2, win, bits, offsets):
+    taken = np.zeros(len(w1), np.bool_)
+    a, b = cap1, cap2
+    for i in range(len(w1) - 1, -1, -1):
+        lo1, hi1, lo2, hi2 = win[0, i], win[1, i], win[2, i], win[3, i]
+        a, b = min(a, hi1), min(b, hi2)
+        n_words = (hi2 >> 6) - (lo2 >> 6) + 1
+        start = offsets[i] + (a - lo1) * n_words
+        if a >= w1[i] and test_bit(bits[start : start + n_words], lo2 >> 6, b):
+            taken[i] = True
+            a -= w1[i]
+            b -= w2[i]
+    return taken
+
+
+def _plan(w1, w2, cap1, cap2):
+    """Windows (4, n) and the word offsets of the decision bits."""
+    lo1, hi1 = capacity_windows(w1, cap1)
+    lo2, hi2 = capacity_windows(w2, cap2)
+    offsets = np.zeros(len(w1) + 1, np.int64)
+    np.cumsum((hi1 - lo1 + 1) * words_for(lo2, hi2), out=offsets[1:])
+    return np.stack([lo1, hi1, lo2, hi2]), offsets
+
+
+def _table_bytes(cap1, cap2, itemsize):
+    return (cap1 + 1) * (cap2 + 1) * itemsize + (cap2 + 1) * (itemsize + 1) + 64
+
+
+@njit(cache=True, nogil=True)
+def _solve_direct(profits, w1, w2, cap1, cap2, win, offsets):
+    bits = np.zeros(offsets[-1], np.uint64)
+    _sweep(profits, w1, w2, cap1, cap2, win, bits, offsets)
+    return _backtrack(w1, w2, cap1, cap2, win, bits, offsets)
+
+
+def _reduce(problem: KP2):
+    """Items worth solving for (sorted), the always-taken ones, scaled weights and capacities."""
+    p, w1, w2 = problem.profits, problem.weights1, problem.weights2
+    c1, c2 = problem.capacity1, problem.capacity2
+    always = np.flatnonzero((w1 == 0) & (w2 == 0) & (p > 0))
+    items = np.flatnonzero((w1 <= c1) & (w2 <= c2) & (p > 0) & ((w1 > 0) | (w2 > 0)))
+    # Lightest first (relative to the capacities): short early rows, short late rows.
+    size = w1[items] / max(c1, 1) + w2[items] / max(c2, 1)
+    items = items[np.argsort(size, kind="stable")]
+    scaled = []
+    for w, c in ((w1[items], c1), (w2[items], c2)):
+        g = int(np.gcd.reduce(w)) if len(w) and w.any() else 1
+        scaled.append((w // g, min(c // g, int(w.sum()) // g)))
+    (sw1, sc1), (sw2, sc2) = scaled
+    dtype = row_dtype(int(p[items].sum()))
+    return always, items, p[items].astype(dtype), sw1, sw2, sc1, sc2
+
+
+def _prepare(p, w1, w2, cap1, cap2):
+    """Either a mask solving the instance outright, or the fitting items and capped capacities."""
+    fits = (w1 <= cap1) & (w2 <= cap2)
+    if w1[fits].sum() <= cap1 and w2[fits].sum() <= cap2:
+        return fits, None
+    return fits, (p[fits], w1[fits], w2[fits], min(cap1, int(w1[fits].sum())), min(cap2, int(w2[fits].sum())))
+
+
+def _direct_bytes(p, w1, w2, cap1, cap2):
+    win, offsets = _plan(w1, w2, cap1, cap2)
+    return 8 * int(offsets[-1]) + _table_bytes(cap1, cap2, p.itemsize), win, offsets
+
+
+def _solve_items(p, w1, w2, cap1, cap2, budget, state):
+    """Boolean mask of an optimal choice among items with positive profit."""
+    fits, reduced = _prepare(p, w1, w2, cap1, cap2)
+    if reduced is None:
+        return fits
+    mask = np.zeros(len(p), np.bool_)
+    mask[fits] = _solve_fitting(*reduced, budget, state)
+    return mask
+
+
+def _solve_fitting(p, w1, w2, cap1, cap2, budget, state):
+    needed, win, offsets = _direct_bytes(p, w1, w2, cap1, cap2)
+    if needed <= budget:
+        return _solve_direct(p, w1, w2, cap1, cap2, win, offsets)
+    light = 3 * _table_bytes(cap1, cap2, 8)
+    if light > budget:
+        raise MemoryBudgetError(f"KP2 with capacities {cap1} x {cap2} (divide and conquer)", light, budget)
+    state["method"] = "dp-divide-conquer"
+    mid = len(p) // 2
+    first = _full_table(p[:mid], w1[:mid], w2[:mid], cap1, cap2)
+    second = _full_table(p[mid:], w1[mid:], w2[mid:], cap1, cap2)
+    total = first.astype(np.int64) + second[::-1, ::-1]
+    del first, second
+    s1, s2 = np.unravel_index(int(np.argmax(total)), total.shape)
+    del total
+    left = _solve_items(p[:mid], w1[:mid], w2[:mid], int(s1), int(s2), budget, state)
+    right = _solve_items(p[mid:], w1[mid:], w2[mid:], cap1 - int(s1), cap2 - int(s2), budget, state)
+    return np.concatenate([left, right])
+
+
+def _full_table(p, w1, w2, cap1, cap2):
+    lo1, hi1 = capacity_windows(w1, cap1, lower_bound=False)
+    lo2, hi2 = capacity_windows(w2, cap2, lower_bound=False)
+    win = np.stack([lo1, hi1, lo2, hi2])
+    return _sweep(p, w1, w2, cap1, cap2, win, np.zeros(0, np.uint64), np.zeros(0, np.int64))
+
+
+def solve_kp2(problem: KP2, budget: int):
+    """Solve a :class:`KP2` exactly.
+
+    Parameters
+    ----------
+    problem : KP2
+    budget : int
+        Largest number of bytes for the DP table and decision bits.
+
+    Returns
+    -------
+    value : int
+    selected : (k,) int64 ndarray
+        Sorted indices of the chosen items.
+    method : str
+        ``"dp"``, or ``"dp-divide-conquer"`` when the bits did not fit the budget.
+    """
+    always, items, p, w1, w2, c1, c2 = _reduce(problem)
+    state = {"method": "dp"}
+    mask = _solve_items(p, w1, w2, c1, c2, budget, state) if len(items) else np.zeros(0, np.bool_)
+    return _result(problem, always, items[mask]) + (state["method"],)
+
+
+def _result(problem, always, chosen):
+    selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
+    return int(problem.profits[selected].sum()), selected
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _batch_kernel(p, w1, w2, item_start, caps, win, offsets, taken):
+    """Solve instance ``k`` (items ``item_start[k]:item_start[k + 1]``) on one thread each."""
+    for k in prange(len(caps)):
+        s, e = item_start[k], item_start[k + 1]
+        taken[s:e] = _solve_direct(
+            p[s:e], w1[s:e], w2[s:e], caps[k, 0], caps[k, 1], win[:, s:e], offsets[s + k : e + k + 1]
+        )
+
+
+def solve_kp2_batch(problems, budget: int):
+    """Solve many :class:`KP2` instances, one instance per CPU thread.
+
+    Parameters
+    ----------
+    problems : sequence of KP2
+    budget : int
+        Largest number of bytes in use at once for DP tables and decision bits
+        (as many instances are in flight as numba has threads).
+
+    Returns
+    -------
+    list of (value, selected, method)
+        In the order of ``problems``; see :func:`solve_kp2`.
+    """
+    from numba import get_num_threads
+
+    reduced = [_reduce(problem) for problem in problems]
+    dtype = np.result_type(np.int32, *[r[2].dtype for r in reduced])
+    jobs, masks = [], [None] * len(problems)
+    for k, (_, items, p, w1, w2, c1, c2) in enumerate(reduced):
+        fits, rest = _prepare(p.astype(dtype), w1, w2, c1, c2) if len(items) else (np.zeros(0, bool), None)
+        masks[k] = fits
+        if rest is not None:
+            jobs.append((k, rest, _direct_bytes(*rest)))
+    methods = ["dp"] * len(problems)
+    largest = max((needed for _, _, (needed, _, _) in jobs), default=0)
+    if largest * min(get_num_threads(), len(jobs)) <= budget:
+        _run_batch(jobs, masks)
+    else:  # too big to run side by side: one at a time, each within the budget
+        for k, rest, _ in jobs:
+            state = {"method": "dp"}
+            masks[k] = masks[k].copy()
+            masks[k][masks[k]] = _solve_fitting(*rest, budget, state)
+            methods[k] = state["method"]
+    return [
+        _result(problem, r[0], r[1][mask]) + (method,)
+        for problem, r, mask, method in zip(problems, reduced, masks, methods)
+    ]
+
+
+def _run_batch(jobs, masks):
+    """Concatenate the jobs' items (prefix offsets) and solve them all in one parallel call."""
+    if not jobs:
+        return
+    counts = np.array([len(rest[0]) for _, rest, _ in jobs])
+    item_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    cat = [np.concatenate([rest[j] for _, rest, _ in jobs]) for j in range(3)]
+    caps = np.array([[rest[3], rest[4]] for _, rest, _ in jobs], np.int64)
+    win = np.concatenate([plan[1] for _, _, plan in jobs], axis=1)
+    offsets = np.concatenate([plan[2] for _, _, plan in jobs])
+    taken = np.zeros(len(cat[0]), np.bool_)
+    with PARALLEL_LOCK:
+        _batch_kernel(cat[0], cat[1], cat[2], item_start, caps, win, offsets, taken)
+    for j, (k, _, _) in enumerate(jobs):
+        masks[k] = masks[k].copy()
+        masks[k][masks[k]] = taken[item_start[j] : item_start[j + 1]]

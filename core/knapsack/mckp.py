@@ -1,0 +1,196 @@
+"""Multiple-choice knapsack (MCKP) on the CPU: DP over capacity, one class at a time.
+
+Row ``k`` holds, for every capacity ``c``, the best profit of one item from
+each of the classes ``0..k`` within ``c``; it depends only on row ``k - 1``:
+``f_k[c] = max_j f_{k-1}[c - w_j] + p_j``.  The chosen item of class ``k`` at
+capacity ``c`` is kept in a decision row (the smallest unsigned integer type
+that holds the class's item count) for backtracking.
+
+Exact reductions first: within a class an item is dropped when another is no
+heavier and at least as profitable (dominance; random classes of a few hundred
+items keep about ten), then every class's lightest item becomes weight 0 and
+profit 0 (its weight and profit move to constants), so every capacity is
+feasible and the rows need no "infeasible" marker.  Items that cannot fit are
+dropped, classes left with one item drop out of the DP, the capacity is capped
+at the sum of the heaviest items, and rows are computed only in the capacity
+windows of :func:`core.knapsack.kp1.capacity_windows`.  Past the memory budget
+the classes are split in halves (divide and conquer), as for KP1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from core.knapsack.kp1 import capacity_windows, row_dtype
+from core.knapsack.problems import MCKP, MemoryBudgetError
+
+__all__ = ["dominance_filter", "solve_mckp"]
+
+
+def dominance_filter(profits: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Indices of the undominated items of a class, lightest first.
+
+    An item is dominated when another item is no heavier and at least as
+    profitable (ties keep the first index).  Profits strictly increase along
+    the returned order.
+    """
+    order = np.lexsort((np.arange(len(weights)), -profits, weights))
+    best = np.maximum.accumulate(profits[order])
+    keep = np.ones(len(order), bool)
+    keep[1:] = profits[order][1:] > best[:-1]
+    return order[keep]
+
+
+@njit(cache=True, nogil=True)
+def _relax_class(old, new, choice, profits, weights, lo, hi):
+    """``new[c] = max_j old[c - weights[j]] + profits[j]`` on ``lo..hi``; ``choice`` gets the argmax j.
+
+    ``weights[0] == profits[0] == 0``; ``choice`` is indexed from ``lo`` (may be empty).
+    """
+    start, stop = np.uint64(lo), np.uint64(hi) + np.uint64(1)
+    store = len(choice) > 0
+    for c in range(start, stop):
+        new[c] = old[c]
+    if store:
+        choice[:] = 0
+    for j in range(1, len(weights)):
+        w = np.uint64(weights[j])
+        p = profits[j]
+        for c in range(max(start, w), stop):
+            x = old[c - w] + p
+            better = x > new[c]
+            new[c] = max(x, new[c])
+            if store:
+                choice[c - start] = j if better else choice[c - start]
+
+
+@njit(cache=True, nogil=True)
+def _sweep(profits, weights, class_start, capacity, lo, hi, choices, offsets):
+    """Run the DP over the classes; return the last row (valid on ``lo[-1]..capacity``)."""
+    old = np.zeros(capacity + 1, profits.dtype)
+    new = np.zeros(capacity + 1, profits.dtype)
+    store = len(offsets) > 0
+    hi_prev = 0
+    for k in range(len(class_start) - 1):
+        for c in range(hi_prev + 1, hi[k] + 1):  # the row is constant past the heaviest items so far
+            old[c] = old[hi_prev]
+        s, e = class_start[k], class_start[k + 1]
+        choice = choices[offsets[k] : offsets[k + 1]] if store else choices[:0]
+        _relax_class(old, new, choice, profits[s:e], weights[s:e], lo[k], hi[k])
+        old, new = new, old
+        hi_prev = hi[k]
+    for c in range(hi_prev + 1, capacity + 1):
+        old[c] = old[hi_prev]
+    return old
+
+
+@njit(cache=True, nogil=True)
+def _backtrack(weights, class_start, capacity, lo, hi, choices, offsets):
+    chosen = np.zeros(len(class_start) - 1, np.int64)
+    c = capacity
+    for k in range(len(class_start) - 2, -1, -1):
+        c = min(c, hi[k])
+        j = choices[offsets[k] + c - lo[k]]
+        chosen[k] = j
+        c -= weights[class_start[k] + j]
+    return chosen
+
+
+class _Reduced:
+    """Flattened DP classes (lightest item first, at weight and profit 0) and the way back."""
+
+    def __init__(self, problem: MCKP):
+        self.base_weight = problem.min_weight
+        capacity = problem.capacity - self.base_weight
+        self.kept, self.fixed = [], np.zeros(problem.n_classes, np.int64)
+        self.dp_classes, prof, wts = [], [], []
+        for k, (p, w) in enumerate(problem.classes):
+            keep = dominance_filter(p, w)
+            keep = keep[w[keep] - w[keep[0]] <= capacity]
+            self.fixed[k] = keep[0]
+            if len(keep) > 1:
+                self.dp_classes.append(k)
+                self.kept.append(keep)
+                prof.append(p[keep] - p[keep[0]])
+                wts.append(w[keep] - w[keep[0]])
+        sizes = [len(x) for x in wts]
+        self.class_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.weights = np.concatenate(wts) if wts else np.zeros(0, np.int64)
+        heaviest = np.array([x[-1] for x in wts], np.int64)
+        self.capacity = min(capacity, int(heaviest.sum()))
+        self.profits = (np.concatenate(prof) if prof else np.zeros(0, np.int64)).astype(
+            row_dtype(int(sum(int(x[-1]) for x in prof)))
+        )
+        self.choice_dtype = np.uint8 if max(sizes, default=1) <= 256 else np.uint16 if max(sizes) <= 65536 else np.uint32
+
+    def subset(self, first, stop):
+        """Profits, weights, class starts of the DP classes ``first..stop-1``."""
+        s, e = self.class_start[first], self.class_start[stop]
+        return self.profits[s:e], self.weights[s:e], self.class_start[first : stop + 1] - s
+
+
+def _heaviest(weights, class_start):
+    return np.maximum.reduceat(weights, class_start[:-1]) if len(class_start) > 1 else np.zeros(0, np.int64)
+
+
+def _solve_classes(red, first, stop, capacity, budget, state):
+    """Chosen DP item of the DP classes ``first..stop-1`` within ``capacity``."""
+    p, w, starts = red.subset(first, stop)
+    lo, hi = capacity_windows(_heaviest(w, starts), capacity)
+    offsets = np.zeros(stop - first + 1, np.int64)
+    np.cumsum(hi - lo + 1, out=offsets[1:])
+    itemsize = np.dtype(red.choice_dtype).itemsize
+    rows = 2 * (capacity + 1) * p.itemsize
+    if int(offsets[-1]) * itemsize + rows <= budget:
+        choices = np.zeros(int(offsets[-1]), red.choice_dtype)
+        _sweep(p, w, starts, capacity, lo, hi, choices, offsets)
+        return _backtrack(w, starts, capacity, lo, hi, choices, offsets)
+    if stop - first == 1 or 4 * (capacity + 1) * 8 > budget:
+        needed = max(4 * (capacity + 1) * 8, (hi[0] - lo[0] + 1) * itemsize + rows)
+        raise MemoryBudgetError(f"MCKP with capacity {capacity} (divide and conquer)", needed, budget)
+    state["method"] = "dp-divide-conquer"
+    mid = (first + stop) // 2
+    rows = [_full_row(red, a, b, capacity) for a, b in ((first, mid), (mid, stop))]
+    split = int(np.argmax(rows[0].astype(np.int64) + rows[1][::-1]))
+    del rows
+    return np.concatenate([
+        _solve_classes(red, first, mid, split, budget, state),
+        _solve_classes(red, mid, stop, capacity - split, budget, state),
+    ])
+
+
+def _full_row(red, first, stop, capacity):
+    """The last DP row of classes ``first..stop-1`` over every capacity (no decisions)."""
+    p, w, starts = red.subset(first, stop)
+    lo, hi = capacity_windows(_heaviest(w, starts), capacity, lower_bound=False)
+    return _sweep(p, w, starts, capacity, lo, hi, np.zeros(0, np.uint8), np.zeros(0, np.int64))
+
+
+def solve_mckp(problem: MCKP, budget: int):
+    """Solve an :class:`MCKP` exactly (one item from every class).
+
+    Parameters
+    ----------
+    problem : MCKP
+    budget : int
+        Largest number of bytes for the DP rows and decision rows.
+
+    Returns
+    -------
+    value : int
+    selected : (m,) int64 ndarray
+        Index of the chosen item within each class.
+    method : str
+        ``"dp"``, or ``"dp-divide-conquer"`` when the decisions did not fit the budget.
+    """
+    red = _Reduced(problem)
+    state = {"method": "dp"}
+    selected = red.fixed.copy()
+    n_dp = len(red.dp_classes)
+    if n_dp:
+        chosen = _solve_classes(red, 0, n_dp, red.capacity, budget, state)
+        for k, keep, j in zip(red.dp_classes, red.kept, chosen):
+            selected[k] = keep[j]
+    value = sum(int(p[j]) for (p, _), j in zip(problem.classes, selected))
+    return value, selected, state["method"]
