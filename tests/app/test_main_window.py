@@ -1,0 +1,237 @@
+"""The window end to end: open, click, wait for the polyline, compare with core.extract; keys; errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from app.document import sample_demo, sample_scene_path
+from tests.app.conftest import click_image, move_to_image, wait_idle, wait_pieces
+from tests.shared_data import shared_file
+
+
+def core_extract(image, start, end, settings):
+    from core.extraction import extract
+
+    return extract(str(image), start, end, settings)
+
+
+def assert_piece_matches_core(window, feature, index, image):
+    """The piece's vertices and score are exactly what core.extract gives for its clicks and settings."""
+    piece = feature.pieces[index]
+    start = window.tool.piece_start(feature, index)
+    expected = core_extract(image, start, piece.click_end, piece.settings)
+    outcome = window.tool.outcomes[piece.id]
+    np.testing.assert_allclose(outcome.vertices_px, expected.vertices_px, atol=1e-9)
+    assert outcome.score == pytest.approx(expected.score, rel=1e-6)
+    return expected
+
+
+def test_sample_two_clicks_give_the_core_polyline(qtbot, make_window, shown_errors):
+    window = make_window()
+    assert window.open_image(None)
+    wait_idle(qtbot, window)
+    demo = sample_demo()
+    a = click_image(qtbot, window, *demo["start"])
+    b = click_image(qtbot, window, *demo["end"])
+    assert window.tool.current is not None and len(window.tool.current.pieces) == 1
+    wait_pieces(qtbot, window)
+    piece = window.tool.current.pieces[0]
+    assert piece.click_start == pytest.approx(a) and piece.click_end == pytest.approx(b)
+    expected = assert_piece_matches_core(window, window.tool.current, 0, sample_scene_path())
+    assert len(expected.vertices_px) == window.tool.settings.nodes
+    assert "last run" in window.status.run_label.text()
+    assert shown_errors == []
+
+
+def test_vegas_chain_undo_redo_and_finish(qtbot, make_window, shown_errors):
+    vegas = shared_file("vegas_pan_0.3m.tif")
+    window = make_window()
+    assert window.open_image(str(vegas))
+    wait_idle(qtbot, window)
+    assert window.document.raster.georeferenced
+    # Along the east-west street in the middle of the tile, then on along it.
+    for x in (300, 560, 820):
+        click_image(qtbot, window, x, 655)
+    wait_pieces(qtbot, window)
+    current = window.tool.current
+    assert len(current.pieces) == 2
+    for index in range(2):
+        assert_piece_matches_core(window, current, index, vegas)
+    viewer = window.viewer
+    qtbot.keyClick(viewer, Qt.Key.Key_Backspace)
+    assert len(window.tool.current.pieces) == 1
+    qtbot.keyClick(viewer, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert len(window.tool.current.pieces) == 2
+    qtbot.keyClick(viewer, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert len(window.tool.current.pieces) == 1
+    qtbot.keyClick(viewer, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(viewer, Qt.Key.Key_Return)
+    assert window.tool.current is None and len(window.tool.features) == 1
+    assert window.features_panel.table.rowCount() == 1
+    length_text = window.features_panel.table.item(0, 1).text()
+    assert length_text.endswith(" m")  # 520 px at ~0.3 m: ~150 m, geodesic
+    assert 120 < float(length_text.split()[0]) < 200
+    assert shown_errors == []
+
+
+def test_escape_cancels_and_double_click_finishes(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    click_image(qtbot, window, 600, 740)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Escape)
+    assert window.tool.current is None  # only the start click: the feature is cancelled
+    click_image(qtbot, window, 600, 740)
+    click_image(qtbot, window, 700, 745)
+    wait_pieces(qtbot, window)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Escape)
+    assert len(window.tool.current.pieces) == 1  # a finished piece survives Esc
+    position = window.viewer.image_to_view(800, 748).toPoint()
+    qtbot.mouseClick(window.viewer, Qt.MouseButton.LeftButton, pos=position)
+    qtbot.mouseDClick(window.viewer, Qt.MouseButton.LeftButton, pos=position)
+    assert window.tool.current is None
+    assert len(window.tool.features) == 1 and len(window.tool.features[0].pieces) == 2
+
+
+def test_shift_click_draws_a_straight_piece(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    a = click_image(qtbot, window, 600, 740)
+    b = click_image(qtbot, window, 700, 760, Qt.KeyboardModifier.ShiftModifier)
+    piece = window.tool.current.pieces[0]
+    assert piece.kind == "straight" and not window.runner.busy
+    np.testing.assert_allclose(window.tool.feature_vertices(window.tool.current), [a, b])
+
+
+def test_live_preview_follows_the_cursor(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    demo = sample_demo()
+    click_image(qtbot, window, *demo["start"])
+    for dx in (-60, -30, 0):
+        target = move_to_image(qtbot, window, demo["end"][0] + dx, demo["end"][1])
+    qtbot.waitUntil(lambda: window.tool.preview is not None
+                    and np.allclose(window.tool.preview.vertices_px[-1], target, atol=20), timeout=60_000)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
+    # The latest request is the one shown at the end, and it is core's answer.
+    start = window.tool.anchor_start()
+    expected = core_extract(sample_scene_path(), start, target, window.tool.settings)
+    np.testing.assert_allclose(window.tool.preview.vertices_px, expected.vertices_px, atol=1e-9)
+    # A click where the cursor rests reuses the preview's result.
+    click_image(qtbot, window, *demo["end"])
+    wait_pieces(qtbot, window)
+    np.testing.assert_allclose(window.tool.feature_vertices(window.tool.current), expected.vertices_px, atol=1e-9)
+
+
+def test_changing_a_setting_reruns_the_current_piece(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    click_image(qtbot, window, 600, 740)
+    click_image(qtbot, window, 800, 748)
+    wait_pieces(qtbot, window)
+    old_id = window.tool.current.pieces[0].id
+    window.settings_panel._widgets["nodes"].setValue(5)
+    assert window.settings_panel.apply_now()
+    assert window.tool.current.pieces[0].id != old_id
+    wait_pieces(qtbot, window)
+    assert len(window.tool.feature_vertices(window.tool.current)) == 5
+    assert_piece_matches_core(window, window.tool.current, 0, sample_scene_path())
+    # Settings persist: a new window in the same config folder starts with them.
+    again = make_window(config_dir=window.config_dir)
+    assert again.settings_panel.settings.nodes == 5
+
+
+def test_invalid_setting_combination_is_shown_in_the_panel(qtbot, make_window):
+    window = make_window()
+    panel = window.settings_panel
+    panel._widgets["snap_endpoints"].setChecked(True)
+    panel._widgets["snap_half_width_px"].setValue(0.0)  # "auto"
+    assert panel.apply_now()
+    assert panel.current_values()["snap_half_width_px"] is None
+
+
+def test_unreadable_image_shows_a_dialog_and_keeps_the_old_one(qtbot, make_window, shown_errors, tmp_path):
+    window = make_window()
+    assert window.open_image(None)
+    broken = tmp_path / "broken.tif"
+    broken.write_bytes(b"II*\x00" + b"\x13" * 500)
+    assert not window.open_image(str(broken))
+    assert len(shown_errors) == 1 and "open" in shown_errors[0].title.lower()
+    assert str(broken) in shown_errors[0].message and shown_errors[0].details
+    assert window.document.path == str(sample_scene_path())
+    assert not window.open_image(str(tmp_path / "missing.tif"))
+    assert len(shown_errors) == 2 and "does not exist" in shown_errors[1].message
+
+
+def test_gpu_backend_without_gpu_shows_a_dialog(qtbot, make_window, shown_errors):
+    from core.engine import gpu_available
+
+    if gpu_available():
+        pytest.skip("a GPU is present here")
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    window.settings_panel._widgets["backend"].setCurrentText("gpu")
+    assert window.settings_panel.apply_now()
+    assert "nothing" in window.settings_panel.backend_label.text()
+    click_image(qtbot, window, 600, 740)
+    click_image(qtbot, window, 800, 748)
+    qtbot.waitUntil(lambda: len(shown_errors) == 1, timeout=60_000)
+    assert "GPU" in shown_errors[0].message and shown_errors[0].kind == "BackendUnavailableError"
+    outcome = window.tool.outcomes[window.tool.current.pieces[0].id]
+    assert outcome.status == "failed"
+
+
+def test_no_feasible_polyline_is_a_dialog_not_a_crash(qtbot, make_window, shown_errors):
+    from core.polyline import NoFeasiblePolylineError
+
+    def failing(document, start, end, settings):
+        raise NoFeasiblePolylineError("no polyline satisfies max_turn_deg = 0.1")
+
+    window = make_window(extract_fn=failing)
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    click_image(qtbot, window, 600, 740)
+    click_image(qtbot, window, 800, 748)
+    qtbot.waitUntil(lambda: bool(shown_errors), timeout=10_000)
+    assert "max_turn_deg" in shown_errors[0].message
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Backspace)  # the user drops the failed piece and goes on
+    assert window.tool.current.pieces == ()
+
+
+def test_status_bar_shows_pixel_map_and_lonlat(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    x, y = move_to_image(qtbot, window, 100.5, 200.5)
+    assert window.status.pixel_label.text().startswith(f"x {x:.1f}  y {y:.1f}  (col {int(x)}, row {int(y)})")
+    assert "EPSG:32633" in window.status.map_label.text()
+    assert "lon" in window.status.lonlat_label.text() and "lat" in window.status.lonlat_label.text()
+
+
+def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    for x, y in ((600, 740), (800, 748)):
+        click_image(qtbot, window, x, y)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Return)
+    wait_pieces(qtbot, window)
+    panel = window.features_panel
+    panel.table.selectRow(0)
+    assert window.tool.selected_id == window.tool.features[0].id
+    panel.table.item(0, 0).setText("Main road")
+    assert window.tool.features[0].name == "Main road"
+    window.viewer.fit()
+    before = window.viewer.transform.scale
+    panel.zoom_to_selected()
+    assert window.viewer.transform.scale > before
+    panel.delete_selected()
+    assert window.tool.features == () and panel.table.rowCount() == 0
+    window.tool.undo()
+    assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "Main road"

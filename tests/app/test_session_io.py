@@ -1,0 +1,194 @@
+"""Export / import GeoJSON, autosave and restore, the question before closing, the screenshot command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app import dialogs
+from app.session import SessionStore, state_from_dict, tool_to_dict
+from app.tool import ExtractionTool
+from tests.app.conftest import click_image, wait_idle, wait_pieces
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def digitize(qtbot, window, clicks, finish=True):
+    for x, y in clicks:
+        click_image(qtbot, window, x, y)
+    wait_pieces(qtbot, window)
+    if finish:
+        window.tool.finish()
+
+
+def test_export_then_import_gives_the_same_editable_features(qtbot, make_window, tmp_path):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    digitize(qtbot, window, [(600, 740), (700, 745), (800, 748)])
+    digitize(qtbot, window, [(300, 300), (420, 330)])
+    window.tool.rename(window.tool.features[0].id, "Main road")
+    before = [window.tool.feature_vertices(f) for f in window.tool.features]
+    out = tmp_path / "lines.geojson"
+    assert window.feature_io.export_geojson(out) == 2
+    assert not window.tool.dirty
+    collection = json.loads(out.read_text())
+    assert collection["type"] == "FeatureCollection" and collection["linesnap:coordinates"] == "lonlat"
+    first = collection["features"][0]
+    assert first["properties"]["name"] == "Main road"
+    assert first["properties"]["score"] == pytest.approx(window.tool.feature_score(window.tool.features[0]))
+    assert len(first["properties"]["pieces"]) == 2 and first["properties"]["settings"]["nodes"] >= 3
+    lon, lat = first["geometry"]["coordinates"][0]
+    assert -180 <= lon <= 180 and -90 <= lat <= 90
+    # Import into a fresh window: same vertices, names, scores; the features stay editable.
+    other = make_window(config_dir=tmp_path / "other")
+    other.open_image(None)
+    added = other.feature_io.import_geojson(out)
+    assert [f.name for f in added] == ["Main road", "Line 2"]
+    for feature, vertices in zip(other.tool.features, before):
+        np.testing.assert_allclose(other.tool.feature_vertices(feature), vertices, atol=1e-9)
+    assert other.tool.feature_score(other.tool.features[0]) == pytest.approx(
+        window.tool.feature_score(window.tool.features[0]))
+    other.tool.rename(added[1].id, "Track")
+    other.tool.reopen(added[0].id)
+    digitize(qtbot, other, [(900, 760)], finish=True)
+    assert len(other.tool.features[-1].pieces) == 2
+    # Re-exporting an untouched imported feature keeps its properties.
+    again = tmp_path / "again.geojson"
+    other.feature_io.export_geojson(again)
+    track = [f for f in json.loads(again.read_text())["features"] if f["properties"]["name"] == "Track"][0]
+    original = collection["features"][1]["properties"]
+    assert {k: v for k, v in track["properties"].items() if k != "name"} == \
+        {k: v for k, v in original.items() if k != "name"}
+
+
+def test_export_and_import_through_the_menu_dialogs(qtbot, make_window, tmp_path, monkeypatch, shown_errors):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    digitize(qtbot, window, [(600, 740), (800, 748)], finish=False)  # export finishes it
+    out = tmp_path / "menu"
+    monkeypatch.setattr(dialogs, "ask_export_path", lambda parent, suggestion: str(out) + ".geojson")
+    window.feature_io.export_dialog()
+    assert (tmp_path / "menu.geojson").exists() and window.tool.current is None
+    bad = tmp_path / "not_linesnap.geojson"
+    bad.write_text(json.dumps({"type": "FeatureCollection", "features": []}))
+    monkeypatch.setattr(dialogs, "ask_import_path", lambda parent, folder: str(bad))
+    window.feature_io.import_dialog()
+    assert len(shown_errors) == 1 and "LineSnap" in shown_errors[0].message
+
+
+def test_session_dict_round_trip_keeps_pieces_and_outcomes():
+    from core.extraction import ExtractionSettings
+
+    tool = ExtractionTool(ExtractionSettings())
+    requests = []
+    tool.piece_requested.connect(requests.append)
+    tool.click((1, 2))
+    tool.click((30, 4))
+    tool.click((60, 9), straight=True)
+    tool.finish()
+    tool.click((5, 5))
+    tool.click((40, 5))  # pending at save time
+    data = json.loads(json.dumps(tool_to_dict(tool, "/some/image.tif")))
+    state, outcomes = state_from_dict(data, ExtractionSettings.from_dict)
+    restored = ExtractionTool(ExtractionSettings())
+    again = []
+    restored.piece_requested.connect(again.append)
+    restored.restore(state, outcomes)
+    assert restored.state == tool.state
+    assert sorted(p.id for p in again) == sorted(p.id for p in requests)  # nothing had come back: all re-run
+    np.testing.assert_array_equal(restored.outcomes[state.features[0].pieces[1].id].vertices_px, [[30, 4], [60, 9]])
+    with pytest.raises(ValueError, match="session"):
+        state_from_dict({"format": "other"}, ExtractionSettings.from_dict)
+
+
+def test_autosave_survives_a_kill_and_is_restored(qtbot, make_window, tmp_path, monkeypatch):
+    config = tmp_path / "config"
+    window = make_window(config_dir=config)
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    digitize(qtbot, window, [(600, 740), (800, 748)])
+    digitize(qtbot, window, [(300, 300), (420, 330)], finish=False)
+    qtbot.waitUntil(lambda: SessionStore(config).load() is not None
+                    and len(SessionStore(config).load()["features"]) == 1
+                    and SessionStore(config).load()["current"] is not None, timeout=5000)
+    expected = [window.tool.feature_vertices(f) for f in window.tool.features]
+    # A kill: the process ends without closeEvent.  Simulate it by copying the autosave aside.
+    saved = (config / "session.json").read_text()
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    (crashed / "session.json").write_text(saved)
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_restore_session", lambda parent, summary: asked.append(summary) or True)
+    second = make_window(config_dir=crashed)
+    assert second.restore_session_if_any()
+    assert asked and "2 features" in asked[0]
+    assert second.document.path == window.document.path
+    np.testing.assert_allclose(second.tool.feature_vertices(second.tool.features[0]), expected[0])
+    assert second.tool.current is not None and len(second.tool.current.pieces) == 1
+    assert second.tool.dirty
+
+
+def test_declined_restore_removes_the_session(make_window, tmp_path, monkeypatch):
+    config = tmp_path / "config"
+    store = SessionStore(config)
+    store.save({"format": "linesnap-session", "version": 1, "image": None, "dirty": True,
+                "features": [{"id": 1, "name": "a", "start_xy": [0, 0], "pieces": []}], "current": None})
+    monkeypatch.setattr(dialogs, "ask_restore_session", lambda parent, summary: False)
+    window = make_window(config_dir=config)
+    assert not window.restore_session_if_any()
+    assert store.load() is None
+
+
+def test_closing_with_unsaved_work_asks(qtbot, make_window, tmp_path, monkeypatch):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    digitize(qtbot, window, [(600, 740), (800, 748)])
+    answers = ["cancel"]
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, what: answers.pop(0))
+    assert not window.close()
+    assert window.isVisible() and window.session.load() is not None
+    out = tmp_path / "saved.geojson"
+    answers.append("save")
+    monkeypatch.setattr(dialogs, "ask_export_path", lambda parent, suggestion: str(out))
+    assert window.close()
+    assert out.exists() and window.session.load() is None  # a normal exit leaves no session behind
+
+
+def test_opening_another_image_asks_about_unsaved_work(qtbot, make_window, monkeypatch):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    digitize(qtbot, window, [(600, 740), (800, 748)])
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, what: "discard")
+    assert window.open_image(None)
+    assert window.tool.features == () and not window.tool.dirty
+
+
+def test_recent_files_are_remembered(qtbot, make_window, tmp_path):
+    window = make_window()
+    window.open_image(None)
+    assert window.recent_files()[0].endswith("sample_scene.tif")
+    assert window.recent_menu.actions()[0].text() == "sample_scene.tif"
+
+
+@pytest.mark.slow
+def test_screenshot_command_writes_a_picture(tmp_path):
+    out = tmp_path / "shot.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LINESNAP_CONFIG_DIR=str(tmp_path / "config"))
+    done = subprocess.run([sys.executable, "-m", "app", "--screenshot", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(out))
+    assert image.width() >= 800 and image.height() >= 600
+    assert not (tmp_path / "config" / "session.json").exists()
