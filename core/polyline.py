@@ -230,36 +230,47 @@ def _offsets(value, name: str) -> np.ndarray:
     return arr
 
 
-def _score_table(value, name: str, shapes: list[tuple[int, ...]], shape_text: str) -> np.ndarray:
+def _shaped_scores(value, name: str, shapes: list[tuple[int, ...]], shape_text: str) -> np.ndarray:
     arr = _real_array(value, name)
     if arr.shape not in shapes:
         raise ValueError(f"{name} must have shape {shape_text}; got {arr.shape}")
-    with np.errstate(over="ignore"):
-        table = np.ascontiguousarray(arr, dtype=np.float32)
-    if not np.isfinite(table).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf, within the float32 range)")
-    return table
+    return arr
 
 
-def _tables(problem: PolylineProblem, n0: int, d: int, n1: int):
+def _score_arrays(problem: PolylineProblem, n0: int, d: int, n1: int):
+    """The three score arrays as given, shapes checked (nothing converted yet)."""
     links = _real_array(problem.link_scores, "link_scores")
     if links.ndim != 3 or links.shape[1:] != (d, d):
         raise ValueError(
             f"link_scores must have shape (m - 1, d, d) with d = {d} (len(offsets)), "
             f"(0, {d}, {d}) when m = 1; got {links.shape}"
         )
-    links = _score_table(links, "link_scores", [links.shape], "")
-    start_shapes = [(n0, d)] + ([(d,)] if n0 == 1 else [])
-    first = _score_table(
-        problem.start_scores, "start_scores", start_shapes,
+    first = _shaped_scores(
+        problem.start_scores, "start_scores", [(n0, d)] + ([(d,)] if n0 == 1 else []),
         f"(n0, d) = ({n0}, {d})" + (f" or (d,) = ({d},)" if n0 == 1 else " (n0 = len(start_offsets))"),
-    ).reshape(n0, d)
-    end_shapes = [(d, n1)] + ([(d,)] if n1 == 1 else [])
-    last = _score_table(
-        problem.end_scores, "end_scores", end_shapes,
+    )
+    last = _shaped_scores(
+        problem.end_scores, "end_scores", [(d, n1)] + ([(d,)] if n1 == 1 else []),
         f"(d, n1) = ({d}, {n1})" + (f" or (d,) = ({d},)" if n1 == 1 else " (n1 = len(end_offsets))"),
-    ).reshape(d, n1)
+    )
     return first, links, last
+
+
+def _float32_table(arr: np.ndarray, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """C-contiguous float32 (the input itself when it already is one), finite."""
+    with np.errstate(over="ignore"):
+        table = np.ascontiguousarray(arr, dtype=np.float32).reshape(shape)
+    if not np.isfinite(table).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf, within the float32 range)")
+    return table
+
+
+def _preparation_bytes(arrays, d: int, n1: int, m: int) -> int:
+    """Memory that prepare allocates: float32 copies, the finiteness mask, the ranges."""
+    copies = sum(4 * a.size for a in arrays if a.dtype != np.float32 or not a.flags.c_contiguous)
+    mask = max(a.size for a in arrays)
+    ranges = 16 * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0))
+    return copies + mask + ranges
 
 
 def _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m):
@@ -312,9 +323,12 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
     if not 0 < max_turn_deg <= 180:
         raise ValueError(f"max_turn_deg must be in (0, 180] degrees; got {max_turn_deg}")
     d, n0, n1 = offsets.size, start_offsets.size, end_offsets.size
-    first, links, last = _tables(problem, n0, d, n1)
-    m = links.shape[0] + 1
-    check_memory(16 * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0)), "the turn ranges")
+    arrays = _score_arrays(problem, n0, d, n1)
+    m = arrays[1].shape[0] + 1
+    check_memory(_preparation_bytes(arrays, d, n1, m), "preparing the problem (float32 tables, turn ranges)")
+    first = _float32_table(arrays[0], "start_scores", (n0, d))
+    links = _float32_table(arrays[1], "link_scores", arrays[1].shape)
+    last = _float32_table(arrays[2], "end_scores", (d, n1))
     ranges = _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m)
     return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg, ranges)
 
@@ -391,7 +405,15 @@ def solve_prepared(
     if ran == "gpu":
         from gpu.polyline import solve_prepared as solve_on_gpu
 
-        start, indices, end = solve_on_gpu(prepared, method)
+        try:
+            start, indices, end = solve_on_gpu(prepared, method)
+        except MemoryError as exc:  # gpu.polyline.GpuMemoryError: the CPU solves it, never a crash
+            import warnings
+
+            warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=2)
+            ran = "cpu"
+    if ran == "gpu":
+        pass
     elif method == "brute":
         from core.polyline_reference import solve_brute
 

@@ -5,28 +5,37 @@ Both run the pair-state dynamic program of the chain of layers L0..L(m+1)
 
     F(k+1)[q, r] = Tk[q, r] + max { Fk[p, q] : lo_k[q, r] <= p <= hi_k[q, r] }
 
-for the inner layers k = 1..m, values in float64, ``-inf`` for states no
-feasible path reaches, int32 argmax tables (-1 where empty) for backtracking.
+for the inner layers k = 1..m, in float64, ``-inf`` for states that no
+feasible path reaches.  Every ``F`` is stored as ``(n_prev, d)`` like the
+tables; a stage loads the columns ``F[:, q]`` of a few q at a time into a
+small contiguous tile (one strided pass), so the per-state loops read and
+write contiguous rows.
 
-``F`` is kept transposed, ``cols[q, p] = F[p, q]``, so that the column that
-every state ``(q, r)`` maximises over is one contiguous row.
+- ``window``: for fixed q the range [lo, hi] slides towards larger p as r
+  decreases (both ends are monotone).  The maximum over a sliding window is
+  kept as a suffix maximum from ``lo`` up to a boundary plus a running prefix
+  maximum above it; when ``lo`` passes the boundary, the suffix maxima are
+  rebuilt from the current top.  Every p enters one prefix step and at most
+  one rebuild step, so a column costs O(n_prev + n_next) with no
+  data-dependent branches (a monotone deque does the same work but
+  mispredicts a branch per state, about five times slower here).  The
+  argmax is not stored: backtracking recomputes it from the kept ``F``.
+- ``mitm``: Seredin (2016): forward from L0 up to the middle guide c,
+  backward from L(m+1) down to it, merged at c with the turn limit there;
+  every state checks every candidate of the previous (or next) layer against
+  the ranges, O(d) per state, with int32 argmax tables for backtracking.
 
-- ``window``: for fixed q the ranges [lo, hi] slide towards larger p as r
-  decreases (both ends are monotone), so one monotone deque over the column
-  answers all r of that q in O(d) in all.
-- ``mitm``: Seredin (2016): forward from L0 up to the middle guide c, backward
-  from L(m+1) down to it, merged at c with the turn limit there; every state
-  checks every candidate of the previous (or next) layer against the ranges,
-  O(d) per state.
-
-The stage kernels are ``parallel=True`` (prange over states) and are called
-under :data:`core.parallel.PARALLEL_LOCK`.
+The stage kernels are ``parallel=True`` (prange over blocks of states), are
+called under :data:`core.parallel.PARALLEL_LOCK`, and run small stages on one
+thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -35,132 +44,149 @@ from core.polyline import PreparedProblem, check_memory, infeasible_error
 
 __all__ = ["solve_window", "solve_mitm"]
 
+#: Columns F[:, q] that one parallel task loads into its tile (8 float64 = one cache line).
+_TILE_COLUMNS = 8
 
-@njit(cache=True, nogil=True, parallel=True)
-def _window_stage(cols, table, lo, hi, next_cols, arg):
-    """One forward stage by sliding-window maxima.
+#: Stages with fewer elementary steps than this run on one thread: waking the
+#: pool costs microseconds on an idle machine but up to tens of milliseconds
+#: when another process holds the other cores, far more than a small stage.
+_PARALLEL_MIN_STEPS = 1 << 15
 
-    cols : (d, n_prev) float64, ``cols[q, p] = Fk[p, q]``
-    table : (d, n_next) float32 or float64, ``Tk[q, r]``
-    lo, hi : (d, n_next) int64, the feasible p of ``(q, r)``
-    next_cols : (n_next, d) float64 out, ``next_cols[r, q] = F(k+1)[q, r]``
-    arg : (d, n_next) int32 out, the maximising p (-1 when none)
+
+@contextlib.contextmanager
+def _parallel_section():
+    """Hold PARALLEL_LOCK; yield this thread's numba thread count, restored afterwards."""
+    with PARALLEL_LOCK:
+        threads = numba.get_num_threads()
+        try:
+            yield threads
+        finally:
+            numba.set_num_threads(threads)
+
+
+def _use_threads_for(steps: int, threads: int) -> None:
+    """One thread for a small stage, ``threads`` for a large one (inside _parallel_section)."""
+    numba.set_num_threads(1 if steps < _PARALLEL_MIN_STEPS else threads)
+
+
+@njit(cache=True, nogil=True)
+def _load_tile(values, q0, tile):
+    """Copy the columns q0.. of ``values`` (n_prev, d) into the rows of ``tile`` (k, n_prev)."""
+    n_prev, d = values.shape
+    n_cols = min(tile.shape[0], d - q0)
+    for p in range(n_prev):
+        for i in range(n_cols):
+            tile[i, p] = values[p, q0 + i]
+    return n_cols
+
+
+@njit(cache=True, nogil=True)
+def _window_column(col, lo_q, hi_q, table_q, out_q, suffix):
+    """``out_q[r] = table_q[r] + max(col[lo_q[r] : hi_q[r] + 1])`` for every r (-inf when empty).
+
+    ``suffix[p]`` holds ``max(col[p : boundary + 1])`` for p from the last
+    rebuild's ``lo`` up to ``boundary``; ``above`` is the maximum of
+    ``col[boundary + 1 : top + 1]``.
     """
-    d, n_prev = cols.shape
-    n_next = table.shape[1]
-    for q in prange(d):
-        col = cols[q]
-        queue = np.empty(n_prev, dtype=np.int64)  # indices, values decreasing
-        head, tail, pushed = 0, 0, 0
-        for r in range(n_next - 1, -1, -1):  # lo and hi grow as r falls
-            while pushed <= hi[q, r]:
-                value = col[pushed]
-                while tail > head and col[queue[tail - 1]] <= value:
-                    tail -= 1
-                queue[tail] = pushed
-                tail += 1
-                pushed += 1
-            while head < tail and queue[head] < lo[q, r]:
-                head += 1
-            if head < tail:  # every queued p lies in [lo, hi]
-                best = queue[head]
-                next_cols[r, q] = table[q, r] + col[best]
-                arg[q, r] = best
-            else:
-                next_cols[r, q] = -np.inf
-                arg[q, r] = -1
+    boundary, top, above = -1, -1, -np.inf
+    for r in range(out_q.shape[0] - 1, -1, -1):  # lo and hi grow as r falls
+        low, high = lo_q[r], hi_q[r]
+        while top < high:
+            top += 1
+            above = max(above, col[top])
+        if low > boundary:  # the boundary left the window: restart it at the top
+            boundary, running, above = top, -np.inf, -np.inf
+            for p in range(top, low - 1, -1):
+                running = max(running, col[p])
+                suffix[p] = running
+        out_q[r] = table_q[r] + max(suffix[low], above) if low <= high else -np.inf
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _scan_stage(cols, table, lo, hi, next_cols, arg):
-    """One forward stage of Seredin's DP: every p checked for every (q, r).
+def _window_stage(values, table, lo, hi, out):
+    """One stage by sliding-window maxima.
 
-    Same arrays as :func:`_window_stage`; O(n_prev) per state.
+    values : (n_prev, d) float64, Fk
+    table : (d, n_next) float32, Tk
+    lo, hi : (d, n_next) int64, the feasible p of each state (q, r)
+    out : (d, n_next) float64, F(k+1) (written)
     """
-    d, n_prev = cols.shape
-    n_next = table.shape[1]
-    for q in prange(d):
-        col = cols[q]
-        for r in range(n_next):
-            first, last = lo[q, r], hi[q, r]
-            best, best_p = -np.inf, -1
-            for p in range(n_prev):
-                if first <= p <= last and col[p] > best:
-                    best, best_p = col[p], p
-            next_cols[r, q] = table[q, r] + best
-            arg[q, r] = best_p
+    n_prev, d = values.shape
+    for block in prange((d + _TILE_COLUMNS - 1) // _TILE_COLUMNS):
+        q0 = block * _TILE_COLUMNS
+        tile = np.empty((_TILE_COLUMNS, n_prev))
+        suffix = np.empty(n_prev)
+        for i in range(_load_tile(values, q0, tile)):
+            q = q0 + i
+            _window_column(tile[i], lo[q], hi[q], table[q], out[q], suffix)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _scan_backward_stage(rows, table, lo, hi, prev_rows, arg):
-    """One backward stage of Seredin's DP: every s checked for every (q, r).
+def _scan_stage(values, table, lo, hi, out, arg):
+    """One forward stage of Seredin's DP: every p checked for every state (q, r).
 
-    rows : (d, n_after) float64, ``B(k+1)[r, s]``: best suffix from link r -> s
-    table : (n_k, d) float32, ``Tk[q, r]``
+    values, table, lo, hi, out as in :func:`_window_stage` (``table`` may be
+    float64); arg : (d, n_next) int32, the maximising p, -1 when none.
+    """
+    n_prev, d = values.shape
+    n_next = table.shape[1]
+    for block in prange((d + _TILE_COLUMNS - 1) // _TILE_COLUMNS):
+        q0 = block * _TILE_COLUMNS
+        tile = np.empty((_TILE_COLUMNS, n_prev))
+        for i in range(_load_tile(values, q0, tile)):
+            q, col = q0 + i, tile[i]
+            for r in range(n_next):
+                first, last = lo[q, r], hi[q, r]
+                best, best_p = -np.inf, -1
+                for p in range(n_prev):
+                    if first <= p <= last and col[p] > best:
+                        best, best_p = col[p], p
+                out[q, r] = table[q, r] + best
+                arg[q, r] = best_p
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _scan_backward_stage(suffix, table, lo, hi, out, arg):
+    """One backward stage of Seredin's DP: every s checked for every state (q, r).
+
+    suffix : (d, n_after) float64, ``B(k+1)[r, s]``: the best path from link r -> s on
+    table : (n_k, d) float32, Tk
     lo, hi : (d, n_after) int64, ranges of layer k+1: q may precede r -> s
         when ``lo[r, s] <= q <= hi[r, s]``
-    prev_rows : (n_k, d) float64 out, ``Bk[q, r] = Tk[q, r] + max_s B(k+1)[r, s]``
-    arg : (n_k, d) int32 out, the maximising s (-1 when none)
+    out : (n_k, d) float64, ``Bk[q, r] = Tk[q, r] + max_s B(k+1)[r, s]`` (written)
+    arg : (n_k, d) int32, the maximising s, -1 when none
     """
-    d, n_after = rows.shape
+    d, n_after = suffix.shape
     n_k = table.shape[0]
     for r in prange(d):
-        row, lo_r, hi_r = rows[r], lo[r], hi[r]
+        row, lo_r, hi_r = suffix[r], lo[r], hi[r]
         for q in range(n_k):
             best, best_s = -np.inf, -1
             for s in range(n_after):
                 if lo_r[s] <= q <= hi_r[s] and row[s] > best:
                     best, best_s = row[s], s
-            prev_rows[q, r] = table[q, r] + best
+            out[q, r] = table[q, r] + best
             arg[q, r] = best_s
 
 
 def _layer_sizes(prepared: PreparedProblem) -> list[int]:
     """Number of points of layers L0..L(m+1)."""
-    d = prepared.n_points
-    return [prepared.first.shape[0]] + [d] * prepared.n_guides + [prepared.last.shape[1]]
+    return [prepared.first.shape[0]] + [prepared.n_points] * prepared.n_guides + [prepared.last.shape[1]]
 
 
 def _check_solver_memory(prepared: PreparedProblem, method: str) -> None:
     sizes = _layer_sizes(prepared)
-    d, m = prepared.n_points, prepared.n_guides
-    args = sum(4 * d * sizes[k + 1] for k in range(1, m + 1))  # int32 argmax per inner layer
-    values = 3 * 8 * d * max(sizes)  # float64 F (or B) tables alive at once
-    check_memory(args + values, f"the {method} solver's tables")
+    states = sum(sizes[k] * sizes[k + 1] for k in range(len(sizes) - 1))
+    per_state = 8 if method == "window" else 8 + 4  # float64 F kept, + int32 argmax for mitm
+    check_memory(per_state * states, f"the {method} solver's tables")
 
 
-def _best_state(next_cols: np.ndarray, prepared: PreparedProblem):
-    """(q, r) of the largest ``next_cols[r, q]``; NoFeasiblePolylineError when all are -inf."""
-    flat = int(np.argmax(next_cols))
-    if next_cols.flat[flat] == -np.inf:
+def _best_state(values: np.ndarray, prepared: PreparedProblem) -> tuple[int, int]:
+    """Row and column of the largest entry; NoFeasiblePolylineError when all are -inf."""
+    flat = int(np.argmax(values))
+    if values.flat[flat] == -np.inf:
         raise infeasible_error(prepared)
-    r, q = divmod(flat, next_cols.shape[1])
-    return q, r
-
-
-def _trace_back(path: np.ndarray, forward_args: list, k_top: int) -> None:
-    """Fill path[0 .. k_top-1] from path[k_top], path[k_top+1] and the forward argmax tables."""
-    for k in range(k_top, 0, -1):
-        path[k - 1] = forward_args[k - 1][path[k], path[k + 1]]
-
-
-def _forward(prepared: PreparedProblem, stage, cols: np.ndarray, k_from: int, k_to: int, args: list):
-    """Run forward stages k_from..k_to from ``cols`` (F_k_from transposed); return the last output."""
-    d = prepared.n_points
-    for k in range(k_from, k_to + 1):
-        table = prepared.table(k)
-        lo, hi = prepared.ranges[k - 1]
-        next_cols = np.empty((table.shape[1], d))
-        arg = np.empty(table.shape, dtype=np.int32)
-        stage(cols, table, lo, hi, next_cols, arg)
-        args.append(arg)
-        cols = next_cols
-    return cols
-
-
-def _first_cols(prepared: PreparedProblem) -> np.ndarray:
-    """F1 = T0 transposed: (d, n0) float64."""
-    return np.ascontiguousarray(prepared.first.T, dtype=np.float64)
+    return divmod(flat, values.shape[1])
 
 
 def _record(timings_ms: dict | None, key: str, since: float) -> float:
@@ -168,6 +194,41 @@ def _record(timings_ms: dict | None, key: str, since: float) -> float:
     if timings_ms is not None:
         timings_ms[key] = (now - since) * 1e3
     return now
+
+
+def _as_result(path: np.ndarray):
+    return int(path[0]), path[1:-1].copy(), int(path[-1])
+
+
+#: The float64 tables of ``window`` live in one buffer kept between calls (up to
+#: this size): fresh pages cost a page fault each, which in a virtual machine
+#: made the DP at 8 x 1024 four times slower.  Used only under PARALLEL_LOCK.
+_KEEP_WORKSPACE_BYTES = 256 * 2**20
+_workspace = {"buffer": np.empty(0)}
+
+
+def _value_tables(shapes: list[tuple[int, int]]) -> list[np.ndarray]:
+    """Uninitialised float64 arrays of the given shapes, views of the kept workspace."""
+    sizes = [rows * cols for rows, cols in shapes]
+    buffer = _workspace["buffer"]
+    if buffer.size < sum(sizes):
+        buffer = np.empty(sum(sizes))
+        if buffer.nbytes <= _KEEP_WORKSPACE_BYTES:
+            _workspace["buffer"] = buffer
+    ends = np.cumsum(sizes)
+    return [buffer[end - size : end].reshape(shape) for shape, size, end in zip(shapes, sizes, ends)]
+
+
+def _window_path(prepared: PreparedProblem, values: list[np.ndarray]) -> np.ndarray:
+    """Backtrack from the best final state: the p that each F(k+1)[q, r] took its maximum from."""
+    m = prepared.n_guides
+    path = np.empty(m + 2, dtype=np.int64)
+    path[m], path[m + 1] = _best_state(values[m], prepared)
+    for k in range(m, 0, -1):
+        q, r = path[k], path[k + 1]
+        low, high = (int(bound[q, r]) for bound in prepared.ranges[k - 1])
+        path[k - 1] = low + int(np.argmax(values[k - 1][low : high + 1, q]))
+    return path
 
 
 def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
@@ -195,29 +256,30 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
     _check_solver_memory(prepared, "window")
     m = prepared.n_guides
     t0 = time.perf_counter()
-    args: list[np.ndarray] = []
-    with PARALLEL_LOCK:
-        final_cols = _forward(prepared, _window_stage, _first_cols(prepared), 1, m, args)
-    t1 = _record(timings_ms, "dp", t0)
-    path = np.empty(m + 2, dtype=np.int64)
-    path[m], path[m + 1] = _best_state(final_cols, prepared)
-    _trace_back(path, args, m)
+    with _parallel_section() as threads:
+        values = _value_tables([prepared.table(k).shape for k in range(m + 1)])  # F1..F(m+1)
+        values[0][:] = prepared.first
+        for k in range(1, m + 1):
+            _use_threads_for(values[k].size + values[k - 1].size, threads)
+            _window_stage(values[k - 1], prepared.table(k), *prepared.ranges[k - 1], values[k])
+        t1 = _record(timings_ms, "dp", t0)
+        path = _window_path(prepared, values)
     _record(timings_ms, "backtrack", t1)
-    return int(path[0]), path[1:-1].copy(), int(path[-1])
+    return _as_result(path)
 
 
-def _backward(prepared: PreparedProblem, k_to: int, args: dict) -> np.ndarray:
+def _backward(prepared: PreparedProblem, k_to: int, args: dict, threads: int) -> np.ndarray:
     """B_k_to (n, d) from B_m = T_m by backward stages k = m-1..k_to; args[k] = argmax s."""
-    rows = prepared.last.astype(np.float64)  # one kernel specialisation for B
+    suffix = prepared.last.astype(np.float64)  # one kernel specialisation for B
     for k in range(prepared.n_guides - 1, k_to - 1, -1):
         table = prepared.table(k)
-        lo, hi = prepared.ranges[k]  # the turn at layer k+1
-        prev_rows = np.empty(table.shape)
+        out = np.empty(table.shape)
         arg = np.empty(table.shape, dtype=np.int32)
-        _scan_backward_stage(rows, table, lo, hi, prev_rows, arg)
+        _use_threads_for(suffix.size * table.shape[0], threads)
+        _scan_backward_stage(suffix, table, *prepared.ranges[k], out, arg)  # the turn at layer k+1
         args[k] = arg
-        rows = prev_rows
-    return rows
+        suffix = out
+    return suffix
 
 
 def solve_mitm(prepared: PreparedProblem, timings_ms: dict | None = None):
@@ -232,21 +294,27 @@ def solve_mitm(prepared: PreparedProblem, timings_ms: dict | None = None):
     m = prepared.n_guides
     c = m // 2 + 1
     t0 = time.perf_counter()
-    forward_args: list[np.ndarray] = []
-    backward_args: dict[int, np.ndarray] = {}
-    with PARALLEL_LOCK:
-        cols = _forward(prepared, _scan_stage, _first_cols(prepared), 1, c - 1, forward_args)
-        suffix = _backward(prepared, c, backward_args)
-        lo, hi = prepared.ranges[c - 1]
-        merged = np.empty((suffix.shape[1], prepared.n_points))
-        merge_arg = np.empty(suffix.shape, dtype=np.int32)
-        _scan_stage(cols, suffix, lo, hi, merged, merge_arg)
+    values = prepared.first.astype(np.float64)
+    forward_args, backward_args = [], {}
+    with _parallel_section() as threads:
+        for k in range(1, c):
+            table = prepared.table(k)
+            out, arg = np.empty(table.shape), np.empty(table.shape, dtype=np.int32)
+            _use_threads_for(values.size * table.shape[1], threads)
+            _scan_stage(values, table, *prepared.ranges[k - 1], out, arg)
+            forward_args.append(arg)
+            values = out
+        suffix = _backward(prepared, c, backward_args, threads)
+        merged, merge_arg = np.empty(suffix.shape), np.empty(suffix.shape, dtype=np.int32)
+        _use_threads_for(values.size * suffix.shape[1], threads)
+        _scan_stage(values, suffix, *prepared.ranges[c - 1], merged, merge_arg)
     t1 = _record(timings_ms, "dp", t0)
     path = np.empty(m + 2, dtype=np.int64)
     path[c], path[c + 1] = _best_state(merged, prepared)
     path[c - 1] = merge_arg[path[c], path[c + 1]]
-    _trace_back(path, forward_args, c - 1)
+    for k in range(c - 1, 0, -1):
+        path[k - 1] = forward_args[k - 1][path[k], path[k + 1]]
     for k in range(c, m):
         path[k + 2] = backward_args[k][path[k], path[k + 1]]
     _record(timings_ms, "backtrack", t1)
-    return int(path[0]), path[1:-1].copy(), int(path[-1])
+    return _as_result(path)

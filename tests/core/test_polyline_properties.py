@@ -1,0 +1,157 @@
+"""Property tests: brute, mitm and window agree on random angle-constrained problems.
+
+Random d (1..7) and m (1..5), non-uniform offsets with repeats, offsets on a
+grid of the spacing (turns exactly at 45 / 90 / ... degree limits), angle
+limits from tiny to 180 degrees, integer scores from a tiny set (many ties),
+snapping-shaped problems (several start and end candidates) and infeasible
+problems.  Each returned polyline is checked from scratch with math.atan2, and
+small problems also against a plain-Python enumeration written here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+from core.polyline import METHODS, NoFeasiblePolylineError, PolylineProblem, solve
+
+SLACK_RAD = 1e-9
+
+
+def sorted_offsets(draw, size, spacing):
+    kind = draw(st.sampled_from(["grid", "float", "repeats"]))
+    if kind == "grid":  # multiples of the spacing: link directions of exactly 0, 45, 63.4... degrees
+        values = draw(st.lists(st.integers(-3, 3), min_size=size, max_size=size))
+        return sorted(v * spacing for v in values)
+    if kind == "repeats":
+        pool = draw(st.lists(st.floats(-5, 5), min_size=1, max_size=3))
+        return sorted(draw(st.lists(st.sampled_from(pool), min_size=size, max_size=size)))
+    return sorted(draw(st.lists(st.floats(-8, 8), min_size=size, max_size=size)))
+
+
+def score_array(draw, shape):
+    count = int(np.prod(shape))
+    if draw(st.booleans()):  # a tiny set of integers: many ties
+        values = draw(st.lists(st.integers(0, 2), min_size=count, max_size=count))
+    else:
+        values = draw(st.lists(st.floats(-10, 10, width=32), min_size=count, max_size=count))
+    return np.array(values, dtype=np.float32).reshape(shape)
+
+
+@st.composite
+def problems(draw):
+    d, m = draw(st.integers(1, 7)), draw(st.integers(1, 5))
+    assume(d**m <= 20_000)
+    spacing = draw(st.sampled_from([1.0, 2.0]) | st.floats(0.1, 10))
+    snapping = draw(st.booleans())
+    n0, n1 = (draw(st.integers(1, 3)), draw(st.integers(1, 3))) if snapping else (1, 1)
+    max_turn_deg = draw(
+        st.sampled_from([45.0, 90.0, 135.0, 180.0, 1e-6, math.degrees(math.atan(2))])
+        | st.integers(1, 180).map(float)
+        | st.floats(1e-3, 180)
+    )
+    offsets = sorted_offsets(draw, d, spacing)
+    return PolylineProblem(
+        start_scores=score_array(draw, (n0, d) if snapping else (d,)),
+        link_scores=score_array(draw, (m - 1, d, d)),
+        end_scores=score_array(draw, (d, n1) if snapping else (d,)),
+        offsets=np.array(offsets),
+        spacing=spacing,
+        max_turn_deg=max_turn_deg,
+        start_offsets=np.array(sorted_offsets(draw, n0, spacing)) if snapping else None,
+        end_offsets=np.array(sorted_offsets(draw, n1, spacing)) if snapping else None,
+    )
+
+
+def layer_offsets(problem):
+    start = [0.0] if problem.start_offsets is None else list(problem.start_offsets)
+    end = [0.0] if problem.end_offsets is None else list(problem.end_offsets)
+    m = problem.link_scores.shape[0] + 1
+    return [start] + [list(problem.offsets)] * m + [end]
+
+
+def is_feasible(problem, path):
+    """Every turn of the path (layer indices L0..L(m+1)) from scratch with math.atan2."""
+    points = [layer[i] for layer, i in zip(layer_offsets(problem), path)]
+    angles = [math.atan2(b - a, problem.spacing) for a, b in zip(points, points[1:])]
+    limit = math.radians(problem.max_turn_deg) + SLACK_RAD
+    return all(abs(b - a) <= limit for a, b in zip(angles, angles[1:]))
+
+
+def path_sum(problem, path):
+    """float64 sum of the float32 tables along the path, in path order."""
+    first = np.asarray(problem.start_scores, dtype=np.float32).reshape(len(layer_offsets(problem)[0]), -1)
+    last = np.asarray(problem.end_scores, dtype=np.float32).reshape(first.shape[1], -1)
+    total = float(first[path[0], path[1]])
+    for t in range(1, len(path) - 2):
+        total += float(problem.link_scores[t - 1, path[t], path[t + 1]])
+    return total + float(last[path[-2], path[-1]])
+
+
+def python_optimum(problem):
+    """The best score of a plain enumeration, or None when nothing is feasible."""
+    sizes = [len(layer) for layer in layer_offsets(problem)]
+    scores = [path_sum(problem, path) for path in itertools.product(*map(range, sizes)) if is_feasible(problem, path)]
+    return max(scores, default=None)
+
+
+def outcome(problem, method):
+    try:
+        return solve(problem, method=method, backend="cpu")
+    except NoFeasiblePolylineError:
+        return None
+
+
+def close(a, b):
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(problem=problems())
+def test_solvers_agree_and_return_feasible_optimal_polylines(problem):
+    solutions = {method: outcome(problem, method) for method in METHODS}
+    if solutions["brute"] is None:
+        event("infeasible")
+        assert all(sol is None for sol in solutions.values()), solutions
+    else:
+        event("feasible")
+        for method, sol in solutions.items():
+            assert sol is not None, method
+            path = [sol.start_index, *sol.indices.tolist(), sol.end_index]
+            assert is_feasible(problem, path), (method, path)
+            assert sol.score == path_sum(problem, path), method
+            assert close(sol.score, solutions["brute"].score), (method, sol.score, solutions["brute"].score)
+    sizes = [len(layer) for layer in layer_offsets(problem)]
+    if math.prod(sizes) <= 2_000:
+        expected = python_optimum(problem)
+        if expected is None:
+            assert solutions["brute"] is None
+        else:
+            assert close(solutions["brute"].score, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    offsets=st.lists(st.floats(0.5, 6), min_size=1, max_size=5).map(sorted),
+    m=st.integers(1, 4),
+    max_turn_deg=st.floats(0.01, 5),
+    data=st.data(),
+)
+def test_problems_that_cannot_turn_back_to_the_axis_are_infeasible_everywhere(offsets, m, max_turn_deg, data):
+    # Every guide point lies off the axis by at least 0.5 with spacing 1, so the first link
+    # leaves at >= 26 degrees and the last returns at <= -26: somewhere the path turns by more
+    # than the limit.  (With m = 1 the single guide sees the whole turn.)
+    d = len(offsets)
+    scores = data.draw(st.lists(st.floats(0, 1, width=32), min_size=2 * d + (m - 1) * d * d,
+                                max_size=2 * d + (m - 1) * d * d))
+    scores = np.array(scores, dtype=np.float32)
+    problem = PolylineProblem(scores[:d], scores[2 * d:].reshape(m - 1, d, d), scores[d:2 * d],
+                              np.array(offsets), 1.0, max_turn_deg)
+    for method in METHODS:
+        with pytest.raises(NoFeasiblePolylineError):
+            solve(problem, method=method, backend="cpu")
