@@ -244,18 +244,18 @@ class Raster:
     def _read_clipped(self, bands, box, out_shape):
         """(k, *out_shape) float32 of ``bands`` over ``box``, NaN outside the raster and where masked."""
         col_off, row_off, width, height = box
-        out = np.full((len(bands),) + tuple(out_shape), np.nan, np.float32)
         c0, c1 = max(col_off, 0), min(col_off + width, self.width)
         r0, r1 = max(row_off, 0), min(row_off + height, self.height)
-        if c0 >= c1 or r0 >= r1:
-            return out
+        if (c0, c1, r0, r1) == (col_off, col_off + width, row_off, row_off + height):
+            with self._lock:  # the usual case, inside the raster: no padding to allocate
+                return self._reader.read(bands, (r0, r1, c0, c1), tuple(out_shape))
+        out = np.full((len(bands),) + tuple(out_shape), np.nan, np.float32)
         # Output cells that the part inside the raster covers (exact for unit scale).
         j0, j1 = (round((c - col_off) * out_shape[1] / width) for c in (c0, c1))
         i0, i1 = (round((r - row_off) * out_shape[0] / height) for r in (r0, r1))
-        if j0 >= j1 or i0 >= i1:
-            return out
-        with self._lock:
-            out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0))
+        if c0 < c1 and r0 < r1 and j0 < j1 and i0 < i1:
+            with self._lock:
+                out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0))
         return out
 
 
@@ -273,10 +273,13 @@ def _intensity_recipe(band, data_bands):
 
 
 def _weighted_sum(bands, weights):
-    """float32 weighted sum over the first axis; NaN in any band gives NaN."""
-    out = bands[0] * np.float32(weights[0]) if weights[0] != 1.0 else bands[0]
+    """float32 weighted sum over the first axis, in place in ``bands[0]``; NaN in any band gives NaN."""
+    out = bands[0]
+    if weights[0] != 1.0:
+        out *= np.float32(weights[0])
     for plane, weight in zip(bands[1:], weights[1:]):
-        out += plane * np.float32(weight)
+        plane *= np.float32(weight)
+        out += plane
     return out
 
 
