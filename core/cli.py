@@ -83,31 +83,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--end", type=_point, metavar="X,Y", help="second clicked point (pixels)")
     parser.add_argument("--demo", action="store_true",
                         help="run on the bundled sample scene, between two points of one of its roads")
-    group = parser.add_argument_group("extraction settings")
-    group.add_argument("--nodes", type=int, metavar="N", help="split points of the span, endpoints included (>= 3)")
-    group.add_argument("--points", type=int, metavar="D", help="candidate points per guide (>= 2)")
-    group.add_argument("--half-width", dest="half_width_px", type=_number, metavar="W",
-                       help="guide half-width in pixels (> 0)")
-    group.add_argument("--max-turn", dest="max_turn_deg", type=_number, metavar="DEG",
-                       help="largest turning angle at a guide point, degrees in (0, 180]")
-    group.add_argument("--sigma", dest="sigma_px", type=_number, metavar="S",
-                       help="Gaussian smoothing before the gradient, pixels (> 0)")
-    group.add_argument("--mode", choices=("edge", "ribbon"), help="follow one edge, or a ribbon's centre line")
-    group.add_argument("--ribbon-width", dest="ribbon_width_px", type=_number, metavar="R",
-                       help="full width of the ribbon (road) in pixels, ribbon mode")
-    group.add_argument("--polarity", choices=("any", "bright", "dark"),
-                       help="ribbon brighter or darker than its surroundings, or any")
-    group.add_argument("--snap-endpoints", action=argparse.BooleanOptionalAction, default=None,
-                       help="let the endpoints slide across the span onto the object")
-    group.add_argument("--snap-half-width", dest="snap_half_width_px", type=_number, metavar="W",
-                       help="how far (pixels) the endpoints may slide")
-    group.add_argument("--solver", choices=("window", "mitm", "brute"), help="exact DP (same optimum)")
-    group.add_argument("--backend", choices=("auto", "cpu", "gpu"), help="auto uses an NVIDIA GPU when present")
-    group.add_argument("--band", type=int, metavar="K", help="1-based band to use (default: luminance)")
+    _add_settings_options(parser.add_argument_group("extraction settings"))
     output = parser.add_argument_group("output")
     output.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the GeoJSON here instead of stdout")
     output.add_argument("--name", default="", help="name of the feature")
     return parser
+
+
+def _add_settings_options(group):
+    """One option per ExtractionSettings field; the help shows the field's default."""
+    from core.extraction import ExtractionSettings
+    from core.guides import DEFAULT_SNAP_HALF_WIDTH_PX
+
+    defaults = ExtractionSettings().to_dict()
+    shown = {"band": "luminance", "snap_half_width_px": f"min(half-width, {DEFAULT_SNAP_HALF_WIDTH_PX:g})"}
+
+    def option(flag, dest, text, **kwargs):
+        default = shown.get(dest, defaults[dest]) if defaults[dest] is None else defaults[dest]
+        group.add_argument(flag, dest=dest, help=f"{text} (default: {default})", **kwargs)
+
+    option("--nodes", "nodes", "split points of the span, endpoints included (>= 3)", type=int, metavar="N")
+    option("--points", "points", "candidate points per guide (>= 2)", type=int, metavar="D")
+    option("--half-width", "half_width_px", "guide half-width in pixels (> 0)", type=_number, metavar="W")
+    option("--max-turn", "max_turn_deg", "largest turning angle at a guide point, degrees in (0, 180]",
+           type=_number, metavar="DEG")
+    option("--sigma", "sigma_px", "Gaussian smoothing before the gradient, pixels (> 0)", type=_number, metavar="S")
+    option("--mode", "mode", "follow one edge, or a ribbon's centre line", choices=("edge", "ribbon"))
+    option("--ribbon-width", "ribbon_width_px", "full width of the ribbon (road) in pixels, ribbon mode",
+           type=_number, metavar="R")
+    option("--polarity", "polarity", "ribbon brighter or darker than its surroundings, or any",
+           choices=("any", "bright", "dark"))
+    option("--snap-endpoints", "snap_endpoints", "let the endpoints slide across the span onto the object",
+           action=argparse.BooleanOptionalAction, default=None)
+    option("--snap-half-width", "snap_half_width_px", "how far (pixels) the endpoints may slide",
+           type=_number, metavar="W")
+    option("--solver", "solver", "exact DP (all give the same optimum)", choices=("window", "mitm", "brute"))
+    option("--backend", "backend", "auto uses an NVIDIA GPU when present", choices=("auto", "cpu", "gpu"))
+    option("--band", "band", "1-based band to use", type=int, metavar="K")
 
 
 def demo_inputs() -> tuple[Path, tuple[float, float], tuple[float, float], dict]:

@@ -190,7 +190,7 @@ class Raster:
         if not bands:
             raise ValueError("bands must name at least one band")
         self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
-        return np.moveaxis(self._read_clipped(bands, box, out_shape), 0, -1)
+        return np.ascontiguousarray(np.moveaxis(self._read_clipped(bands, box, out_shape), 0, -1))
 
     def pixel_to_map(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
         """Map coordinates ``transform * (x, y)`` of pixel positions (float64 arrays, CRS units)."""
