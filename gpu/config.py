@@ -6,3 +6,65 @@ several blocks and a partial last block.
 
 #: Threads per block of one-dimensional elementwise and grid-stride kernels.
 THREADS_PER_BLOCK = 256
+
+# --- Knapsack kernels (gpu/knapsack*.py) ------------------------------------
+
+#: Threads per block of the knapsack row kernels; a multiple of 32 (one tile of cells).
+KNAPSACK_THREADS_PER_BLOCK = 256
+
+#: Largest grid of the row kernels (0: 16 blocks per multiprocessor); blocks loop over tiles.
+KNAPSACK_MAX_BLOCKS = 0
+
+#: Items per launch of the row method (1 is Lemos et al.'s one launch per item;
+#: 2 reads every row once for two items).
+KNAPSACK_ITEMS_PER_STEP = 2
+
+#: Share of the free device memory that one knapsack solve may use by default.
+KNAPSACK_DEVICE_MEMORY_SHARE = 0.7
+
+#: KP1 with at least this many items runs the persistent wavefront kernel when it fits.
+KNAPSACK_WAVEFRONT_MIN_ITEMS = 256
+
+#: Threads per block of the wavefront kernel (a multiple of 32).
+KNAPSACK_WAVEFRONT_THREADS = 128
+
+#: Most items a wavefront block runs between two exchanges with its neighbours.
+KNAPSACK_WAVEFRONT_BATCH = 16
+
+#: Blocks of the wavefront kernel (0: one per multiprocessor); all must be resident at once.
+KNAPSACK_WAVEFRONT_BLOCKS = 0
+
+#: Dynamic shared memory of one wavefront block in bytes (48 KiB needs no opt-in).
+KNAPSACK_WAVEFRONT_SHARED_BYTES = 48 * 1024
+
+#: Rows of the wavefront's ring of published rows (0: 4 batches + 1).
+KNAPSACK_WAVEFRONT_RING_ROWS = 0
+
+#: Threads of the speculative backtracking block; a power of two, log2 of it
+#: items are resolved per round trip to memory.
+KNAPSACK_BACKTRACK_THREADS = 256
+
+#: Subset sum: "bitset" (64 capacities a word, g vector kept for recovery) or
+#: "gvector" (Yanasse-Soma's g vector alone, as Curtis).
+SUBSET_SUM_METHOD = "bitset"
+
+#: Threads per block of the subset-sum kernels.
+SUBSET_SUM_THREADS = 256
+
+#: Items launched between two reads of the "capacity reached" flag.
+SUBSET_SUM_POLL_ITEMS = 64
+
+#: Threads per block of the MCKP class kernel.
+MCKP_THREADS = 128
+
+#: Consecutive-capacity cells of one MCKP thread (strided by the block width).
+MCKP_CELLS_PER_THREAD = 8
+
+#: Items of a class staged in shared memory at a time.
+MCKP_ITEM_CHUNK = 256
+
+#: Shared memory for the staged previous row of one MCKP block, bytes.
+MCKP_ROW_SHARED_BYTES = 44 * 1024
+
+#: Drop items of an MCKP class that another item dominates (no heavier, no less profitable).
+MCKP_PRUNE_DOMINATED = True

@@ -1,0 +1,193 @@
+"""Knapsack-family solvers on the GPU: KP1, KP2, batched KP2, subset sum, MCKP.
+
+Each function takes a validated problem of :mod:`core.knapsack.problems` and
+returns ``(value, selected)``: the optimum (an int) and the sorted int64 indices
+of the chosen items (MCKP: the chosen item's index in each class).  Results are
+exact and checked on the host before they are returned.
+
+Methods (launch parameters in :mod:`gpu.config`):
+
+- KP1 with many items: :mod:`gpu.knapsack_wavefront`, one persistent launch
+  in which blocks own capacity chunks and exchange rows with their neighbours;
+  otherwise (and for KP2 and batches) :mod:`gpu.knapsack_rows`, one launch per
+  step of ``KNAPSACK_ITEMS_PER_STEP`` items for all instances at once (Lemos
+  et al.), within per-stage capacity windows.
+- Subset sum: :mod:`gpu.knapsack_subset_host` (gcd, complement, bounds and
+  trivial-solution checks) over a word-parallel bitset with Curtis's ``g``
+  vector for recovery, or the ``g`` vector alone (``SUBSET_SUM_METHOD``).
+- MCKP: :mod:`gpu.knapsack_mckp`, one launch per class, multi-cell threads,
+  class data and the previous row staged in shared memory.
+
+Memory: no solve allocates more device memory than its budget (by default
+``KNAPSACK_DEVICE_MEMORY_SHARE`` of the free device memory).  A batch that does
+not fit is split into smaller batches; a single instance that does not fit
+raises :class:`core.knapsack.problems.MemoryBudgetError` with the bytes needed.
+
+Importing this module needs no GPU; the functions raise
+:class:`core.engine.BackendUnavailableError` when numba.cuda finds none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.engine import BackendUnavailableError, gpu_available
+from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SubsetSum
+
+__all__ = ["solve_kp1", "solve_kp2", "solve_kp2_batch", "solve_mckp", "solve_subset_sum"]
+
+
+def _require(problem, cls, name="problem", check_gpu=True):
+    """TypeError unless ``problem`` is a ``cls``; BackendUnavailableError without a GPU."""
+    if not isinstance(problem, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}; got {type(problem).__name__}")
+    if check_gpu and not gpu_available():
+        raise BackendUnavailableError(
+            "the GPU knapsack solvers need an NVIDIA GPU with a working CUDA driver and "
+            "numba-cuda; none was found (use backend 'cpu')"
+        )
+
+
+def _budget(memory_budget_bytes) -> int:
+    from gpu.knapsack_common import device_budget_bytes
+
+    return device_budget_bytes(memory_budget_bytes)
+
+
+def _check(kind: str, value: int, worth: int, feasible: bool) -> None:
+    if worth != value or not feasible:
+        raise RuntimeError(
+            f"GPU {kind} solver returned an inconsistent solution (value {value}, chosen items "
+            f"worth {worth}, feasible: {feasible}); this is a bug"
+        )
+
+
+def _solve_rows(profits, w1, w2, c1, c2, budget):
+    """Row method for a list of KP2 instances (KP1: w1 = 0, c1 = 0), split to fit the budget."""
+    from gpu import config
+    from gpu import knapsack_rows as kr
+    from gpu.knapsack_common import value_dtype
+    from gpu.knapsack_plan import plan_batch
+
+    plan = plan_batch(profits, w1, w2, c1, c2, config.KNAPSACK_ITEMS_PER_STEP, config.KNAPSACK_THREADS_PER_BLOCK)
+    dtype = value_dtype(max(int(p.sum()) for p in profits))
+    needed = kr.device_bytes(plan, dtype.itemsize)
+    if needed > budget:
+        if len(profits) == 1:
+            raise MemoryBudgetError("the KP dynamic program on the GPU", needed, budget)
+        half = len(profits) // 2
+        return (_solve_rows(profits[:half], w1[:half], w2[:half], c1[:half], c2[:half], budget)
+                + _solve_rows(profits[half:], w1[half:], w2[half:], c1[half:], c2[half:], budget))
+    values, taken = kr.run_plan(plan, dtype)
+    return [(int(v), s) for v, s in zip(values, kr.selections(plan, taken))]
+
+
+def solve_kp1(problem: KP1, memory_budget_bytes=None):
+    """Exact 0-1 knapsack on the GPU.
+
+    Parameters
+    ----------
+    problem : KP1
+    memory_budget_bytes : int, optional
+        Most device bytes to allocate; default a safe share of the free device memory.
+
+    Returns
+    -------
+    value : int
+    selected : (k,) int64 ndarray
+        Sorted indices of the chosen items.
+    """
+    _require(problem, KP1)
+    from gpu import config
+    from gpu import knapsack_wavefront as wf
+    from gpu.knapsack_common import value_dtype
+
+    budget = _budget(memory_budget_bytes)
+    p, w, c = problem.profits, problem.weights, problem.capacity
+    usable = np.flatnonzero((w <= c) & (p > 0))
+    plan = None
+    if usable.size >= config.KNAPSACK_WAVEFRONT_MIN_ITEMS:
+        capacity = min(c, int(w[usable].sum()))
+        dtype = value_dtype(int(p[usable].sum()))
+        plan = wf.plan(usable.size, int(w[usable].max()), capacity, dtype)
+    if plan is not None and plan.device_bytes <= budget:
+        value, taken = wf.run(plan, w[usable], p[usable])
+        selected = usable[taken == 1].astype(np.int64)
+    else:
+        zeros = np.zeros_like(w)
+        (value, selected), = _solve_rows([p], [zeros], [w], [0], [c], budget)
+    _check("KP1", value, int(p[selected].sum()), int(w[selected].sum()) <= c)
+    return value, selected
+
+
+def solve_kp2(problem: KP2, memory_budget_bytes=None):
+    """Exact two-constraint 0-1 knapsack on the GPU; returns ``(value, selected)``."""
+    return solve_kp2_batch([problem], memory_budget_bytes)[0]
+
+
+def solve_kp2_batch(problems, memory_budget_bytes=None) -> list:
+    """Many KP2 instances at once ((KP2)^k of Lemos et al.): one launch per step for all.
+
+    Parameters
+    ----------
+    problems : sequence of KP2
+    memory_budget_bytes : int, optional
+        Budget of the whole batch; a batch that does not fit runs in parts.
+
+    Returns
+    -------
+    list of (value, selected)
+        In the order of ``problems``.
+    """
+    problems = list(problems)
+    if not problems:
+        return []
+    for k, problem in enumerate(problems):
+        _require(problem, KP2, f"problems[{k}]", check_gpu=k == len(problems) - 1)
+    budget = _budget(memory_budget_bytes)
+    results = _solve_rows(
+        [q.profits for q in problems], [q.weights1 for q in problems], [q.weights2 for q in problems],
+        [q.capacity1 for q in problems], [q.capacity2 for q in problems], budget)
+    for q, (value, s) in zip(problems, results):
+        feasible = int(q.weights1[s].sum()) <= q.capacity1 and int(q.weights2[s].sum()) <= q.capacity2
+        _check("KP2", value, int(q.profits[s].sum()), feasible)
+    return results
+
+
+def solve_subset_sum(problem: SubsetSum, memory_budget_bytes=None):
+    """Largest subset sum not above the capacity, on the GPU; returns ``(value, selected)``."""
+    _require(problem, SubsetSum)
+    from gpu import config
+    from gpu import knapsack_subset_host as ssh
+
+    budget = _budget(memory_budget_bytes)
+    reduced = ssh.reduce_instance(problem.weights, problem.capacity)
+    if isinstance(reduced, tuple):
+        value, selected = reduced
+    else:
+        value, selected, _ = ssh.solve_plan(reduced, config.SUBSET_SUM_METHOD, budget)
+    _check("subset-sum", value, int(problem.weights[selected].sum()), value <= problem.capacity)
+    return value, selected
+
+
+def solve_mckp(problem: MCKP, memory_budget_bytes=None):
+    """Exact multiple-choice knapsack on the GPU.
+
+    Returns
+    -------
+    value : int
+    selected : (m,) int64 ndarray
+        The chosen item's index within each class.
+    """
+    _require(problem, MCKP)
+    from gpu import config
+    from gpu import knapsack_mckp as km
+    from gpu.knapsack_common import value_dtype
+
+    budget = _budget(memory_budget_bytes)
+    dtype = value_dtype(sum(int(p.max()) for p, _ in problem.classes))
+    value, selected = km.solve(problem.classes, problem.capacity, budget, dtype, config.MCKP_PRUNE_DOMINATED)
+    worth = sum(int(p[t]) for (p, _), t in zip(problem.classes, selected))
+    weight = sum(int(w[t]) for (_, w), t in zip(problem.classes, selected))
+    _check("MCKP", value, worth, weight <= problem.capacity)
+    return value, selected

@@ -1,0 +1,104 @@
+"""Helpers shared by the knapsack kernels: warp ballot, memory budget, value types.
+
+The real warp ballot (``cuda.ballot_sync``) does not exist in numba's CUDA
+simulator, so :data:`ballot` is bound at import time to a shared-memory
+emulation there.  Both versions take the same arguments and must be called by
+every thread of the block (the emulation synchronises the block; the real one
+needs its whole warp), which the kernels guarantee by looping block-uniformly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import config as numba_config
+from numba import cuda, uint32
+
+from core.knapsack.memory import resolve_budget
+from core.knapsack.problems import MemoryBudgetError
+
+__all__ = [
+    "SIMULATOR",
+    "ballot",
+    "device_budget_bytes",
+    "check_budget",
+    "multiprocessor_count",
+    "value_dtype",
+]
+
+#: True under ``NUMBA_ENABLE_CUDASIM=1`` (read once: numba reads it at import too).
+SIMULATOR = bool(numba_config.ENABLE_CUDASIM)
+
+#: Values at or above this bound use int64 DP cells instead of int32.
+INT32_LIMIT = 2**30
+
+
+@cuda.jit(device=True)
+def _ballot_hardware(predicate, scratch):
+    """32-bit mask of the lanes of this warp whose ``predicate`` is true."""
+    return cuda.ballot_sync(0xFFFFFFFF, predicate)
+
+
+@cuda.jit(device=True)
+def _ballot_simulated(predicate, scratch):
+    """The same mask built in ``scratch`` (32 uint32 shared words) for the simulator."""
+    warp = cuda.threadIdx.x // 32
+    lane = cuda.threadIdx.x % 32
+    cuda.syncthreads()
+    if lane == 0:
+        scratch[warp] = 0
+    cuda.syncthreads()
+    if predicate:
+        cuda.atomic.or_(scratch, warp, uint32(1) << uint32(lane))
+    cuda.syncthreads()
+    word = scratch[warp]
+    cuda.syncthreads()
+    return word
+
+
+#: ``ballot(predicate, scratch) -> uint32``; ``scratch`` is a (32,) uint32 shared array.
+ballot = _ballot_simulated if SIMULATOR else _ballot_hardware
+
+
+def value_dtype(largest_value: int) -> np.dtype:
+    """int32 DP cells when every value stays below 2**30, else int64."""
+    return np.dtype(np.int32) if largest_value < INT32_LIMIT else np.dtype(np.int64)
+
+
+def multiprocessor_count(fallback: int = 4) -> int:
+    """Streaming multiprocessors of the current device (``fallback`` in the simulator)."""
+    if SIMULATOR:
+        return fallback
+    return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+
+
+def device_budget_bytes(memory_budget_bytes=None) -> int:
+    """The device-memory budget of one solve.
+
+    Parameters
+    ----------
+    memory_budget_bytes : int or None
+        A positive number of bytes, or None for the default: the share
+        ``gpu.config.KNAPSACK_DEVICE_MEMORY_SHARE`` of the device memory that
+        is free now.
+
+    Raises
+    ------
+    ValueError
+        For a budget that is not a positive integer.
+    """
+    from gpu import config
+
+    if memory_budget_bytes is not None:
+        return resolve_budget(memory_budget_bytes)
+    free = cuda.current_context().get_memory_info().free
+    if not math.isfinite(free):  # the simulator reports infinite memory
+        return resolve_budget(None)
+    return int(free * config.KNAPSACK_DEVICE_MEMORY_SHARE)
+
+
+def check_budget(what: str, needed_bytes: int, budget_bytes: int) -> None:
+    """Raise :class:`MemoryBudgetError` when ``needed_bytes`` exceeds the budget."""
+    if needed_bytes > budget_bytes:
+        raise MemoryBudgetError(f"{what} on the GPU", needed_bytes, budget_bytes)

@@ -1,0 +1,131 @@
+"""Subset-sum kernels: a word-parallel bitset and Yanasse-Soma's g vector (Curtis 2013).
+
+Both run one launch per item over the capacity window of that item (see
+:mod:`gpu.knapsack_subset_host` for the reductions and the windows) and record
+in ``g[j]`` the first item (1-based, in processing order) after which the sum
+``j`` is reachable.  Since ``g[j] = i`` implies that ``j - w_i`` was reachable
+with items before ``i``, following ``g`` from the optimum recovers a subset.
+
+- ``bitset``: 64 capacities per uint64 word, ``new = old | (old << w)`` with two
+  buffers; ``g`` is written only where a bit appears, once per capacity.
+- ``gvector``: ``g`` alone, updated in place (Yanasse-Soma): ``g[j] = i`` where
+  ``g[j]`` is unset and ``g[j - w] < i``.  Cells set during the same launch
+  read as ``i`` and fail the test, so no item is used twice.
+"""
+
+from __future__ import annotations
+
+from numba import cuda, uint32, uint64
+
+ALL_ONES = uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@cuda.jit
+def bitset_step_kernel(cur, nxt, g, item, w, first_word, last_word, target, done):
+    """Item ``item`` (1-based) of weight ``w`` over words ``first_word..last_word``.
+
+    Parameters
+    ----------
+    cur, nxt : (n_words,) uint64
+        Reachable sums before / after the item (bit ``j % 64`` of word ``j // 64``).
+    g : (64 * n_words,) int16 or int32
+    target : int
+        Capacity whose reachability ends the search (sets ``done[0]``).
+    done : (1,) int32
+    """
+    if done[0] != 0:
+        return
+    q = w >> 6
+    r = uint64(w & 63)
+    back = uint64(64) - r
+    for k in range(first_word + cuda.grid(1), last_word + 1, cuda.gridsize(1)):
+        old = cur[k]
+        moved = uint64(0)
+        if k - q >= 0:
+            moved = cur[k - q] << r
+            if r != 0 and k - q - 1 >= 0:
+                moved |= cur[k - q - 1] >> back
+        new = old | moved
+        nxt[k] = new
+        fresh = new & ~old
+        while fresh != 0:
+            low = uint32(fresh & uint64(0xFFFFFFFF))
+            bit = cuda.ffs(low) - 1 if low != 0 else 31 + cuda.ffs(uint32(fresh >> uint64(32)))
+            g[k * 64 + bit] = item
+            fresh &= fresh - uint64(1)
+        if k == target >> 6 and (new >> uint64(target & 63)) & uint64(1) != 0:
+            done[0] = 1
+
+
+@cuda.jit
+def gvector_step_kernel(g, item, w, first, last, target, done):
+    """Yanasse-Soma update of ``g`` over capacities ``first..last`` for item ``item``."""
+    if done[0] != 0:
+        return
+    unset = g[g.shape[0] - 1]  # the host keeps a sentinel cell holding "unset"
+    for j in range(first + cuda.grid(1), last + 1, cuda.gridsize(1)):
+        if g[j] == unset and j >= w and g[j - w] < item:
+            g[j] = item
+            if j == target:
+                done[0] = 1
+
+
+@cuda.jit
+def fill_kernel(g, value):
+    for j in range(cuda.grid(1), g.shape[0], cuda.gridsize(1)):
+        g[j] = value
+
+
+@cuda.jit(device=True)
+def _highest_bit(x):
+    hi = uint32(x >> uint64(32))
+    if hi != 0:
+        return 63 - cuda.clz(hi)
+    return 31 - cuda.clz(uint32(x & uint64(0xFFFFFFFF)))
+
+
+@cuda.jit(device=True)
+def _lowest_bit(x):
+    lo = uint32(x & uint64(0xFFFFFFFF))
+    if lo != 0:
+        return cuda.ffs(lo) - 1
+    return 31 + cuda.ffs(uint32(x >> uint64(32)))
+
+
+@cuda.jit
+def bitset_best_kernel(bits, low, high, want_max, result):
+    """Largest (``want_max``) or smallest set capacity in ``[low, high]`` into ``result[0]``."""
+    for k in range((low >> 6) + cuda.grid(1), (high >> 6) + 1, cuda.gridsize(1)):
+        lo_bit = max(low - 64 * k, 0)
+        hi_bit = min(high - 64 * k, 63)
+        mask = (ALL_ONES >> uint64(63 - hi_bit)) & (ALL_ONES << uint64(lo_bit))
+        word = bits[k] & mask
+        if word != 0:
+            if want_max:
+                cuda.atomic.max(result, 0, 64 * k + _highest_bit(word))
+            else:
+                cuda.atomic.min(result, 0, 64 * k + _lowest_bit(word))
+
+
+@cuda.jit
+def gvector_best_kernel(g, low, high, want_max, result):
+    """Largest (``want_max``) or smallest capacity in ``[low, high]`` with ``g`` set."""
+    unset = g[g.shape[0] - 1]
+    for j in range(low + cuda.grid(1), high + 1, cuda.gridsize(1)):
+        if g[j] != unset:
+            if want_max:
+                cuda.atomic.max(result, 0, j)
+            else:
+                cuda.atomic.min(result, 0, j)
+
+
+@cuda.jit
+def recover_kernel(g, weights, state, taken):
+    """Follow ``g`` from ``state`` down to 0, marking the items used (one thread)."""
+    if cuda.grid(1) != 0:
+        return
+    j = state
+    while j > 0:
+        item = g[j]
+        taken[item - 1] = 1
+        j -= weights[item - 1]

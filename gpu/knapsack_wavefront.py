@@ -1,0 +1,234 @@
+"""KP1 with many items in one persistent launch: a wavefront over capacity chunks.
+
+One launch per item (:mod:`gpu.knapsack_rows`) costs a host launch per item,
+which dominates when an item's row is small (knapPI_3_10000: 10,000 items of a
+49,520-cell row).  Here every block owns a chunk of ``S`` consecutive
+capacities for the whole run and keeps its chunk's row in shared memory.  Row
+``i`` of a chunk needs row ``i - 1`` at ``j - w_i``: its own chunk and, below it,
+a *halo* of at most ``S`` cells that belongs to blocks on its left.  Blocks
+publish every row into a ring of ``D`` rows in global memory and a progress
+counter; a block waits only for its neighbours within reach of the heaviest
+item (left: the rows it reads are published; right: they have read the ring
+slots it is about to overwrite), then runs a batch of up to ``K`` items with
+block barriers alone, reading the whole batch's halos in one pass.  The
+critical path is about ``(n / K + blocks)`` exchanges instead of ``n`` launches.
+
+All blocks must be resident at once (at most one per multiprocessor by
+default).  The numba simulator runs blocks one after another, in order, so the
+host makes the ring as deep as the item count there: no block then waits on a
+block to its right.
+
+Decisions go to a bit matrix (item, capacity) by warp ballots.  Backtracking is
+speculative: a block of ``2**L`` threads loads the decision bits of all
+``2**L - 1`` states reachable in the next ``L`` items at once, so one round
+trip to memory resolves ``L`` items.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from numba import cuda, int32, int64, uint32
+
+from gpu.knapsack_common import SIMULATOR, ballot, multiprocessor_count
+
+#: Largest speculative backtracking block (shared arrays are sized for it).
+MAX_BACKTRACK_THREADS = 1024
+
+
+@cuda.jit(device=True)
+def _wait_neighbours(progress, block, blocks, reach, need_left, need_right):
+    """Spin until the left neighbours published ``need_left`` rows and the right ones read theirs."""
+    for other in range(max(0, block - reach), block):
+        while cuda.atomic.add(progress, other, 0) < need_left:
+            pass
+    if need_right > 0:
+        for other in range(block + 1, min(blocks, block + reach + 1)):
+            while cuda.atomic.add(progress, other, 0) < need_right:
+                pass
+
+
+@cuda.jit(device=True)
+def _load_halos(dyn, halo, ring, shift, first, count, chunk_start, S, D, N):
+    """Copy row ``first + q`` at ``[chunk_start - s, chunk_start)`` into ``halo + q*S`` for q < count."""
+    for idx in range(cuda.threadIdx.x, count * S, cuda.blockDim.x):
+        q = idx // S
+        local = idx - q * S
+        s = shift[first + q]
+        src = chunk_start + local - s
+        if local < s and src >= 0:
+            row = first + q
+            dyn[halo + idx] = ring[(row % D) * N + src] if row > 0 else 0
+
+
+@functools.cache
+def wavefront_kernel(value_type_name: str):
+    """The wavefront kernel with DP cells of the numba type named ``value_type_name``."""
+    value_type = {"int32": int32, "int64": int64}[value_type_name]
+
+    @cuda.jit
+    def wavefront(shift, profit, N, S, K, D, reach, ring, bits, nwords, progress, result):
+        scratch = cuda.shared.array(32, uint32)
+        dyn = cuda.shared.array(0, value_type)  # own rows [0, 2S), halos [2S, 2S + K*S)
+        t = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        block = cuda.blockIdx.x
+        chunk = block * S
+        n = shift.shape[0]
+        for r in range(S // T):
+            dyn[r * T + t] = 0
+        cur = 0
+        for first in range(0, n, K):
+            count = min(K, n - first)
+            last = first + count
+            if t == 0:
+                _wait_neighbours(progress, block, cuda.gridDim.x, reach, last - 1, last - D + 1)
+                cuda.threadfence()
+            cuda.syncthreads()
+            _load_halos(dyn, 2 * S, ring, shift, first, count, chunk, S, D, N)
+            cuda.syncthreads()
+            for q in range(count):
+                item = first + q
+                s = shift[item]
+                p = profit[item]
+                old = cur * S
+                new = (1 - cur) * S
+                slot = ((item + 1) % D) * N
+                for r in range(S // T):
+                    local = r * T + t
+                    j = chunk + local
+                    v = dyn[old + local]
+                    take = False
+                    if j < N and j >= s:
+                        below = local - s
+                        cand = (dyn[old + below] if below >= 0 else dyn[2 * S + q * S + local]) + p
+                        if cand > v:
+                            v = cand
+                            take = True
+                    dyn[new + local] = v
+                    if j < N:
+                        ring[slot + j] = v
+                    word = ballot(take, scratch)
+                    if t % 32 == 0 and j < N:
+                        bits[item * nwords + (j >> 5)] = word
+                cur = 1 - cur
+                cuda.syncthreads()
+            if t == 0:
+                cuda.threadfence()
+                cuda.atomic.max(progress, block, last)
+        if t == 0 and chunk <= N - 1 < chunk + S:
+            result[0] = dyn[cur * S + N - 1 - chunk]
+
+    return wavefront
+
+
+@cuda.jit
+def speculative_backtrack_kernel(shift, bits, nwords, state, levels, taken):
+    """Recover the chosen items from the decision bits, ``levels`` items per round.
+
+    Parameters
+    ----------
+    shift : (n,) int64
+        Item weights in processing order.
+    bits : (n * nwords,) uint32
+        Bit ``j`` of row ``i``: item ``i`` taken in the optimum of capacity ``j``.
+    state : int
+        The final capacity.
+    levels : int
+        log2 of the block size.
+    taken : (n,) uint8, out
+    """
+    sh_bit = cuda.shared.array(MAX_BACKTRACK_THREADS, int32)
+    sh_state = cuda.shared.array(1, int64)
+    node = cuda.threadIdx.x + 1
+    i = shift.shape[0] - 1
+    j = state
+    while i >= 0:
+        if node < (1 << levels):
+            depth = 31 - cuda.clz(int32(node))
+            st = j
+            for e in range(depth):
+                if (node >> (depth - 1 - e)) & 1 and i - e >= 0:
+                    st -= shift[i - e]
+            item = i - depth
+            bit = 0
+            if item >= 0 and st >= 0:
+                bit = (bits[item * nwords + (st >> 5)] >> (st & 31)) & 1
+            sh_bit[node] = bit
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            walk = 1
+            for e in range(levels):
+                if i - e >= 0:
+                    bit = sh_bit[walk]
+                    taken[i - e] = bit
+                    if bit:
+                        j -= shift[i - e]
+                    walk = 2 * walk + bit
+            sh_state[0] = j
+        cuda.syncthreads()
+        j = sh_state[0]
+        i -= levels
+
+
+class WavefrontPlan:
+    """Launch geometry of the wavefront kernel for one KP1 instance (see :func:`plan`)."""
+
+    def __init__(self, n, N, threads, blocks, S, K, D, reach, value_dtype):
+        self.n, self.N, self.threads, self.blocks = n, N, threads, blocks
+        self.S, self.K, self.D, self.reach, self.value_dtype = S, K, D, reach, value_dtype
+        self.nwords = blocks * S // 32
+
+    @property
+    def shared_bytes(self) -> int:
+        return (2 + self.K) * self.S * self.value_dtype.itemsize
+
+    @property
+    def device_bytes(self) -> int:
+        bits = 4 * self.n * self.nwords
+        ring = self.D * self.N * self.value_dtype.itemsize
+        return bits + ring + 17 * self.n + 4 * self.blocks + 64
+
+
+def plan(n_items: int, max_shift: int, capacity: int, value_dtype) -> WavefrontPlan | None:
+    """Geometry for ``n_items`` items over capacities 0..capacity, or None when a chunk's
+    rows do not fit the shared memory of a block."""
+    from gpu import config
+
+    T = config.KNAPSACK_WAVEFRONT_THREADS
+    N = capacity + 1
+    blocks_wanted = config.KNAPSACK_WAVEFRONT_BLOCKS or multiprocessor_count()
+    per_thread = -(-N // (blocks_wanted * T))
+    S = per_thread * T
+    blocks = -(-N // S)
+    K = min(config.KNAPSACK_WAVEFRONT_BATCH, config.KNAPSACK_WAVEFRONT_SHARED_BYTES // (S * value_dtype.itemsize) - 2)
+    if K < 1:
+        return None
+    D = config.KNAPSACK_WAVEFRONT_RING_ROWS or 4 * K + 1
+    if SIMULATOR:  # blocks run one after another there: never wait on a right neighbour
+        D = n_items + 1
+    D = max(K + 1, min(D, n_items + 1))
+    reach = -(-max_shift // S)
+    return WavefrontPlan(n_items, N, T, blocks, S, K, D, reach, np.dtype(value_dtype))
+
+
+def run(plan: WavefrontPlan, weights: np.ndarray, profits: np.ndarray):
+    """Solve on the device; returns (optimum, (n,) uint8 taken flags in the given item order)."""
+    from gpu import config
+
+    shift = cuda.to_device(np.ascontiguousarray(weights, dtype=np.int64))
+    profit = cuda.to_device(np.ascontiguousarray(profits, dtype=np.int64))
+    ring = cuda.device_array(plan.D * plan.N, dtype=plan.value_dtype)
+    bits = cuda.device_array(max(1, plan.n * plan.nwords), dtype=np.uint32)
+    progress = cuda.to_device(np.zeros(plan.blocks, dtype=np.int32))
+    result = cuda.device_array(1, dtype=np.int64)
+    kernel = wavefront_kernel(plan.value_dtype.name)
+    kernel[plan.blocks, plan.threads, 0, plan.shared_bytes](
+        shift, profit, plan.N, plan.S, plan.K, plan.D, plan.reach, ring, bits, plan.nwords, progress, result)
+    threads = min(config.KNAPSACK_BACKTRACK_THREADS, MAX_BACKTRACK_THREADS)
+    levels = int(math.log2(threads))
+    taken = cuda.device_array(max(1, plan.n), dtype=np.uint8)
+    speculative_backtrack_kernel[1, 1 << levels](shift, bits, plan.nwords, plan.N - 1, levels, taken)
+    return int(result.copy_to_host()[0]), taken.copy_to_host()[: plan.n]
