@@ -10,6 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import rasterio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rasterio.crs import CRS
 from rasterio.transform import Affine
 
@@ -302,3 +304,24 @@ def test_format_geojson_puts_positions_on_one_line_and_leaves_strings_alone():
     assert "[1.5, -2e-07]," in text and "[3.0, 4.0]\n" in text and text.endswith("\n")
     with pytest.raises(ValueError):
         format_geojson({"type": "FeatureCollection", "bad": float("nan")})
+
+
+coordinate = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lines=st.lists(
+        st.tuples(st.lists(st.tuples(coordinate, coordinate), min_size=2, max_size=12), st.text(max_size=20)),
+        min_size=0, max_size=4,
+    )
+)
+def test_round_trip_of_random_features(tmp_path_factory, lines):
+    features = [LineFeature(vertices, name, {"score": float(k)}) for k, (vertices, name) in enumerate(lines)]
+    path = tmp_path_factory.mktemp("rt") / "random.geojson"
+    write_geojson(path, features)
+    back = read_geojson(path)
+    assert [f.name for f in back] == [f.name for f in features]
+    for original, restored in zip(features, back):
+        np.testing.assert_array_equal(restored.vertices_px, original.vertices_px)  # exact: repr round-trips
+        assert restored.properties == original.properties

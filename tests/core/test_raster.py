@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -13,7 +15,7 @@ from rasterio.transform import Affine
 from rasterio.windows import Window
 
 from core.raster import LUMINANCE_WEIGHTS, RasterError, open_raster
-from tests.shared_data import shared_file
+from tests.shared_data import PROJECT_ROOT, shared_file
 
 pytestmark = pytest.mark.filterwarnings("ignore::rasterio.errors.NotGeoreferencedWarning")
 
@@ -327,3 +329,18 @@ def test_argument_errors(tmp_path):
         open_raster(np.zeros(5))
     with pytest.raises(TypeError, match="integers or floats"):
         open_raster(np.zeros((3, 3), bool))
+
+
+def test_arrays_work_without_rasterio():
+    # The GPU machine imports core without rasterio (nor affine): arrays must still open there.
+    code = (
+        "import sys\n"
+        "sys.modules['rasterio'] = sys.modules['affine'] = None  # any import of them fails\n"
+        "import numpy as np\n"
+        "from core.raster import open_raster\n"
+        "r = open_raster(np.arange(12.0).reshape(3, 4))\n"
+        "print(r.read_window(1, 1, 2, 2).tolist(), r.pixel_to_map([1.5], [2.0]), r.map_to_pixel([3.0], [1.0]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[[5.0, 6.0], [9.0, 10.0]] (array([1.5]), array([2.])) (array([3.]), array([1.]))"
