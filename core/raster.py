@@ -348,14 +348,16 @@ class _DatasetReader:
         self.dtype = np.dtype(ds.dtypes[0]) if ds.count else None
         self.crs, self.transform = ds.crs, ds.transform
         self.nodata = ds.nodata
-        self._check_usable()
+        try:
+            self._check_usable()
+        except Exception:
+            self.close()
+            raise
 
     def _check_usable(self):
         if self.width < 1 or self.height < 1 or self.band_count < 1:
-            self.close()
             raise RasterError(f"{self.path} is empty ({self.width} x {self.height} pixels, {self.band_count} bands)")
         if self.dtype.kind not in "uif":
-            self.close()
             raise RasterError(f"{self.path} has pixels of type {self.dtype}; only integer and float images work")
         # A truncated file usually opens but lacks its last blocks: find out now.
         self.read([self.band_count], (self.height - 1, self.height, self.width - 1, self.width), (1, 1))
