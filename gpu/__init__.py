@@ -1,5 +1,40 @@
 """numba.cuda kernels and their host wrappers.
 
-Importing this package never fails: without a usable CUDA GPU the public
-functions are stubs that raise :class:`core.engine.BackendUnavailableError`.
+Importing this package never fails, with or without CUDA: nothing here
+imports numba.cuda at module level.  :func:`solve_prepared` and
+:func:`score_and_solve` load :mod:`gpu.polyline` on first use; without a usable
+CUDA GPU they raise :class:`core.engine.BackendUnavailableError`.
 """
+
+from __future__ import annotations
+
+from core.engine import BackendUnavailableError, gpu_available
+
+__all__ = ["available", "solve_prepared", "score_and_solve", "BackendUnavailableError"]
+
+
+def available() -> bool:
+    """True when numba.cuda can run kernels here (a GPU, or the simulator)."""
+    return gpu_available()
+
+
+def solve_prepared(prepared, method: str):
+    """:func:`gpu.polyline.solve_prepared` (raises BackendUnavailableError without CUDA)."""
+    _require_gpu()
+    from gpu.polyline import solve_prepared as solve
+
+    return solve(prepared, method)
+
+
+def score_and_solve(gradient, guides, settings):
+    """:func:`gpu.polyline.score_and_solve` (raises BackendUnavailableError without CUDA)."""
+    _require_gpu()
+    from gpu.polyline import score_and_solve as run
+
+    return run(gradient, guides, settings)
+
+
+def _require_gpu() -> None:
+    from core.engine import resolve_backend
+
+    resolve_backend("gpu")

@@ -1,11 +1,38 @@
 """Launch configuration of every LineSnap kernel, in one place.
 
-Tests patch these small (under ``NUMBA_ENABLE_CUDASIM=1``) so that launches span
-several blocks and a partial last block.
+The host wrappers read these names at launch time (never at import), so tests
+can patch them small under ``NUMBA_ENABLE_CUDASIM=1`` and make launches span
+several blocks and a partial last block.  The defaults were chosen on an H100
+(see BENCHMARKS.md, section gpu-polyline).
 """
 
 #: Threads per block of one-dimensional elementwise and grid-stride kernels.
 THREADS_PER_BLOCK = 256
+
+#: Largest number of threads per block of any reduction kernel: the size of
+#: the shared-memory arrays of :func:`gpu.kernels_polyline.group_max_argmax`.
+MAX_REDUCE_THREADS = 1024
+
+#: Threads that reduce one pair state (q, r) of the ``mitm`` DP over the
+#: previous point p (Seredin's "one block per state, threads over p").
+MITM_THREADS_PER_STATE = 128
+
+#: Threads per block of the ``mitm`` stage kernel; a block holds
+#: ``MITM_BLOCK_THREADS // threads_per_state`` states (one when they are equal).
+MITM_BLOCK_THREADS = 128
+
+#: Threads per block of the ``window`` stage kernel (one block per column q).
+WINDOW_THREADS = 256
+
+#: log2 of the width of the range-maximum blocks of the ``window`` kernel:
+#: in-block queries use one bit mask per position, so the width is at most 32.
+RMQ_BLOCK_BITS = 5
+
+#: Threads per block of the final max + argmax over the merge states.
+MERGE_THREADS = 256
+
+#: Blocks of the first pass of the final max + argmax (a grid-stride pass).
+MERGE_BLOCKS = 256
 
 # --- Knapsack kernels (gpu/knapsack*.py) ------------------------------------
 

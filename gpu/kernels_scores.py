@@ -1,0 +1,135 @@
+"""CUDA twin of core/scores.py: the link score tables, one thread per link.
+
+For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
+``n_e``, the gradient is sampled bilinearly at ``s_k = P + (k + 0.5) / K (Q - P)``,
+``K = max(2, ceil(l))``, and the score is ``sum_k w(s_k) l / K`` (edge mode:
+``w = |g . n_e|``; ribbon mode: the two edges at ``s +- r n_e`` with a polarity).
+Geometry and sums are float64 as in the CPU module; the tables are float32.
+The gradient window is stored interleaved, ``grad[i, j] = (gx, gy)``, so that
+one bilinear corner is one 8-byte read.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda
+
+#: Mode and polarity codes shared with the host wrapper.
+EDGE, RIBBON = 0, 1
+ANY, BRIGHT, DARK = 0, 1, 2
+
+
+@cuda.jit(device=True)
+def _corner(grad, i, j, nx, ny):
+    """``g[i, j] . n`` for one bilinear corner; 0 outside the window."""
+    if i < 0 or j < 0 or i >= grad.shape[0] or j >= grad.shape[1]:
+        return 0.0
+    return grad[i, j, 0] * nx + grad[i, j, 1] * ny
+
+
+@cuda.jit(device=True)
+def _normal_gradient(grad, col_off, row_off, x, y, nx, ny):
+    """Bilinearly interpolated ``g(x, y) . (nx, ny)``; neighbours outside count 0."""
+    u = x - col_off - 0.5
+    v = y - row_off - 0.5
+    fj = math.floor(u)
+    fi = math.floor(v)
+    fu = u - fj
+    fv = v - fi
+    i0 = int(fi)
+    j0 = int(fj)
+    top = (1.0 - fu) * _corner(grad, i0, j0, nx, ny) + fu * _corner(grad, i0, j0 + 1, nx, ny)
+    bottom = (1.0 - fu) * _corner(grad, i0 + 1, j0, nx, ny) + fu * _corner(grad, i0 + 1, j0 + 1, nx, ny)
+    return (1.0 - fv) * top + fv * bottom
+
+
+@cuda.jit(device=True)
+def _sample_weight(grad, col_off, row_off, sx, sy, nx, ny, mode, radius, polarity):
+    """``w(s)`` of one sample (edge or ribbon with polarity)."""
+    if mode == EDGE:
+        return abs(_normal_gradient(grad, col_off, row_off, sx, sy, nx, ny))
+    g_plus = _normal_gradient(grad, col_off, row_off, sx + radius * nx, sy + radius * ny, nx, ny)
+    g_minus = _normal_gradient(grad, col_off, row_off, sx - radius * nx, sy - radius * ny, nx, ny)
+    if polarity == ANY:
+        return 0.5 * (abs(g_plus) + abs(g_minus))
+    if polarity == BRIGHT:
+        return 0.5 * (max(0.0, -g_plus) + max(0.0, g_minus))
+    return 0.5 * (max(0.0, g_plus) + max(0.0, -g_minus))
+
+
+@cuda.jit(device=True)
+def _link_score(grad, col_off, row_off, px, py, qx, qy, mode, radius, polarity):
+    """Score of the link ``(px, py) -> (qx, qy)`` (float64)."""
+    dx = qx - px
+    dy = qy - py
+    length = math.sqrt(dx * dx + dy * dy)
+    if length == 0.0:
+        return 0.0
+    n_samples = max(2, int(math.ceil(length)))
+    nx = -dy / length
+    ny = dx / length
+    total = 0.0
+    for k in range(n_samples):
+        t = (k + 0.5) / n_samples
+        total += _sample_weight(grad, col_off, row_off, px + t * dx, py + t * dy, nx, ny, mode, radius, polarity)
+    return total * length / n_samples
+
+
+@cuda.jit(cache=True)
+def link_scores(grad, col_off, row_off, points, n0, n1, mode, radius, polarity, first, first_t, links, last):
+    """Score every link of every stage; grid-stride over all of them.
+
+    Parameters
+    ----------
+    grad : (H, W, 2) float32
+        ``(gx, gy)`` of the window; element ``[i, j]`` sits at the pixel centre
+        ``(col_off + j + 0.5, row_off + i + 0.5)``.
+    col_off, row_off : float
+    points : (m + 2, n_max, 2) float64
+        ``(x, y)`` of the points of layer k in ``points[k, :n_k]``.
+    n0, n1 : int
+        Points of the start and end layers.
+    mode, radius, polarity : int, float, int
+        :data:`EDGE` or :data:`RIBBON`, the ribbon half-width (px), :data:`ANY`,
+        :data:`BRIGHT` or :data:`DARK`.
+    first : (n0, d) float32
+        Receives T0; ``first_t`` (d, n0) receives it transposed (the first
+        forward states of the DP).
+    links : (>= m - 1, d, d) float32
+        Receives T1..T(m-1) in ``links[:m - 1]``.
+    last : (d, n1) float32
+        Receives Tm.
+    """
+    m = points.shape[0] - 2
+    d = first.shape[1]
+    n_first = n0 * d
+    n_inner = (m - 1) * d * d
+    total = n_first + n_inner + d * n1
+    for flat in range(cuda.grid(1), total, cuda.gridsize(1)):
+        if flat < n_first:
+            stage = 0
+            i = flat // d
+            j = flat - i * d
+        elif flat < n_first + n_inner:
+            rest = flat - n_first
+            stage = 1 + rest // (d * d)
+            rest -= (stage - 1) * d * d
+            i = rest // d
+            j = rest - i * d
+        else:
+            rest = flat - n_first - n_inner
+            stage = m
+            i = rest // n1
+            j = rest - i * n1
+        score = _link_score(
+            grad, col_off, row_off, points[stage, i, 0], points[stage, i, 1],
+            points[stage + 1, j, 0], points[stage + 1, j, 1], mode, radius, polarity,
+        )
+        if stage == 0:
+            first[i, j] = score
+            first_t[j, i] = score
+        elif stage == m:
+            last[i, j] = score
+        else:
+            links[stage - 1, i, j] = score
