@@ -178,6 +178,8 @@ def _subset_with_sum(weights, total, budget, state):
     """Mask of a subset of ``weights`` whose sum is exactly ``total`` (known reachable)."""
     if total == 0:
         return np.zeros(len(weights), np.bool_)
+    if len(weights) == 1:  # total is reachable, so it is this item's weight
+        return np.ones(1, np.bool_)
     if _g_bytes(total, len(weights), "bitset") <= budget:
         lo, hi = _windows(weights, total, total)
         g = np.zeros(total + 1, _g_dtype(len(weights)))

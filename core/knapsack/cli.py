@@ -1,0 +1,165 @@
+"""``linesnap knapsack``: solve, batch-solve and generate knapsack instances from the shell.
+
+    linesnap knapsack solve FILE [--problem kp1|kp2|subset-sum|mckp] [--backend auto|cpu|gpu] [--json]
+    linesnap knapsack batch FILES... [--backend ...] [--json]
+    linesnap knapsack generate {pisinger,curtis,suri} ... -o FILE
+
+Errors print one line on stderr and exit with status 1 (2 for bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from core.engine import BACKENDS
+
+__all__ = ["main"]
+
+CONVERSIONS = {("kp1", "subset-sum")}  # a KP1 file read as the subset sum of its weights
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block
+        raise _UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="linesnap knapsack", description="Exact knapsack-family solvers (CPU and GPU).")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    solve = sub.add_parser("solve", help="solve every instance of one file")
+    solve.add_argument("file")
+    solve.add_argument("--problem", choices=["kp1", "kp2", "subset-sum", "mckp"], help="default: from the file")
+    solve.add_argument("--backend", choices=BACKENDS, default="auto")
+    solve.add_argument("--memory-budget", type=int, metavar="BYTES", help="default: half the available memory")
+    solve.add_argument("--json", action="store_true", help="print one JSON object")
+    batch = sub.add_parser("batch", help="solve the instances of several files together (KP2 as one batch)")
+    batch.add_argument("files", nargs="+")
+    batch.add_argument("--backend", choices=BACKENDS, default="auto")
+    batch.add_argument("--memory-budget", type=int, metavar="BYTES")
+    batch.add_argument("--json", action="store_true")
+    _add_generate(sub)
+    return parser
+
+
+def _add_generate(sub) -> None:
+    from core.knapsack.generators import CURTIS_KINDS, PISINGER_KINDS, SURI_SETS
+
+    gen = sub.add_parser("generate", help="write a generated instance as LineSnap JSON")
+    family = gen.add_subparsers(dest="family", required=True, parser_class=_Parser)
+    pis = family.add_parser("pisinger", help="Pisinger's KP1 classes")
+    pis.add_argument("--type", choices=PISINGER_KINDS, default="strongly")
+    pis.add_argument("-n", "--items", type=int, default=100)
+    pis.add_argument("--range", type=int, default=1000, help="coefficient range R")
+    pis.add_argument("--instance", type=int, default=1, help="v of the capacity v * sum(w) / (S + 1)")
+    pis.add_argument("--series", type=int, default=100, help="S of the capacity")
+    cur = family.add_parser("curtis", help="Curtis's subset-sum benchmarks")
+    cur.add_argument("--type", choices=CURTIS_KINDS, default="half")
+    cur.add_argument("-n", "--items", type=int, default=1000)
+    suri = family.add_parser("suri", help="Suri et al.'s MCKP sets")
+    suri.add_argument("--set", type=int, choices=sorted(SURI_SETS), default=5)
+    suri.add_argument("--items-per-class", type=int, help="default: 10..1024 at random per class")
+    for parser in (pis, cur, suri):
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("-o", "--output", required=True, help="JSON file to write")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``linesnap knapsack ARGS``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+    except _UsageError as exc:
+        print(f"linesnap knapsack: error: {exc} (see linesnap knapsack -h)", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # -h / --help
+        return int(exc.code or 0)
+    try:
+        if args.command == "generate":
+            return _generate(args)
+        return _solve_files(args)
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+        print(f"linesnap knapsack: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _load(path: str, kind: str | None):
+    """The instances of a file, converted to ``kind`` when asked and possible."""
+    from core.knapsack.io import KnapsackInstance, read_instances
+    from core.knapsack.problems import SubsetSum, problem_kind
+
+    instances = read_instances(path)
+    if kind is None:
+        return instances
+    out = []
+    for inst in instances:
+        have = problem_kind(inst.problem)
+        if have == kind:
+            out.append(inst)
+        elif (have, kind) in CONVERSIONS:
+            out.append(KnapsackInstance(inst.name, SubsetSum(inst.problem.weights, inst.problem.capacity), None))
+        else:
+            raise ValueError(f"{path} holds {have} instances; --problem {kind} does not apply to them")
+    return out
+
+
+def _solve_files(args) -> int:
+    from core.knapsack import solve, solve_many
+
+    files = [args.file] if args.command == "solve" else args.files
+    kind = getattr(args, "problem", None)
+    instances = [(path, inst) for path in files for inst in _load(path, kind)]
+    budget = args.memory_budget
+    start = time.perf_counter()
+    if args.command == "solve":
+        solutions = [solve(inst.problem, args.backend, budget) for _, inst in instances]
+    else:
+        solutions = solve_many([inst.problem for _, inst in instances], args.backend, budget)
+    wall_ms = (time.perf_counter() - start) * 1e3
+    _report(instances, solutions, wall_ms, args.json)
+    return 0
+
+
+def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:
+    from core.knapsack.io import solution_to_dict
+    from core.knapsack.problems import MCKP
+
+    if as_json:
+        rows = [{"file": path, **solution_to_dict(sol, inst)} for (path, inst), sol in zip(instances, solutions)]
+        print(json.dumps({"instances": rows, "count": len(rows), "wall_time_ms": round(wall_ms, 3)}))
+        return
+    for (_, inst), sol in zip(instances, solutions):
+        known = "" if inst.optimum is None else f" (known optimum {inst.optimum})"
+        print(f"{inst.name}: optimum {sol.value}{known}; {sol.time_ms:.1f} ms on {sol.backend} ({sol.method})")
+        what = "item chosen in each class" if isinstance(inst.problem, MCKP) else f"{len(sol.selected)} items chosen"
+        print(f"  {what}: " + " ".join(str(int(i)) for i in sol.selected))
+    if len(solutions) > 1:
+        print(f"{len(solutions)} instances solved in {wall_ms:.1f} ms")
+
+
+def _generate(args) -> int:
+    from core.knapsack import generators
+    from core.knapsack.io import KnapsackInstance, write_json
+
+    if args.family == "pisinger":
+        problem = generators.pisinger(args.type, args.items, args.range, args.instance, args.series, args.seed)
+        name = f"pisinger-{args.type}-n{args.items}-R{args.range}-v{args.instance}-s{args.seed}"
+    elif args.family == "curtis":
+        problem = generators.curtis(args.type, args.items, args.seed)
+        name = f"curtis-{args.type}-n{args.items}-s{args.seed}"
+    else:
+        problem = generators.suri(args.set, args.seed, args.items_per_class)
+        name = f"suri-set{args.set}-s{args.seed}"
+    write_json(args.output, KnapsackInstance(name, problem, None))
+    print(f"wrote {name} to {args.output}")
+    return 0

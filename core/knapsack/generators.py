@@ -1,0 +1,122 @@
+"""Seeded instance generators of the literature (formulas in ../shared/data/knapsack's README).
+
+- :func:`pisinger`: Pisinger's classic KP1 classes (genhard.c): weights
+  ``U[1, R]``; profits uncorrelated ``U[1, R]``, weakly correlated
+  ``w + U[-R/10, R/10]`` (at least 1), strongly correlated ``w + R/10``,
+  inverse strongly correlated (``p = U[1, R]``, ``w = p + R/10``), almost
+  strongly correlated ``w + R/10 + U[-R/500, R/500]``, subset sum ``p = w``;
+  capacity of instance ``v`` of a series of ``S``: ``v * sum(w) // (S + 1)``.
+- :func:`curtis`: Curtis's subset-sum benchmarks Half, P and Uniform (no subset
+  hits their capacity exactly).
+- :func:`suri`: Suri et al.'s MCKP sets 1-5, uncorrelated values and weights
+  ``U[1, 10000]``, 10 to 1024 items per class.
+
+``U[a, b]`` is uniform over the integers ``a..b``; every generator takes a
+``seed`` and gives the same instance for the same arguments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.knapsack.problems import KP1, MCKP, SubsetSum
+
+__all__ = ["CURTIS_KINDS", "PISINGER_KINDS", "SURI_SETS", "curtis", "pisinger", "suri"]
+
+PISINGER_KINDS = ("uncorrelated", "weakly", "strongly", "inverse-strongly", "almost-strongly", "subset-sum")
+CURTIS_KINDS = ("half", "p", "uniform")
+#: (classes, capacity) of Suri et al.'s sets 1..5.
+SURI_SETS = {1: (5, 12665), 2: (10, 15700), 3: (20, 94280), 4: (50, 390500), 5: (100, 303500)}
+SURI_VALUE_RANGE = (1, 10000)
+SURI_CLASS_SIZES = (10, 1024)
+
+
+def _positive_int(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    return int(value)
+
+
+def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1, series: int = 100, seed: int = 0) -> KP1:
+    """One of Pisinger's classic KP1 instances.
+
+    Parameters
+    ----------
+    kind : {"uncorrelated", "weakly", "strongly", "inverse-strongly", "almost-strongly", "subset-sum"}
+    n : int
+        Number of items, >= 1.
+    coefficient_range : int
+        ``R``: weights (and profits) drawn from ``1..R``; >= 10.
+    instance, series : int
+        ``v`` and ``S`` of the capacity ``v * sum(w) // (S + 1)``; ``1 <= v <= S``.
+    seed : int
+    """
+    if kind not in PISINGER_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(PISINGER_KINDS)}; got {kind!r}")
+    n = _positive_int(n, "n")
+    r = _positive_int(coefficient_range, "coefficient_range", 10)
+    series = _positive_int(series, "series")
+    instance = _positive_int(instance, "instance")
+    if instance > series:
+        raise ValueError(f"instance must be in [1, series={series}]; got {instance}")
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, r + 1, n)
+    if kind == "uncorrelated":
+        p = rng.integers(1, r + 1, n)
+    elif kind == "weakly":
+        p = np.maximum(w + rng.integers(-(r // 10), r // 10 + 1, n), 1)
+    elif kind == "strongly":
+        p = w + r // 10
+    elif kind == "inverse-strongly":
+        p = rng.integers(1, r + 1, n)
+        w = p + r // 10
+    elif kind == "almost-strongly":
+        p = w + r // 10 + rng.integers(-(r // 500), r // 500 + 1, n)
+    else:
+        p = w.copy()
+    return KP1(p, w, instance * int(w.sum()) // (series + 1))
+
+
+def curtis(kind: str, n: int, seed: int = 0) -> SubsetSum:
+    """One of Curtis's (2013) subset-sum benchmark instances.
+
+    ``half``: ``w = 10 k``, ``k ~ U[1, 10^5]``, ``c = (sum(w) // 20) * 10 + 5``;
+    ``p``: even ``w ~ U[2, 10^6]``, ``c = n 10^6 // 8``, plus 1 if even;
+    ``uniform``: ``c = 10^6 + 1``, even ``w ~ U[2, c - 1]``.
+    """
+    if kind not in CURTIS_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(CURTIS_KINDS)}; got {kind!r}")
+    n = _positive_int(n, "n")
+    rng = np.random.default_rng(seed)
+    if kind == "half":
+        w = 10 * rng.integers(1, 10**5 + 1, n)
+        return SubsetSum(w, int(w.sum()) // 20 * 10 + 5)
+    w = 2 * rng.integers(1, 5 * 10**5 + 1, n)
+    if kind == "p":
+        c = n * 10**6 // 8
+        return SubsetSum(w, c + 1 if c % 2 == 0 else c)
+    return SubsetSum(w, 10**6 + 1)
+
+
+def suri(set_number: int, seed: int = 0, items_per_class: int | None = None) -> MCKP:
+    """One instance of Suri et al.'s MCKP set ``set_number`` (1..5).
+
+    Parameters
+    ----------
+    set_number : int
+        Selects (classes, capacity) from :data:`SURI_SETS`.
+    seed : int
+    items_per_class : int, optional
+        Items in every class; default a uniform draw from 10..1024 per class.
+    """
+    if set_number not in SURI_SETS:
+        raise ValueError(f"set_number must be one of {sorted(SURI_SETS)}; got {set_number!r}")
+    m, capacity = SURI_SETS[set_number]
+    rng = np.random.default_rng(seed)
+    if items_per_class is None:
+        sizes = rng.integers(SURI_CLASS_SIZES[0], SURI_CLASS_SIZES[1] + 1, m)
+    else:
+        sizes = np.full(m, _positive_int(items_per_class, "items_per_class"))
+    low, high = SURI_VALUE_RANGE
+    classes = [(rng.integers(low, high + 1, k), rng.integers(low, high + 1, k)) for k in sizes]
+    return MCKP(classes, capacity)

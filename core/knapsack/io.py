@@ -1,0 +1,339 @@
+"""Knapsack instance files: the benchmark formats of the literature and LineSnap's JSON.
+
+Readers (each returns a list of :class:`KnapsackInstance`):
+
+- Pisinger's large-scale ``knapPI_*`` files (KP1): ``n``, ``c``, then ``p w``
+  per item, then (optionally) the optimal 0/1 vector; the ``.opt`` file beside
+  one holds its optimum.
+- Pisinger's ``*.csv`` files (KP1), blocks of ``name``, ``n N``, ``c C``,
+  ``z OPT``, ``time T``, ``i,p,w,x`` per item and ``-----`` (the first block's
+  name lacks its leading "k"; it is restored).
+- 2DPackLib ``.ins2D`` files (KP2 as Lemos et al. use the MSB set): ``m``,
+  ``W H``, then ``id w h demand b p`` per item type; one object per unit of
+  demand with weights ``(h, w)``, capacities ``(H, W)`` and profit ``w * h``.
+- 2DPackLib class-A lines (``class_a.txt``; KP2): ``name;n;W;H;w,h[,demand];...``
+  with one object per item type, weights ``(w, h)``, capacities ``(W, H)``,
+  profit ``w * h``.
+- LineSnap's JSON (every problem), which :func:`write_json` writes.
+
+Malformed files raise :class:`KnapsackFormatError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, problem_kind
+
+__all__ = [
+    "FORMAT_NAME",
+    "KnapsackFormatError",
+    "KnapsackInstance",
+    "instance_from_dict",
+    "instance_to_dict",
+    "read_class_a",
+    "read_ins2d",
+    "read_instances",
+    "read_json",
+    "read_pisinger",
+    "read_pisinger_csv",
+    "solution_to_dict",
+    "write_json",
+]
+
+FORMAT_NAME = "linesnap-knapsack"
+FORMAT_VERSION = 1
+
+
+class KnapsackFormatError(ValueError):
+    """An instance file that cannot be read: missing, malformed or of an unknown format."""
+
+
+@dataclass(frozen=True)
+class KnapsackInstance:
+    """A named problem with its known optimum (None when the file carries none)."""
+
+    name: str
+    problem: object
+    optimum: int | None = None
+
+
+class _Lines:
+    """Numbered lines of a text file, for error messages that name file and line."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
+
+    def error(self, number: int, message: str) -> KnapsackFormatError:
+        return KnapsackFormatError(f"{self.path}:{number}: {message}")
+
+    def ints(self, number: int, count: int | None = None, sep: str | None = None) -> list[int]:
+        """The integers of line ``number`` (1-based)."""
+        if number > len(self.lines):
+            raise self.error(number, "unexpected end of file")
+        fields = self.lines[number - 1].strip().split(sep)
+        try:
+            values = [int(f) for f in fields if f.strip()]
+        except ValueError:
+            raise self.error(number, f"expected integers, got {self.lines[number - 1].strip()!r}") from None
+        if count is not None and len(values) != count:
+            raise self.error(number, f"expected {count} integers, got {len(values)}")
+        return values
+
+
+def _build(lines: _Lines, number: int, make):
+    """Construct a problem, turning its validation error into one that names the line."""
+    try:
+        return make()
+    except ValueError as exc:
+        raise lines.error(number, str(exc)) from None
+
+
+def read_pisinger(path) -> list[KnapsackInstance]:
+    """A large-scale ``knapPI_*`` file (one KP1), with the optimum of its ``.opt`` file if present."""
+    path = Path(path)
+    lines = _Lines(path)
+    (n,) = lines.ints(1, 1)
+    (capacity,) = lines.ints(2, 1)
+    items = np.array([lines.ints(3 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
+    problem = _build(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity))
+    optimum = None
+    opt_path = path.with_name(path.name + ".opt")
+    if opt_path.exists():
+        opt_lines = _Lines(opt_path)
+        (optimum,) = opt_lines.ints(1, 1)
+    return [KnapsackInstance(path.name, problem, optimum)]
+
+
+def read_pisinger_csv(path) -> list[KnapsackInstance]:
+    """A Pisinger ``*.csv`` file: one KP1 per block, with its optimum ``z``."""
+    lines = _Lines(Path(path))
+    out, number = [], 1
+    while number <= len(lines.lines):
+        if not lines.lines[number - 1].strip():
+            number += 1
+            continue
+        instance, number = _csv_block(lines, number)
+        out.append(instance)
+    if not out:
+        raise lines.error(1, "no instance blocks")
+    return out
+
+
+def _csv_block(lines: _Lines, start: int):
+    name = lines.lines[start - 1].strip()
+    if name.startswith("napPI"):  # the files' first block lost its "k"
+        name = "k" + name
+    header = {}
+    for offset, key in enumerate(("n", "c", "z", "time"), start=1):
+        fields = lines.lines[start + offset - 1].split() if start + offset <= len(lines.lines) else []
+        if len(fields) != 2 or fields[0] != key:
+            raise lines.error(start + offset, f"expected '{key} <value>' in block {name!r}")
+        header[key] = fields[1]
+    try:
+        n, capacity, optimum = int(header["n"]), int(header["c"]), int(header["z"])
+    except ValueError:
+        raise lines.error(start + 1, f"n, c and z must be integers in block {name!r}") from None
+    first = start + 5
+    rows = np.array([lines.ints(first + k, 4, sep=",") for k in range(n)], dtype=np.int64).reshape(n, 4)
+    end = first + n
+    if end > len(lines.lines) or lines.lines[end - 1].strip() != "-----":
+        raise lines.error(end, f"expected '-----' after the {n} items of block {name!r}")
+    problem = _build(lines, start, lambda: KP1(rows[:, 1], rows[:, 2], capacity))
+    return KnapsackInstance(name, problem, optimum), end + 1
+
+
+def read_ins2d(path) -> list[KnapsackInstance]:
+    """A 2DPackLib ``.ins2D`` file as a KP2 (capacities H, W; weights h, w; profit w * h)."""
+    path = Path(path)
+    lines = _Lines(path)
+    (m,) = lines.ints(1, 1)
+    width, height = lines.ints(2, 2)
+    rows = np.array([lines.ints(3 + k, 6) for k in range(m)], dtype=np.int64).reshape(m, 6)
+    demand = rows[:, 3]
+    if np.any(demand < 1):
+        raise lines.error(3 + int(np.argmax(demand < 1)), "demand must be at least 1")
+    w, h = np.repeat(rows[:, 1], demand), np.repeat(rows[:, 2], demand)
+    problem = _build(lines, 1, lambda: KP2(w * h, h, w, height, width))
+    return [KnapsackInstance(path.stem, problem, None)]
+
+
+def read_class_a(path) -> list[KnapsackInstance]:
+    """2DPackLib class-A lines as KP2 instances (one object per item type)."""
+    lines = _Lines(Path(path))
+    out = []
+    for number, line in enumerate(lines.lines, start=1):
+        if line.strip():
+            out.append(_class_a_line(lines, number, line.strip()))
+    if not out:
+        raise lines.error(1, "no instances")
+    return out
+
+
+def _class_a_line(lines: _Lines, number: int, line: str) -> KnapsackInstance:
+    fields = line.split(";")
+    if len(fields) < 5:
+        raise lines.error(number, "expected 'name;n;W;H;w,h[,demand];...'")
+    try:
+        n, width, height = int(fields[1]), int(fields[2]), int(fields[3])
+        types = [[int(v) for v in item.split(",")] for item in fields[4:]]
+    except ValueError:
+        raise lines.error(number, "expected integers after the name") from None
+    if len(types) != n or any(len(t) not in (2, 3) for t in types):
+        raise lines.error(number, f"expected {n} item types 'w,h' or 'w,h,demand'")
+    w = np.array([t[0] for t in types], np.int64)
+    h = np.array([t[1] for t in types], np.int64)
+    problem = _build(lines, number, lambda: KP2(w * h, w, h, width, height))
+    return KnapsackInstance(fields[0], problem, None)
+
+
+def instance_to_dict(instance) -> dict:
+    """LineSnap's JSON object of a :class:`KnapsackInstance` (or a bare problem)."""
+    if not isinstance(instance, KnapsackInstance):
+        instance = KnapsackInstance("", instance, None)
+    problem, kind = instance.problem, problem_kind(instance.problem)
+    out = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "problem": kind, "name": instance.name}
+    if kind == "kp1":
+        out.update(profits=problem.profits.tolist(), weights=problem.weights.tolist(), capacity=problem.capacity)
+    elif kind == "kp2":
+        out.update(
+            profits=problem.profits.tolist(),
+            weights1=problem.weights1.tolist(),
+            weights2=problem.weights2.tolist(),
+            capacity1=problem.capacity1,
+            capacity2=problem.capacity2,
+        )
+    elif kind == "subset-sum":
+        out.update(weights=problem.weights.tolist(), capacity=problem.capacity)
+    else:
+        out.update(
+            classes=[{"profits": p.tolist(), "weights": w.tolist()} for p, w in problem.classes],
+            capacity=problem.capacity,
+        )
+    if instance.optimum is not None:
+        out["optimum"] = int(instance.optimum)
+    return out
+
+
+_FIELDS = {
+    "kp1": (KP1, ("profits", "weights", "capacity")),
+    "kp2": (KP2, ("profits", "weights1", "weights2", "capacity1", "capacity2")),
+    "subset-sum": (SubsetSum, ("weights", "capacity")),
+    "mckp": (MCKP, ("classes", "capacity")),
+}
+
+
+def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
+    """The :class:`KnapsackInstance` of one JSON object; KnapsackFormatError when malformed."""
+    if not isinstance(data, dict):
+        raise KnapsackFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    kind = data.get("problem")
+    if kind not in _FIELDS:
+        raise KnapsackFormatError(f"{where}: 'problem' must be one of {', '.join(_FIELDS)}; got {kind!r}")
+    cls, fields = _FIELDS[kind]
+    missing = [f for f in fields if f not in data]
+    if missing:
+        raise KnapsackFormatError(f"{where}: a {kind} needs the fields {', '.join(missing)}")
+    values = {f: data[f] for f in fields}
+    if kind == "mckp":
+        try:
+            values["classes"] = [(c["profits"], c["weights"]) for c in data["classes"]]
+        except (TypeError, KeyError):
+            raise KnapsackFormatError(f"{where}: 'classes' must be a list of {{profits, weights}} objects") from None
+    try:
+        problem = cls(**values)
+    except ValueError as exc:
+        raise KnapsackFormatError(f"{where}: {exc}") from None
+    optimum = data.get("optimum")
+    if optimum is not None and (isinstance(optimum, bool) or not isinstance(optimum, int)):
+        raise KnapsackFormatError(f"{where}: 'optimum' must be an integer; got {optimum!r}")
+    return KnapsackInstance(str(data.get("name", "")), problem, optimum)
+
+
+def read_json(path) -> list[KnapsackInstance]:
+    """LineSnap's JSON: one instance object, or ``{"instances": [...]}``."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise KnapsackFormatError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if isinstance(data, dict) and "instances" in data:
+        items = data["instances"]
+        if not isinstance(items, list) or not items:
+            raise KnapsackFormatError(f"{path}: 'instances' must be a non-empty list")
+        out = [instance_from_dict(item, f"{path}: instance {k}") for k, item in enumerate(items)]
+    else:
+        out = [instance_from_dict(data, str(path))]
+    return [i if i.name else KnapsackInstance(f"{path.stem}-{k}" if len(out) > 1 else path.stem, i.problem, i.optimum)
+            for k, i in enumerate(out)]
+
+
+def write_json(path, instances) -> None:
+    """Write one instance (or problem), or a list of them, as LineSnap's JSON (atomically)."""
+    path = Path(path)
+    if isinstance(instances, (list, tuple)):
+        data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "instances": [instance_to_dict(i) for i in instances]}
+    else:
+        data = instance_to_dict(instances)
+    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def solution_to_dict(solution, instance: KnapsackInstance | None = None) -> dict:
+    """A JSON-ready description of a :class:`KnapsackSolution` (and of its instance)."""
+    out = {
+        "value": int(solution.value),
+        "selected": [int(i) for i in solution.selected],
+        "backend": solution.backend,
+        "method": solution.method,
+        "time_ms": round(float(solution.time_ms), 3),
+    }
+    if instance is not None:
+        out = {"name": instance.name, "problem": problem_kind(instance.problem), **out}
+        if instance.optimum is not None:
+            out["known_optimum"] = int(instance.optimum)
+    return out
+
+
+def read_instances(path) -> list[KnapsackInstance]:
+    """Every instance of a file, its format told by the extension or, failing that, the content.
+
+    Raises
+    ------
+    KnapsackFormatError
+        For a missing, unreadable or malformed file, or one of no known format.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise KnapsackFormatError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    readers = {".json": read_json, ".ins2d": read_ins2d, ".csv": read_pisinger_csv}
+    if suffix in readers:
+        return readers[suffix](path)
+    first = next((line.strip() for line in _Lines(path).lines if line.strip()), "")
+    if first.startswith("{"):
+        return read_json(path)
+    if ";" in first:
+        return read_class_a(path)
+    if first.isdigit():
+        return read_pisinger(path)
+    raise KnapsackFormatError(f"{path}: unknown instance format (expected knapPI, .csv, .ins2D, class-A lines or JSON)")
