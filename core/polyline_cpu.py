@@ -102,9 +102,36 @@ def _window_column(col, lo_q, hi_q, table_q, out_q, suffix):
         out_q[r] = table_q[r] + max(suffix[low], above) if low <= high else -np.inf
 
 
+@njit(cache=True, nogil=True)
+def _range_max(col, low, high):
+    """``max(col[low : high + 1])`` (-inf when empty), four independent running maxima."""
+    a0 = a1 = a2 = a3 = -np.inf
+    p = low
+    while p + 3 <= high:
+        a0, a1 = max(a0, col[p]), max(a1, col[p + 1])
+        a2, a3 = max(a2, col[p + 2]), max(a3, col[p + 3])
+        p += 4
+    for rest in range(p, high + 1):
+        a0 = max(a0, col[rest])
+    return max(max(a0, a1), max(a2, a3))
+
+
+@njit(cache=True, nogil=True)
+def _direct_column(col, lo_q, hi_q, table_q, out_q):
+    """What :func:`_window_column` computes, one range at a time: faster for a few r (the end layer)."""
+    for r in range(out_q.shape[0]):
+        low, high = lo_q[r], hi_q[r]
+        out_q[r] = table_q[r] + _range_max(col, low, high) if low <= high else -np.inf
+
+
+#: Up to this many r per column (the end layer), separate range maxima beat the
+#: sliding window.
+_DIRECT_MAX_NEXT = 16
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _window_stage(values, table, lo, hi, out):
-    """One stage by sliding-window maxima.
+def _window_stage(values, table, lo, hi, out, direct):
+    """One stage by sliding-window maxima (or by separate range maxima when ``direct``).
 
     values : (n_prev, d) float64, Fk
     table : (d, n_next) float32, Tk
@@ -118,7 +145,10 @@ def _window_stage(values, table, lo, hi, out):
         suffix = np.empty(n_prev)
         for i in range(_load_tile(values, q0, tile)):
             q = q0 + i
-            _window_column(tile[i], lo[q], hi[q], table[q], out[q], suffix)
+            if direct:
+                _direct_column(tile[i], lo[q], hi[q], table[q], out[q])
+            else:
+                _window_column(tile[i], lo[q], hi[q], table[q], out[q], suffix)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -261,7 +291,9 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
         values[0][:] = prepared.first
         for k in range(1, m + 1):
             _use_threads_for(values[k].size + values[k - 1].size, threads)
-            _window_stage(values[k - 1], prepared.table(k), *prepared.ranges[k - 1], values[k])
+            table = prepared.table(k)
+            direct = table.shape[1] <= _DIRECT_MAX_NEXT
+            _window_stage(values[k - 1], table, *prepared.ranges[k - 1], values[k], direct)
         t1 = _record(timings_ms, "dp", t0)
         path = _window_path(prepared, values)
     _record(timings_ms, "backtrack", t1)

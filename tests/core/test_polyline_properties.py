@@ -10,6 +10,7 @@ small problems also against a plain-Python enumeration written here.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from core import polyline_cpu
 from core.polyline import METHODS, NoFeasiblePolylineError, PolylineProblem, solve
 
 SLACK_RAD = 1e-9
@@ -100,11 +102,28 @@ def python_optimum(problem):
     return max(scores, default=None)
 
 
+@contextlib.contextmanager
+def sliding_window_everywhere():
+    """Make ``window`` use the sliding window even for layers of a few points."""
+    saved = polyline_cpu._DIRECT_MAX_NEXT
+    polyline_cpu._DIRECT_MAX_NEXT = -1
+    try:
+        yield
+    finally:
+        polyline_cpu._DIRECT_MAX_NEXT = saved
+
+
 def outcome(problem, method):
     try:
+        if method == "window (sliding only)":
+            with sliding_window_everywhere():
+                return solve(problem, method="window", backend="cpu")
         return solve(problem, method=method, backend="cpu")
     except NoFeasiblePolylineError:
         return None
+
+
+ALL_WAYS = (*METHODS, "window (sliding only)")
 
 
 def close(a, b):
@@ -114,7 +133,7 @@ def close(a, b):
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(problem=problems())
 def test_solvers_agree_and_return_feasible_optimal_polylines(problem):
-    solutions = {method: outcome(problem, method) for method in METHODS}
+    solutions = {method: outcome(problem, method) for method in ALL_WAYS}
     if solutions["brute"] is None:
         event("infeasible")
         assert all(sol is None for sol in solutions.values()), solutions
@@ -152,6 +171,31 @@ def test_problems_that_cannot_turn_back_to_the_axis_are_infeasible_everywhere(of
     scores = np.array(scores, dtype=np.float32)
     problem = PolylineProblem(scores[:d], scores[2 * d:].reshape(m - 1, d, d), scores[d:2 * d],
                               np.array(offsets), 1.0, max_turn_deg)
-    for method in METHODS:
-        with pytest.raises(NoFeasiblePolylineError):
-            solve(problem, method=method, backend="cpu")
+    for method in ALL_WAYS:
+        assert outcome(problem, method) is None, method
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    d=st.integers(8, 48),
+    m=st.integers(1, 4),
+    n_end=st.sampled_from([1, 1, 3, 20]),
+    max_turn_deg=st.integers(1, 180).map(float) | st.floats(0.5, 180),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_window_and_mitm_agree_on_larger_problems(d, m, n_end, max_turn_deg, seed):
+    # Too big for brute; mitm checks every candidate, window slides (both ways).
+    rng = np.random.default_rng(seed)
+    offsets = np.sort(rng.choice(np.linspace(-8, 8, 2 * d), size=d))  # non-uniform, repeats possible
+    end_offsets = np.sort(rng.uniform(-8, 8, n_end))
+    scores = (rng.integers(0, 3, size=(m - 1, d, d)) if seed % 2 else rng.random((m - 1, d, d))).astype(np.float32)
+    problem = PolylineProblem(rng.random(d, dtype=np.float32), scores, rng.random((d, n_end), dtype=np.float32),
+                              offsets, float(rng.uniform(0.5, 6)), max_turn_deg, end_offsets=end_offsets)
+    solutions = {way: outcome(problem, way) for way in ("mitm", "window", "window (sliding only)")}
+    if solutions["mitm"] is None:
+        assert all(sol is None for sol in solutions.values())
+        return
+    for way, sol in solutions.items():
+        path = [sol.start_index, *sol.indices.tolist(), sol.end_index]
+        assert is_feasible(problem, path), way
+        assert close(sol.score, solutions["mitm"].score), (way, sol.score, solutions["mitm"].score)
