@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -374,6 +375,28 @@ def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: 
     return total + float(prepared.last[path[m], path[m + 1]])
 
 
+def _solve_on_gpu(prepared: PreparedProblem, method: str):
+    """(start, indices, end) from gpu.polyline, or None (with a warning) when the GPU lacks memory."""
+    from gpu.polyline import solve_prepared as solve_on_gpu
+
+    try:
+        return solve_on_gpu(prepared, method)
+    except MemoryError as exc:  # gpu.polyline.GpuMemoryError: the CPU solves it, never a crash
+        warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=4)
+        return None
+
+
+def _solve_on_cpu(prepared: PreparedProblem, method: str, timings_ms: dict | None):
+    if method == "brute":
+        from core.polyline_reference import solve_brute
+
+        return solve_brute(prepared)
+    from core import polyline_cpu
+
+    solver = polyline_cpu.solve_window if method == "window" else polyline_cpu.solve_mitm
+    return solver(prepared, timings_ms)
+
+
 def solve_prepared(
     prepared: PreparedProblem, method: str = "window", backend: str = "auto", timings_ms: dict | None = None
 ) -> PolylineSolution:
@@ -391,10 +414,14 @@ def solve_prepared(
     Returns
     -------
     PolylineSolution
-        ``score`` is :func:`path_score` of the returned path.
+        ``score`` is :func:`path_score` of the returned path; ``backend`` is
+        "cpu" when the GPU ran out of memory and the CPU solved it instead
+        (with a RuntimeWarning).
     """
     from core.engine import BACKENDS, resolve_backend
 
+    if not isinstance(prepared, PreparedProblem):
+        raise TypeError(f"prepared must be a PreparedProblem (core.polyline.prepare); got {type(prepared).__name__}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     if backend not in BACKENDS:
@@ -402,27 +429,11 @@ def solve_prepared(
     if method == "brute" and backend == "gpu":
         raise ValueError("method 'brute' runs on the CPU only; use backend 'cpu' or 'auto'")
     ran = "cpu" if method == "brute" else resolve_backend(backend)
-    if ran == "gpu":
-        from gpu.polyline import solve_prepared as solve_on_gpu
-
-        try:
-            start, indices, end = solve_on_gpu(prepared, method)
-        except MemoryError as exc:  # gpu.polyline.GpuMemoryError: the CPU solves it, never a crash
-            import warnings
-
-            warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=2)
-            ran = "cpu"
-    if ran == "gpu":
-        pass
-    elif method == "brute":
-        from core.polyline_reference import solve_brute
-
-        start, indices, end = solve_brute(prepared)
-    else:
-        from core import polyline_cpu
-
-        solver = polyline_cpu.solve_window if method == "window" else polyline_cpu.solve_mitm
-        start, indices, end = solver(prepared, timings_ms)
+    path = _solve_on_gpu(prepared, method) if ran == "gpu" else None
+    if path is None:  # the CPU, also when the GPU ran out of memory
+        ran = "cpu"
+        path = _solve_on_cpu(prepared, method, timings_ms)
+    start, indices, end = path
     indices = np.asarray(indices, dtype=np.int64)
     score = path_score(prepared, int(start), indices, int(end))
     return PolylineSolution(score, indices, int(start), int(end), method, ran)

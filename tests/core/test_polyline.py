@@ -271,3 +271,51 @@ def test_concurrent_solves_from_threads_agree():
         thread.join()
     assert not errors
     assert results == pytest.approx([expected] * 6)
+
+
+class FakeGpuPolyline:
+    """A stand-in for gpu.polyline: returns a fixed path or runs out of memory."""
+
+    def __init__(self, path=None):
+        self.path, self.calls = path, []
+
+    def solve_prepared(self, prepared, method):
+        self.calls.append(method)
+        if self.path is None:
+            raise MemoryError("the problem needs 9000 MiB of GPU memory; 10 MiB are free")
+        return self.path
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    import sys
+
+    import core.engine
+
+    def install(path=None):
+        fake = FakeGpuPolyline(path)
+        monkeypatch.setitem(sys.modules, "gpu.polyline", fake)
+        monkeypatch.setattr(core.engine, "resolve_backend", lambda backend: "gpu")
+        return fake
+
+    return install
+
+
+def test_gpu_backend_delegates_to_gpu_polyline_and_recomputes_the_score(fake_gpu):
+    fake = fake_gpu((0, np.array([1, 1]), 0))
+    sol = solve(zigzag_problem(180.0), method="mitm", backend="gpu")
+    assert fake.calls == ["mitm"]
+    assert (sol.backend, sol.method, sol.indices.tolist(), sol.score) == ("gpu", "mitm", [1, 1], 2.0)
+
+
+def test_gpu_out_of_memory_falls_back_to_the_cpu_with_a_warning(fake_gpu):
+    fake = fake_gpu(None)
+    with pytest.warns(RuntimeWarning, match="GPU memory.*CPU"):
+        sol = solve(zigzag_problem(180.0), method="window", backend="auto")
+    assert fake.calls == ["window"]
+    assert (sol.backend, sol.indices.tolist(), sol.score) == ("cpu", [0, 2], 10.0)
+
+
+def test_solve_prepared_wants_a_prepared_problem():
+    with pytest.raises(TypeError, match="PreparedProblem"):
+        solve_prepared(zigzag_problem(180.0), "window", "cpu")
