@@ -22,12 +22,13 @@ feasible index ranges of every inner layer, and every backend consumes it.
 
 from __future__ import annotations
 
-import numbers
 import os
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from core import polyline_validation as validation
 
 __all__ = [
     "NoFeasiblePolylineError",
@@ -198,82 +199,6 @@ def infeasible_error(prepared: PreparedProblem) -> NoFeasiblePolylineError:
     )
 
 
-def _real_array(value, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{name} must be a numeric array: {exc}") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
-    return arr
-
-
-def _real_number(value, name: str) -> float:
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value}")
-    return value
-
-
-def _offsets(value, name: str) -> np.ndarray:
-    arr = _real_array(value, name)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array; got shape {arr.shape}")
-    arr = np.array(arr, dtype=np.float64)  # a private copy: offsets are small
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite")
-    if np.any(np.diff(arr) < 0):
-        raise ValueError(f"{name} must be ascending (non-decreasing)")
-    return arr
-
-
-def _shaped_scores(value, name: str, shapes: list[tuple[int, ...]], shape_text: str) -> np.ndarray:
-    arr = _real_array(value, name)
-    if arr.shape not in shapes:
-        raise ValueError(f"{name} must have shape {shape_text}; got {arr.shape}")
-    return arr
-
-
-def _score_arrays(problem: PolylineProblem, n0: int, d: int, n1: int):
-    """The three score arrays as given, shapes checked (nothing converted yet)."""
-    links = _real_array(problem.link_scores, "link_scores")
-    if links.ndim != 3 or links.shape[1:] != (d, d):
-        raise ValueError(
-            f"link_scores must have shape (m - 1, d, d) with d = {d} (len(offsets)), "
-            f"(0, {d}, {d}) when m = 1; got {links.shape}"
-        )
-    first = _shaped_scores(
-        problem.start_scores, "start_scores", [(n0, d)] + ([(d,)] if n0 == 1 else []),
-        f"(n0, d) = ({n0}, {d})" + (f" or (d,) = ({d},)" if n0 == 1 else " (n0 = len(start_offsets))"),
-    )
-    last = _shaped_scores(
-        problem.end_scores, "end_scores", [(d, n1)] + ([(d,)] if n1 == 1 else []),
-        f"(d, n1) = ({d}, {n1})" + (f" or (d,) = ({d},)" if n1 == 1 else " (n1 = len(end_offsets))"),
-    )
-    return first, links, last
-
-
-def _float32_table(arr: np.ndarray, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """C-contiguous float32 (the input itself when it already is one), finite."""
-    with np.errstate(over="ignore"):
-        table = np.ascontiguousarray(arr, dtype=np.float32).reshape(shape)
-    if not np.isfinite(table).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf, within the float32 range)")
-    return table
-
-
-def _preparation_bytes(arrays, d: int, n1: int, m: int) -> int:
-    """Memory that prepare allocates: float32 copies, the finiteness mask, the ranges."""
-    copies = sum(4 * a.size for a in arrays if a.dtype != np.float32 or not a.flags.c_contiguous)
-    mask = max(a.size for a in arrays)
-    ranges = 16 * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0))
-    return copies + mask + ranges
-
-
 def _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m):
     # Imported here: core.turns imports this module (TURN_SLACK_RAD) and numba,
     # and ``import core.polyline`` should stay cheap.
@@ -314,32 +239,27 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
     """
     if not isinstance(problem, PolylineProblem):
         raise TypeError(f"problem must be a PolylineProblem; got {type(problem).__name__}")
-    offsets = _offsets(problem.offsets, "offsets")
-    start_offsets = _offsets([0.0] if problem.start_offsets is None else problem.start_offsets, "start_offsets")
-    end_offsets = _offsets([0.0] if problem.end_offsets is None else problem.end_offsets, "end_offsets")
-    spacing = _real_number(problem.spacing, "spacing")
+    offsets = validation.offsets(problem.offsets, "offsets")
+    on_axis = [0.0]  # a fixed endpoint
+    start_offsets = problem.start_offsets if problem.start_offsets is not None else on_axis
+    end_offsets = problem.end_offsets if problem.end_offsets is not None else on_axis
+    start_offsets = validation.offsets(start_offsets, "start_offsets")
+    end_offsets = validation.offsets(end_offsets, "end_offsets")
+    spacing = validation.real_number(problem.spacing, "spacing")
     if spacing <= 0:
         raise ValueError(f"spacing must be > 0 px; got {spacing}")
-    max_turn_deg = _real_number(problem.max_turn_deg, "max_turn_deg")
+    max_turn_deg = validation.real_number(problem.max_turn_deg, "max_turn_deg")
     if not 0 < max_turn_deg <= 180:
         raise ValueError(f"max_turn_deg must be in (0, 180] degrees; got {max_turn_deg}")
     d, n0, n1 = offsets.size, start_offsets.size, end_offsets.size
-    arrays = _score_arrays(problem, n0, d, n1)
+    arrays = validation.score_arrays(problem, n0, d, n1)
     m = arrays[1].shape[0] + 1
-    check_memory(_preparation_bytes(arrays, d, n1, m), "preparing the problem (float32 tables, turn ranges)")
-    first = _float32_table(arrays[0], "start_scores", (n0, d))
-    links = _float32_table(arrays[1], "link_scores", arrays[1].shape)
-    last = _float32_table(arrays[2], "end_scores", (d, n1))
+    check_memory(validation.preparation_bytes(arrays, d, n1, m), "preparing the problem (tables, turn ranges)")
+    first = validation.float32_table(arrays[0], "start_scores", (n0, d))
+    links = validation.float32_table(arrays[1], "link_scores", arrays[1].shape)
+    last = validation.float32_table(arrays[2], "end_scores", (d, n1))
     ranges = _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m)
     return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg, ranges)
-
-
-def _index(value, size: int, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {value!r}")
-    if not 0 <= value < size:
-        raise ValueError(f"{name} must be in [0, {size - 1}]; got {value}")
-    return int(value)
 
 
 def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: int) -> float:
@@ -363,12 +283,12 @@ def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: 
     """
     m, d = prepared.n_guides, prepared.n_points
     indices = np.asarray(indices)
-    if indices.shape != (m,) or (m and indices.dtype.kind not in "iu"):
+    if indices.shape != (m,) or indices.dtype.kind not in "iu":
         raise ValueError(f"indices must be an (m,) = ({m},) integer array; got {indices.dtype} {indices.shape}")
     if indices.min() < 0 or indices.max() >= d:
         raise ValueError(f"indices must lie in [0, {d - 1}]")
-    path = [_index(start_index, prepared.first.shape[0], "start_index"), *indices.tolist(),
-            _index(end_index, prepared.last.shape[1], "end_index")]
+    path = [validation.index(start_index, prepared.first.shape[0], "start_index"), *indices.tolist(),
+            validation.index(end_index, prepared.last.shape[1], "end_index")]
     total = float(prepared.first[path[0], path[1]])
     for t in range(1, m):
         total += float(prepared.links[t - 1, path[t], path[t + 1]])

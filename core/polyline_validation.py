@@ -1,0 +1,100 @@
+"""Input checks of :func:`core.polyline.prepare` and :func:`core.polyline.path_score`.
+
+Each function checks one argument and raises TypeError or ValueError with a
+message that names it and the allowed values; arrays are never modified.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def real_array(value, name: str) -> np.ndarray:
+    """``value`` as an ndarray of booleans, integers or floats (not copied)."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} must be a numeric array: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    return arr
+
+
+def real_number(value, name: str) -> float:
+    """A finite real scalar (Python or numpy) as a float."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    return value
+
+
+def offsets(value, name: str) -> np.ndarray:
+    """A private float64 copy of a non-empty, finite, non-decreasing 1-D array."""
+    arr = real_array(value, name)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array; got shape {arr.shape}")
+    arr = np.array(arr, dtype=np.float64)  # a private copy: offsets are small
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    if np.any(np.diff(arr) < 0):
+        raise ValueError(f"{name} must be ascending (non-decreasing)")
+    return arr
+
+
+def shaped_scores(value, name: str, shapes: list[tuple[int, ...]], shape_text: str) -> np.ndarray:
+    """A real array whose shape is one of ``shapes`` (described by ``shape_text``)."""
+    arr = real_array(value, name)
+    if arr.shape not in shapes:
+        raise ValueError(f"{name} must have shape {shape_text}; got {arr.shape}")
+    return arr
+
+
+def score_arrays(problem, n0: int, d: int, n1: int):
+    """The three score arrays as given, shapes checked (nothing converted yet)."""
+    links = real_array(problem.link_scores, "link_scores")
+    if links.ndim != 3 or links.shape[1:] != (d, d):
+        raise ValueError(
+            f"link_scores must have shape (m - 1, d, d) with d = {d} (len(offsets)), "
+            f"(0, {d}, {d}) when m = 1; got {links.shape}"
+        )
+    first = shaped_scores(
+        problem.start_scores, "start_scores", [(n0, d)] + ([(d,)] if n0 == 1 else []),
+        f"(n0, d) = ({n0}, {d})" + (f" or (d,) = ({d},)" if n0 == 1 else " (n0 = len(start_offsets))"),
+    )
+    last = shaped_scores(
+        problem.end_scores, "end_scores", [(d, n1)] + ([(d,)] if n1 == 1 else []),
+        f"(d, n1) = ({d}, {n1})" + (f" or (d,) = ({d},)" if n1 == 1 else " (n1 = len(end_offsets))"),
+    )
+    return first, links, last
+
+
+def float32_table(arr: np.ndarray, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """C-contiguous float32 (the input itself when it already is one), finite."""
+    with np.errstate(over="ignore"):
+        table = np.ascontiguousarray(arr, dtype=np.float32).reshape(shape)
+    if not np.isfinite(table).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf, within the float32 range)")
+    return table
+
+
+def preparation_bytes(arrays, d: int, n1: int, m: int) -> int:
+    """Memory that prepare allocates: float32 copies, the finiteness mask, the ranges."""
+    copies = sum(4 * a.size for a in arrays if a.dtype != np.float32 or not a.flags.c_contiguous)
+    mask = max(a.size for a in arrays)
+    ranges = 16 * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0))
+    return copies + mask + ranges
+
+
+def index(value, size: int, name: str) -> int:
+    """An integer in ``[0, size)``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r}")
+    if not 0 <= value < size:
+        raise ValueError(f"{name} must be in [0, {size - 1}]; got {value}")
+    return int(value)
