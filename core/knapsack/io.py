@@ -55,13 +55,24 @@ class KnapsackFormatError(ValueError):
     """An instance file that cannot be read: missing, malformed or of an unknown format."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class KnapsackInstance:
-    """A named problem with its known optimum (None when the file carries none)."""
+    """A named problem with what its file knows of the solution.
+
+    Attributes
+    ----------
+    name : str
+    problem : KP1, KP2, SubsetSum or MCKP
+    optimum : int or None
+        The known optimal value.
+    known_choice : (k,) int64 ndarray or None
+        Sorted indices of an optimal choice of items, when the file lists one.
+    """
 
     name: str
     problem: object
     optimum: int | None = None
+    known_choice: np.ndarray | None = None
 
 
 class _Lines:
@@ -107,12 +118,17 @@ def read_pisinger(path) -> list[KnapsackInstance]:
     (capacity,) = lines.ints(2, 1)
     items = np.array([lines.ints(3 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
     problem = _build(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity))
+    choice = None
+    if len(lines.lines) > 2 + n and lines.lines[2 + n].strip():
+        vector = np.array(lines.ints(3 + n, n), dtype=np.int64)
+        if np.any((vector != 0) & (vector != 1)):
+            raise lines.error(3 + n, "the solution vector must hold 0 or 1 per item")
+        choice = np.flatnonzero(vector)
     optimum = None
     opt_path = path.with_name(path.name + ".opt")
     if opt_path.exists():
-        opt_lines = _Lines(opt_path)
-        (optimum,) = opt_lines.ints(1, 1)
-    return [KnapsackInstance(path.name, problem, optimum)]
+        (optimum,) = _Lines(opt_path).ints(1, 1)
+    return [KnapsackInstance(path.name, problem, optimum, choice)]
 
 
 def read_pisinger_csv(path) -> list[KnapsackInstance]:
@@ -150,7 +166,7 @@ def _csv_block(lines: _Lines, start: int):
     if end > len(lines.lines) or lines.lines[end - 1].strip() != "-----":
         raise lines.error(end, f"expected '-----' after the {n} items of block {name!r}")
     problem = _build(lines, start, lambda: KP1(rows[:, 1], rows[:, 2], capacity))
-    return KnapsackInstance(name, problem, optimum), end + 1
+    return KnapsackInstance(name, problem, optimum, np.flatnonzero(rows[:, 3])), end + 1
 
 
 def read_ins2d(path) -> list[KnapsackInstance]:

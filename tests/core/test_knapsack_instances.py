@@ -51,6 +51,7 @@ def _kp2_reference(problem: KP2) -> int:
 def test_large_scale_optimum(name):
     (instance,) = read_instances(shared_file(f"{LARGE}/{name}"))
     assert instance.optimum is not None
+    assert instance.problem.profits[instance.known_choice].sum() == instance.optimum  # the file's own vector
     sol = solve(instance.problem, backend="cpu")
     assert sol.value == instance.optimum
     check_kp_choice(instance.problem, sol)
@@ -72,6 +73,7 @@ def _csv_blocks(path, small: bool):
 @pytest.mark.parametrize("path", CSV_FILES)
 def test_csv_block_optima(path):
     for instance in _csv_blocks(path, small=True):
+        assert instance.problem.profits[instance.known_choice].sum() == instance.optimum, instance.name
         sol = solve(instance.problem, backend="cpu")
         assert sol.value == instance.optimum, instance.name
         check_kp_choice(instance.problem, sol)
@@ -124,6 +126,8 @@ def test_class_a_as_kp2():
         ("knap", "2\n10\n1 x\n3 4\n", r"knap:3: expected integers"),
         ("knap", "2\n10\n1 2 3\n3 4\n", r"knap:3: expected 2 integers, got 3"),
         ("knap", "1\n10\n-1 2\n", r"knap:1: profits must be non-negative"),
+        ("knap", "2\n10\n1 2\n3 4\n0 2\n", r"knap:5: the solution vector must hold 0 or 1"),
+        ("knap", "2\n10\n1 2\n3 4\n0\n", r"knap:5: expected 2 integers, got 1"),
         ("b.csv", "kp\nn 1\nc 5\nz 3\ntime 0\n1,3,2,1\n", r"b.csv:7: expected '-----'"),
         ("b.csv", "kp\nn 1\nc 5\nq 3\n", r"b.csv:4: expected 'z <value>'"),
         ("b.csv", "kp\nn one\nc 5\nz 3\ntime 0\n", r"b.csv:2: n, c and z must be integers"),
