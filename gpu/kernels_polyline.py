@@ -106,9 +106,11 @@ def mitm_stage(group,
     Forward (turn at layer k): state ``s -> (q, r) = divmod(s, n_next)``,
     ``fwd_out[r, q] = fwd_table[q, r] + max over p in [lo, hi] of fwd_in[q, p]``,
     ``fwd_arg[q, r] = p*``.  Backward (turn at layer k'): state
-    ``s -> (p, q) = divmod(s, d)``, ``bwd_out[p, q] = [bwd_table[p, q]] +
+    ``s -> (q, p) = divmod(s, n_prev)``, ``bwd_out[p, q] = [bwd_table[p, q]] +
     max over r in [rlo, rhi] of bwd_in[q, r]`` (the table only when
-    ``bwd_add_table``), ``bwd_arg[p, q] = r*``.
+    ``bwd_add_table``), ``bwd_arg[p, q] = r*``.  In both directions
+    neighbouring states share the row (q) that they reduce, so that
+    neighbouring blocks find it in L1.
     """
     sh_val = cuda.shared.array(MAX_REDUCE_THREADS, float32)
     sh_idx = cuda.shared.array(MAX_REDUCE_THREADS, int32)
@@ -124,16 +126,16 @@ def mitm_stage(group,
     else:
         state = (cuda.blockIdx.x - fwd_blocks) * per_block + slot
         n_states = n_bwd
-        width = bwd_out.shape[1]
-    row = state // width
-    col = state - row * width
+        width = bwd_out.shape[0]
+    row = state // width  # q in both directions
+    col = state - row * width  # r forward, p backward
     best = float32(-math.inf)
     best_idx = NO_INDEX
     if state < n_states:
-        if forward:  # row = q, col = r
+        if forward:
             best, best_idx = _row_max(fwd_in[row], lo[row, col], hi[row, col], lane, group)
-        else:  # row = p, col = q
-            best, best_idx = _row_max(bwd_in[col], rlo[row, col], rhi[row, col], lane, group)
+        else:
+            best, best_idx = _row_max(bwd_in[row], rlo[col, row], rhi[col, row], lane, group)
     best, best_idx = group_max_argmax(best, best_idx, sh_val, sh_idx, group)
     if lane != 0 or state >= n_states:
         return
@@ -141,9 +143,9 @@ def mitm_stage(group,
         fwd_out[col, row] = fwd_table[row, col] + best
         fwd_arg[row, col] = best_idx
     else:
-        base = bwd_table[row, col] if bwd_add_table else float32(0.0)
-        bwd_out[row, col] = base + best
-        bwd_arg[row, col] = best_idx
+        base = bwd_table[col, row] if bwd_add_table else float32(0.0)
+        bwd_out[col, row] = base + best
+        bwd_arg[col, row] = best_idx
 
 
 @cuda.jit(device=True)

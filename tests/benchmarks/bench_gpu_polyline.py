@@ -1,0 +1,376 @@
+"""GPU polyline engine on Seredin's grid, and end-to-end GPU extraction (needs an NVIDIA GPU).
+
+    python -m tests.benchmarks.bench_gpu_polyline [--quick] [--out FILE] [--no-write]
+    python -m tests.benchmarks.bench_gpu_polyline --apply FILE   # copy a run's section into BENCHMARKS.md
+
+For nodes 5, 6, 7, 8 and points 128, 256, 512, 1024 (the geometry of
+bench_dp_cpu: span 250 px, half-width 25 px, fixed endpoints, max turn 30
+degrees, random float32 scores, a fresh seed each run), it times the DP on the
+GPU (``mitm`` and ``window``: tables already on the device, three problems in
+rotation so that the 50 MB L2 cache does not hold the previous run's tables;
+the time runs from the first launch to the path on the host) and the CPU
+``window`` solver (``core.polyline.solve_prepared`` on the machine's own CPU),
+and checks every GPU path against the CPU optimum.  Then it times the
+end-to-end GPU extraction at 8 x 1024 (``gpu.polyline.score_and_solve`` from a
+gradient window in host memory: upload, link scores, turn ranges, DP,
+backtracking), splits the kernels' time with CUDA events to say what bounds
+each, and sweeps the ``mitm`` threads per state.  The markdown goes to ``--out``
+(default ``$OUT/bench_gpu_polyline.md`` when ``$OUT`` is set) and, unless
+``--no-write``, to the "gpu-polyline" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from core.polyline import PolylineProblem, path_score, prepare, solve_prepared
+from tests.benchmarks.bench_dp_cpu import HALF_WIDTH_PX, MAX_TURN_DEG, SEREDIN_GPU_MS, SPAN_PX
+from tests.benchmarks.report import machine_description, markdown_table, write_section
+
+NODES = (5, 6, 7, 8)
+POINTS = (128, 256, 512, 1024)
+TARGETS_MS = {"mitm": 14.0, "window": 1.4, "end-to-end": 5.0}
+DRAM_TBPS = 3.0  # device-to-device copy measured on this H100 (KINDS.md)
+FP64_TFLOPS = 34.0  # H100 SXM datasheet, non-tensor FP64
+
+
+def random_problem(nodes: int, points: int, rng, max_turn_deg: float = MAX_TURN_DEG) -> PolylineProblem:
+    m = nodes - 2
+    return PolylineProblem(
+        rng.random(points, dtype=np.float32), rng.random((m - 1, points, points), dtype=np.float32),
+        rng.random(points, dtype=np.float32), np.linspace(-HALF_WIDTH_PX, HALF_WIDTH_PX, points),
+        SPAN_PX / (nodes - 1), max_turn_deg,
+    )
+
+
+def median_run_ms(fn, repeat: int, warmup: int = 2) -> float:
+    """Median wall time (ms) of ``fn(i)`` for i = 0..repeat-1; fn returns after a device sync."""
+    for i in range(warmup):
+        fn(i)
+    times = []
+    for i in range(repeat):
+        started = time.perf_counter()
+        fn(i)
+        times.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(times)
+
+
+def check_path(prepared, out, expected_score: float, label: str) -> None:
+    """The GPU path (solve_device output) scores the CPU optimum, within float32 DP rounding."""
+    m = prepared.n_guides
+    path = out[1 : m + 3].astype(np.int64)
+    score = path_score(prepared, int(path[0]), path[1 : m + 1], int(path[-1]))
+    if not abs(score - expected_score) <= 1e-5 * max(1.0, abs(expected_score)):
+        raise AssertionError(f"{label}: GPU path scores {score!r}, the CPU optimum is {expected_score!r}")
+
+
+def grid_row(nodes: int, points: int, rng, repeat: int, cpu_repeat: int) -> dict:
+    """Median DP times of GPU mitm, GPU window and CPU window on one grid cell, all checked."""
+    from gpu.polyline_dp import LOCK, solve_device, upload
+
+    prepared = [prepare(random_problem(nodes, points, rng)) for _ in range(3)]
+    expected = [solve_prepared(p, "window", "cpu").score for p in prepared]
+    row = {"nodes": nodes, "points": points}
+    with LOCK:
+        device = [upload(p, reuse=False) for p in prepared]
+        for method in ("mitm", "window"):
+            for i, problem in enumerate(device):
+                check_path(prepared[i], solve_device(problem, method), expected[i], f"{method} {nodes}x{points}")
+            row[method] = median_run_ms(lambda i: solve_device(device[i % 3], method), repeat)
+    row["cpu"] = median_run_ms(lambda i: solve_prepared(prepared[i % 3], "window", "cpu"), cpu_repeat)
+    row["triples"] = feasible_triples(prepared[0])
+    return row
+
+
+def feasible_triples(prepared) -> int:
+    """Feasible (p, q, r) triples of all layers: the candidates ``mitm`` evaluates."""
+    return int(sum(np.maximum(hi - lo + 1, 0).sum() for lo, hi in prepared.ranges))
+
+
+def grid_table(rows) -> str:
+    header = ["nodes", "points", "GPU mitm (ms)", "GPU window (ms)", "CPU window (ms)",
+              "Seredin GTX 750 Ti (ms)", "mitm speed-up", "window speed-up", "window vs CPU"]
+    body = []
+    for row in rows:
+        seredin = SEREDIN_GPU_MS[row["nodes"]][POINTS.index(row["points"])] if row["points"] in POINTS else None
+        body.append([
+            row["nodes"], row["points"], f"{row['mitm']:.3f}", f"{row['window']:.3f}", f"{row['cpu']:.2f}",
+            seredin if seredin else "-",
+            f"{seredin / row['mitm']:.0f}x" if seredin else "-",
+            f"{seredin / row['window']:.0f}x" if seredin else "-",
+            f"{row['cpu'] / row['window']:.0f}x",
+        ])
+    return markdown_table(header, body)
+
+
+def synthetic_gradient(guides, rng, sigma_px: float = 1.5):
+    """A textured window with a bright 12 px road wandering along the axis, and its gradient."""
+    from core.gradient import gradient_window
+
+    col_off, row_off, width, height = guides.bounds_px(3 * sigma_px + 2)
+    ys, xs = np.mgrid[row_off : row_off + height, col_off : col_off + width] + 0.5
+    rel = np.stack((xs - guides.start_xy[0], ys - guides.start_xy[1]), axis=-1)
+    along, across = rel @ guides.axis, rel @ guides.normal
+    centre = 12.0 * np.sin(along / 90.0)
+    image = 80.0 + 10.0 * rng.standard_normal((height, width)) + 90.0 * (np.abs(across - centre) < 6.0)
+    return gradient_window(image.astype(np.float32), sigma_px, col_off, row_off)
+
+
+def end_to_end(rng, points: int, repeat: int) -> dict:
+    """Median phases (ms) of score_and_solve at 8 nodes, fresh gradient objects (uploaded every run)."""
+    from core.extraction import ExtractionSettings
+    from core.gradient import GradientWindow
+    from core.guides import build_guides
+    from core.scores import link_score_tables
+    from gpu.polyline import score_and_solve
+
+    start = np.array([500.0, 600.0])
+    angle = rng.uniform(0, 2 * np.pi)
+    guides = build_guides(start, start + SPAN_PX * np.array([np.cos(angle), np.sin(angle)]), 8, points, HALF_WIDTH_PX)
+    gradient = synthetic_gradient(guides, rng)
+    settings = ExtractionSettings(nodes=8, points=points, half_width_px=HALF_WIDTH_PX, max_turn_deg=MAX_TURN_DEG,
+                                  mode="ribbon", ribbon_width_px=12.0, polarity="bright", snap_endpoints=False)
+    phases = {"scoring": [], "dp": [], "backtrack": [], "total": []}
+    for i in range(repeat + 2):
+        fresh = GradientWindow(gradient.gx, gradient.gy, gradient.col_off, gradient.row_off)
+        started = time.perf_counter()
+        solution, timings = score_and_solve(fresh, guides, settings)
+        total = (time.perf_counter() - started) * 1e3
+        if i >= 2:
+            for key in ("scoring", "dp", "backtrack"):
+                phases[key].append(timings[key])
+            phases["total"].append(total)
+    cpu_started = time.perf_counter()
+    tables = link_score_tables(gradient, guides, "ribbon", 12.0, "bright")
+    cpu_scores_ms = (time.perf_counter() - cpu_started) * 1e3
+    prepared = prepare(PolylineProblem(*tables, guides.offsets, guides.spacing, MAX_TURN_DEG))
+    cpu = solve_prepared(prepared, "window", "cpu")
+    if abs(solution.score - cpu.score) > 1e-4 * max(1.0, abs(cpu.score)):
+        raise AssertionError(f"end-to-end: GPU score {solution.score!r}, CPU {cpu.score!r}")
+    result = {key: statistics.median(values) for key, values in phases.items()}
+    result.update(window_px=gradient.shape, samples=link_samples(guides), cpu_scores_ms=cpu_scores_ms,
+                  guides=guides, gradient=gradient)
+    return result
+
+
+def link_samples(guides) -> int:
+    """Samples K = max(2, ceil(length)) summed over every link of every stage."""
+    layers = guides.layer_points()
+    total = 0
+    for src, dst in zip(layers[:-1], layers[1:]):
+        lengths = np.hypot(*(dst[None, :, :] - src[:, None, :]).transpose(2, 0, 1))
+        total += int(np.maximum(2, np.ceil(lengths)).sum())
+    return total
+
+
+def event_ms(fn, repeat: int = 20) -> float:
+    """Median device time (ms) of the work ``fn()`` launches, between two CUDA events."""
+    from numba import cuda
+
+    fn()
+    begin, end = cuda.event(), cuda.event()
+    times = []
+    for _ in range(repeat):
+        begin.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end))
+    return statistics.median(times)
+
+
+def launch_overhead_us(count: int = 300) -> float:
+    """Host time (us) of one launch of an empty numba kernel."""
+    from numba import cuda
+
+    @cuda.jit
+    def empty():
+        pass
+
+    empty[1, 32]()
+    cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(count):
+        empty[1, 32]()
+    cuda.synchronize()
+    return (time.perf_counter() - started) / count * 1e6
+
+
+def copy_tbps(n_bytes: int = 1 << 29) -> float:
+    """Device-to-device copy bandwidth (TB/s, bytes read plus written)."""
+    from numba import cuda
+
+    source = cuda.to_device(np.ones(n_bytes // 4, np.float32))
+    target = cuda.device_array_like(source)
+    ms = event_ms(lambda: target.copy_to_device(source), 10)
+    return 2 * n_bytes / (ms * 1e-3) / 1e12
+
+
+def kernel_breakdown(rng, e2e: dict) -> dict:
+    """Device time (events) of each kernel group at 8 x 1024, with the work it does."""
+    from gpu import polyline as gpu_polyline
+    from gpu import polyline_dp, scoring
+
+    points = e2e["guides"].offsets.size
+    prepared = prepare(random_problem(8, points, rng))
+    out = {"launch_us": launch_overhead_us(), "copy_tbps": copy_tbps(), "triples": feasible_triples(prepared)}
+    with polyline_dp.LOCK:
+        problem = polyline_dp.upload(prepared, reuse=False)
+        out["window_stages"] = event_ms(lambda: polyline_dp._forward_window(problem))
+        out["window_all"] = event_ms(lambda: polyline_dp.solve_device(problem, "window"))
+        out["mitm_stages"] = event_ms(lambda: polyline_dp._meet_in_the_middle(problem), 10)
+        out["mitm_all"] = event_ms(lambda: polyline_dp.solve_device(problem, "mitm"), 10)
+        guides = e2e["guides"]
+        gradient = e2e["gradient"]
+        grad = gpu_polyline._device_gradient(gradient)
+        codes = (1, 6.0, 1)  # ribbon, 12 px wide, bright
+        out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient.col_off, gradient.row_off, guides, *codes))
+        fresh = lambda: polyline_dp.DeviceProblem(6, points, 1, 1, None, None, None, None, ranges=[])  # noqa: E731
+        out["ranges"] = event_ms(lambda: scoring.turn_ranges_on_device(fresh(), guides, MAX_TURN_DEG))
+    out["window_bytes"] = window_bytes(6, points)
+    return out
+
+
+def window_bytes(m: int, d: int) -> int:
+    """Bytes the window stages read and write (fixed endpoints): per stage the states in,
+    the table, lo and hi, the states out and the argmax table, 4 bytes each."""
+    sizes = [1] + [d] * m + [1]
+    return sum(4 * (d * sizes[k - 1] + 5 * d * sizes[k + 1]) for k in range(1, m + 1))
+
+
+def sweep_mitm(rng, points: int, repeat: int) -> list:
+    """Median mitm time at 8 x points for several threads-per-state / block sizes."""
+    from gpu import config
+    from gpu.polyline_dp import LOCK, solve_device, upload
+
+    saved = (config.MITM_THREADS_PER_STATE, config.MITM_BLOCK_THREADS)
+    rows = []
+    with LOCK:
+        problem = upload(prepare(random_problem(8, points, rng)), reuse=False)
+        try:
+            for per_state, block in ((32, 128), (64, 128), (128, 128), (256, 256), (32, 256), (64, 256)):
+                config.MITM_THREADS_PER_STATE, config.MITM_BLOCK_THREADS = per_state, block
+                rows.append([per_state, block, f"{median_run_ms(lambda i: solve_device(problem, 'mitm'), repeat):.3f}"])
+        finally:
+            config.MITM_THREADS_PER_STATE, config.MITM_BLOCK_THREADS = saved
+    return rows
+
+
+def bounds_text(b: dict, e2e: dict, row: dict) -> str:
+    """What bounds each kernel at 8 x 1024, from the measured times and counted work."""
+    window_gbs = b["window_bytes"] / (b["window_stages"] * 1e-3) / 1e9
+    candidates = b["triples"] / (b["mitm_stages"] * 1e-3)
+    samples = e2e["samples"] * 2  # ribbon: two bilinear samples per sample point
+    flops = samples * 40  # ~40 FP64 operations per bilinear sample (4 corners, weights, dot products)
+    return "\n".join([
+        f"- Launch overhead: an empty numba kernel costs {b['launch_us']:.1f} us of host time per launch; "
+        f"`window` makes m + 2 = 8 launches (~{8 * b['launch_us'] / 1e3:.3f} ms), `mitm` 5, end to end about 16 "
+        "launches and copies.",
+        f"- `window` stages: {b['window_stages']:.3f} ms of device time ({b['window_all']:.3f} ms with merge, "
+        f"backtracking and the copy of the path); they read and write {b['window_bytes'] / 1e6:.0f} MB, "
+        f"{window_gbs:.0f} GB/s = {window_gbs / (DRAM_TBPS * 1e3):.0%} of the {b['copy_tbps']:.2f} TB/s copy "
+        "bandwidth measured here (the 4 MB state arrays live in L2): neither bandwidth nor arithmetic bounds "
+        "them; each block's chain (load a column, build masks, a sparse table with its barriers, answer) is "
+        f"latency-bound, and at {row['window']:.3f} ms wall the host launch overhead is a large share.",
+        f"- `mitm` stages: {b['mitm_stages']:.2f} ms of device time for {b['triples'] / 1e9:.2f} G feasible "
+        f"(p, q, r) candidates, {candidates / 1e9:.0f} G candidates/s ({4 * candidates / 1e12:.1f} TB/s of "
+        "4-byte loads, served by L1/L2 since consecutive blocks share a row): bound by the load and compare "
+        "instruction rate of the reduction loops, not by DRAM.",
+        f"- Link scores: {b['scores']:.3f} ms for {e2e['samples'] / 1e6:.1f} M sample points "
+        f"({samples / 1e6:.0f} M bilinear FP64 samples, ~{flops / (b['scores'] * 1e-3) / 1e12:.1f} TFLOP/s of "
+        f"an FP64 peak of {FP64_TFLOPS:.0f}); the window ({e2e['window_px'][1]} x {e2e['window_px'][0]} px) "
+        f"is {8 * e2e['window_px'][0] * e2e['window_px'][1] / 1e6:.1f} MB, read from L1/L2: arithmetic-bound "
+        "(FP64 geometry, as the CPU twin).",
+        f"- Turn ranges on the device: {b['ranges']:.3f} ms (binary searches over float64 atan2; the host "
+        "would take ~30 ms for the d x d angles).",
+    ])
+
+
+def markdown(rows, e2e, bounds, sweep, seed: int, repeat: int) -> str:
+    last = rows[-1]
+    targets = [
+        ("GPU `mitm` at 8 x 1024", last["mitm"], TARGETS_MS["mitm"]),
+        ("GPU `window` at 8 x 1024", last["window"], TARGETS_MS["window"]),
+        ("end-to-end GPU extraction at 8 x 1024", e2e["total"], TARGETS_MS["end-to-end"]),
+    ] if (last["nodes"], last["points"]) == (8, 1024) else []
+    parts = [
+        "## GPU polyline engine (`python -m tests.benchmarks.bench_gpu_polyline`)",
+        machine_description(with_gpu=True),
+        f"Geometry of bench_dp_cpu (span {SPAN_PX:g} px, half-width {HALF_WIDTH_PX:g} px, fixed endpoints, max "
+        f"turn {MAX_TURN_DEG:g} degrees), random float32 scores (seed {seed}). DP time: tables already on the "
+        "device, three problems in rotation, from the first launch to the path on the host (medians of "
+        f"{repeat} after 2 warm-ups); CPU `window`: `core.polyline.solve_prepared` on this machine's CPU. "
+        "Every GPU path was checked against the CPU optimum in the same run. Seredin (2016), Table 2, "
+        "GTX 750 Ti, beside it.",
+        grid_table(rows),
+        f"At 8 x 1024, {last['triples'] / 1e9:.2f} G (p, q, r) triples are feasible, "
+        f"{last['triples'] / (6 * last['points'] ** 3):.0%} of the m d^3 that an unconstrained mitm evaluates.",
+        "### End-to-end GPU extraction at 8 x 1024 (`gpu.polyline.score_and_solve`)",
+        f"Ribbon mode (12 px, bright), gradient window {e2e['window_px'][1]} x {e2e['window_px'][0]} px in host "
+        "memory, uploaded every run (a fresh GradientWindow object each time).",
+        markdown_table(["phase", "median (ms)"], [
+            ["scoring (gradient upload + link scores)", f"{e2e['scoring']:.3f}"],
+            ["dp (turn ranges + window DP + merge)", f"{e2e['dp']:.3f}"],
+            ["backtrack (+ copy of the path)", f"{e2e['backtrack']:.3f}"],
+            ["total (wall, score_and_solve)", f"{e2e['total']:.3f}"],
+            ["CPU link scores alone, same window (numba, this machine)", f"{e2e['cpu_scores_ms']:.1f}"],
+        ]),
+        "### What bounds each kernel (8 x 1024)",
+        bounds,
+        "### `mitm` threads per state at 8 x 1024 (the default is config.MITM_THREADS_PER_STATE)",
+        markdown_table(["threads per state", "threads per block", "median (ms)"], sweep),
+    ]
+    if targets:
+        parts.append("Targets: " + "; ".join(
+            f"{name} {value:.3f} ms (target <= {target:g} ms: {'met' if value <= target else 'NOT met'})"
+            for name, value, target in targets) + ".")
+    return "\n\n".join(parts)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="nodes 5 and 8, points 128 and 1024, fewer repeats")
+    parser.add_argument("--nodes", type=int, nargs="+", default=list(NODES))
+    parser.add_argument("--points", type=int, nargs="+", default=list(POINTS))
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--no-write", action="store_true", help="leave BENCHMARKS.md alone")
+    parser.add_argument("--apply", type=Path, default=None, help="write this markdown file into BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    if args.apply:
+        write_section("gpu-polyline", args.apply.read_text(encoding="utf-8"))
+        return 0
+    if args.quick:
+        args.nodes, args.points, args.repeat = [5, 8], [128, 1024], 5
+    seed = secrets.randbits(32) if args.seed is None else args.seed
+    rng = np.random.default_rng(seed)
+    rows = []
+    for nodes in args.nodes:
+        for points in args.points:
+            rows.append(grid_row(nodes, points, rng, args.repeat, max(3, args.repeat // 3)))
+            print(f"{nodes} x {points}: {rows[-1]}", file=sys.stderr, flush=True)
+    e2e_points = args.points[-1]
+    e2e = end_to_end(rng, e2e_points, args.repeat)
+    bounds = bounds_text(kernel_breakdown(rng, e2e), e2e, rows[-1])
+    sweep = sweep_mitm(rng, e2e_points, max(3, args.repeat // 3))
+    text = markdown(rows, e2e, bounds, sweep, seed, args.repeat)
+    out = args.out or (Path(os.environ["OUT"]) / "bench_gpu_polyline.md" if os.environ.get("OUT") else None)
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
+    if not args.no_write:
+        write_section("gpu-polyline", text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
