@@ -16,10 +16,11 @@ write contiguous rows.
   kept as a suffix maximum from ``lo`` up to a boundary plus a running prefix
   maximum above it; when ``lo`` passes the boundary, the suffix maxima are
   rebuilt from the current top.  Every p enters one prefix step and at most
-  one rebuild step, so a column costs O(n_prev + n_next) with no
-  data-dependent branches (a monotone deque does the same work but
-  mispredicts a branch per state, about five times slower here).  The
-  argmax is not stored: backtracking recomputes it from the kept ``F``.
+  one rebuild step, so a column costs O(n_prev + n_next) with no branch on
+  the scores (a monotone deque does the same work but its pops mispredict;
+  it measured two to five times slower here).  The end layer (a few r per
+  column) takes separate range maxima instead.  The argmax is not stored:
+  backtracking recomputes it from the kept ``F``.
 - ``mitm``: Seredin (2016): forward from L0 up to the middle guide c,
   backward from L(m+1) down to it, merged at c with the turn limit there;
   every state checks every candidate of the previous (or next) layer against
@@ -47,10 +48,11 @@ __all__ = ["solve_window", "solve_mitm"]
 #: Columns F[:, q] that one parallel task loads into its tile (8 float64 = one cache line).
 _TILE_COLUMNS = 8
 
-#: Stages with fewer elementary steps than this run on one thread: waking the
-#: pool costs microseconds on an idle machine but up to tens of milliseconds
-#: when another process holds the other cores, far more than a small stage.
-_PARALLEL_MIN_STEPS = 1 << 15
+#: Stages with fewer elementary steps than this (about a millisecond on one
+#: thread) run on one thread: waking the pool costs microseconds on an idle
+#: machine but, with numba's OpenMP layer, up to tens of milliseconds when
+#: other processes keep the cores busy.
+_PARALLEL_MIN_STEPS = 1 << 18
 
 
 @contextlib.contextmanager

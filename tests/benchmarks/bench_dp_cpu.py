@@ -1,6 +1,7 @@
 """DP time of the CPU solvers on Seredin's grid: ``window`` against ``mitm``.
 
-    python -m tests.benchmarks.bench_dp_cpu [--quick] [--seed S] [--repeat N] [--mitm-repeat N] [--no-write]
+    python -m tests.benchmarks.bench_dp_cpu [--quick] [--seed S] [--repeat N] [--mitm-repeat N]
+                                            [--threading-layer omp|workqueue|tbb] [--no-write]
 
 For nodes 5, 6, 7, 8 (split points including both endpoints, so m = nodes - 2
 guides) and points 128, 256, 512, 1024 per guide, on the geometry of a typical
@@ -12,7 +13,9 @@ once before) for ``window`` and ``mitm`` on the CPU, median after warm-up, and
 checks that both find the same optimum.  Seredin's (2016) GPU timings on a
 GTX 750 Ti are printed beside them for scale.  A full run writes the "dp-cpu"
 section of BENCHMARKS.md; ``--quick`` runs 128 and 256 points only and writes
-nothing.
+nothing.  numba's threading layer (its default unless ``--threading-layer``
+says otherwise) is named in the section: with OpenMP, a parallel stage can
+wait milliseconds for a worker thread when other processes load the cores.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import math
 import os
 import secrets
 
+import numba
 import numpy as np
 
 from core.polyline import PolylineProblem, prepare, solve_prepared
@@ -70,6 +74,7 @@ def mitm_runs(points: int, mitm_repeat: int) -> int:
 
 
 def section(rows: list[dict], seed: int, loads: tuple, repeat: int, mitm_repeat: int) -> str:
+    """The markdown of the "dp-cpu" section."""
     header = ["nodes", "points", "window (ms)", "mitm (ms)", "mitm / window", "same optimum",
               "Seredin GPU (ms)"]
     table = [
@@ -84,6 +89,7 @@ def section(rows: list[dict], seed: int, loads: tuple, repeat: int, mitm_repeat:
         machine_description(),
         "",
         f"Load average (1 min) before / after the run: {loads[0]:.2f} / {loads[1]:.2f}. "
+        f"numba threading layer: {numba.threading_layer()}, {numba.get_num_threads()} threads. "
         f"Seed {seed}. Median of {repeat} runs for `window`, {mitm_repeat} for `mitm` "
         f"({max(1, mitm_repeat // 3)} at 1024 points), after one warm-up run.",
         "",
@@ -116,8 +122,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=None, help="seed of the random scores (default: fresh)")
     parser.add_argument("--repeat", type=int, default=11, help="timed runs of window per size")
     parser.add_argument("--mitm-repeat", type=int, default=3, help="timed runs of mitm (a third at 1024)")
+    parser.add_argument("--threading-layer", choices=["omp", "workqueue", "tbb"], default=None,
+                        help="numba threading layer (default: numba's choice)")
     parser.add_argument("--no-write", action="store_true", help="print only, leave BENCHMARKS.md alone")
     args = parser.parse_args(argv)
+    if args.threading_layer:
+        numba.config.THREADING_LAYER = args.threading_layer  # before the first parallel launch
     seed = secrets.randbits(32) if args.seed is None else args.seed
     print(f"seed {seed}", flush=True)
     rng = np.random.default_rng(seed)
