@@ -20,6 +20,7 @@ from core.knapsack.problems import MemoryBudgetError
 
 __all__ = [
     "SIMULATOR",
+    "PhaseTimer",
     "ballot",
     "device_budget_bytes",
     "check_budget",
@@ -102,3 +103,34 @@ def check_budget(what: str, needed_bytes: int, budget_bytes: int) -> None:
     """Raise :class:`MemoryBudgetError` when ``needed_bytes`` exceeds the budget."""
     if needed_bytes > budget_bytes:
         raise MemoryBudgetError(f"{what} on the GPU", needed_bytes, budget_bytes)
+
+
+class PhaseTimer:
+    """CUDA events between the phases of one solve, for benchmarks.
+
+    Runners call ``mark(name)`` after each phase when given a timer; the
+    milliseconds between consecutive marks are read once the device is idle.
+    """
+
+    def __init__(self):
+        self._marks = []
+        self.mark("start")
+
+    def mark(self, name: str) -> None:
+        event = cuda.event()
+        event.record()
+        self._marks.append((name, event))
+
+    def phases_ms(self) -> dict:
+        """``{phase: milliseconds}`` from the previous mark to each mark."""
+        self._marks[-1][1].synchronize()
+        return {
+            name: before.elapsed_time(after)
+            for (_, before), (name, after) in zip(self._marks, self._marks[1:])
+        }
+
+
+def mark(timer, name: str) -> None:
+    """``timer.mark(name)`` when a timer is given."""
+    if timer is not None:
+        timer.mark(name)

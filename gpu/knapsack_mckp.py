@@ -21,7 +21,7 @@ import functools
 import numpy as np
 from numba import cuda, int32, int64
 
-from gpu.knapsack_common import check_budget, multiprocessor_count
+from gpu.knapsack_common import check_budget, mark, multiprocessor_count
 
 __all__ = ["prune_dominated", "solve"]
 
@@ -118,7 +118,7 @@ def _windows(min_weights: np.ndarray, capacity: int):
     return done, capacity - (done[-1] - done)
 
 
-def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prune: bool):
+def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prune: bool, timer=None):
     """Optimum and chosen item per class of an MCKP instance (validated, feasible).
 
     Parameters
@@ -156,6 +156,7 @@ def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prun
     d_profits, d_weights = cuda.to_device(profits), cuda.to_device(weights)
     T, CPT, chunk = config.MCKP_THREADS, config.MCKP_CELLS_PER_THREAD, config.MCKP_ITEM_CHUNK
     tile = T * CPT
+    mark(timer, "upload")
     for k in range(m):
         w_lo, w_hi = int(weights[firsts[k]: firsts[k] + sizes[k]].min()), int(weights[firsts[k]: firsts[k] + sizes[k]].max())
         shared = (tile + w_hi - w_lo) * itemsize
@@ -165,8 +166,10 @@ def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prun
         kernel[blocks, T, 0, shared if staged else 0](
             rows[k % 2], rows[1 - k % 2], choice, d_profits, d_weights, int(firsts[k]), int(sizes[k]), k,
             int(lo[k]), int(hi[k]), int(lo[k + 1]), int(hi[k + 1]), w_lo, w_hi, neg)
+    mark(timer, "classes")
     selected = cuda.device_array(m, dtype=np.int64)
     backtrack_kernel[1, 1](choice, d_weights, cuda.to_device(firsts), capacity, selected)
     value = int(rows[m % 2][capacity: capacity + 1].copy_to_host()[0])
     local = selected.copy_to_host()
+    mark(timer, "backtrack")
     return value, np.array([keep[k][local[k]] for k in range(m)], dtype=np.int64)

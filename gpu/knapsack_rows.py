@@ -26,7 +26,7 @@ import functools
 import numpy as np
 from numba import cuda, uint32
 
-from gpu.knapsack_common import ballot
+from gpu.knapsack_common import ballot, mark
 
 # Fields of the per-(step, instance) metadata table ``meta[step, k, field]``.
 LO1, LO2, ROWS, W2N, TPR, ROW_OFF, PLO1, PLO2, PHI1, PHI2, PW2N, BIT_OFF, WPR, NSUB, NITEMS = range(15)
@@ -169,7 +169,7 @@ def device_bytes(plan, itemsize: int) -> int:
     return 2 * plan.row_cells * itemsize + 4 * plan.bit_words + tables + taken + 64 * plan.n_steps.size
 
 
-def run_plan(plan, value_dtype):
+def run_plan(plan, value_dtype, timer=None):
     """Run the steps and the backtracking of a planned batch on the device.
 
     Returns
@@ -189,17 +189,22 @@ def run_plan(plan, value_dtype):
     tile_start = cuda.to_device(plan.tile_start)
     starts = cuda.to_device(plan.row_starts)
     _init_stage0_kernel[-(-K // 128), 128](row_a, starts)
+    mark(timer, "upload")
     rows = (row_a, row_b)
     for step in range(plan.meta.shape[0]):
         blocks = _launch_blocks(plan.tile_start[step, -1])
         kp_step_kernel[blocks, threads](meta, subsets, tile_start, step, rows[step % 2], rows[1 - step % 2], bits)
+    mark(timer, "steps")
     width = max(1, int(plan.n_steps.max(initial=0)) * plan.items_per_step)
     taken = cuda.device_array((K, width), dtype=np.uint8)
     values = cuda.device_array(K, dtype=np.int64)
     n_steps = cuda.to_device(plan.n_steps)
     kp_backtrack_kernel[-(-K // 64), 64](
         meta, subsets, n_steps, plan.items_per_step, bits, row_a, row_b, taken, values)
-    return values.copy_to_host(), taken.copy_to_host()
+    mark(timer, "backtrack")
+    values, taken = values.copy_to_host(), taken.copy_to_host()
+    mark(timer, "download")
+    return values, taken
 
 
 def selections(plan, taken) -> list[np.ndarray]:

@@ -24,7 +24,7 @@ import numpy as np
 from numba import cuda, njit
 
 from gpu import knapsack_subset as ks
-from gpu.knapsack_common import check_budget, multiprocessor_count
+from gpu.knapsack_common import check_budget, mark, multiprocessor_count
 
 __all__ = ["SubsetPlan", "device_bytes", "reduce_instance", "solve_plan"]
 
@@ -138,7 +138,7 @@ def _best_sum(plan, method, arrays, items_run):
     return best
 
 
-def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int):
+def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int, timer=None):
     """Run ``method`` ("bitset" or "gvector") on a reduced instance.
 
     Returns
@@ -164,12 +164,15 @@ def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int):
         g[0:1].copy_to_device(np.zeros(1, dtype=g_dtype))
         arrays = (None, None, g)
     done = cuda.to_device(np.zeros(1, dtype=np.int32))
+    mark(timer, "upload")
     items_run = _run_items(plan, method, arrays, done)
     best = plan.target if done.copy_to_host()[0] else _best_sum(plan, method, arrays, items_run)
+    mark(timer, "items")
     weights_d = cuda.to_device(plan.weights)
     taken = cuda.to_device(np.zeros(plan.weights.size, dtype=np.uint8))
     ks.recover_kernel[1, 1](arrays[2], weights_d, best, taken)
     chosen = taken.copy_to_host().astype(bool)
+    mark(timer, "recover")
     if plan.complement:
         chosen = ~chosen
     value = int(plan.weights[chosen].sum())

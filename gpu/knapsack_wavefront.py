@@ -32,22 +32,34 @@ import math
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from gpu.knapsack_common import SIMULATOR, ballot, multiprocessor_count
+from gpu.knapsack_common import SIMULATOR, ballot, mark, multiprocessor_count
 
 #: Largest speculative backtracking block (shared arrays are sized for it).
 MAX_BACKTRACK_THREADS = 1024
 
+#: Polls of a neighbour's progress (about 0.5 us each) before a block gives up and
+#: flags a failure instead of hanging the device (blocks that are not all resident).
+SPIN_LIMIT = 1 << 25
+
 
 @cuda.jit(device=True)
-def _wait_neighbours(progress, block, blocks, reach, need_left, need_right):
+def _wait_for(progress, other, needed, failed):
+    spins = 0
+    while cuda.atomic.add(progress, other, 0) < needed:
+        spins += 1
+        if spins > SPIN_LIMIT:
+            failed[0] = 1
+            return
+
+
+@cuda.jit(device=True)
+def _wait_neighbours(progress, block, blocks, reach, need_left, need_right, failed):
     """Spin until the left neighbours published ``need_left`` rows and the right ones read theirs."""
     for other in range(max(0, block - reach), block):
-        while cuda.atomic.add(progress, other, 0) < need_left:
-            pass
+        _wait_for(progress, other, need_left, failed)
     if need_right > 0:
         for other in range(block + 1, min(blocks, block + reach + 1)):
-            while cuda.atomic.add(progress, other, 0) < need_right:
-                pass
+            _wait_for(progress, other, need_right, failed)
 
 
 @cuda.jit(device=True)
@@ -69,7 +81,7 @@ def wavefront_kernel(value_type_name: str):
     value_type = {"int32": int32, "int64": int64}[value_type_name]
 
     @cuda.jit
-    def wavefront(shift, profit, N, S, K, D, reach, ring, bits, nwords, progress, result):
+    def wavefront(shift, profit, N, S, K, D, reach, ring, bits, nwords, progress, result, failed):
         scratch = cuda.shared.array(32, uint32)
         dyn = cuda.shared.array(0, value_type)  # own rows [0, 2S), halos [2S, 2S + K*S)
         t = cuda.threadIdx.x
@@ -84,7 +96,7 @@ def wavefront_kernel(value_type_name: str):
             count = min(K, n - first)
             last = first + count
             if t == 0:
-                _wait_neighbours(progress, block, cuda.gridDim.x, reach, last - 1, last - D + 1)
+                _wait_neighbours(progress, block, cuda.gridDim.x, reach, last - 1, last - D + 1, failed)
                 cuda.threadfence()
             cuda.syncthreads()
             _load_halos(dyn, 2 * S, ring, shift, first, count, chunk, S, D, N)
@@ -214,7 +226,7 @@ def plan(n_items: int, max_shift: int, capacity: int, value_dtype) -> WavefrontP
     return WavefrontPlan(n_items, N, T, blocks, S, K, D, reach, np.dtype(value_dtype))
 
 
-def run(plan: WavefrontPlan, weights: np.ndarray, profits: np.ndarray):
+def run(plan: WavefrontPlan, weights: np.ndarray, profits: np.ndarray, timer=None):
     """Solve on the device; returns (optimum, (n,) uint8 taken flags in the given item order)."""
     from gpu import config
 
@@ -224,11 +236,20 @@ def run(plan: WavefrontPlan, weights: np.ndarray, profits: np.ndarray):
     bits = cuda.device_array(max(1, plan.n * plan.nwords), dtype=np.uint32)
     progress = cuda.to_device(np.zeros(plan.blocks, dtype=np.int32))
     result = cuda.device_array(1, dtype=np.int64)
+    failed = cuda.to_device(np.zeros(1, dtype=np.int32))
     kernel = wavefront_kernel(plan.value_dtype.name)
+    mark(timer, "upload")
     kernel[plan.blocks, plan.threads, 0, plan.shared_bytes](
-        shift, profit, plan.N, plan.S, plan.K, plan.D, plan.reach, ring, bits, plan.nwords, progress, result)
+        shift, profit, plan.N, plan.S, plan.K, plan.D, plan.reach, ring, bits, plan.nwords, progress, result, failed)
+    mark(timer, "wavefront")
     threads = min(config.KNAPSACK_BACKTRACK_THREADS, MAX_BACKTRACK_THREADS)
     levels = int(math.log2(threads))
     taken = cuda.device_array(max(1, plan.n), dtype=np.uint8)
     speculative_backtrack_kernel[1, 1 << levels](shift, bits, plan.nwords, plan.N - 1, levels, taken)
-    return int(result.copy_to_host()[0]), taken.copy_to_host()[: plan.n]
+    mark(timer, "backtrack")
+    if failed.copy_to_host()[0]:
+        raise RuntimeError("the wavefront kernel's blocks were not all resident at once; "
+                           "lower gpu.config.KNAPSACK_WAVEFRONT_BLOCKS")
+    value, flags = int(result.copy_to_host()[0]), taken.copy_to_host()[: plan.n]
+    mark(timer, "download")
+    return value, flags
