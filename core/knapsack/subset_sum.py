@@ -170,8 +170,14 @@ def _sweep_with_g(weights, floor, top, target, method):
 
 
 def _g_bytes(top, n_items, method):
+    """Bytes of the ``g`` vector plus the bitsets (the bitset fill also needs a scratch one)."""
     bitset = 8 * ((top >> 6) + 1)
-    return bitset + (top + 1) * np.dtype(_g_dtype(n_items)).itemsize + (bitset if method != "bitset" else 0)
+    return (2 if method == "bitset" else 1) * bitset + (top + 1) * np.dtype(_g_dtype(n_items)).itemsize
+
+
+def _light_bytes(top):
+    """Peak bytes of the divide and conquer: two halves' bitsets while a sweep runs with its scratch."""
+    return 4 * 8 * ((top >> 6) + 1)
 
 
 def _subset_with_sum(weights, total, budget, state):
@@ -185,7 +191,7 @@ def _subset_with_sum(weights, total, budget, state):
         g = np.zeros(total + 1, _g_dtype(len(weights)))
         _bitset_sweep(weights, lo, hi, total, total, g)
         return _recover(weights, g, total)
-    needed = 3 * 8 * ((total >> 6) + 1)
+    needed = _light_bytes(total)
     if needed > budget:
         raise MemoryBudgetError(f"subset sum up to {total} (divide and conquer)", needed, budget)
     state["method"] = "bitset-divide-conquer"
@@ -232,7 +238,7 @@ def _optimal_mask(weights, capacity, greedy_sum, budget, method, state):
         best = _lowest_set(words, floor, top) if complement else _highest_set(words, top)
         mask = _recover(weights, g, best)
     else:
-        needed = 3 * 8 * ((top >> 6) + 1)
+        needed = _light_bytes(top)
         if needed > budget:
             raise MemoryBudgetError(f"subset sum up to {top} (divide and conquer)", needed, budget)
         state["method"] = "bitset-divide-conquer"
