@@ -169,7 +169,7 @@ def _solve_fitting(p, w1, w2, cap1, cap2, budget, state):
     needed, win, offsets = _direct_bytes(p, w1, w2, cap1, cap2)
     if needed <= budget:
         return _solve_direct(p, w1, w2, cap1, cap2, win, offsets)
-    light = 3 * _table_bytes(cap1, cap2, 8)
+    light = 4 * _table_bytes(cap1, cap2, 8)  # both halves' tables and their int64 sum
     if light > budget:
         raise MemoryBudgetError(f"KP2 with capacities {cap1} x {cap2} (divide and conquer)", light, budget)
     state["method"] = "dp-divide-conquer"

@@ -164,7 +164,7 @@ def test_kp1_refuses_a_budget_too_small_for_any_method():
 def test_kp2_divide_and_conquer_within_a_small_budget():
     rng = np.random.default_rng(7)
     w1, w2 = rng.integers(1, 12, 400), rng.integers(1, 12, 400)
-    problem = KP2(rng.integers(1, 60, 400), w1, w2, 150, 150)  # bits ~ 1.4 MB, three tables ~ 0.55 MB
+    problem = KP2(rng.integers(1, 60, 400), w1, w2, 150, 150)  # bits ~ 1.4 MB, four tables ~ 0.73 MB
     full = solve(problem, backend="cpu")
     light = solve(problem, backend="cpu", memory_budget_bytes=800_000)
     assert (full.method, light.method) == ("dp", "dp-divide-conquer")
