@@ -243,7 +243,9 @@ def solve_kp2_batch(problems, budget: int):
     Returns
     -------
     list of (value, selected, method)
-        In the order of ``problems``; see :func:`solve_kp2`.
+        In the order of ``problems``; see :func:`solve_kp2`.  ``method`` is
+        ``"dp-batch"``, or as for :func:`solve_kp2` for instances solved one at
+        a time because side by side they would exceed the budget.
     """
     from numba import get_num_threads
 
@@ -255,7 +257,7 @@ def solve_kp2_batch(problems, budget: int):
         masks[k] = fits
         if rest is not None:
             jobs.append((k, rest, _direct_bytes(*rest)))
-    methods = ["dp"] * len(problems)
+    methods = ["dp-batch"] * len(problems)
     largest = max((needed for _, _, (needed, _, _) in jobs), default=0)
     if largest * min(get_num_threads(), len(jobs)) <= budget:
         _run_batch(jobs, masks)

@@ -125,6 +125,7 @@ def test_kp2_matches_ortools(n, seed):
 @given(st.lists(kp2_instances(max_n=7), min_size=1, max_size=12))
 def test_kp2_batch_matches_brute_force(problems):
     sols = solve_many(problems, backend="cpu")
+    assert {sol.method for sol in sols} == {"dp-batch"}
     for problem, sol in zip(problems, sols):
         weights = [problem.weights1, problem.weights2]
         assert sol.value == brute_kp(problem.profits, weights, [problem.capacity1, problem.capacity2])
