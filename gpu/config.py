@@ -15,7 +15,7 @@ MAX_REDUCE_THREADS = 1024
 
 #: Threads that reduce one pair state (q, r) of the ``mitm`` DP over the
 #: previous point p (Seredin's "one block per state, threads over p").
-MITM_THREADS_PER_STATE = 128
+MITM_THREADS_PER_STATE = 32
 
 #: Threads per block of the ``mitm`` stage kernel; a block holds
 #: ``MITM_BLOCK_THREADS // threads_per_state`` states (one when they are equal).
@@ -39,21 +39,28 @@ MERGE_BLOCKS = 256
 #: Threads per block of the knapsack row kernels; a multiple of 32 (one tile of cells).
 KNAPSACK_THREADS_PER_BLOCK = 256
 
+#: Cells of a window row per thread and tile of the row kernels (compile-time constant).
+KNAPSACK_CELLS_PER_THREAD = 4
+
 #: Largest grid of the row kernels (0: 16 blocks per multiprocessor); blocks loop over tiles.
 KNAPSACK_MAX_BLOCKS = 0
 
-#: Items per launch of the row method (1 is Lemos et al.'s one launch per item;
-#: 2 reads every row once for two items).
+#: Items per launch of the row method, 1 to 3 (1 is Lemos et al.'s one launch per
+#: item; 2 reads every row once for two items).
 KNAPSACK_ITEMS_PER_STEP = 2
 
 #: Share of the free device memory that one knapsack solve may use by default.
 KNAPSACK_DEVICE_MEMORY_SHARE = 0.7
 
+#: Keep the large DP buffers between solves (gpu.knapsack.release_memory() frees them).
+KNAPSACK_KEEP_WORKSPACE = True
+
 #: KP1 with at least this many items runs the persistent wavefront kernel when it fits.
 KNAPSACK_WAVEFRONT_MIN_ITEMS = 256
 
-#: Threads per block of the wavefront kernel (a multiple of 32).
-KNAPSACK_WAVEFRONT_THREADS = 128
+#: Threads per block of the wavefront kernel (a multiple of 32); each thread holds
+#: ceil(capacity / (blocks * threads)) cells, one at knapPI sizes.
+KNAPSACK_WAVEFRONT_THREADS = 384
 
 #: Most items a wavefront block runs between two exchanges with its neighbours.
 KNAPSACK_WAVEFRONT_BATCH = 16
@@ -68,8 +75,8 @@ KNAPSACK_WAVEFRONT_SHARED_BYTES = 48 * 1024
 KNAPSACK_WAVEFRONT_RING_ROWS = 0
 
 #: Threads of the speculative backtracking block; a power of two, log2 of it
-#: items are resolved per round trip to memory.
-KNAPSACK_BACKTRACK_THREADS = 256
+#: items (at most 10) are resolved per round trip to memory.
+KNAPSACK_BACKTRACK_THREADS = 1024
 
 #: Subset sum: "bitset" (64 capacities a word, g vector kept for recovery) or
 #: "gvector" (Yanasse-Soma's g vector alone, as Curtis).
@@ -78,8 +85,14 @@ SUBSET_SUM_METHOD = "bitset"
 #: Threads per block of the subset-sum kernels.
 SUBSET_SUM_THREADS = 256
 
-#: Items launched between two reads of the "capacity reached" flag.
+#: Items launched between two reads of the "capacity reached" flag (one launch per item).
 SUBSET_SUM_POLL_ITEMS = 64
+
+#: Run every item in one persistent launch with grid barriers (else one launch per item).
+SUBSET_SUM_PERSISTENT = True
+
+#: Blocks per multiprocessor of the persistent subset-sum kernel (all must be resident).
+SUBSET_SUM_BLOCKS_PER_SM = 2
 
 #: Threads per block of the MCKP class kernel.
 MCKP_THREADS = 128

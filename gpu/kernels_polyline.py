@@ -183,27 +183,40 @@ def reverse_ranges(lo, hi, rlo, rhi):
 
 
 @cuda.jit(cache=True)
-def turn_ranges(prev_offsets, offsets, next_offsets, spacing, limit_rad, lo, hi):
-    """:func:`core.turns.feasible_ranges` of one layer, computed from the offsets.
+def link_angle_table(from_offsets, to_offsets, spacing, angles):
+    """:func:`core.turns.link_angles` on the device: ``angles[i, j] = atan2(to[j] - from[i], h)``.
 
-    With ``D(p) = atan2(next[r] - offsets[q], h) - atan2(offsets[q] - prev[p], h)``
-    (non-decreasing in p), ``lo[q, r]`` is the first p with ``D(p) >= -limit``
-    (n_prev if none) and ``hi[q, r]`` the last p with ``D(p) <= limit`` (-1 if
-    none), found by binary search.  Shapes: offsets (d,), prev (n_prev,),
-    next (n_next,) float64; lo, hi (d, n_next) int32.  Grid-stride over (q, r).
+    Shapes: from (n_from,), to (n_to,) float64; angles (n_from, n_to) float64.
+    Grid-stride over the entries.
+    """
+    n_from, n_to = angles.shape
+    for flat in range(cuda.grid(1), n_from * n_to, cuda.gridsize(1)):
+        i = flat // n_to
+        j = flat - i * n_to
+        angles[i, j] = math.atan2(to_offsets[j] - from_offsets[i], spacing)
+
+
+@cuda.jit(cache=True)
+def turn_ranges(angles_in, angles_out, limit_rad, lo, hi):
+    """:func:`core.turns.feasible_ranges` on the device, from the two angle tables.
+
+    With ``D(p) = angles_out[q, r] - angles_in[p, q]`` (non-decreasing in p),
+    ``lo[q, r]`` is the first p with ``D(p) >= -limit`` (n_prev if none) and
+    ``hi[q, r]`` the last p with ``D(p) <= limit`` (-1 if none), found by
+    binary search.  Shapes: angles_in (n_prev, d), angles_out (d, n_next)
+    float64; lo, hi (d, n_next) int32.  Grid-stride over (q, r).
     """
     d, n_next = lo.shape
-    n_prev = prev_offsets.shape[0]
-    start = cuda.grid(1)
-    for flat in range(start, d * n_next, cuda.gridsize(1)):
+    n_prev = angles_in.shape[0]
+    for flat in range(cuda.grid(1), d * n_next, cuda.gridsize(1)):
         q = flat // n_next
         r = flat - q * n_next
-        angle_out = math.atan2(next_offsets[r] - offsets[q], spacing)
+        angle_out = angles_out[q, r]
         low = 0
         high = n_prev
         while low < high:  # first p with D(p) >= -limit
             mid = (low + high) // 2
-            if angle_out - math.atan2(offsets[q] - prev_offsets[mid], spacing) >= -limit_rad:
+            if angle_out - angles_in[mid, q] >= -limit_rad:
                 high = mid
             else:
                 low = mid + 1
@@ -212,7 +225,7 @@ def turn_ranges(prev_offsets, offsets, next_offsets, spacing, limit_rad, lo, hi)
         high = n_prev
         while low < high:  # first p with D(p) > limit
             mid = (low + high) // 2
-            if angle_out - math.atan2(offsets[q] - prev_offsets[mid], spacing) > limit_rad:
+            if angle_out - angles_in[mid, q] > limit_rad:
                 high = mid
             else:
                 low = mid + 1

@@ -4,7 +4,9 @@ For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
 ``n_e``, the gradient is sampled bilinearly at ``s_k = P + (k + 0.5) / K (Q - P)``,
 ``K = max(2, ceil(l))``, and the score is ``sum_k w(s_k) l / K`` (edge mode:
 ``w = |g . n_e|``; ribbon mode: the two edges at ``s +- r n_e`` with a polarity).
-Geometry and sums are float64 as in the CPU module; the tables are float32.
+Geometry (sample positions) and sums are float64 as in the CPU module, the
+bilinear interpolation float32 (half the cost of float64 on the GPU; the
+tables are float32 anyway).
 The gradient window is stored interleaved, ``grad[i, j] = (gx, gy)``, so that
 one bilinear corner is one 8-byte read.
 """
@@ -13,54 +15,71 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda
+from numba import cuda, float32
 
 #: Mode and polarity codes shared with the host wrapper.
 EDGE, RIBBON = 0, 1
 ANY, BRIGHT, DARK = 0, 1, 2
 
 
+_ZERO = float32(0.0)
+_ONE = float32(1.0)
+_HALF = float32(0.5)
+
+
 @cuda.jit(device=True)
 def _corner(grad, i, j, nx, ny):
-    """``g[i, j] . n`` for one bilinear corner; 0 outside the window."""
+    """``g[i, j] . n`` (float32) for one bilinear corner; 0 outside the window."""
     if i < 0 or j < 0 or i >= grad.shape[0] or j >= grad.shape[1]:
-        return 0.0
+        return _ZERO
     return grad[i, j, 0] * nx + grad[i, j, 1] * ny
 
 
 @cuda.jit(device=True)
-def _normal_gradient(grad, col_off, row_off, x, y, nx, ny):
-    """Bilinearly interpolated ``g(x, y) . (nx, ny)``; neighbours outside count 0."""
-    u = x - col_off - 0.5
-    v = y - row_off - 0.5
+def _normal_gradient(grad, u, v, nx, ny):
+    """Bilinear ``g . n`` at window coordinates ``(u, v) = (x - col_off - 0.5, y - row_off - 0.5)``.
+
+    The position is float64 (as on the CPU), the fractional weights and the
+    interpolation float32; neighbours outside the window count 0.
+    """
     fj = math.floor(u)
     fi = math.floor(v)
-    fu = u - fj
-    fv = v - fi
+    fu = float32(u - fj)
+    fv = float32(v - fi)
     i0 = int(fi)
     j0 = int(fj)
-    top = (1.0 - fu) * _corner(grad, i0, j0, nx, ny) + fu * _corner(grad, i0, j0 + 1, nx, ny)
-    bottom = (1.0 - fu) * _corner(grad, i0 + 1, j0, nx, ny) + fu * _corner(grad, i0 + 1, j0 + 1, nx, ny)
-    return (1.0 - fv) * top + fv * bottom
+    if 0 <= i0 and i0 + 1 < grad.shape[0] and 0 <= j0 and j0 + 1 < grad.shape[1]:  # the common case
+        top_left = grad[i0, j0, 0] * nx + grad[i0, j0, 1] * ny
+        top_right = grad[i0, j0 + 1, 0] * nx + grad[i0, j0 + 1, 1] * ny
+        bottom_left = grad[i0 + 1, j0, 0] * nx + grad[i0 + 1, j0, 1] * ny
+        bottom_right = grad[i0 + 1, j0 + 1, 0] * nx + grad[i0 + 1, j0 + 1, 1] * ny
+    else:
+        top_left = _corner(grad, i0, j0, nx, ny)
+        top_right = _corner(grad, i0, j0 + 1, nx, ny)
+        bottom_left = _corner(grad, i0 + 1, j0, nx, ny)
+        bottom_right = _corner(grad, i0 + 1, j0 + 1, nx, ny)
+    top = (_ONE - fu) * top_left + fu * top_right
+    bottom = (_ONE - fu) * bottom_left + fu * bottom_right
+    return (_ONE - fv) * top + fv * bottom
 
 
 @cuda.jit(device=True)
-def _sample_weight(grad, col_off, row_off, sx, sy, nx, ny, mode, radius, polarity):
-    """``w(s)`` of one sample (edge or ribbon with polarity)."""
+def _sample_weight(grad, u, v, du, dv, nx, ny, mode, polarity):
+    """``w(s)`` of one sample at window coordinates (u, v); ``(du, dv) = r n_e`` (float64)."""
     if mode == EDGE:
-        return abs(_normal_gradient(grad, col_off, row_off, sx, sy, nx, ny))
-    g_plus = _normal_gradient(grad, col_off, row_off, sx + radius * nx, sy + radius * ny, nx, ny)
-    g_minus = _normal_gradient(grad, col_off, row_off, sx - radius * nx, sy - radius * ny, nx, ny)
+        return abs(_normal_gradient(grad, u, v, nx, ny))
+    g_plus = _normal_gradient(grad, u + du, v + dv, nx, ny)
+    g_minus = _normal_gradient(grad, u - du, v - dv, nx, ny)
     if polarity == ANY:
-        return 0.5 * (abs(g_plus) + abs(g_minus))
+        return _HALF * (abs(g_plus) + abs(g_minus))
     if polarity == BRIGHT:
-        return 0.5 * (max(0.0, -g_plus) + max(0.0, g_minus))
-    return 0.5 * (max(0.0, g_plus) + max(0.0, -g_minus))
+        return _HALF * (max(_ZERO, -g_plus) + max(_ZERO, g_minus))
+    return _HALF * (max(_ZERO, g_plus) + max(_ZERO, -g_minus))
 
 
 @cuda.jit(device=True)
 def _link_score(grad, col_off, row_off, px, py, qx, qy, mode, radius, polarity):
-    """Score of the link ``(px, py) -> (qx, qy)`` (float64)."""
+    """Score of the link ``(px, py) -> (qx, qy)``, summed in float64."""
     dx = qx - px
     dy = qy - py
     length = math.sqrt(dx * dx + dy * dy)
@@ -69,11 +88,16 @@ def _link_score(grad, col_off, row_off, px, py, qx, qy, mode, radius, polarity):
     n_samples = max(2, int(math.ceil(length)))
     nx = -dy / length
     ny = dx / length
+    nx32 = float32(nx)
+    ny32 = float32(ny)
+    u0 = px - col_off - 0.5
+    v0 = py - row_off - 0.5
+    inverse = 1.0 / n_samples  # one division per link, not per sample
     total = 0.0
     for k in range(n_samples):
-        t = (k + 0.5) / n_samples
-        total += _sample_weight(grad, col_off, row_off, px + t * dx, py + t * dy, nx, ny, mode, radius, polarity)
-    return total * length / n_samples
+        t = (k + 0.5) * inverse
+        total += _sample_weight(grad, u0 + t * dx, v0 + t * dy, radius * nx, radius * ny, nx32, ny32, mode, polarity)
+    return total * length * inverse
 
 
 @cuda.jit(cache=True)

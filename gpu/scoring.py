@@ -11,7 +11,7 @@ from numba import cuda
 
 from core.turns import turn_limit_rad
 from gpu import config
-from gpu.kernels_polyline import turn_ranges
+from gpu.kernels_polyline import link_angle_table, turn_ranges
 from gpu.kernels_scores import link_scores
 from gpu.polyline_dp import DeviceProblem, buffer, grid_blocks, range_slots
 
@@ -72,25 +72,35 @@ def turn_ranges_on_device(problem: DeviceProblem, guides, max_turn_deg: float) -
     """Fill ``problem.ranges`` with the feasible index ranges of every inner layer.
 
     The same rule as :func:`core.turns.feasible_ranges` over
-    :func:`core.turns.link_angles` (float64 ``atan2`` on the device; it may
-    differ from numpy's in the last bit, which moves a decision only for a turn
-    within ~1e-15 rad of ``max_turn + TURN_SLACK_RAD``).
+    :func:`core.turns.link_angles`: the angle tables are computed once on the
+    device (float64 ``atan2``, which may differ from numpy's in the last bit:
+    that moves a decision only for a turn within ~1e-15 rad of
+    ``max_turn + TURN_SLACK_RAD``), then binary searches give the ranges.
+    The inner layers share one (d, d) table and one pair of ranges.
     """
-    layer_offsets = {}
+    offsets = {}
     for name in ("start_offsets", "offsets", "end_offsets"):
         host = np.ascontiguousarray(getattr(guides, name), dtype=np.float64)
-        layer_offsets[name] = buffer(name, host.shape, np.float64)
-        layer_offsets[name].copy_to_device(host)
-    start, inner, end = layer_offsets["start_offsets"], layer_offsets["offsets"], layer_offsets["end_offsets"]
-    triples = {0: (start, inner, end if problem.m == 1 else inner), 1: (inner, inner, inner), 2: (inner, inner, end)}
+        offsets[name] = buffer(name, host.shape, np.float64)
+        offsets[name].copy_to_device(host)
+
+    def angles(name, source, target):
+        table = buffer(name, (offsets[source].shape[0], offsets[target].shape[0]), np.float64)
+        link_angle_table[grid_blocks(table.size), config.THREADS_PER_BLOCK](
+            offsets[source], offsets[target], float(guides.spacing), table
+        )
+        return table
+
+    inner = angles("angles_inner", "offsets", "offsets")
+    into_first = angles("angles_start", "start_offsets", "offsets")
+    out_of_last = angles("angles_end", "offsets", "end_offsets")
+    tables = {0: (into_first, out_of_last if problem.m == 1 else inner), 1: (inner, inner), 2: (inner, out_of_last)}
     limit = turn_limit_rad(max_turn_deg)
     computed = {}
     for slot in range_slots(problem.m):
         if slot not in computed:
-            prev, mid, nxt = triples[slot]
-            pair = buffer(f"problem_ranges{slot}", (2, problem.d, nxt.shape[0]), np.int32)
-            turn_ranges[grid_blocks(pair[0].size), config.THREADS_PER_BLOCK](
-                prev, mid, nxt, float(guides.spacing), limit, pair[0], pair[1]
-            )
+            angles_in, angles_out = tables[slot]
+            pair = buffer(f"problem_ranges{slot}", (2,) + angles_out.shape, np.int32)
+            turn_ranges[grid_blocks(pair[0].size), config.THREADS_PER_BLOCK](angles_in, angles_out, limit, pair[0], pair[1])
             computed[slot] = (pair[0], pair[1])
         problem.ranges.append(computed[slot])
