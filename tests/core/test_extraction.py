@@ -14,7 +14,8 @@ from core.raster import RasterError, open_raster
 from core.scores import link_score_tables
 
 TIMING_KEYS = {"read", "gradient", "scoring", "dp", "backtrack", "total"}
-FAST = dict(nodes=5, points=16, backend="cpu", mode="ribbon", ribbon_width_px=10.0, polarity="dark")
+FAST = dict(nodes=5, points=25, half_width_px=12.0, sigma_px=1.5, backend="cpu", mode="ribbon",
+            ribbon_width_px=10.0, polarity="dark")
 
 
 def _band_image(height=120, width=200, centre_y=60.5, half_width=5, seed=0):

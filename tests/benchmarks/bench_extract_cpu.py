@@ -1,0 +1,135 @@
+"""End-to-end CPU extraction time at the default settings, small vs huge GeoTIFF.
+
+Run: ``python -m tests.benchmarks.bench_extract_cpu [--quick] [--repeat N] [--cache-dir DIR]``
+
+One click pair 250 px apart on a road of the 1300 x 1300 Vegas tile
+(../shared/data/vegas_pan_0.3m.tif), and the same pair on a 20000 x 20000
+GeoTIFF made of that tile repeated (written once into the cache folder: tiled
+512 x 512, DEFLATE).  Each extraction reads only the window of its guides, so
+both should take the same time.  Timings are medians after warm-up of
+``core.extract`` (read + gradient + scores + DP + backtrack), from a path (the
+CLI's case: the file is opened each time) and from an open Raster (the GUI's
+case), with the median of every stage.  Writes the "extract-cpu" section of
+BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tests.benchmarks.report import machine_description, markdown_table, write_section
+from tests.shared_data import SHARED_DATA
+
+VEGAS = SHARED_DATA / "vegas_pan_0.3m.tif"
+#: A stretch of road 0 of vegas_roads.geojson (pixel x, y), 250 px apart.
+CLICKS = ((1016.0, 723.0), (1266.0, 723.0))
+STAGES = ("read", "gradient", "scoring", "dp", "backtrack")
+TILE = 1300
+
+
+def make_big_geotiff(path: Path, size: int) -> Path:
+    """A ``size`` x ``size`` uint16 GeoTIFF of the Vegas tile repeated (skipped when it exists)."""
+    import rasterio
+    from rasterio.windows import Window
+
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with rasterio.open(VEGAS) as src:
+        tile, profile = src.read(1), src.profile
+    profile.update(width=size, height=size, tiled=True, blockxsize=512, blockysize=512,
+                   compress="deflate", predictor=2, BIGTIFF="IF_SAFER")
+    partial = path.with_suffix(".part.tif")
+    reps = -(-size // TILE)
+    strip = np.tile(tile, (1, reps))[:, :size]
+    with rasterio.open(partial, "w", **profile) as dst:
+        for row in range(0, size, TILE):
+            rows = min(TILE, size - row)
+            dst.write(strip[:rows], 1, window=Window(0, row, size, rows))
+    partial.rename(path)
+    return path
+
+
+def time_extractions(image, start, end, repeat: int, warmup: int = 3):
+    """Median total and per-stage milliseconds of ``repeat`` extractions after ``warmup``."""
+    from core.extraction import extract
+
+    for _ in range(warmup):
+        result = extract(image, start, end, backend="cpu")
+    totals, stages = [], {s: [] for s in STAGES}
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = extract(image, start, end, backend="cpu")
+        totals.append((time.perf_counter() - t0) * 1e3)
+        for stage in STAGES:
+            stages[stage].append(result.timings_ms[stage])
+    return statistics.median(totals), {s: statistics.median(v) for s, v in stages.items()}, result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a 5200 px big raster and 5 repeats")
+    parser.add_argument("--repeat", type=int, default=None, help="timed extractions per case (default 31)")
+    parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/linesnap-bench"))
+    args = parser.parse_args(argv)
+    if not VEGAS.exists():
+        print(f"{VEGAS} is absent: nothing to measure", file=sys.stderr)
+        return 1
+    from core.extraction import ExtractionSettings
+    from core.raster import open_raster
+
+    size = 5200 if args.quick else 20000
+    repeat = args.repeat or (5 if args.quick else 31)
+    t0 = time.perf_counter()
+    big = make_big_geotiff(args.cache_dir / f"vegas_tiled_{size}.tif", size)
+    made_s = time.perf_counter() - t0
+    shift = TILE * ((size // TILE) // 2)  # the same scene, in a tile in the middle of the big raster
+    cases = [("1300 x 1300 (Vegas tile)", VEGAS, 0.0), (f"{size} x {size} (tile repeated)", big, float(shift))]
+    rows, results = [], []
+    for name, path, offset in cases:
+        start = (CLICKS[0][0] + offset, CLICKS[0][1] + offset)
+        end = (CLICKS[1][0] + offset, CLICKS[1][1] + offset)
+        for kind in ("path", "open Raster"):
+            if kind == "path":
+                total, stages, result = time_extractions(str(path), start, end, repeat)
+            else:
+                with open_raster(path) as raster:
+                    total, stages, result = time_extractions(raster, start, end, repeat)
+            results.append(result.vertices_px - offset)
+            rows.append([name, kind, f"{total:.1f}"] + [f"{stages[s]:.2f}" for s in STAGES])
+            print(" | ".join(rows[-1]), flush=True)
+    same = all(np.allclose(r, results[0], atol=1e-9) for r in results)
+    settings = ExtractionSettings()
+    header = ["raster", "input", "total ms (median)"] + [f"{s} ms" for s in STAGES]
+    table = markdown_table(header, rows)
+    text = "\n".join([
+        "## End-to-end extraction on the CPU (`bench_extract_cpu`)",
+        "",
+        machine_description(),
+        "",
+        f"Default settings ({', '.join(f'{k}={v}' for k, v in settings.to_dict().items())}); "
+        f"clicks {CLICKS[0]} -> {CLICKS[1]} (250 px) on a road of the Vegas tile, and the same "
+        f"clicks shifted by {shift} px on the big raster (the tile repeated; tiled 512 x 512, DEFLATE). "
+        f"Median of {repeat} extractions after 3 warm-up runs; stage columns are medians of "
+        "ExtractionResult.timings_ms ('read' includes opening the file for path inputs). "
+        f"Same polyline on both rasters: {'yes' if same else 'NO'}.",
+        "",
+        table,
+    ])
+    print()
+    print(table)
+    if made_s > 1.0:
+        print(f"(wrote {big} in {made_s:.0f} s)")
+    if not args.quick:
+        write_section("extract-cpu", text)
+    return 0 if same else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

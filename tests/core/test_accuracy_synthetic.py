@@ -1,0 +1,144 @@
+"""Accuracy on drawn curves with noise: a thin line (edge mode) and a road-like ribbon (ribbon mode).
+
+The truth is known exactly, so the middle 70 % of the extracted polyline can be
+held to a pixel: within 1.5 px of a road-like ribbon's centre line in ribbon
+mode, within half a pixel of a thin line in ribbon mode, and along the flank
+of a thin line (about 1 px off its centre) in edge mode.  The curves are
+gentle sines across a 250 px span at random orientations.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+from core.extraction import extract
+
+
+def middle_samples(vertices, fraction=0.7, n=400):
+    """(n, 2) points evenly spaced by arc length over the middle ``fraction`` of a polyline."""
+    vertices = np.asarray(vertices, dtype=np.float64)
+    lengths = np.hypot(*np.diff(vertices, axis=0).T)
+    arc = np.concatenate(([0.0], np.cumsum(lengths)))
+    s = np.linspace(arc[-1] * (1 - fraction) / 2, arc[-1] * (1 + fraction) / 2, n)
+    return np.stack([np.interp(s, arc, vertices[:, 0]), np.interp(s, arc, vertices[:, 1])], axis=1)
+
+
+def distance_to_polyline(points, line):
+    """(n,) distance of each point to the polyline ``line`` (k, 2) (exact, segment by segment)."""
+    points, line = np.asarray(points, float), np.asarray(line, float)
+    a, b = line[:-1][None], line[1:][None]
+    ab = b - a
+    t = np.clip(((points[:, None] - a) * ab).sum(-1) / (ab * ab).sum(-1), 0.0, 1.0)
+    nearest = a + t[..., None] * ab
+    return np.hypot(*(points[:, None] - nearest).transpose(2, 0, 1)).min(axis=1)
+
+
+class Curve:
+    """A gently curved line: ``a + s u + f(s) n`` for s in [0, length], f a sine of amplitude ``amp``."""
+
+    def __init__(self, start, angle_deg, length, amp, period, phase):
+        self.start = np.asarray(start, float)
+        angle = np.deg2rad(angle_deg)
+        self.u = np.array([np.cos(angle), np.sin(angle)])
+        self.n = np.array([-self.u[1], self.u[0]])
+        self.length, self.amp, self.period, self.phase = length, amp, period, phase
+
+    def points(self, s):
+        s = np.asarray(s, float)
+        offset = self.amp * np.sin(2 * np.pi * s / self.period + self.phase)
+        return self.start + s[:, None] * self.u + offset[:, None] * self.n
+
+    def dense(self, step=0.05, extend=40.0):
+        return self.points(np.arange(-extend, self.length + extend, step))
+
+
+def draw_curve(curve, shape, half_width_px, contrast, background, noise, seed):
+    """Anti-aliased band of ``2 half_width_px`` around the curve, plus Gaussian noise; float32."""
+    rows, cols = np.mgrid[0 : shape[0], 0 : shape[1]]
+    centres = np.stack([cols.ravel() + 0.5, rows.ravel() + 0.5], axis=1)
+    # pixels further than the band's edge are background: bounded queries are fast
+    dist, _ = cKDTree(curve.dense()).query(centres, distance_upper_bound=half_width_px + 1.0)
+    coverage = np.clip(half_width_px + 0.5 - dist, 0.0, 1.0).reshape(shape)
+    rng = np.random.default_rng(seed)
+    image = background + contrast * coverage + rng.normal(0.0, noise, shape)
+    return image.astype(np.float32)
+
+
+@functools.lru_cache(maxsize=8)
+def _scene(seed, half_width_px, contrast, noise):
+    rng = np.random.default_rng(seed)
+    angle = rng.uniform(-180, 180)
+    length = 250.0
+    centre = np.array([200.0, 200.0])
+    u = np.array([np.cos(np.deg2rad(angle)), np.sin(np.deg2rad(angle))])
+    curve = Curve(centre - 0.5 * length * u, angle, length, amp=rng.uniform(4, 10),
+                  period=rng.uniform(450, 700), phase=rng.uniform(0, 2 * np.pi))
+    image = draw_curve(curve, (400, 400), half_width_px, contrast, 100.0, noise, seed)
+    return curve, image
+
+
+THIN_SEEDS = (0, 1, 2, 3)
+
+
+def _thin_line_distances(seed, **settings):
+    # a 1 px bright line on dark ground, contrast 80, noise sigma 12 (SNR ~ 7)
+    curve, image = _scene(seed, half_width_px=0.5, contrast=80.0, noise=12.0)
+    ends = curve.points([0.0, curve.length])
+    result = extract(image, ends[0], ends[1], half_width_px=16.0, snap_endpoints=False, backend="cpu", **settings)
+    return distance_to_polyline(middle_samples(result.vertices_px), curve.dense(extend=0.0))
+
+
+EDGE_ON_THIN_LINE = dict(mode="edge", sigma_px=0.5, points=129)
+
+
+@pytest.mark.parametrize("seed", THIN_SEEDS)
+def test_thin_line_edge_mode_runs_along_its_flank(seed):
+    # Edge mode follows one flank of the line.  The gradient lives at pixel
+    # centres and is interpolated bilinearly, so its magnitude peaks at the
+    # centre of the pixel beside a 1 px line: about 1 px from the line's centre
+    # (measured: mean 1.03-1.08 px, max 1.2-1.6 px).
+    distances = _thin_line_distances(seed, **EDGE_ON_THIN_LINE)
+    assert 0.7 <= distances.mean() <= 1.15, f"mean {distances.mean():.2f} px"
+    assert distances.max() <= 1.75, f"max {distances.max():.2f} px"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 2 asks edge mode to stay within 1 px of a thin line; it runs along the line's flank, "
+    "about 1 px off (mean 1.03-1.08 px, max up to 1.6 px); ribbon mode with the line's width "
+    "stays within 0.4 px (test_thin_line_ribbon_mode_within_half_a_pixel)"))
+def test_thin_line_edge_mode_within_one_pixel():
+    assert max(_thin_line_distances(seed, **EDGE_ON_THIN_LINE).max() for seed in THIN_SEEDS) <= 1.0
+
+
+@pytest.mark.parametrize("seed", THIN_SEEDS)
+def test_thin_line_ribbon_mode_within_half_a_pixel(seed):
+    # a ribbon 2 px wide samples both flanks: the centre of the line wins
+    distances = _thin_line_distances(seed, mode="ribbon", ribbon_width_px=2.0, polarity="bright",
+                                     sigma_px=0.7, points=65)
+    assert distances.max() <= 0.5, f"max {distances.max():.2f} px, mean {distances.mean():.2f} px"
+
+
+@pytest.mark.parametrize("seed, polarity, contrast", [(10, "bright", 60.0), (11, "dark", -60.0),
+                                                      (12, "any", 60.0), (13, "dark", -60.0)])
+def test_ribbon_centre_line_within_one_and_a_half_pixels(seed, polarity, contrast):
+    rng = np.random.default_rng(seed)
+    width = rng.uniform(8, 12)
+    curve, image = _scene(seed, half_width_px=width / 2, contrast=contrast, noise=20.0)
+    # clicks up to 4 px off the centre line, across it; snapping brings the ends back
+    ends = curve.points([0.0, curve.length]) + rng.uniform(-4, 4, (2, 1)) * curve.n
+    result = extract(image, ends[0], ends[1], mode="ribbon", ribbon_width_px=width, polarity=polarity,
+                     sigma_px=1.5, half_width_px=16.0, points=65, snap_endpoints=True, snap_half_width_px=6.0,
+                     backend="cpu")
+    distances = distance_to_polyline(middle_samples(result.vertices_px), curve.dense(extend=0.0))
+    assert distances.max() <= 1.5, f"max {distances.max():.2f} px, mean {distances.mean():.2f} px"
+
+
+def test_helpers_measure_distances_exactly():
+    line = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0]])
+    np.testing.assert_allclose(distance_to_polyline([[5.0, 3.0], [12.0, 5.0], [-3.0, -4.0]], line), [3.0, 2.0, 5.0])
+    samples = middle_samples(np.array([[0.0, 0.0], [100.0, 0.0]]), 0.7, 3)
+    np.testing.assert_allclose(samples, [[15.0, 0.0], [50.0, 0.0], [85.0, 0.0]])
