@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -49,6 +50,8 @@ class FeaturesPanel(QWidget):
         self.continue_button = QPushButton("Continue", clicked=self.continue_selected,
                                            toolTip="Make it the feature in progress and chain more pieces onto it")
         self.delete_button = QPushButton("Delete", clicked=self.delete_selected)
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.table, self.delete_selected,
+                  context=Qt.ShortcutContext.WidgetShortcut)
         buttons = QHBoxLayout()
         for button in (self.zoom_button, self.continue_button, self.delete_button):
             buttons.addWidget(button)

@@ -92,15 +92,20 @@ class ScreenshotDriver(QObject):
         w.tool.finish()
         vertices = w.tool.feature_vertices(w.tool.features[-1])
         (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
-        pad = 0.35 * max(x1 - x0, y1 - y0)
+        pad = 0.6 * max(x1 - x0, y1 - y0)
         w.viewer.zoom_to_rect((x0 - pad, y0 - pad, x1 + pad, y1 + pad))
-        w.features_panel.table.selectRow(len(w.tool.features) - 1)
+        self._middle = vertices[len(vertices) // 2]
         self._step = self._wait_final_tiles
 
     def _wait_final_tiles(self) -> None:
         self.window.viewer.repaint()
         if not self._idle():
             return
+        x, y = (float(v) for v in self._middle)
+        self.window.viewer.hovered.emit(x, y, False)  # the position read-outs of a point on the line
+        self._step = self._grab  # on the next tick, once the status bar has laid its labels out
+
+    def _grab(self) -> None:
         self.window.repaint()
         ok = self.window.grab().save(self.out_path)
         if not ok:

@@ -32,6 +32,9 @@ from app.tiles import compute_stretch
 from app.tool import ExtractionTool
 from app.viewer import KEY_ZOOM, RasterViewer
 from app.workers import ExtractionRunner
+from app.qt_compat import guard_singleton_refcounts
+
+guard_singleton_refcounts()  # PySide6 6.12 on Python 3.11: see app.qt_compat
 
 __all__ = ["MainWindow", "default_config_dir", "run_extraction"]
 
@@ -40,6 +43,17 @@ MAX_RECENT = 8
 AUTOSAVE_DELAY_MS = 150
 #: Optional panels added as tabs when their module exists: (module, class, tab title).
 OPTIONAL_TABS = (("app.knapsack_panel", "KnapsackPanel", "Knapsack"),)
+
+
+HELP_TEXT = """\
+Click: start a feature / add a piece to it (the optimal polyline)
+Shift + click: add a straight piece
+Double-click or Enter: finish the feature
+Esc: cancel the piece in progress
+Backspace: drop the last piece
+Ctrl+Z / Ctrl+Shift+Z: undo / redo
+Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
+G: show the guides and candidate points of the latest extraction"""
 
 
 def default_config_dir() -> Path:
@@ -116,6 +130,7 @@ class MainWindow(QMainWindow):
         self.features_dock = QDockWidget("Features", self, objectName="features_dock")
         self.features_dock.setWidget(self.features_panel)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.features_dock)
+        self.resizeDocks([self.settings_dock, self.features_dock], [640, 220], Qt.Orientation.Vertical)
 
     def add_tab(self, widget: QWidget, title: str) -> int:
         """Add a panel as a tab beside the map; returns its index."""
@@ -168,7 +183,14 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         view.addAction(self.settings_dock.toggleViewAction())
         view.addAction(self.features_dock.toggleViewAction())
+        self._action(bar.addMenu("&Help"), "&Keys and Mouse", self.show_help, QKeySequence.StandardKey.HelpContents)
         self._update_recent_menu()
+
+    def show_help(self) -> None:
+        """A short card of the mouse and key bindings."""
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.information(self, "LineSnap: keys and mouse", HELP_TEXT)
 
     def _connect(self) -> None:
         self.settings_panel.settings_changed.connect(self.tool.set_settings)

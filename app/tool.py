@@ -6,23 +6,11 @@ results of extractions; it answers with events that the widgets render and with
 requests (``piece_requested``, ``preview_requested``) that the window runs on a
 worker thread.
 
-Vocabulary
-----------
-feature
-    One digitized polyline: a start click and a chain of pieces.
-piece
-    The part of a feature between two consecutive clicks.  Its geometry comes
-    from an extraction (``kind == "extract"``), is a plain segment
-    (``"straight"``, Shift held) or was imported from a file (``"imported"``).
-outcome
-    What became of a piece: the polyline's vertices and score (``"done"``) or
-    the error that stopped it (``"failed"``, drawn as a straight segment).
-    Outcomes are kept by piece id outside the undo history: a piece id always
-    names the same request, so an outcome that arrives after the piece was
-    undone is still right when the piece is redone.
-preview
-    The optimal polyline from the last click to the cursor; not part of the
-    history.
+Features, pieces and outcomes are described in :mod:`app.pieces`.  Outcomes
+are kept by piece id outside the undo history: a piece id always names the
+same request, so an outcome that arrives after its piece was undone is still
+right when the piece is redone.  The preview (the optimal polyline from the
+last click to the cursor) is not part of the history either.
 
 Only the feature list and the feature in progress are undoable; outcomes,
 preview and selection are not.

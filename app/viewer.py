@@ -16,8 +16,11 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.tiles import TileCache, TileKey, Stretch, level_for_scale, max_level, stretch_to_rgba, tile_window, visible_tiles
 from app.viewmath import ViewTransform
+from app.qt_compat import guard_singleton_refcounts
 
 log = logging.getLogger("linesnap")
+
+guard_singleton_refcounts()  # PySide6 6.12 on Python 3.11: see app.qt_compat
 
 __all__ = ["RasterViewer"]
 
@@ -141,6 +144,11 @@ class RasterViewer(QWidget):
     def zoom_to_rect(self, rect: tuple[float, float, float, float], margin: float = 0.02) -> None:
         """Show raster rectangle (x0, y0, x1, y1) px whole."""
         self.set_transform(ViewTransform.fitting(rect, max(self.width(), 1), max(self.height(), 1), margin))
+
+    def centre_on(self, xy: tuple[float, float], scale: float | None = None) -> None:
+        """Put raster point ``xy`` at the view's centre, at ``scale`` (default: the current one)."""
+        transform = self.transform if scale is None else ViewTransform(scale)
+        self.set_transform(transform.centred_on(xy[0], xy[1], self.width(), self.height()))
 
     def one_to_one(self) -> None:
         """One raster pixel per screen pixel, keeping the view's centre."""
