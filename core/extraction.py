@@ -226,18 +226,12 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, **ove
     """
     t_begin = time.perf_counter()
     settings = _settings(settings, overrides)
-    backend = "cpu" if settings.solver == "brute" and settings.backend == "auto" else resolve_backend(settings.backend)
+    backend = _backend(settings)
     with _opened(image, settings.band) as raster:
         guides = _guides_on_raster(raster, start, end, settings)
         _check_memory(guides)
-        box = guides.bounds_px(window_margin_px(settings))
-        intensity = raster.read_window(*box)
+        box, intensity = _read_window(raster, guides, settings)
     t_read = time.perf_counter()
-    if not np.isfinite(intensity).any():
-        raise ValueError(
-            f"the window {box[2]} x {box[3]} px at ({box[0]}, {box[1]}) around the endpoints has no valid "
-            "pixel (all nodata)"
-        )
     gradient = gradient_window(intensity, settings.sigma_px, box[0], box[1])
     t_gradient = time.perf_counter()
     timings = {"read": (t_read - t_begin) * 1e3, "gradient": (t_gradient - t_read) * 1e3}
@@ -259,6 +253,25 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, **ove
         start_index=int(solution.start_index),
         end_index=int(solution.end_index),
     )
+
+
+def _backend(settings: ExtractionSettings) -> str:
+    """The backend that will run (``brute`` is CPU-only, so ``auto`` means the CPU for it)."""
+    if settings.solver == "brute" and settings.backend == "auto":
+        return "cpu"
+    return resolve_backend(settings.backend)
+
+
+def _read_window(raster, guides: Guides, settings: ExtractionSettings):
+    """``(box, intensity)``: the guides' window plus the smoothing margin, which must hold valid pixels."""
+    box = guides.bounds_px(window_margin_px(settings))
+    intensity = raster.read_window(*box)
+    if not np.isfinite(intensity).any():
+        raise ValueError(
+            f"the window {box[2]} x {box[3]} px at ({box[0]}, {box[1]}) around the endpoints has no valid "
+            "pixel (all nodata)"
+        )
+    return box, intensity
 
 
 def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: ExtractionSettings, timings: dict):

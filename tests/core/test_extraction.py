@@ -227,3 +227,18 @@ def test_numba_kernels_are_cached_on_disk():
     kernels = [obj for obj in vars(core.scores).values() if isinstance(obj, Dispatcher)]
     assert kernels
     assert all(type(k._cache).__name__ != "NullCache" for k in kernels)
+
+
+def test_every_solver_finds_the_same_optimum():
+    image = _band_image(seed=7)
+    small = dict(FAST, nodes=4, points=7, half_width_px=6.0)
+    scores = {solver: extract(image, (20.0, 58.0), (180.0, 63.0), solver=solver, **small).score
+              for solver in ("window", "mitm", "brute")}
+    assert scores["mitm"] == pytest.approx(scores["window"], rel=1e-6)
+    assert scores["brute"] == pytest.approx(scores["window"], rel=1e-6)
+
+
+def test_brute_with_auto_backend_runs_on_the_cpu():
+    image = _band_image()
+    settings = ExtractionSettings(**dict(FAST, nodes=3, points=5, backend="auto", solver="brute"))
+    assert extract(image, (20.0, 58.0), (180.0, 63.0), settings).backend == "cpu"
