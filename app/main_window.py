@@ -174,12 +174,13 @@ class MainWindow(QMainWindow):
         self._action(edit, "&Delete Selected Feature", self.features_panel.delete_selected, "Delete",
                      viewer_only=True)
         view = bar.addMenu("&View")
-        self._action(view, "Zoom &In", lambda: self.viewer.zoom_by(KEY_ZOOM), ["Ctrl++", "Ctrl+=", "+", "="])
-        self._action(view, "Zoom &Out", lambda: self.viewer.zoom_by(1 / KEY_ZOOM), ["Ctrl+-", "-"])
-        self._action(view, "&Fit Image", self.viewer.fit, ["Ctrl+0", "F"])
-        self._action(view, "&1:1 Pixels", self.viewer.one_to_one, ["Ctrl+1", "1"])
+        # Plain keys (+, -, F, 1) also work while the map has the focus: RasterViewer.keyPressEvent.
+        self._action(view, "Zoom &In", lambda: self.viewer.zoom_by(KEY_ZOOM), ["Ctrl++", "Ctrl+="])
+        self._action(view, "Zoom &Out", lambda: self.viewer.zoom_by(1 / KEY_ZOOM), "Ctrl+-")
+        self._action(view, "&Fit Image", self.viewer.fit, "Ctrl+0")
+        self._action(view, "&1:1 Pixels", self.viewer.one_to_one, "Ctrl+1")
         self.guides_action = self._action(view, "Show &Guides", self.display_panel.guides.setChecked, "G",
-                                          checkable=True)
+                                          viewer_only=True, checkable=True)
         view.addSeparator()
         view.addAction(self.settings_dock.toggleViewAction())
         view.addAction(self.features_dock.toggleViewAction())
@@ -362,6 +363,10 @@ class MainWindow(QMainWindow):
         """Stop the workers and close the image (no worker outlives the window)."""
         self._autosave_timer.stop()
         self.runner.shutdown()
+        for index in range(self.tabs.count()):  # panels with workers of their own (the knapsack panel)
+            stop = getattr(self.tabs.widget(index), "shutdown", None)
+            if callable(stop):
+                stop()
         if self.loader is not None:
             self.loader.close()
         if self.document is not None:
