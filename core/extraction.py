@@ -36,50 +36,51 @@ class ExtractionSettings:
     """Every knob of one extraction, validated on construction.
 
     The defaults were chosen by measurement for interactive digitising of
-    asphalt roads on 0.3 m aerial imagery: the mean distance of the middle 70 %
-    of the polyline to the road centre line over the 30 click pairs of
-    ``tests/core/test_accuracy_vegas.py`` (clicks 250 px apart, up to 6 px off
-    the road) is quoted below for the alternatives tried; the end-to-end time
-    is in ``tests/benchmarks/bench_extract_cpu.py``.
+    asphalt roads on 0.3 m aerial imagery.  The figures below are the mean
+    distance of the middle 70 % of the polyline to the annotated centre line
+    over the 30 click pairs of ``tests/core/test_accuracy_vegas.py`` (clicks
+    250 px apart, up to 6 px off the road; straight segments between the
+    clicks: 2.40 px), with the defaults: 2.12 px, and with one setting changed
+    as quoted.  End-to-end time: ``tests/benchmarks/bench_extract_cpu.py``.
 
     Attributes
     ----------
     nodes : int
         Split points of the span including both endpoints (>= 3); ``nodes - 2``
-        guides.  8 gives ~36 px links over a 250 px click span, short enough
-        to follow gentle curves (5 nodes: 2.19 px vs 2.12 px).
+        guides.  8 gives ~36 px links over a 250 px span, short enough for
+        gentle curves (5: 2.19 px, 10: 2.16 px).
     points : int
-        Candidates per guide (>= 2).  33 over the default +-8 px puts them
-        0.5 px apart, finer than the accuracy the imagery supports.
+        Candidates per guide (>= 2).  33 over +-8 px puts them 0.5 px apart
+        (65 points: 2.12 px too, at 4x the scoring work).
     half_width_px : float
         Guide half-width (px, > 0): how far the line may stray from the
-        straight segment between the clicks.  A narrow corridor keeps the line
-        off parallel structures (verges, shadows, driveways): 8 px: 2.08 px,
-        12 px: 2.31 px, 16 px: 2.38 px.  Widen it for curved objects or rough clicks.
+        straight segment between the clicks.  A narrow corridor keeps it off
+        parallel structures (verges, shadows, driveways): 12 px: 2.33 px,
+        16 px: 2.44 px.  Widen it for curved objects or rough clicks.
     max_turn_deg : float
-        Largest turn at a guide point (degrees, in (0, 180]).  10 and 30 did
-        equally well on straight roads; 30 leaves room for curves.
+        Largest turn at a guide point (degrees, in (0, 180]); 30 leaves room
+        for curves (10: 2.18 px on these straight streets).
     sigma_px : float
-        Gaussian smoothing before the gradient (px, > 0).  Wide roads with
-        texture want strong smoothing: 3: 2.24 px, 4.5: 2.12 px, 6: 2.08 px,
-        8: 2.36 px.  Use ~0.5-1.5 for thin lines.
+        Gaussian smoothing before the gradient (px, > 0).  Wide textured roads
+        want strong smoothing (3: 2.24 px, 6: 2.08 px), but 6 px blurs away
+        roads 4 px wide (the sample scene's farm track); use ~0.5-1.5 for thin lines.
     mode : {"edge", "ribbon"}
         ``edge`` follows one strong edge (field boundaries; on a thin line it
         runs along one flank, about 1 px from its centre); ``ribbon`` follows
         the centre line between two edges ``ribbon_width_px`` apart.
     ribbon_width_px : float
-        Full width (px, >= 0) of the ribbon in ``ribbon`` mode.  Streets of the
-        0.3 m Vegas tile are 20-37 px wide: 24: 2.21 px, 28: 2.08 px, 32: 2.8 px.
+        Full width (px, >= 0) of the ribbon in ``ribbon`` mode.  The streets
+        of the Vegas tile are 20-37 px wide (24: 2.32 px, 32: 2.83 px).
     polarity : {"any", "bright", "dark"}
         In ``ribbon`` mode, keep only edge pairs of a bright (dark) ribbon on
-        darker (brighter) ground, or any.  Asphalt is darker than its verges:
-        ``dark`` 2.31 px vs ``any`` 2.45 px (with a 12 px half-width).
+        darker (brighter) ground, or any.  Asphalt is darker than its verges
+        (``any``: 2.22 px).
     snap_endpoints : bool
         Let the solver move the clicked endpoints across the axis onto the object.
     snap_half_width_px : float or None
         Half-width (px, > 0) of the endpoint guides; None for
-        ``min(half_width_px, core.guides.DEFAULT_SNAP_HALF_WIDTH_PX)`` (8 px:
-        clicks are typically a few px off).
+        ``min(half_width_px, core.guides.DEFAULT_SNAP_HALF_WIDTH_PX)`` = 8 px
+        (4 px: 2.12 px as well).
     solver : {"window", "mitm", "brute"}
         The exact DP (all give the same optimum; ``window`` is the fastest).
     backend : {"auto", "cpu", "gpu"}
@@ -91,7 +92,7 @@ class ExtractionSettings:
     points: int = 33
     half_width_px: float = 8.0
     max_turn_deg: float = 30.0
-    sigma_px: float = 6.0
+    sigma_px: float = 4.5
     mode: str = "ribbon"
     ribbon_width_px: float = 28.0
     polarity: str = "dark"
