@@ -26,6 +26,8 @@ __all__ = ["RasterViewer"]
 
 WHEEL_ZOOM_PER_DEGREE = 1.0025
 KEY_ZOOM = 1.25
+_COMMAND_MODIFIERS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                      | Qt.KeyboardModifier.MetaModifier)
 RAW_CACHE_BYTES = 192 * 2**20
 IMAGE_CACHE_BYTES = 96 * 2**20
 
@@ -296,8 +298,13 @@ class RasterViewer(QWidget):
         step = max(40.0, self.width() / 8)
         moves = {Qt.Key.Key_Left: (step, 0), Qt.Key.Key_Right: (-step, 0),
                  Qt.Key.Key_Up: (0, step), Qt.Key.Key_Down: (0, -step)}
+        zooms = {Qt.Key.Key_Plus: lambda: self.zoom_by(KEY_ZOOM), Qt.Key.Key_Equal: lambda: self.zoom_by(KEY_ZOOM),
+                 Qt.Key.Key_Minus: lambda: self.zoom_by(1 / KEY_ZOOM), Qt.Key.Key_F: self.fit,
+                 Qt.Key.Key_1: self.one_to_one}
         if event.key() in moves:
             self.pan_by(*moves[event.key()])
+        elif event.key() in zooms and not event.modifiers() & _COMMAND_MODIFIERS:
+            zooms[event.key()]()
         elif event.key() == Qt.Key.Key_Shift:
             self._emit_hover(event.modifiers() | Qt.KeyboardModifier.ShiftModifier)
         else:

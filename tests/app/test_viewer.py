@@ -129,3 +129,19 @@ def test_band_choice_and_16_bit_stretch(qtbot, make_window):
     window.display_panel.low.setValue(5.0)
     window.display_panel.high.setValue(95.0)
     assert window.viewer._stretch == compute_stretch(sample, 5.0, 95.0)
+
+
+def test_keys_zoom_fit_and_pan(qtbot, viewer):
+    viewer.set_loader(TileLoader(np.zeros((1000, 2000), np.uint8)))
+    fit = viewer.transform.scale
+    qtbot.keyClick(viewer, Qt.Key.Key_Plus, Qt.KeyboardModifier.ShiftModifier)
+    assert viewer.transform.scale == pytest.approx(fit * 1.25)
+    qtbot.keyClick(viewer, Qt.Key.Key_Minus)
+    assert viewer.transform.scale == pytest.approx(fit)
+    qtbot.keyClick(viewer, Qt.Key.Key_1)
+    assert viewer.transform.scale == pytest.approx(1.0)
+    origin = viewer.transform.origin_x
+    qtbot.keyClick(viewer, Qt.Key.Key_Right)
+    assert viewer.transform.origin_x > origin  # the view moves right over the image
+    qtbot.keyClick(viewer, Qt.Key.Key_F)
+    assert viewer.transform.scale == pytest.approx(fit)
