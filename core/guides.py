@@ -26,8 +26,8 @@ __all__ = ["Guides", "build_guides", "DEFAULT_SNAP_HALF_WIDTH_PX"]
 
 #: Half-width (px) of the endpoint guides when snapping and none is given
 #: (capped at the guide half-width).  Clicks on a road are typically a few pixels
-#: off its centre line; the Vegas accuracy test (clicks up to 6 px off) is where
-#: this value was chosen: see ``tests/core/test_accuracy_vegas.py``.
+#: off its centre line: 8 px covers the clicks of ``tests/core/test_accuracy_vegas.py``
+#: (up to 6 px off) with a margin; 4 px measured the same there.
 DEFAULT_SNAP_HALF_WIDTH_PX = 8.0
 
 
