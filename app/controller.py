@@ -105,6 +105,7 @@ class ToolController(QObject):
             self.tool.fail_piece(piece_id, report.message)
         except KeyError:
             pass  # a piece of a closed image
+        errors.log.error("extraction failed: %s\n%s", report.message, report.details)
         errors.show_error(self.viewer.window(), errors.ErrorReport(
             "Extraction failed", report.message, report.details, report.kind))
 

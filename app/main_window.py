@@ -61,7 +61,7 @@ def default_config_dir() -> Path:
     override = os.environ.get("LINESNAP_CONFIG_DIR")
     if override:
         return Path(override)
-    return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppConfigLocation)) / "linesnap"
+    return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)) / "linesnap"
 
 
 def run_extraction(document, start_xy, end_xy, settings):

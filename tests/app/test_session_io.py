@@ -136,6 +136,46 @@ def test_autosave_survives_a_kill_and_is_restored(qtbot, make_window, tmp_path, 
     assert second.tool.dirty
 
 
+KILLED_SESSION = """
+import os, signal, sys, time
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from app.main_window import MainWindow
+window = MainWindow(config_dir=sys.argv[1])
+window.show()
+window.open_image(None)
+def spin(condition):
+    end = time.monotonic() + 120
+    while not condition() and time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.005)
+spin(lambda: not window.runner.busy)
+window.tool.click((600.0, 740.0))
+window.tool.click((800.0, 748.0))
+spin(lambda: not window.tool.is_pending(window.tool.current.pieces[0]))
+window.tool.finish()
+window.tool.click((300.0, 300.0))
+end = time.monotonic() + 1.0  # longer than the autosave delay
+spin(lambda: time.monotonic() > end)
+print(window.tool.feature_vertices(window.tool.features[0]).tolist(), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_work_survives_a_real_kill(qtbot, make_window, tmp_path, monkeypatch):
+    config = tmp_path / "killed"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", KILLED_SESSION, str(config)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9, done.stderr
+    vertices = json.loads(done.stdout.strip().splitlines()[-1])
+    monkeypatch.setattr(dialogs, "ask_restore_session", lambda parent, summary: True)
+    window = make_window(config_dir=config)
+    assert window.restore_session_if_any()
+    np.testing.assert_allclose(window.tool.feature_vertices(window.tool.features[0]), vertices)
+    assert window.tool.current is not None and window.tool.current.start_xy == (300.0, 300.0)
+
+
 def test_declined_restore_removes_the_session(make_window, tmp_path, monkeypatch):
     config = tmp_path / "config"
     store = SessionStore(config)
