@@ -17,7 +17,7 @@ import time
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
-__all__ = ["run_gui", "parse_args", "ScreenshotDriver", "demo_clicks"]
+__all__ = ["run_gui", "parse_args", "ScreenshotDriver", "demo_clicks", "install_excepthook"]
 
 SCREENSHOT_TIMEOUT_S = 120.0
 log = logging.getLogger("linesnap")
@@ -120,6 +120,23 @@ class ScreenshotDriver(QObject):
         QApplication.instance().exit(code)
 
 
+def install_excepthook(window) -> None:
+    """Unexpected errors in any slot or event handler become dialogs instead of tracebacks on a console.
+
+    (PySide6 hands exceptions raised in Python code called from Qt to
+    ``sys.excepthook``; the application goes on either way.)
+    """
+    from app.errors import report_exception
+
+    def hook(kind, value, traceback):
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, value, traceback)
+            return
+        report_exception(window, "Unexpected error", value.with_traceback(traceback))
+
+    sys.excepthook = hook
+
+
 def run_gui(argv: list[str] | None = None) -> int:
     """Run the window; returns the exit status."""
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -136,6 +153,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     else:
         window = MainWindow()
     window.show()
+    install_excepthook(window)
     restored = not args.screenshot and window.restore_session_if_any()
     if not restored and not window.open_image(args.image) and args.screenshot:
         return 1

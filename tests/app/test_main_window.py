@@ -235,3 +235,21 @@ def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
     assert window.tool.features == () and panel.table.rowCount() == 0
     window.tool.undo()
     assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "Main road"
+
+
+def test_unexpected_errors_in_slots_become_dialogs(qtbot, make_window, shown_errors, monkeypatch):
+    import sys
+
+    from app.main import install_excepthook
+
+    window = make_window()
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    install_excepthook(window)
+
+    def broken(*args):
+        raise RuntimeError("a bug in a slot")
+
+    window.viewer.hovered.connect(broken)
+    window.viewer.hovered.emit(1.0, 2.0, False)
+    assert shown_errors and shown_errors[-1].title == "Unexpected error"
+    assert "a bug in a slot" in shown_errors[-1].message and "broken" in shown_errors[-1].details
