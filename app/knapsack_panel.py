@@ -73,7 +73,8 @@ class KnapsackPanel(QWidget):
                              (self.runner.failed, self._on_failed), (self.runner.cancelled, self._on_cancelled)):
             signal.connect(slot)
         QCoreApplication.instance().aboutToQuit.connect(self.shutdown)
-        self._show_problem()
+        self._show_generator()
+        self.set_instances(())
 
     @property
     def busy(self) -> bool:
@@ -108,11 +109,12 @@ class KnapsackPanel(QWidget):
         self.v_spin = spin(1, 100, 1, "Pisinger's instance v of 100: capacity v * sum(w) / 101.")
         self.seed_spin = spin(0, 2**31 - 1, 0, "Seed of the random generator.")
         self.generate_button = QPushButton("Generate", clicked=self.generate)
+        self._labels = {name: QLabel(name) for name in ("Items", "R", "v", "Seed")}
         generator = QHBoxLayout()
         for label, widget in ((None, self.family_label), (None, self.kind_combo), ("Items", self.items_spin),
                               ("R", self.range_spin), ("v", self.v_spin), ("Seed", self.seed_spin)):
             if label:
-                generator.addWidget(QLabel(label))
+                generator.addWidget(self._labels[label])
             generator.addWidget(widget)
         generator.addWidget(self.generate_button)
         generator.addStretch(1)
@@ -164,7 +166,7 @@ class KnapsackPanel(QWidget):
         self.instances_model, self.items_model = RowsModel(self), RowsModel(self)
         self.instances_view = make_table(self.instances_model)
         self.instances_view.selectionModel().currentRowChanged.connect(lambda *_: self._show_items())
-        self.items_view = make_table(self.items_model)
+        self.items_view = make_table(self.items_model, stretch_last=False)
         self.items_label = QLabel()
         self.export_json_button = QPushButton("Export JSON...", clicked=lambda: self.export("json"))
         self.export_csv_button = QPushButton("Export CSV...", clicked=lambda: self.export("csv"))
@@ -188,12 +190,10 @@ class KnapsackPanel(QWidget):
         problem = self.problem_combo.currentData()
         if problem == self.problem:
             return
-        keep = self.instances and CORE_KIND[problem] == CORE_KIND[self.problem]
+        keep = self.instances and CORE_KIND[problem] == CORE_KIND[self.problem]  # KP2 <-> batched KP2
         self.problem = problem
-        if not keep:
-            self.instances, self.sources = (), ()
-        self.result = None
-        self._show_problem()
+        self._show_generator()
+        self.set_instances(self.instances if keep else (), self.sources if keep else ())
 
     def set_problem(self, problem: str) -> None:
         """Choose the problem (a key of :data:`app.knapsack_model.PROBLEMS`)."""
@@ -204,28 +204,27 @@ class KnapsackPanel(QWidget):
         self.instances = tuple(instances)
         self.sources = tuple(sources) if sources is not None else ("",) * len(self.instances)
         self.result = None
-        self._show_problem()
+        self.summary_label.setText(loaded_summary(self.problem, self.instances))
+        self._show_results()
 
-    def _show_problem(self) -> None:
+    def _show_generator(self) -> None:
+        """The generator fields of the current problem, at that problem's defaults."""
         family, kinds = GENERATORS.get(self.problem, ("", ()))
-        self.kind_combo.blockSignals(True)
+        default_kind, default_items = GENERATOR_DEFAULTS.get(self.problem, ("", 1000))
         self.kind_combo.clear()
         self.kind_combo.addItems(list(kinds))
-        default_kind, default_items = GENERATOR_DEFAULTS.get(self.problem, ("", 0))
         self.kind_combo.setCurrentText(default_kind)
-        self.kind_combo.blockSignals(False)
         self.family_label.setText(family or "no generator for KP2: load .ins2D, class-A or JSON files")
         mckp = self.problem == "mckp"
         self.items_spin.setMinimum(0 if mckp else 1)
         self.items_spin.setSpecialValueText("10..1024" if mckp else "")
-        if self.items_spin.value() == 0 or mckp:
-            self.items_spin.setValue(default_items)
-        for widget in (self.kind_combo, self.items_spin, self.seed_spin, self.generate_button):
+        self.items_spin.setValue(default_items)
+        self._labels["Items"].setText("Items per class" if mckp else "Items")
+        for widget in (self.kind_combo, self.items_spin, self.seed_spin, self.generate_button,
+                       self._labels["Items"], self._labels["Seed"]):
             widget.setVisible(bool(family))
-        for widget in (self.range_spin, self.v_spin):
+        for widget in (self.range_spin, self.v_spin, self._labels["R"], self._labels["v"]):
             widget.setVisible(self.problem == "kp1")
-        self.summary_label.setText(loaded_summary(self.problem, self.instances))
-        self._show_results()
 
     def _show_backend(self) -> None:
         from app.settings_dock import backend_description
@@ -282,10 +281,12 @@ class KnapsackPanel(QWidget):
     def load_paths(self, paths) -> None:
         """Load every instance of ``paths``; the problem follows the files' kind."""
         loaded = load_instance_files(paths, self.problem)
-        self.problem_combo.blockSignals(True)
-        self.problem_combo.setCurrentIndex(self.problem_combo.findData(loaded.problem))
-        self.problem_combo.blockSignals(False)
-        self.problem = loaded.problem
+        if loaded.problem != self.problem:
+            self.problem_combo.blockSignals(True)
+            self.problem_combo.setCurrentIndex(self.problem_combo.findData(loaded.problem))
+            self.problem_combo.blockSignals(False)
+            self.problem = loaded.problem
+            self._show_generator()
         self.set_instances(loaded.instances, loaded.sources)
         self.status_label.setText(f"Loaded {len(loaded.instances)} instance(s). {loaded.note}".strip())
 

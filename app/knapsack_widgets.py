@@ -83,11 +83,12 @@ class RowsModel(QAbstractTableModel):
         return super().headerData(section, orientation, role)
 
 
-def make_table(model: RowsModel) -> QTableView:
+def make_table(model: RowsModel, stretch_last: bool = True) -> QTableView:
     """A read-only table view of ``model``: whole rows selected, one at a time."""
     view = QTableView(selectionBehavior=QTableView.SelectionBehavior.SelectRows,
                       selectionMode=QTableView.SelectionMode.SingleSelection)
     view.setModel(model)
     view.verticalHeader().hide()
-    view.horizontalHeader().setStretchLastSection(True)
+    view.horizontalHeader().setStretchLastSection(stretch_last)
+    view.horizontalHeader().setResizeContentsPrecision(200)  # size columns from the first rows only
     return view

@@ -45,6 +45,7 @@ def panel(qtbot, shared_runner, shown_errors):
     widget = KnapsackPanel(runner=shared_runner)
     qtbot.addWidget(widget)
     widget.show()
+    widget.backend_combo.setCurrentIndex(widget.backend_combo.findData("cpu"))  # "auto" may mean a GPU
     yield widget
     widget.shutdown()
     assert not widget.busy and not shared_runner.busy, "a knapsack job outlived its test"
@@ -79,6 +80,7 @@ def generate(panel, problem, kind, items, seed=0, **fields):
         getattr(panel, f"{name}_spin").setValue(value)
     panel.generate()
     assert len(panel.instances) == 1
+    assert (panel.kind_combo.currentText(), panel.items_spin.value()) == (kind, items)  # the fields stay
     return panel.instances[0]
 
 
@@ -280,6 +282,7 @@ def test_the_panel_is_a_tab_of_the_main_window_and_stops_with_it(qtbot, make_win
     assert isinstance(panel, KnapsackPanel)
     window.tabs.setCurrentWidget(panel)  # shown: the worker process starts
     assert panel.runner.process is not None
+    panel.backend_combo.setCurrentIndex(panel.backend_combo.findData("cpu"))
     generate(panel, "subset-sum", "p", 40)
     result = solve_and_wait(qtbot, panel)
     assert result.solutions["cpu"][0].value == solve(panel.instances[0].problem, "cpu").value
