@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = ["PIECE_KINDS", "PieceSpec", "Feature", "PieceOutcome", "PreviewRequest", "ToolState",
            "straight_outcome", "as_xy", "piece_start", "piece_vertices", "feature_vertices",
-           "feature_score"]
+           "feature_score", "imported_feature"]
 
 PIECE_KINDS = ("extract", "straight", "imported")
 
@@ -163,3 +163,27 @@ def feature_score(feature: Feature, outcomes: dict[int, PieceOutcome]) -> float 
     scores = [outcomes[p.id].score for p in feature.pieces
               if p.id in outcomes and outcomes[p.id].score is not None]
     return float(sum(scores)) if scores else None
+
+
+def imported_feature(feature_id: int, piece_id: int, name: str, vertices, properties: dict
+                     ) -> tuple[Feature, PieceOutcome]:
+    """A finished feature made of one imported piece, and that piece's outcome.
+
+    Parameters
+    ----------
+    vertices : (k, 2) array_like of float
+        Vertices (x, y) in pixels, k >= 2, finite.
+    properties : dict
+        The file's properties (kept for a faithful re-export; ``score`` and
+        ``backend`` are shown).
+    """
+    vertices = np.array(vertices, dtype=np.float64)
+    if vertices.ndim != 2 or vertices.shape[1] != 2 or len(vertices) < 2:
+        raise ValueError(f"vertices_px must be (k, 2) with k >= 2; got shape {vertices.shape}")
+    if not np.all(np.isfinite(vertices)):
+        raise ValueError("vertices_px must be finite")
+    start, end = as_xy(vertices[0]), as_xy(vertices[-1])
+    score = properties.get("score")
+    outcome = PieceOutcome(vertices, score=float(score) if isinstance(score, (int, float)) else None,
+                           backend=str(properties.get("backend", "")), details={"properties": dict(properties)})
+    return Feature(feature_id, name, start, (PieceSpec(piece_id, start, end, "imported"),)), outcome

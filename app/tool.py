@@ -26,7 +26,7 @@ import numpy as np
 
 from app.events import Event
 from app.pieces import (Feature, PieceOutcome, PieceSpec, PreviewRequest, ToolState, as_xy, feature_score,
-                        feature_vertices, piece_start, straight_outcome)
+                        feature_vertices, imported_feature, piece_start, straight_outcome)
 
 __all__ = ["ExtractionTool"]
 
@@ -88,10 +88,12 @@ class ExtractionTool:
 
     @property
     def can_undo(self) -> bool:
+        """True when there is an edit to undo."""
         return bool(self._undo)
 
     @property
     def can_redo(self) -> bool:
+        """True when there is an undone edit to redo."""
         return bool(self._redo)
 
     def feature(self, feature_id: int) -> Feature:
@@ -394,25 +396,15 @@ class ExtractionTool:
             ``vertices_px`` is (k, 2) float (x, y) pixels with k >= 2.
         """
         added = []
-        for name, vertices, props in items:
-            added.append(self._fixed_feature(name or self._next_name(added), vertices, props))
+        for name, vertices, properties in items:
+            piece_id, feature_id = next(self._ids), next(self._ids)
+            feature, outcome = imported_feature(feature_id, piece_id, name or self._next_name(added), vertices,
+                                                properties)
+            self.outcomes[piece_id] = outcome
+            added.append(feature)
         if added:
             self._commit(replace(self.state, features=self.state.features + tuple(added)))
         return added
-
-    def _fixed_feature(self, name: str, vertices, properties: dict) -> Feature:
-        vertices = np.array(vertices, dtype=np.float64)
-        if vertices.ndim != 2 or vertices.shape[1] != 2 or len(vertices) < 2:
-            raise ValueError(f"vertices_px must be (k, 2) with k >= 2; got shape {vertices.shape}")
-        if not np.all(np.isfinite(vertices)):
-            raise ValueError("vertices_px must be finite")
-        start, end = as_xy(vertices[0]), as_xy(vertices[-1])
-        piece = PieceSpec(next(self._ids), start, end, "imported")
-        score = properties.get("score")
-        self.outcomes[piece.id] = PieceOutcome(
-            vertices, score=float(score) if isinstance(score, (int, float)) else None,
-            backend=str(properties.get("backend", "")), details={"properties": dict(properties)})
-        return Feature(next(self._ids), name, start, (piece,))
 
     def mark_saved(self) -> None:
         """The user's work is safe in a file: no warning on close until the next edit."""
@@ -438,8 +430,3 @@ class ExtractionTool:
         """Forget everything (a new image without the old features)."""
         self.restore(ToolState(), {})
         self.dirty = False
-
-    def new_id(self) -> int:
-        """A fresh unique id (for callers that build features themselves)."""
-        return next(self._ids)
-
