@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from app.errors import report_from_exception
+from core.knapsack.problems import problem_kind
 
 __all__ = ["JobResult", "SolveJob", "error_title", "run_job", "worker_main"]
 
@@ -137,37 +138,60 @@ def _solve_on(backend: str, job: SolveJob, done: int, progress) -> tuple[list, i
     return out, done
 
 
-def _tiny_problem(kind: str):
-    """A tiny instance of ``kind``: solving it loads that solver's compiled code."""
+def scaled_down(problem):
+    """The same items with a capacity of about one item's weight: a cheap instance to warm up on.
+
+    The solvers choose their method and compiled variant by the items (their
+    count, gcd and value types), which the copy keeps; its capacity is at
+    most the original's, so its DP costs at most what the real one does and
+    usually far less.
+    """
     from core.knapsack import KP1, KP2, MCKP, SubsetSum
 
+    kind = problem_kind(problem)
     if kind == "kp1":
-        return KP1([3, 4, 5], [2, 3, 4], 5)
+        return KP1(problem.profits, problem.weights, min(problem.capacity, int(problem.weights.max())))
     if kind == "kp2":
-        return KP2([3, 4, 5], [2, 3, 4], [1, 2, 3], 5, 4)
+        return KP2(problem.profits, problem.weights1, problem.weights2,
+                   min(problem.capacity1, int(problem.weights1.max())),
+                   min(problem.capacity2, int(problem.weights2.max())))
     if kind == "subset-sum":
-        return SubsetSum([3, 5, 7], 10)
-    return MCKP([([1, 2], [1, 2]), ([3, 1], [2, 1])], 3)
+        return SubsetSum(problem.weights, min(problem.capacity, 2 * int(problem.weights.max()) + 1))
+    spread = max(int(w.max() - w.min()) for _, w in problem.classes)
+    return MCKP(problem.classes, min(problem.capacity, problem.min_weight + spread))
+
+
+def _warm_key(backend: str, problem, batch: bool) -> tuple:
+    """What decides which compiled code a solve runs: backend, kind, batch, size class, value width."""
+    kind = problem_kind(problem)
+    if kind == "mckp":
+        items, worth = sum(len(p) for p, _ in problem.classes), sum(int(p.max()) for p, _ in problem.classes)
+    else:
+        items = problem.n_items
+        worth = int(problem.weights.sum() if kind == "subset-sum" else problem.profits.sum())
+    return backend, kind, batch, items.bit_length(), worth >= 2**31 - 1
 
 
 def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
-    """Solve a tiny instance of each kind in the job once per process, untimed.
+    """Solve scaled-down copies of the job's instances first (untimed), once per kind of solve.
 
-    The times shown then exclude loading numba's cached machine code (or
-    compiling the GPU kernels), which only the first solve of a process pays.
+    The first solve of a kind in a process loads numba's cached machine code
+    or compiles GPU kernels (seconds); done here, the times shown are those of
+    the solve alone.
     """
     from core.knapsack import solve, solve_many
-    from core.knapsack.problems import problem_kind
 
-    for kind in sorted({problem_kind(i.problem) for i in job.instances}):
-        key = (backend, kind, job.batch)
+    cold = {}
+    for instance in job.instances:
+        cold.setdefault(_warm_key(backend, instance.problem, job.batch), []).append(instance.problem)
+    for key, problems in cold.items():
         if key in _warmed:
             continue
-        say(f"preparing the {backend.upper()} {kind} solver (first use)")
+        say(f"preparing the {backend.upper()} {key[1]} solver for this size (first use)")
         if job.batch:
-            solve_many([_tiny_problem(kind)], backend)
+            solve_many([scaled_down(p) for p in problems], backend, job.memory_budget_bytes)
         else:
-            solve(_tiny_problem(kind), backend)
+            solve(scaled_down(problems[0]), backend, job.memory_budget_bytes)
         _warmed.add(key)
 
 

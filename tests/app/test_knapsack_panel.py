@@ -346,3 +346,26 @@ def test_run_job_reports_progress_and_refuses_a_backend_twice(tmp_path):
     with open(tmp_path / "three.csv", newline="") as stream:
         rows = list(csv.DictReader(stream))
     assert {r["instance"] for r in rows} == {"i0", "i1", "i2"}
+
+
+@pytest.mark.parametrize("problem", [
+    pisinger("strongly", 400, 1000, 30, 100, 1),
+    KP2([10, 7, 4, 9], [3, 2, 1, 5], [1, 2, 3, 4], 9, 8),
+    curtis("half", 80, 2),
+    suri(1, 3, 40),
+])
+def test_warm_up_copies_keep_the_items_and_cost_no_more(problem):
+    from app.knapsack_jobs import scaled_down
+
+    small = scaled_down(problem)
+    assert type(small) is type(problem)
+    for name in ("profits", "weights", "weights1", "weights2"):
+        if hasattr(problem, name):
+            np.testing.assert_array_equal(getattr(small, name), getattr(problem, name))
+    for (p, w), (p_small, w_small) in zip(getattr(problem, "classes", ()), getattr(small, "classes", ())):
+        np.testing.assert_array_equal(p_small, p)  # MCKP: the same classes
+        np.testing.assert_array_equal(w_small, w)
+    for name in ("capacity", "capacity1", "capacity2"):
+        if hasattr(problem, name):
+            assert getattr(small, name) <= getattr(problem, name)
+    assert solve(small, "cpu").value <= solve(problem, "cpu").value
