@@ -16,13 +16,13 @@ from PySide6.QtWidgets import (QComboBox, QGroupBox, QHBoxLayout, QLabel, QProgr
                                QVBoxLayout, QWidget)
 
 from app import errors
+from app import knapsack_widgets as widgets
 from app.errors import reports_errors
 from app.knapsack_jobs import SolveJob
 from app.knapsack_model import (CORE_KIND, GENERATORS, PROBLEMS, export_csv, export_json, generate_instance,
                                 instance_table, item_columns, item_rows, load_instance_files, loaded_summary,
                                 result_summary)
 from app.knapsack_runner import KnapsackRunner
-from app import knapsack_widgets as widgets
 from app.knapsack_widgets import RowsModel, make_table, spin
 from app.qt_compat import guard_singleton_refcounts
 from core.knapsack.problems import problem_kind
@@ -99,7 +99,7 @@ class KnapsackPanel(QWidget):
 
     def _build_instances_box(self) -> QGroupBox:
         box = QGroupBox("Instances")
-        self.load_button = QPushButton("Load Files...", clicked=self.load_files,
+        self.load_button = QPushButton("Load Files...", clicked=lambda: self.load_files(),
                                        toolTip="knapPI_* and Pisinger .csv (KP1), .ins2D and class-A lines (KP2), "
                                                "LineSnap JSON (every problem); several files for a batch.")
         self.family_label = QLabel()
@@ -108,7 +108,7 @@ class KnapsackPanel(QWidget):
         self.range_spin = spin(10, 10_000_000, 1000, "Pisinger's coefficient range R: weights drawn from 1..R.")
         self.v_spin = spin(1, 100, 1, "Pisinger's instance v of 100: capacity v * sum(w) / 101.")
         self.seed_spin = spin(0, 2**31 - 1, 0, "Seed of the random generator.")
-        self.generate_button = QPushButton("Generate", clicked=self.generate)
+        self.generate_button = QPushButton("Generate", clicked=lambda: self.generate())
         self._labels = {name: QLabel(name) for name in ("Items", "R", "v", "Seed")}
         generator = QHBoxLayout()
         for label, widget in ((None, self.family_label), (None, self.kind_combo), ("Items", self.items_spin),
@@ -141,9 +141,9 @@ class KnapsackPanel(QWidget):
         self.budget_spin = spin(0, 16_000_000, 0, "Most memory the solver's tables may take; past it a "
                                  "memory-light method runs or the solve is refused.", special="auto")
         self.budget_spin.setSuffix(" MiB")
-        self.solve_button = QPushButton("Solve", clicked=self.solve)
-        self.compare_button = QPushButton("Compare CPU and GPU", clicked=self.compare_backends)
-        self.cancel_button = QPushButton("Cancel", clicked=self.cancel, enabled=False)
+        self.solve_button = QPushButton("Solve", clicked=lambda: self.solve())
+        self.compare_button = QPushButton("Compare CPU and GPU", clicked=lambda: self.compare_backends())
+        self.cancel_button = QPushButton("Cancel", clicked=lambda: self.cancel(), enabled=False)
         self.progress_bar = QProgressBar(visible=False, textVisible=True)
         self.status_label = QLabel(wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(box)

@@ -51,9 +51,14 @@ def panel(qtbot, shared_runner, shown_errors):
     assert not widget.busy and not shared_runner.busy, "a knapsack job outlived its test"
 
 
-def solve_and_wait(qtbot, panel, action=None):
+def click(qtbot, button):
+    assert button.isEnabled() and button.isVisible(), button.text()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def solve_and_wait(qtbot, panel, button=None):
     with qtbot.waitSignal(panel.solve_finished, timeout=WAIT_MS) as blocker:
-        (action or panel.solve)()
+        click(qtbot, button or panel.solve_button)
     assert not panel.busy
     return blocker.args[0]
 
@@ -71,14 +76,14 @@ def column(panel, header):
     return [model.cell(r, index) for r in range(model.rowCount())]
 
 
-def generate(panel, problem, kind, items, seed=0, **fields):
+def generate(qtbot, panel, problem, kind, items, seed=0, **fields):
     panel.set_problem(problem)
     panel.kind_combo.setCurrentText(kind)
     panel.items_spin.setValue(items)
     panel.seed_spin.setValue(seed)
     for name, value in fields.items():
         getattr(panel, f"{name}_spin").setValue(value)
-    panel.generate()
+    click(qtbot, panel.generate_button)
     assert len(panel.instances) == 1
     assert (panel.kind_combo.currentText(), panel.items_spin.value()) == (kind, items)  # the fields stay
     return panel.instances[0]
@@ -91,7 +96,7 @@ def generate(panel, problem, kind, items, seed=0, **fields):
     ("mckp", "set 2", 30, lambda: suri(2, 7, 30)),
 ])
 def test_generated_instance_optimum_equals_core_solve(qtbot, panel, shown_errors, problem, kind, items, direct):
-    instance = generate(panel, problem, kind, items, seed=7)
+    instance = generate(qtbot, panel, problem, kind, items, seed=7)
     assert instance_to_dict(instance.problem) == instance_to_dict(direct())  # the generator's own instance
     result = solve_and_wait(qtbot, panel)
     expected = solve(instance.problem, backend="cpu")
@@ -108,7 +113,7 @@ def test_generated_instance_optimum_equals_core_solve(qtbot, panel, shown_errors
 def test_real_instance_known_optimum_is_matched(qtbot, panel, shown_errors, monkeypatch):
     path = shared_file("knapsack/pisinger/large_scale/knapPI_2_200_1000_1")
     monkeypatch.setattr(knapsack_widgets, "ask_instance_files", lambda parent, folder="": [str(path)])
-    panel.load_files()
+    click(qtbot, panel.load_button)
     (instance,) = panel.instances
     assert instance.optimum is not None and str(instance.optimum) in panel.summary_label.text()
     result = solve_and_wait(qtbot, panel)
@@ -139,23 +144,23 @@ def test_batch_of_msb_files_is_solved_as_one_batch(qtbot, panel, shown_errors, m
 
 def test_cancel_ends_a_long_solve_and_its_process(qtbot, panel, shared_runner, shown_errors):
     # n * c = 2e4 * 5e6: a minute or more of DP; the budget forces the memory-light method
-    generate(panel, "kp1", "uncorrelated", 20_000, v=50)
+    generate(qtbot, panel, "kp1", "uncorrelated", 20_000, v=50)
     panel.budget_spin.setValue(256)
-    panel.solve()
+    click(qtbot, panel.solve_button)
     assert panel.busy and panel.cancel_button.isEnabled() and not panel.solve_button.isEnabled()
     qtbot.waitUntil(lambda: "solving pisinger" in panel.status_label.text(), timeout=WAIT_MS)
     pid = shared_runner.process.pid
     gaps = _event_loop_gaps(qtbot, 0.5)
     assert max(gaps) < 1.5, f"the GUI thread stalled for {max(gaps):.2f} s during the solve"
     started = time.perf_counter()
-    panel.cancel()
+    click(qtbot, panel.cancel_button)
     assert time.perf_counter() - started < 5
     assert not panel.busy and not shared_runner.busy and shared_runner.process is None
     assert "Cancelled" in panel.status_label.text() and panel.solve_button.isEnabled()
     assert not Path(f"/proc/{pid}").exists(), "the cancelled worker was not reaped"
     assert shown_errors == []
     panel.budget_spin.setValue(0)
-    generate(panel, "kp1", "weakly", 50)
+    generate(qtbot, panel, "kp1", "weakly", 50)
     assert solve_and_wait(qtbot, panel).solutions["cpu"][0].value == solve(panel.instances[0].problem, "cpu").value
 
 
@@ -172,12 +177,12 @@ def _event_loop_gaps(qtbot, seconds: float) -> list[float]:
 @pytest.mark.parametrize("problem", ["kp1", "mckp"])
 def test_export_json_and_csv_read_back(qtbot, panel, shown_errors, monkeypatch, tmp_path, problem):
     kind, items = ("almost-strongly", 120) if problem == "kp1" else ("set 1", 12)
-    instance = generate(panel, problem, kind, items, seed=3)
+    instance = generate(qtbot, panel, problem, kind, items, seed=3)
     (solution,) = solve_and_wait(qtbot, panel).solutions["cpu"]
     for file_format in ("json", "csv"):
         target = tmp_path / f"out.{file_format}"
         monkeypatch.setattr(knapsack_widgets, "ask_export_path", lambda parent, fmt, suggestion="": str(target))
-        panel.export(file_format)
+        click(qtbot, panel.export_json_button if file_format == "json" else panel.export_csv_button)
         assert target.exists() and str(target) in panel.status_label.text()
     document = json.loads((tmp_path / "out.json").read_text())
     (record,) = document["solutions"]
@@ -194,7 +199,7 @@ def test_export_json_and_csv_read_back(qtbot, panel, shown_errors, monkeypatch, 
 
 
 def test_malformed_file_shows_a_dialog_and_keeps_the_instances(qtbot, panel, shown_errors, tmp_path):
-    instance = generate(panel, "kp1", "strongly", 20)
+    instance = generate(qtbot, panel, "kp1", "strongly", 20)
     bad = tmp_path / "broken.ins2D"
     bad.write_text("3\n100 100\n1 10 10 1 0 0\n2 x 10 1 0 0\n")
     panel.load_paths([str(bad)])
@@ -214,9 +219,9 @@ def test_infeasible_mckp_file_shows_a_dialog(qtbot, panel, shown_errors, tmp_pat
 
 
 def test_memory_budget_error_comes_back_as_a_dialog(qtbot, panel, shared_runner, shown_errors):
-    generate(panel, "kp1", "uncorrelated", 2000, range=1_000_000, v=50)  # capacity ~ 5e8
+    generate(qtbot, panel, "kp1", "uncorrelated", 2000, range=1_000_000, v=50)  # capacity ~ 5e8
     panel.budget_spin.setValue(1)
-    panel.solve()
+    click(qtbot, panel.solve_button)
     report = wait_failed(qtbot, panel, shown_errors)
     assert report.title == "Not enough memory to solve the instance"
     assert "bytes" in report.message and report.kind == "MemoryBudgetError"
@@ -228,17 +233,17 @@ def test_memory_budget_error_comes_back_as_a_dialog(qtbot, panel, shared_runner,
 def test_without_a_gpu_the_gpu_choices_are_off_and_forcing_one_is_a_dialog(qtbot, panel, shown_errors):
     assert not panel.backend_combo.model().item(2).isEnabled()
     assert "CPU" in panel.backend_label.text()
-    generate(panel, "kp1", "strongly", 20)
+    generate(qtbot, panel, "kp1", "strongly", 20)
     assert not panel.compare_button.isEnabled() and panel.solve_button.isEnabled()
     panel.backend_combo.setCurrentIndex(2)  # what a stale setting could do
-    panel.solve()
+    click(qtbot, panel.solve_button)
     report = wait_failed(qtbot, panel, shown_errors)
     assert report.title == "The GPU is not available" and report.kind == "BackendUnavailableError"
 
 
 def test_compared_backends_show_both_times_and_whether_they_agree(qtbot, panel, shown_errors):
     """The comparison display, fed a CPU result and the same solutions labelled as a GPU's."""
-    generate(panel, "mckp", "set 1", 20)
+    generate(qtbot, panel, "mckp", "set 1", 20)
     cpu = solve_and_wait(qtbot, panel)
     (solution,) = cpu.solutions["cpu"]
     gpu = dataclasses.replace(solution, backend="gpu", time_ms=0.25)
@@ -253,8 +258,8 @@ def test_compared_backends_show_both_times_and_whether_they_agree(qtbot, panel, 
 
 @pytest.mark.skipif(not gpu_available(), reason="needs a GPU (or NUMBA_ENABLE_CUDASIM=1)")
 def test_compare_runs_both_backends(qtbot, panel, shown_errors):
-    generate(panel, "kp1", "strongly", 30)
-    result = solve_and_wait(qtbot, panel, panel.compare_backends)
+    generate(qtbot, panel, "kp1", "strongly", 30)
+    result = solve_and_wait(qtbot, panel, panel.compare_button)
     assert result.backends == ["cpu", "gpu"] and column(panel, "Backends agree") == ["yes"]
 
 
@@ -283,7 +288,7 @@ def test_the_panel_is_a_tab_of_the_main_window_and_stops_with_it(qtbot, make_win
     window.tabs.setCurrentWidget(panel)  # shown: the worker process starts
     assert panel.runner.process is not None
     panel.backend_combo.setCurrentIndex(panel.backend_combo.findData("cpu"))
-    generate(panel, "subset-sum", "p", 40)
+    generate(qtbot, panel, "subset-sum", "p", 40)
     result = solve_and_wait(qtbot, panel)
     assert result.solutions["cpu"][0].value == solve(panel.instances[0].problem, "cpu").value
     pid = panel.runner.process.pid
