@@ -16,6 +16,7 @@ BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -101,6 +102,7 @@ def main(argv=None) -> int:
     from core.extraction import ExtractionSettings
     from core.raster import open_raster
 
+    load_before = os.getloadavg()[0]
     size = 5200 if args.quick else 20000
     repeat = args.repeat or (5 if args.quick else 31)
     t0 = time.perf_counter()
@@ -139,7 +141,9 @@ def main(argv=None) -> int:
         f"Median of {repeat} extractions after 3 warm-up runs; stage columns are medians of "
         "ExtractionResult.timings_ms ('read' includes opening the file for path inputs; the files "
         "were in the OS page cache). "
-        f"Same polyline on both rasters: {'yes' if same else 'NO'}.",
+        f"Same polyline on every raster: {'yes' if same else 'NO'}. 1-minute load average before / "
+        f"after the run: {load_before:.1f} / {os.getloadavg()[0]:.1f} (other work on the machine slows "
+        "the 2-thread parallel scoring most).",
         "",
         table,
     ])
