@@ -16,6 +16,9 @@ The two processes exchange pickled tuples over a ``multiprocessing`` pipe::
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -217,6 +220,7 @@ def worker_main(conn) -> None:
     """
     import core.knapsack.solvers  # noqa: F401  (numba and the solvers load before the first job)
 
+    _exit_with_parent()
     conn.send(("ready",))
     while True:
         try:
@@ -236,3 +240,21 @@ def worker_main(conn) -> None:
             conn.send(("failed", job_id, report_from_exception(error_title(err), err)))
         else:
             conn.send(("done", job_id, result))
+
+
+def _exit_with_parent() -> None:
+    """End this process as soon as its parent is gone, even in the middle of a solve.
+
+    A window that was killed cannot end its worker; without this, the worker
+    would run its solve to the end.  The solvers release the GIL, so the
+    watching thread gets to run.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch():
+        parent.join()
+        os._exit(0)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
