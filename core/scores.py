@@ -107,25 +107,49 @@ def _link_score(gx, gy, col_off, row_off, px, py, qx, qy, mode, radius, polarity
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _score_stages(gx, gy, col_off, row_off, sources, targets, mode, radius, polarity, out):
-    """``out[s, i, j]`` = score of ``sources[s, i] -> targets[s, j]``, parallel over all pairs."""
-    n_stages, n_from = sources.shape[0], sources.shape[1]
-    n_to = targets.shape[1]
-    per_stage = n_from * n_to
-    for flat in prange(n_stages * per_stage):
-        s = flat // per_stage
-        rest = flat - s * per_stage
-        i = rest // n_to
-        j = rest - i * n_to
-        out[s, i, j] = _link_score(
-            gx, gy, col_off, row_off,
-            sources[s, i, 0], sources[s, i, 1], targets[s, j, 0], targets[s, j, 1],
+def _score_pairs(gx, gy, col_off, row_off, points, stages, mode, radius, polarity, out):
+    """Score every link of every stage in one parallel loop over all (source, target) pairs.
+
+    ``stages[s] = (first source, n sources, first target, n targets)`` index
+    ``points`` (P, 2); the scores of stage ``s`` follow those of the stages
+    before it in ``out``, row-major (source, target).  One parallel region for
+    the whole chain: every fork-join costs a thread wake-up, dear when the
+    machine is busy.
+    """
+    n_stages = stages.shape[0]
+    ends = np.empty(n_stages, dtype=np.int64)
+    total = 0
+    for s in range(n_stages):
+        total += stages[s, 1] * stages[s, 3]
+        ends[s] = total
+    for flat in prange(total):
+        s = np.searchsorted(ends, flat, side="right")
+        n_to = stages[s, 3]
+        rest = flat - (ends[s] - stages[s, 1] * n_to)
+        i = stages[s, 0] + rest // n_to
+        j = stages[s, 2] + rest % n_to
+        out[flat] = _link_score(
+            gx, gy, col_off, row_off, points[i, 0], points[i, 1], points[j, 0], points[j, 1],
             mode, radius, polarity,
         )
 
 
+def _score(gradient, points, stages, options) -> np.ndarray:
+    """Flat float32 scores of ``stages`` over ``points`` (see :func:`_score_pairs`)."""
+    mode_code, radius, polarity_code = _validated_options(*options)
+    out = np.empty(int((stages[:, 1] * stages[:, 3]).sum()), dtype=np.float32)
+    gx = np.ascontiguousarray(gradient.gx, dtype=np.float32)
+    gy = np.ascontiguousarray(gradient.gy, dtype=np.float32)
+    with PARALLEL_LOCK:
+        _score_pairs(
+            gx, gy, float(gradient.col_off), float(gradient.row_off),
+            np.ascontiguousarray(points, dtype=np.float64), stages, mode_code, radius, polarity_code, out,
+        )
+    return out
+
+
 def stage_scores(gradient, sources, targets, mode="edge", ribbon_width_px=0.0, polarity="any") -> np.ndarray:
-    """Scores of every link between the points of consecutive layers.
+    """Scores of every link of ``S`` independent stages.
 
     Parameters
     ----------
@@ -142,22 +166,16 @@ def stage_scores(gradient, sources, targets, mode="edge", ribbon_width_px=0.0, p
     (S, n_from, n_to) float32 ndarray
         ``scores[s, i, j]`` scores the link ``sources[s, i] -> targets[s, j]``.
     """
-    mode_code, radius, polarity_code = _validated_options(mode, ribbon_width_px, polarity)
-    sources = np.ascontiguousarray(sources, dtype=np.float64)
-    targets = np.ascontiguousarray(targets, dtype=np.float64)
+    sources, targets = np.asarray(sources, dtype=np.float64), np.asarray(targets, dtype=np.float64)
     if sources.ndim != 3 or targets.ndim != 3 or sources.shape[2] != 2 or targets.shape[2] != 2:
         raise ValueError(f"sources and targets must be (S, n, 2); got {sources.shape} and {targets.shape}")
     if sources.shape[0] != targets.shape[0]:
         raise ValueError(f"sources and targets must have the same number of stages; got {sources.shape} and {targets.shape}")
-    out = np.empty((sources.shape[0], sources.shape[1], targets.shape[1]), dtype=np.float32)
-    gx = np.ascontiguousarray(gradient.gx, dtype=np.float32)
-    gy = np.ascontiguousarray(gradient.gy, dtype=np.float32)
-    with PARALLEL_LOCK:
-        _score_stages(
-            gx, gy, float(gradient.col_off), float(gradient.row_off),
-            sources, targets, mode_code, radius, polarity_code, out,
-        )
-    return out
+    n_stages, n_from, n_to = sources.shape[0], sources.shape[1], targets.shape[1]
+    s = np.arange(n_stages, dtype=np.int64)
+    stages = np.stack([s * n_from, np.full_like(s, n_from), n_stages * n_from + s * n_to, np.full_like(s, n_to)], 1)
+    points = np.concatenate([sources.reshape(-1, 2), targets.reshape(-1, 2)])
+    return _score(gradient, points, stages, (mode, ribbon_width_px, polarity)).reshape(n_stages, n_from, n_to)
 
 
 def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polarity="any"):
@@ -185,13 +203,14 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
         Links from guide ``m`` to the end layer.
     """
     layers = guides.layer_points()
-    first = stage_scores(gradient, layers[0][None], layers[1][None], mode, ribbon_width_px, polarity)[0]
-    if len(layers) > 3:
-        inner = np.stack(layers[1:-1])
-        links = stage_scores(gradient, inner[:-1], inner[1:], mode, ribbon_width_px, polarity)
-    else:
-        links = np.zeros((0, layers[1].shape[0], layers[1].shape[0]), dtype=np.float32)
-    last = stage_scores(gradient, layers[-2][None], layers[-1][None], mode, ribbon_width_px, polarity)[0]
+    sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    stages = np.stack([starts[:-1], sizes[:-1], starts[1:], sizes[1:]], axis=1)
+    flat = _score(gradient, np.concatenate(layers), stages, (mode, ribbon_width_px, polarity))
+    n0, d, n1, m = sizes[0], sizes[1], sizes[-1], guides.n_guides
+    first = flat[: n0 * d].reshape(n0, d)
+    links = flat[n0 * d : n0 * d + (m - 1) * d * d].reshape(m - 1, d, d)
+    last = flat[n0 * d + (m - 1) * d * d :].reshape(d, n1)
     return first, links, last
 
 
