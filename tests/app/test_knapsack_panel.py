@@ -157,7 +157,7 @@ def test_cancel_ends_a_long_solve_and_its_process(qtbot, panel, shared_runner, s
     assert time.perf_counter() - started < 5
     assert not panel.busy and not shared_runner.busy and shared_runner.process is None
     assert "Cancelled" in panel.status_label.text() and panel.solve_button.isEnabled()
-    assert not Path(f"/proc/{pid}").exists(), "the cancelled worker was not reaped"
+    assert not Path(f"/proc/{pid}").exists(), "the cancelled worker was not reaped (a zombie has a /proc entry)"
     assert shown_errors == []
     panel.budget_spin.setValue(0)
     generate(qtbot, panel, "kp1", "weakly", 50)
@@ -374,3 +374,50 @@ def test_warm_up_copies_keep_the_items_and_cost_no_more(problem):
         if hasattr(problem, name):
             assert getattr(small, name) <= getattr(problem, name)
     assert solve(small, "cpu").value <= solve(problem, "cpu").value
+
+
+ORPHAN_SCRIPT = """
+import multiprocessing, os, sys
+from app.knapsack_jobs import SolveJob, worker_main
+from app.knapsack_model import generate_instance
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("spawn")
+    ours, theirs = ctx.Pipe()
+    ctx.Process(target=worker_main, args=(theirs,), daemon=True).start()
+    assert ours.recv() == ("ready",)
+    long_job = SolveJob((generate_instance("kp1", "uncorrelated", 20000, 0, 1000, 50),), ("cpu",), False, 2**28)
+    ours.send(("job", 1, long_job))
+    while "solving" not in str(ours.recv()):
+        pass
+    with open(sys.argv[1], "w") as out:
+        out.write(str(multiprocessing.active_children()[0].pid))
+    os._exit(0)  # the window's process dies in the middle of the solve, cleaning nothing up
+"""
+
+
+def test_a_worker_whose_window_process_dies_ends_itself(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "orphan.py"
+    script.write_text(ORPHAN_SCRIPT)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    # No pipes: the worker inherits the script's stdout and stderr, and would hold them open.
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "pid")], env=env, timeout=120,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert done.returncode == 0
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 10
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(pid), "the orphaned worker kept solving"
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an orphan may wait for a lazy reaper)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
