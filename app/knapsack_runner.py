@@ -9,9 +9,13 @@ no forked copy of the GUI's threads) running
 starts a fresh one.  The process stays alive between jobs, so only the first
 job pays for its start (about a second: Python, numpy, numba).
 
-Messages from the child are polled on the GUI thread by a timer, so signals
-arrive on the GUI thread and nothing ever blocks it for long: a job is sent
-only once the child reported that it is ready to read it.
+Messages from the child are polled on the GUI thread by a timer (every
+``POLL_MS``), so signals arrive on the GUI thread and nothing ever blocks it
+for long: a job is sent only once the child reported that it is ready to read it.
+
+As with every ``spawn`` start, the child imports the parent's main script
+(not ``python -m`` modules): a script that builds the panel must keep that
+under ``if __name__ == "__main__":`` (the ``linesnap`` command does).
 """
 
 from __future__ import annotations
