@@ -22,6 +22,8 @@ Memory: no solve allocates more device memory than its budget (by default
 ``KNAPSACK_DEVICE_MEMORY_SHARE`` of the free device memory).  A batch that does
 not fit is split into smaller batches; a single instance that does not fit
 raises :class:`core.knapsack.problems.MemoryBudgetError` with the bytes needed.
+The large buffers are kept for the next solve (``KNAPSACK_KEEP_WORKSPACE``);
+:func:`release_memory` frees them.  Solves are serialised by a lock.
 
 Importing this module needs no GPU; the functions raise
 :class:`core.engine.BackendUnavailableError` when numba.cuda finds none.
@@ -34,7 +36,29 @@ import numpy as np
 from core.engine import BackendUnavailableError, gpu_available
 from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SubsetSum
 
-__all__ = ["solve_kp1", "solve_kp2", "solve_kp2_batch", "solve_mckp", "solve_subset_sum"]
+__all__ = ["release_memory", "solve_kp1", "solve_kp2", "solve_kp2_batch", "solve_mckp", "solve_subset_sum"]
+
+
+def _serialised(solver):
+    """Run ``solver`` under the lock that guards the shared device workspace."""
+    import functools
+
+    @functools.wraps(solver)
+    def locked(*args, **kwargs):
+        from gpu.knapsack_common import SOLVE_LOCK
+
+        with SOLVE_LOCK:
+            return solver(*args, **kwargs)
+
+    return locked
+
+
+def release_memory() -> None:
+    """Free the device memory that the solvers keep between calls (see ``KNAPSACK_KEEP_WORKSPACE``)."""
+    if gpu_available():
+        from gpu.knapsack_common import release_workspace
+
+        release_workspace()
 
 
 def _require(problem, cls, name="problem", check_gpu=True):
@@ -69,7 +93,8 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
     from gpu.knapsack_common import value_dtype
     from gpu.knapsack_plan import plan_batch
 
-    plan = plan_batch(profits, w1, w2, c1, c2, config.KNAPSACK_ITEMS_PER_STEP, config.KNAPSACK_THREADS_PER_BLOCK)
+    plan = plan_batch(profits, w1, w2, c1, c2, config.KNAPSACK_ITEMS_PER_STEP, config.KNAPSACK_THREADS_PER_BLOCK,
+                      config.KNAPSACK_CELLS_PER_THREAD)
     dtype = value_dtype(max(int(p.sum()) for p in profits))
     needed = kr.device_bytes(plan, dtype.itemsize)
     if needed > budget:
@@ -82,6 +107,7 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
     return [(int(v), s) for v, s in zip(values, kr.selections(plan, taken))]
 
 
+@_serialised
 def solve_kp1(problem: KP1, memory_budget_bytes=None):
     """Exact 0-1 knapsack on the GPU.
 
@@ -125,6 +151,7 @@ def solve_kp2(problem: KP2, memory_budget_bytes=None):
     return solve_kp2_batch([problem], memory_budget_bytes)[0]
 
 
+@_serialised
 def solve_kp2_batch(problems, memory_budget_bytes=None) -> list:
     """Many KP2 instances at once ((KP2)^k of Lemos et al.): one launch per step for all.
 
@@ -154,6 +181,7 @@ def solve_kp2_batch(problems, memory_budget_bytes=None) -> list:
     return results
 
 
+@_serialised
 def solve_subset_sum(problem: SubsetSum, memory_budget_bytes=None):
     """Largest subset sum not above the capacity, on the GPU; returns ``(value, selected)``."""
     _require(problem, SubsetSum)
@@ -170,6 +198,7 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes=None):
     return value, selected
 
 
+@_serialised
 def solve_mckp(problem: MCKP, memory_budget_bytes=None):
     """Exact multiple-choice knapsack on the GPU.
 

@@ -10,6 +10,7 @@ needs its whole warp), which the kernels guarantee by looping block-uniformly.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from numba import config as numba_config
@@ -20,8 +21,11 @@ from core.knapsack.problems import MemoryBudgetError
 
 __all__ = [
     "SIMULATOR",
+    "SOLVE_LOCK",
     "PhaseTimer",
     "ballot",
+    "device_buffer",
+    "release_workspace",
     "device_budget_bytes",
     "check_budget",
     "multiprocessor_count",
@@ -96,7 +100,8 @@ def device_budget_bytes(memory_budget_bytes=None) -> int:
     free = cuda.current_context().get_memory_info().free
     if not math.isfinite(free):  # the simulator reports infinite memory
         return resolve_budget(None)
-    return int(free * config.KNAPSACK_DEVICE_MEMORY_SHARE)
+    kept = sum(buffer.size for buffer in _workspace.values())  # reused or freed by the next solve
+    return int((free + kept) * config.KNAPSACK_DEVICE_MEMORY_SHARE)
 
 
 def check_budget(what: str, needed_bytes: int, budget_bytes: int) -> None:
@@ -134,3 +139,37 @@ def mark(timer, name: str) -> None:
     """``timer.mark(name)`` when a timer is given."""
     if timer is not None:
         timer.mark(name)
+
+
+#: Held by every public GPU knapsack solve: they share the workspace below.
+SOLVE_LOCK = threading.RLock()
+
+_workspace: dict = {}
+
+
+def device_buffer(name: str, size: int, dtype) -> "cuda.devicearray.DeviceNDArray":
+    """A (size,) device array of ``dtype``, carved from the workspace kept under ``name``.
+
+    Large DP rows and decision tables are reused from one solve to the next
+    (allocating gigabytes costs milliseconds) when
+    ``gpu.config.KNAPSACK_KEEP_WORKSPACE`` is true; :func:`release_workspace`
+    gives the memory back.  Call under :data:`SOLVE_LOCK`.
+    """
+    from gpu import config
+
+    dtype = np.dtype(dtype)
+    nbytes = max(1, size) * dtype.itemsize
+    if not config.KNAPSACK_KEEP_WORKSPACE:
+        return cuda.device_array(max(1, size), dtype=dtype)
+    buffer = _workspace.get(name)
+    if buffer is None or buffer.size < nbytes:
+        _workspace.pop(name, None)
+        buffer = cuda.device_array(nbytes, dtype=np.uint8)
+        _workspace[name] = buffer
+    return buffer[:nbytes].view(dtype)
+
+
+def release_workspace() -> None:
+    """Free the device memory kept between solves."""
+    with SOLVE_LOCK:
+        _workspace.clear()

@@ -21,7 +21,7 @@ import functools
 import numpy as np
 from numba import cuda, int32, int64
 
-from gpu.knapsack_common import check_budget, mark, multiprocessor_count
+from gpu.knapsack_common import check_budget, device_buffer, mark, multiprocessor_count
 
 __all__ = ["prune_dominated", "solve"]
 
@@ -151,8 +151,9 @@ def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prun
     min_w = np.array([weights[f: f + s].min() for f, s in zip(firsts, sizes)], dtype=np.int64)
     lo, hi = _windows(min_w, capacity)
     neg = -(2**30) if value_dtype == np.int32 else -(2**62)
-    rows = (cuda.to_device(np.zeros(width, dtype=value_dtype)), cuda.device_array(width, dtype=value_dtype))
-    choice = cuda.device_array(m * width, dtype=choice_dtype)
+    rows = (device_buffer("row_a", width, value_dtype), device_buffer("row_b", width, value_dtype))
+    rows[0].copy_to_device(np.zeros(width, dtype=value_dtype))
+    choice = device_buffer("bits", m * width, choice_dtype)
     d_profits, d_weights = cuda.to_device(profits), cuda.to_device(weights)
     T, CPT, chunk = config.MCKP_THREADS, config.MCKP_CELLS_PER_THREAD, config.MCKP_ITEM_CHUNK
     tile = T * CPT

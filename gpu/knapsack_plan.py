@@ -31,6 +31,8 @@ class BatchPlan:
     n_kept : (K,) int64
         Items that can be taken (weights within the capacities, profit > 0).
     items_per_step : int
+    cells_per_thread : int
+        Cells of a window row per thread and tile (a tile is ``threads * cells_per_thread`` cells).
     row_cells : int
         Cells of one row buffer (sum over instances of their widest window).
     bit_words : int
@@ -46,6 +48,7 @@ class BatchPlan:
     order: np.ndarray
     n_kept: np.ndarray
     items_per_step: int
+    cells_per_thread: int
     row_cells: int
     bit_words: int
     row_starts: np.ndarray
@@ -102,7 +105,7 @@ def _subset_table(p, w1, w2, n_kept, items_per_step, n_steps_max):
     return np.ascontiguousarray((fields @ members).transpose(0, 1, 3, 2))  # (S, K, n_sub, 3)
 
 
-def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block):
+def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells_per_thread=1):
     """Plan the row method for K instances of KP2 (KP1: ``w1 = 0``, ``c1 = 0``).
 
     Parameters
@@ -112,7 +115,9 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block):
     items_per_step : int
         ``M`` >= 1, items per launch.
     threads_per_block : int
-        A multiple of 32: cells per tile.
+        A multiple of 32.
+    cells_per_thread : int
+        Tiles are ``threads_per_block * cells_per_thread`` cells of one window row.
 
     Returns
     -------
@@ -138,15 +143,17 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block):
     cur = lambda a: a[:, :-1].T  # noqa: E731  stage s
     meta[..., kr.LO1], meta[..., kr.LO2] = nxt(lo1), nxt(lo2)
     meta[..., kr.ROWS], meta[..., kr.W2N] = nxt(rows), nxt(w2n)
-    meta[..., kr.TPR] = -(-nxt(w2n) // threads_per_block)
+    meta[..., kr.TPR] = -(-nxt(w2n) // (threads_per_block * cells_per_thread))
     meta[..., kr.ROW_OFF] = row_starts[None, :]
     meta[..., kr.PLO1], meta[..., kr.PLO2] = cur(lo1), cur(lo2)
     meta[..., kr.PHI1], meta[..., kr.PHI2] = cur(hi1), cur(hi2)
     meta[..., kr.PW2N] = cur(w2n)
     meta[..., kr.WPR] = -(-nxt(w2n) // 32)
-    n_here = np.clip(n_kept[None, :] - np.arange(S)[:, None] * M, 0, M) * live
+    # Every live step has M planes; a last step with fewer items runs padding items
+    # of weight 0 and profit 0, which never beat the subsets without them.
+    n_here = M * live
     meta[..., kr.NITEMS] = n_here
-    meta[..., kr.NSUB] = np.where(live, 2**n_here, 0)
+    meta[..., kr.NSUB] = np.where(live, 2**M, 0)
     words = np.where(live, nxt(rows) * n_here * meta[..., kr.WPR], 0).ravel()
     meta[..., kr.BIT_OFF] = (np.cumsum(words) - words).reshape(S, -1)
     tiles = np.where(live, nxt(rows) * meta[..., kr.TPR], 0)
@@ -159,6 +166,7 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block):
         order=order,
         n_kept=n_kept.astype(np.int64),
         items_per_step=M,
+        cells_per_thread=cells_per_thread,
         row_cells=int(widest.sum()),
         bit_words=int(words.sum()),
         row_starts=row_starts,

@@ -24,9 +24,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, uint32
+from numba import boolean, cuda, int64, uint32
 
-from gpu.knapsack_common import ballot, mark
+from gpu.knapsack_common import ballot, device_buffer, mark
 
 # Fields of the per-(step, instance) metadata table ``meta[step, k, field]``.
 LO1, LO2, ROWS, W2N, TPR, ROW_OFF, PLO1, PLO2, PHI1, PHI2, PW2N, BIT_OFF, WPR, NSUB, NITEMS = range(15)
@@ -50,60 +50,81 @@ def _find_instance(tile_start, step, tile):
 
 
 @cuda.jit(device=True)
-def _best_subset(src, meta_k, sub_k, j1, j2):
-    """Best value of cell (j1, j2) over the step's subsets, and the subset's code."""
-    base = meta_k[ROW_OFF]
-    c1 = min(j1, meta_k[PHI1]) - meta_k[PLO1]
-    c2 = min(j2, meta_k[PHI2]) - meta_k[PLO2]
-    best = src[base + c1 * meta_k[PW2N] + c2]
-    code = 0
-    for q in range(1, meta_k[NSUB]):
-        s1 = sub_k[q, SUB_S1]
-        s2 = sub_k[q, SUB_S2]
-        if j1 >= s1 and j2 >= s2:
-            a1 = min(j1 - s1, meta_k[PHI1]) - meta_k[PLO1]
-            a2 = min(j2 - s2, meta_k[PHI2]) - meta_k[PLO2]
-            v = src[base + a1 * meta_k[PW2N] + a2] + sub_k[q, SUB_P]
-            if v > best:
-                best = v
-                code = q
-    return best, code
-
-
-@cuda.jit
-def kp_step_kernel(meta, subsets, tile_start, step, src, dst, bits):
-    """One DP step of every instance: ``dst`` (stage step+1) from ``src`` (stage step).
-
-    Parameters
-    ----------
-    meta : (n_steps, K, N_FIELDS) int64
-    subsets : (n_steps, K, 2**M, 3) int64
-    tile_start : (n_steps, K + 1) int64
-        Prefix sums of the tiles (``blockDim.x`` cells of one window row) per instance.
-    step : int
-    src, dst : (sum of row sizes,) int32 or int64
-    bits : (total words,) uint32
-    """
-    scratch = cuda.shared.array(32, uint32)
+def _load_subsets(sm_sub, subsets, step, k, n_sub):
+    """Copy the subset table of instance ``k`` into shared memory (every thread calls it)."""
+    cuda.syncthreads()
     t = cuda.threadIdx.x
-    width = cuda.blockDim.x
-    total = tile_start[step, tile_start.shape[1] - 1]
-    for tile in range(cuda.blockIdx.x, total, cuda.gridDim.x):  # block-uniform loop
-        k = _find_instance(tile_start, step, tile)
-        meta_k = meta[step, k]
-        local = tile - tile_start[step, k]
-        row = local // meta_k[TPR]
-        col = (local - row * meta_k[TPR]) * width + t
-        inside = col < meta_k[W2N]
-        code = 0
-        if inside:
-            best, code = _best_subset(src, meta_k, subsets[step, k], meta_k[LO1] + row, meta_k[LO2] + col)
-            dst[meta_k[ROW_OFF] + row * meta_k[W2N] + col] = best
-        word_base = meta_k[BIT_OFF] + row * meta_k[NITEMS] * meta_k[WPR] + col // 32
-        for plane in range(meta_k[NITEMS]):
-            word = ballot((code >> plane) & 1 == 1, scratch)
-            if t % 32 == 0 and inside:
-                bits[word_base + plane * meta_k[WPR]] = word
+    if t < 3 * n_sub:
+        sm_sub[t // 3, t % 3] = subsets[step, k, t // 3, t % 3]
+    cuda.syncthreads()
+
+
+@functools.cache
+def step_kernel(items_per_step: int, cells_per_thread: int):
+    """The DP step kernel for ``M`` items per step and ``CPT`` cells per thread (compile-time)."""
+    M, CPT = items_per_step, cells_per_thread
+    NSUB = 1 << M
+
+    @cuda.jit
+    def kp_step(meta, subsets, tile_start, step, tiles_per_block, src, dst, bits):
+        """Stage ``step + 1`` (``dst``) of every instance from stage ``step`` (``src``).
+
+        Block ``b`` runs tiles ``[b * tiles_per_block, (b + 1) * tiles_per_block)``
+        in order; a tile is ``blockDim.x * CPT`` cells of one window row, so the
+        source row of every subset is the same for the whole tile.
+        """
+        scratch = cuda.shared.array(32, uint32)
+        sm_sub = cuda.shared.array((NSUB, 3), int64)
+        row_base = cuda.local.array(NSUB, int64)
+        usable = cuda.local.array(NSUB, boolean)
+        t = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        n_inst = tile_start.shape[1] - 1
+        first = cuda.blockIdx.x * tiles_per_block
+        stop = min(tile_start[step, n_inst], first + tiles_per_block)
+        if first >= stop:
+            return
+        k = _find_instance(tile_start, step, first)
+        row = (first - tile_start[step, k]) // meta[step, k, TPR]
+        seg = first - tile_start[step, k] - row * meta[step, k, TPR]
+        _load_subsets(sm_sub, subsets, step, k, NSUB)
+        for tile in range(first, stop):
+            if tile >= tile_start[step, k + 1]:  # the same for the whole block
+                while tile >= tile_start[step, k + 1]:
+                    k += 1
+                row = 0
+                seg = 0
+                _load_subsets(sm_sub, subsets, step, k, NSUB)
+            m = meta[step, k]
+            j1 = m[LO1] + row
+            for q in range(NSUB):
+                usable[q] = j1 >= sm_sub[q, SUB_S1]
+                row_base[q] = m[ROW_OFF] + (min(j1 - sm_sub[q, SUB_S1], m[PHI1]) - m[PLO1]) * m[PW2N] - m[PLO2]
+            word_row = m[BIT_OFF] + row * M * m[WPR]
+            for r in range(CPT):
+                col = (seg * CPT + r) * T + t
+                inside = col < m[W2N]
+                code = 0
+                if inside:
+                    j2 = m[LO2] + col
+                    best = src[row_base[0] + min(j2, m[PHI2])]
+                    for q in range(1, NSUB):
+                        if usable[q] and j2 >= sm_sub[q, SUB_S2]:
+                            v = src[row_base[q] + min(j2 - sm_sub[q, SUB_S2], m[PHI2])] + sm_sub[q, SUB_P]
+                            if v > best:
+                                best = v
+                                code = q
+                    dst[m[ROW_OFF] + row * m[W2N] + col] = best
+                for plane in range(M):
+                    word = ballot((code >> plane) & 1 == 1, scratch)
+                    if t % 32 == 0 and inside:
+                        bits[word_row + plane * m[WPR] + (col >> 5)] = word
+            seg += 1
+            if seg == m[TPR]:
+                seg = 0
+                row += 1
+
+    return kp_step
 
 
 @cuda.jit
@@ -181,10 +202,12 @@ def run_plan(plan, value_dtype, timer=None):
     from gpu import config
 
     threads = config.KNAPSACK_THREADS_PER_BLOCK
+    kernel = step_kernel(plan.items_per_step, plan.cells_per_thread)
     K = plan.n_steps.size
-    row_a = cuda.device_array(plan.row_cells, dtype=value_dtype)
-    row_b = cuda.device_array(plan.row_cells, dtype=value_dtype)
-    bits = cuda.device_array(max(1, plan.bit_words), dtype=np.uint32)
+    row_a = device_buffer("row_a", plan.row_cells, value_dtype)
+    row_b = device_buffer("row_b", plan.row_cells, value_dtype)
+    bits = device_buffer("bits", plan.bit_words, np.uint32)
+    mark(timer, "alloc")
     meta, subsets = cuda.to_device(plan.meta), cuda.to_device(plan.subsets)
     tile_start = cuda.to_device(plan.tile_start)
     starts = cuda.to_device(plan.row_starts)
@@ -192,8 +215,13 @@ def run_plan(plan, value_dtype, timer=None):
     mark(timer, "upload")
     rows = (row_a, row_b)
     for step in range(plan.meta.shape[0]):
-        blocks = _launch_blocks(plan.tile_start[step, -1])
-        kp_step_kernel[blocks, threads](meta, subsets, tile_start, step, rows[step % 2], rows[1 - step % 2], bits)
+        total = int(plan.tile_start[step, -1])
+        if total == 0:  # no instance has items left
+            continue
+        blocks = _launch_blocks(total)
+        per_block = -(-total // blocks)
+        kernel[-(-total // per_block), threads](
+            meta, subsets, tile_start, step, per_block, rows[step % 2], rows[1 - step % 2], bits)
     mark(timer, "steps")
     width = max(1, int(plan.n_steps.max(initial=0)) * plan.items_per_step)
     taken = cuda.device_array((K, width), dtype=np.uint8)

@@ -24,7 +24,7 @@ import numpy as np
 from numba import cuda, njit
 
 from gpu import knapsack_subset as ks
-from gpu.knapsack_common import check_budget, mark, multiprocessor_count
+from gpu.knapsack_common import check_budget, device_buffer, mark, multiprocessor_count
 
 __all__ = ["SubsetPlan", "device_bytes", "reduce_instance", "solve_plan"]
 
@@ -138,8 +138,36 @@ def _best_sum(plan, method, arrays, items_run):
     return best
 
 
-def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int, timer=None):
+def _run_persistent(plan, method, arrays, done):
+    """All items in one launch with grid barriers; returns items processed."""
+    from gpu import config
+    from gpu.knapsack_common import SIMULATOR
+
+    first, last = plan.windows()
+    if method == "bitset":
+        first, last = first >> 6, last >> 6
+    threads = config.SUBSET_SUM_THREADS
+    widest = int((last - first).max()) + 1
+    blocks = 1 if SIMULATOR else min(-(-widest // threads), config.SUBSET_SUM_BLOCKS_PER_SM * multiprocessor_count())
+    weights, first, last = (cuda.to_device(np.ascontiguousarray(a, dtype=np.int64)) for a in (plan.weights, first, last))
+    arrived, items_run, failed = (cuda.to_device(np.zeros(1, dtype=np.int32)) for _ in range(3))
+    if method == "bitset":
+        ks.bitset_persistent_kernel[blocks, threads](
+            arrays[0], arrays[1], arrays[2], weights, first, last, plan.target, done, arrived, items_run, failed)
+    else:
+        ks.gvector_persistent_kernel[blocks, threads](
+            arrays[2], weights, first, last, plan.target, done, arrived, items_run, failed)
+    if failed.copy_to_host()[0]:
+        raise RuntimeError("subset sum: the persistent kernel's blocks were not all resident; "
+                           "lower gpu.config.SUBSET_SUM_BLOCKS_PER_SM")
+    return int(items_run.copy_to_host()[0])
+
+
+def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int, timer=None, persistent=None):
     """Run ``method`` ("bitset" or "gvector") on a reduced instance.
+
+    ``persistent`` (default ``gpu.config.SUBSET_SUM_PERSISTENT``) runs every item in
+    one launch with grid barriers instead of one launch per item.
 
     Returns
     -------
@@ -155,17 +183,24 @@ def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int, timer=None):
     g_dtype = np.int16 if plan.weights.size < 32767 else np.int32
     unset = np.iinfo(g_dtype).max
     if method == "bitset":
-        start = np.zeros(n_words, dtype=np.uint64)
-        start[0] = 1
-        arrays = (cuda.to_device(start), cuda.to_device(start), cuda.device_array(64 * n_words, dtype=g_dtype))
+        arrays = [device_buffer(name, n_words, np.uint64) for name in ("row_a", "row_b")]
+        for array in arrays:  # only the empty sum is reachable before the first item
+            ks.fill_kernel[_blocks(n_words, 256), 256](array, 0)
+            array[0:1].copy_to_device(np.ones(1, dtype=np.uint64))
+        arrays.append(device_buffer("bits", 64 * n_words, g_dtype))
     else:
-        g = cuda.device_array(plan.high + 2, dtype=g_dtype)
+        g = device_buffer("bits", plan.high + 2, g_dtype)
         ks.fill_kernel[_blocks(g.size, 256), 256](g, unset)
         g[0:1].copy_to_device(np.zeros(1, dtype=g_dtype))
         arrays = (None, None, g)
     done = cuda.to_device(np.zeros(1, dtype=np.int32))
     mark(timer, "upload")
-    items_run = _run_items(plan, method, arrays, done)
+    from gpu import config
+
+    if config.SUBSET_SUM_PERSISTENT if persistent is None else persistent:
+        items_run = _run_persistent(plan, method, arrays, done)
+    else:
+        items_run = _run_items(plan, method, arrays, done)
     best = plan.target if done.copy_to_host()[0] else _best_sum(plan, method, arrays, items_run)
     mark(timer, "items")
     weights_d = cuda.to_device(plan.weights)

@@ -32,10 +32,14 @@ import math
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from gpu.knapsack_common import SIMULATOR, ballot, mark, multiprocessor_count
+from gpu.knapsack_common import SIMULATOR, ballot, device_buffer, mark, multiprocessor_count
 
 #: Largest speculative backtracking block (shared arrays are sized for it).
 MAX_BACKTRACK_THREADS = 1024
+MAX_LEVELS = 10
+
+#: Most items of one batch (the per-batch item table lives in static shared memory).
+MAX_BATCH = 64
 
 #: Polls of a neighbour's progress (about 0.5 us each) before a block gives up and
 #: flags a failure instead of hanging the device (blocks that are not all resident).
@@ -43,36 +47,49 @@ SPIN_LIMIT = 1 << 25
 
 
 @cuda.jit(device=True)
-def _wait_for(progress, other, needed, failed):
-    spins = 0
-    while cuda.atomic.add(progress, other, 0) < needed:
-        spins += 1
-        if spins > SPIN_LIMIT:
-            failed[0] = 1
-            return
+def _wait_neighbours(progress, block, blocks, reach, need, left, failed):
+    """Spin until every neighbour on one side (within ``reach``) has progress >= ``need``.
+
+    Returns the smallest progress seen, which the caller keeps to skip later polls.
+    """
+    lowest = 1 << 62
+    first = max(0, block - reach) if left else block + 1
+    stop = block if left else min(blocks, block + reach + 1)
+    for other in range(first, stop):
+        seen = cuda.atomic.add(progress, other, 0)
+        spins = 0
+        while seen < need:
+            spins += 1
+            if spins > SPIN_LIMIT:
+                failed[0] = 1
+                return need
+            seen = cuda.atomic.add(progress, other, 0)
+        lowest = min(lowest, seen)
+    return lowest
 
 
 @cuda.jit(device=True)
-def _wait_neighbours(progress, block, blocks, reach, need_left, need_right, failed):
-    """Spin until the left neighbours published ``need_left`` rows and the right ones read theirs."""
-    for other in range(max(0, block - reach), block):
-        _wait_for(progress, other, need_left, failed)
-    if need_right > 0:
-        for other in range(block + 1, min(blocks, block + reach + 1)):
-            _wait_for(progress, other, need_right, failed)
+def _stage_batch(shift, profit, first, count, D, N, sm_item):
+    """Weights, profits and ring offsets of the batch's items into shared memory."""
+    q = cuda.threadIdx.x
+    if q < count:
+        item = first + q
+        sm_item[0, q] = shift[item]
+        sm_item[1, q] = profit[item]
+        sm_item[2, q] = ((item + 1) % D) * N  # ring slot written by this item
+        sm_item[3, q] = (item % D) * N if item > 0 else -1  # slot of the row it reads (-1: row 0)
 
 
 @cuda.jit(device=True)
-def _load_halos(dyn, halo, ring, shift, first, count, chunk_start, S, D, N):
-    """Copy row ``first + q`` at ``[chunk_start - s, chunk_start)`` into ``halo + q*S`` for q < count."""
-    for idx in range(cuda.threadIdx.x, count * S, cuda.blockDim.x):
-        q = idx // S
-        local = idx - q * S
-        s = shift[first + q]
-        src = chunk_start + local - s
-        if local < s and src >= 0:
-            row = first + q
-            dyn[halo + idx] = ring[(row % D) * N + src] if row > 0 else 0
+def _load_halos(dyn, halo, ring, sm_item, count, chunk_start, S):
+    """Row before item q at ``[chunk_start - s_q, chunk_start)`` into ``dyn[halo + q*S:]``."""
+    for q in range(count):
+        s = sm_item[0, q]
+        slot = sm_item[3, q]
+        for local in range(cuda.threadIdx.x, min(s, S), cuda.blockDim.x):
+            src = chunk_start + local - s
+            if src >= 0:
+                dyn[halo + q * S + local] = ring[slot + src] if slot >= 0 else 0
 
 
 @functools.cache
@@ -81,34 +98,42 @@ def wavefront_kernel(value_type_name: str):
     value_type = {"int32": int32, "int64": int64}[value_type_name]
 
     @cuda.jit
-    def wavefront(shift, profit, N, S, K, D, reach, ring, bits, nwords, progress, result, failed):
+    def wavefront(shift, profit, N, S, R, K, D, reach, ring, bits, nwords, progress, result, failed):
         scratch = cuda.shared.array(32, uint32)
+        sm_item = cuda.shared.array((4, MAX_BATCH), int64)
         dyn = cuda.shared.array(0, value_type)  # own rows [0, 2S), halos [2S, 2S + K*S)
         t = cuda.threadIdx.x
         T = cuda.blockDim.x
         block = cuda.blockIdx.x
+        blocks = cuda.gridDim.x
         chunk = block * S
         n = shift.shape[0]
-        for r in range(S // T):
+        for r in range(R):
             dyn[r * T + t] = 0
         cur = 0
+        left_seen = 0
+        right_seen = 0
         for first in range(0, n, K):
             count = min(K, n - first)
             last = first + count
             if t == 0:
-                _wait_neighbours(progress, block, cuda.gridDim.x, reach, last - 1, last - D + 1, failed)
+                if left_seen < last - 1:
+                    left_seen = _wait_neighbours(progress, block, blocks, reach, last - 1, True, failed)
+                if right_seen < last - D + 1:
+                    right_seen = _wait_neighbours(progress, block, blocks, reach, last - D + 1, False, failed)
                 cuda.threadfence()
+            _stage_batch(shift, profit, first, count, D, N, sm_item)
             cuda.syncthreads()
-            _load_halos(dyn, 2 * S, ring, shift, first, count, chunk, S, D, N)
+            _load_halos(dyn, 2 * S, ring, sm_item, count, chunk, S)
             cuda.syncthreads()
             for q in range(count):
-                item = first + q
-                s = shift[item]
-                p = profit[item]
+                s = sm_item[0, q]
+                p = sm_item[1, q]
+                slot = sm_item[2, q]
                 old = cur * S
-                new = (1 - cur) * S
-                slot = ((item + 1) % D) * N
-                for r in range(S // T):
+                new = S - old
+                row_bits = (first + q) * nwords
+                for r in range(R):
                     local = r * T + t
                     j = chunk + local
                     v = dyn[old + local]
@@ -124,7 +149,7 @@ def wavefront_kernel(value_type_name: str):
                         ring[slot + j] = v
                     word = ballot(take, scratch)
                     if t % 32 == 0 and j < N:
-                        bits[item * nwords + (j >> 5)] = word
+                        bits[row_bits + (j >> 5)] = word
                 cur = 1 - cur
                 cuda.syncthreads()
             if t == 0:
@@ -140,6 +165,11 @@ def wavefront_kernel(value_type_name: str):
 def speculative_backtrack_kernel(shift, bits, nwords, state, levels, taken):
     """Recover the chosen items from the decision bits, ``levels`` items per round.
 
+    Node ``v`` (1 .. 2**levels - 1, thread ``v - 1``) stands for the path whose
+    decisions are the bits of ``v`` below its leading one; it loads the decision
+    bit of the state that path reaches, so one round trip to memory serves
+    ``levels`` items.  The weights of the next round are prefetched meanwhile.
+
     Parameters
     ----------
     shift : (n,) int64
@@ -149,35 +179,41 @@ def speculative_backtrack_kernel(shift, bits, nwords, state, levels, taken):
     state : int
         The final capacity.
     levels : int
-        log2 of the block size.
+        log2 of the block size, at most log2(MAX_BACKTRACK_THREADS).
     taken : (n,) uint8, out
     """
     sh_bit = cuda.shared.array(MAX_BACKTRACK_THREADS, int32)
+    sh_shift = cuda.shared.array(MAX_LEVELS, int64)
     sh_state = cuda.shared.array(1, int64)
-    node = cuda.threadIdx.x + 1
+    t = cuda.threadIdx.x
+    node = t + 1
     i = shift.shape[0] - 1
     j = state
+    ahead = shift[i - t] if t < levels and i - t >= 0 else 0
     while i >= 0:
+        if t < levels:
+            sh_shift[t] = ahead
+            ahead = shift[i - levels - t] if i - levels - t >= 0 else 0
+        cuda.syncthreads()
         if node < (1 << levels):
             depth = 31 - cuda.clz(int32(node))
             st = j
             for e in range(depth):
-                if (node >> (depth - 1 - e)) & 1 and i - e >= 0:
-                    st -= shift[i - e]
-            item = i - depth
+                if (node >> (depth - 1 - e)) & 1:
+                    st -= sh_shift[e]
             bit = 0
-            if item >= 0 and st >= 0:
-                bit = (bits[item * nwords + (st >> 5)] >> (st & 31)) & 1
+            if i - depth >= 0 and st >= 0:
+                bit = (bits[(i - depth) * nwords + (st >> 5)] >> (st & 31)) & 1
             sh_bit[node] = bit
         cuda.syncthreads()
-        if cuda.threadIdx.x == 0:
+        if t == 0:
             walk = 1
             for e in range(levels):
                 if i - e >= 0:
                     bit = sh_bit[walk]
                     taken[i - e] = bit
                     if bit:
-                        j -= shift[i - e]
+                        j -= sh_shift[e]
                     walk = 2 * walk + bit
             sh_state[0] = j
         cuda.syncthreads()
@@ -215,7 +251,8 @@ def plan(n_items: int, max_shift: int, capacity: int, value_dtype) -> WavefrontP
     per_thread = -(-N // (blocks_wanted * T))
     S = per_thread * T
     blocks = -(-N // S)
-    K = min(config.KNAPSACK_WAVEFRONT_BATCH, config.KNAPSACK_WAVEFRONT_SHARED_BYTES // (S * value_dtype.itemsize) - 2)
+    K = min(config.KNAPSACK_WAVEFRONT_BATCH, MAX_BATCH,
+            config.KNAPSACK_WAVEFRONT_SHARED_BYTES // (S * value_dtype.itemsize) - 2)
     if K < 1:
         return None
     D = config.KNAPSACK_WAVEFRONT_RING_ROWS or 4 * K + 1
@@ -232,18 +269,18 @@ def run(plan: WavefrontPlan, weights: np.ndarray, profits: np.ndarray, timer=Non
 
     shift = cuda.to_device(np.ascontiguousarray(weights, dtype=np.int64))
     profit = cuda.to_device(np.ascontiguousarray(profits, dtype=np.int64))
-    ring = cuda.device_array(plan.D * plan.N, dtype=plan.value_dtype)
-    bits = cuda.device_array(max(1, plan.n * plan.nwords), dtype=np.uint32)
+    ring = device_buffer("row_a", plan.D * plan.N, plan.value_dtype)
+    bits = device_buffer("bits", plan.n * plan.nwords, np.uint32)
     progress = cuda.to_device(np.zeros(plan.blocks, dtype=np.int32))
     result = cuda.device_array(1, dtype=np.int64)
     failed = cuda.to_device(np.zeros(1, dtype=np.int32))
     kernel = wavefront_kernel(plan.value_dtype.name)
     mark(timer, "upload")
     kernel[plan.blocks, plan.threads, 0, plan.shared_bytes](
-        shift, profit, plan.N, plan.S, plan.K, plan.D, plan.reach, ring, bits, plan.nwords, progress, result, failed)
+        shift, profit, plan.N, plan.S, plan.S // plan.threads, plan.K, plan.D, plan.reach, ring, bits, plan.nwords,
+        progress, result, failed)
     mark(timer, "wavefront")
-    threads = min(config.KNAPSACK_BACKTRACK_THREADS, MAX_BACKTRACK_THREADS)
-    levels = int(math.log2(threads))
+    levels = min(int(math.log2(config.KNAPSACK_BACKTRACK_THREADS)), MAX_LEVELS)
     taken = cuda.device_array(max(1, plan.n), dtype=np.uint8)
     speculative_backtrack_kernel[1, 1 << levels](shift, bits, plan.nwords, plan.N - 1, levels, taken)
     mark(timer, "backtrack")

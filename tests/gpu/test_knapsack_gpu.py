@@ -30,6 +30,7 @@ few = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck
 SIMULATOR_KNAPSACK_CONFIG = {
     "KNAPSACK_THREADS_PER_BLOCK": 32,
     "KNAPSACK_MAX_BLOCKS": 3,
+    "KNAPSACK_CELLS_PER_THREAD": 2,
     "KNAPSACK_WAVEFRONT_THREADS": 32,
     "KNAPSACK_WAVEFRONT_BLOCKS": 3,
     "KNAPSACK_WAVEFRONT_BATCH": 3,
@@ -190,8 +191,8 @@ def test_kp2_batch_matches_brute_force(problems, items_per_step):
 @kernels
 @few
 @given(st.lists(st.integers(0, 45), min_size=1, max_size=9), st.integers(1, 3), st.floats(0, 1.1),
-       st.sampled_from(["bitset", "gvector"]), st.booleans())
-def test_subset_sum_matches_brute_force(raw, scale, fraction, method, trivial_checks):
+       st.sampled_from(["bitset", "gvector"]), st.booleans(), st.booleans())
+def test_subset_sum_matches_brute_force(raw, scale, fraction, method, trivial_checks, persistent):
     from gpu import knapsack_subset_host as ssh
 
     weights = np.array(raw, dtype=np.int64) * scale
@@ -200,7 +201,7 @@ def test_subset_sum_matches_brute_force(raw, scale, fraction, method, trivial_ch
     if isinstance(reduced, tuple):
         value, selected = reduced
     else:
-        value, selected, _ = ssh.solve_plan(reduced, method, 10**9)
+        value, selected, _ = ssh.solve_plan(reduced, method, 10**9, persistent=persistent)
     assert value == brute_subset_sum(weights, capacity) == int(weights[selected].sum())
     assert len(set(selected.tolist())) == len(selected)
 
