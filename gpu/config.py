@@ -14,8 +14,11 @@ THREADS_PER_BLOCK = 256
 MAX_REDUCE_THREADS = 1024
 
 #: Threads that reduce one pair state (q, r) of the ``mitm`` DP over the
-#: previous point p (Seredin's "one block per state, threads over p").
-MITM_THREADS_PER_STATE = 32
+#: previous point p with the shared-memory max + argmax.  Seredin's layout is
+#: one block per state (set it to MITM_BLOCK_THREADS); on the H100 smaller
+#: groups, several states to a block, are faster: 14.7 ms at 128, 6.0 at 32,
+#: 3.5 at 8 threads per state for 8 nodes x 1024 points (BENCHMARKS.md).
+MITM_THREADS_PER_STATE = 8
 
 #: Threads per block of the ``mitm`` stage kernel; a block holds
 #: ``MITM_BLOCK_THREADS // threads_per_state`` states (one when they are equal).

@@ -183,12 +183,13 @@ def reverse_ranges(lo, hi, rlo, rhi):
 
 
 @cuda.jit(cache=True)
-def link_angle_table(from_offsets, to_offsets, spacing, angles):
+def link_angle_table(from_offsets, to_offsets, params, angles):
     """:func:`core.turns.link_angles` on the device: ``angles[i, j] = atan2(to[j] - from[i], h)``.
 
-    Shapes: from (n_from,), to (n_to,) float64; angles (n_from, n_to) float64.
-    Grid-stride over the entries.
+    Shapes: from (n_from,), to (n_to,) float64; ``params[0]`` the spacing h;
+    angles (n_from, n_to) float64.  Grid-stride over the entries.
     """
+    spacing = params[0]
     n_from, n_to = angles.shape
     for flat in range(cuda.grid(1), n_from * n_to, cuda.gridsize(1)):
         i = flat // n_to
@@ -197,15 +198,17 @@ def link_angle_table(from_offsets, to_offsets, spacing, angles):
 
 
 @cuda.jit(cache=True)
-def turn_ranges(angles_in, angles_out, limit_rad, lo, hi):
+def turn_ranges(angles_in, angles_out, params, lo, hi):
     """:func:`core.turns.feasible_ranges` on the device, from the two angle tables.
 
     With ``D(p) = angles_out[q, r] - angles_in[p, q]`` (non-decreasing in p),
     ``lo[q, r]`` is the first p with ``D(p) >= -limit`` (n_prev if none) and
     ``hi[q, r]`` the last p with ``D(p) <= limit`` (-1 if none), found by
     binary search.  Shapes: angles_in (n_prev, d), angles_out (d, n_next)
-    float64; lo, hi (d, n_next) int32.  Grid-stride over (q, r).
+    float64; ``params[1]`` the limit (rad); lo, hi (d, n_next) int32.
+    Grid-stride over (q, r).
     """
+    limit_rad = params[1]
     d, n_next = lo.shape
     n_prev = angles_in.shape[0]
     for flat in range(cuda.grid(1), d * n_next, cuda.gridsize(1)):

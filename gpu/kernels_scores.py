@@ -7,7 +7,7 @@ For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
 Geometry (sample positions) and sums are float64 as in the CPU module, the
 bilinear interpolation float32 (half the cost of float64 on the GPU; the
 tables are float32 anyway).
-The gradient window is stored interleaved, ``grad[i, j] = (gx, gy)``, so that
+The gradient window is stored as complex64, ``grad[i, j] = gx + i gy``, so that
 one bilinear corner is one 8-byte read.
 """
 
@@ -32,7 +32,8 @@ def _corner(grad, i, j, nx, ny):
     """``g[i, j] . n`` (float32) for one bilinear corner; 0 outside the window."""
     if i < 0 or j < 0 or i >= grad.shape[0] or j >= grad.shape[1]:
         return _ZERO
-    return grad[i, j, 0] * nx + grad[i, j, 1] * ny
+    g = grad[i, j]
+    return g.real * nx + g.imag * ny
 
 
 @cuda.jit(device=True)
@@ -49,10 +50,14 @@ def _normal_gradient(grad, u, v, nx, ny):
     i0 = int(fi)
     j0 = int(fj)
     if 0 <= i0 and i0 + 1 < grad.shape[0] and 0 <= j0 and j0 + 1 < grad.shape[1]:  # the common case
-        top_left = grad[i0, j0, 0] * nx + grad[i0, j0, 1] * ny
-        top_right = grad[i0, j0 + 1, 0] * nx + grad[i0, j0 + 1, 1] * ny
-        bottom_left = grad[i0 + 1, j0, 0] * nx + grad[i0 + 1, j0, 1] * ny
-        bottom_right = grad[i0 + 1, j0 + 1, 0] * nx + grad[i0 + 1, j0 + 1, 1] * ny
+        g = grad[i0, j0]
+        top_left = g.real * nx + g.imag * ny
+        g = grad[i0, j0 + 1]
+        top_right = g.real * nx + g.imag * ny
+        g = grad[i0 + 1, j0]
+        bottom_left = g.real * nx + g.imag * ny
+        g = grad[i0 + 1, j0 + 1]
+        bottom_right = g.real * nx + g.imag * ny
     else:
         top_left = _corner(grad, i0, j0, nx, ny)
         top_right = _corner(grad, i0, j0 + 1, nx, ny)
@@ -106,8 +111,8 @@ def link_scores(grad, col_off, row_off, points, n0, n1, mode, radius, polarity, 
 
     Parameters
     ----------
-    grad : (H, W, 2) float32
-        ``(gx, gy)`` of the window; element ``[i, j]`` sits at the pixel centre
+    grad : (H, W) complex64
+        ``gx + i gy`` of the window; element ``[i, j]`` sits at the pixel centre
         ``(col_off + j + 0.5, row_off + i + 0.5)``.
     col_off, row_off : float
     points : (m + 2, n_max, 2) float64

@@ -75,6 +75,8 @@ def _check_fits(m: int, d: int, n0: int, n1: int, method: str) -> None:
             f"{max(d, n0)} points per guide exceed the shared memory of the GPU 'window' "
             f"kernel ({polyline_dp.WINDOW_SHARED_LIMIT} bytes per block)"
         )
+    if polyline_dp.workspace_ready(m, d, n0, n1, method):
+        return  # solved before at this shape: everything is allocated already
     need = polyline_dp.bytes_needed(m, d, n0, n1, method)
     free = polyline_dp.free_bytes()
     if free is not None and need > free:
@@ -233,7 +235,7 @@ def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, mode, radius, p
 
 
 def _device_gradient(gradient):
-    """The gradient window on the device, interleaved (H, W, 2); reused for the same object."""
+    """The gradient window on the device, (H, W) complex64; reused for the same object."""
     cached = _gradient_cache.get("source")
     if cached is not None and cached() is gradient:
         return _gradient_cache["array"]
@@ -247,13 +249,13 @@ def _device_gradient(gradient):
 
 
 def _upload_gradient(gradient):
-    """Copy ``(gx, gy)`` interleaved into the workspace's gradient buffer."""
+    """Copy ``gx + i gy`` (complex64) into the workspace's gradient buffer."""
     from gpu.polyline_dp import buffer
 
-    host = np.empty(gradient.gx.shape + (2,), dtype=np.float32)
-    host[..., 0] = gradient.gx
-    host[..., 1] = gradient.gy
-    array = buffer("gradient", host.shape, np.float32)
+    host = np.empty(gradient.gx.shape, dtype=np.complex64)
+    host.real = gradient.gx
+    host.imag = gradient.gy
+    array = buffer("gradient", host.shape, np.complex64)
     array.copy_to_device(host)
     return array
 

@@ -1,20 +1,25 @@
 """Device-resident polyline problems and the two GPU DP drivers.
 
-A :class:`DeviceProblem` holds the score tables and turn ranges of one problem
-on the GPU, whether uploaded from a :class:`core.polyline.PreparedProblem`
-(:func:`upload`) or scored there (:mod:`gpu.polyline`).  :func:`solve_device`
-runs ``window`` or ``mitm`` on it and brings back only the path: the optimum,
-``m + 2`` point indices and the ``m + 1`` table values along the path.
+A :class:`DeviceProblem` owns the score tables, turn ranges and scratch arrays
+of one problem shape on the GPU, whether uploaded from a
+:class:`core.polyline.PreparedProblem` (:func:`upload`) or scored there
+(:mod:`gpu.scoring`).  :func:`solve_device` runs ``window`` or ``mitm`` on it
+and brings back only the path: the optimum, ``m + 2`` point indices and the
+``m + 1`` table values along the path.
 
-Scratch arrays (states, argmax tables, partial maxima) live in one workspace of
-named device buffers that are reused while their shapes stay the same.  Callers
-hold :data:`LOCK` around every use (the GUI runs extractions on worker threads).
+numba spends tens of microseconds of host time on every device-array view and
+every launch, so each problem keeps its launch plans (kernels configured,
+argument tuples and views built once) and the workspace keeps the problems of
+the last shapes used (:func:`workspace_problem`): a repeated solve of the same
+shape is a handful of launches and one small copy.  Callers hold :data:`LOCK`
+around every use (the GUI runs extractions on worker threads).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,15 +29,22 @@ from gpu import config
 from gpu.kernels_polyline import finish, merge_partial, mitm_stage, reverse_ranges
 from gpu.kernels_window import shared_bytes, window_stage
 
-__all__ = ["LOCK", "DeviceProblem", "buffer", "upload", "solve_device", "range_slots", "WINDOW_SHARED_LIMIT"]
+__all__ = [
+    "LOCK", "DeviceProblem", "buffer", "workspace_problem", "workspace_ready", "upload", "solve_device", "range_slots",
+    "grid_blocks", "run_launches", "LaunchList", "release_workspace", "bytes_needed", "free_bytes", "WINDOW_SHARED_LIMIT",
+]
 
-#: Serialises all use of the shared workspace and the device.
+#: Serialises all use of the workspace and the device.
 LOCK = threading.RLock()
 
 #: Shared memory (bytes) a block may use without opting in: bounds ``d`` of ``window``.
 WINDOW_SHARED_LIMIT = 48 * 1024
 
+#: Problem shapes whose device arrays the workspace keeps.
+WORKSPACE_SHAPES = 2
+
 _buffers: dict = {}
+_workspace: OrderedDict = OrderedDict()
 
 
 def buffer(name: str, shape: tuple, dtype) -> cuda.devicearray.DeviceNDArray:
@@ -53,9 +65,20 @@ def range_slots(m: int) -> list[int]:
     return [0] + [1] * (m - 2) + [2]
 
 
+def grid_blocks(n_items: int) -> int:
+    """Blocks of a grid-stride launch over ``n_items`` (at least one)."""
+    return max(1, min(65536, -(-n_items // config.THREADS_PER_BLOCK)))
+
+
+def _config_key() -> tuple:
+    """The launch configuration a plan was built with (tests and sweeps patch it)."""
+    return (config.THREADS_PER_BLOCK, config.WINDOW_THREADS, config.MITM_THREADS_PER_STATE,
+            config.MITM_BLOCK_THREADS, config.RMQ_BLOCK_BITS, config.MERGE_THREADS, config.MERGE_BLOCKS)
+
+
 @dataclass(eq=False)
 class DeviceProblem:
-    """Tables and turn ranges of one problem on the device.
+    """Tables, turn ranges and scratch arrays of one problem on the device.
 
     Attributes
     ----------
@@ -68,10 +91,9 @@ class DeviceProblem:
     last : (d, n1) float32 device array
         Tm.
     ranges : list of m (lo, hi) pairs of (d, n_next) int32 device arrays
-        Feasible previous points of every inner layer (shared by the inner layers).
-    private : bool
-        The arrays are the problem's own, not the workspace's buffers (so its
-        derived arrays must be its own too).
+        Feasible previous points of every inner layer (the inner layers share one pair).
+    ranges_changed : bool
+        Set by whoever writes the ranges: the reversed ranges of ``mitm`` are stale.
     """
 
     m: int
@@ -83,8 +105,25 @@ class DeviceProblem:
     links: object
     last: object
     ranges: list
-    private: bool = False
-    _reverse: dict = field(default_factory=dict)
+    ranges_changed: bool = True
+    scratch_arrays: dict = field(default_factory=dict)
+    plans: dict = field(default_factory=dict)
+
+    @classmethod
+    def allocate(cls, m: int, d: int, n0: int, n1: int) -> DeviceProblem:
+        """A problem with all its tables and range arrays allocated (not filled)."""
+        pairs = {}
+        for slot in range_slots(m):
+            n_next = n1 if slot == 2 or m == 1 else d
+            pairs.setdefault(slot, cuda.device_array((2, d, n_next), np.int32))
+        return cls(
+            m, d, n0, n1,
+            first=cuda.device_array((n0, d), np.float32),
+            first_t=cuda.device_array((d, n0), np.float32),
+            links=cuda.device_array((m - 1, d, d) if m > 1 else (1, 1, 1), np.float32),
+            last=cuda.device_array((d, n1), np.float32),
+            ranges=[(pairs[slot][0], pairs[slot][1]) for slot in range_slots(m)],
+        )
 
     def table(self, k: int):
         """T_k (k = 0..m) as a device array."""
@@ -98,21 +137,50 @@ class DeviceProblem:
             return self.n0
         return self.n1 if layer == self.m + 1 else self.d
 
+    def scratch(self, name: str, shape: tuple, dtype):
+        """This problem's device array ``name`` of that shape, allocated on first use."""
+        key = (name, tuple(int(s) for s in shape), np.dtype(dtype).str)
+        if key not in self.scratch_arrays:
+            self.scratch_arrays[key] = cuda.device_array(key[1], dtype=dtype)
+        return self.scratch_arrays[key]
+
     def reverse(self, k: int):
-        """Feasible next points ``(rlo, rhi)`` (n_(k-1), d) of the links into layer k (cached)."""
+        """Feasible next points ``(rlo, rhi)`` (n_(k-1), d) of the links into layer k."""
+        self.refresh_reverse()
         slot = range_slots(self.m)[k - 1]
-        if slot not in self._reverse:
-            lo, hi = self.ranges[k - 1]
-            shape = (2, self.size(k - 1), self.d)
-            pair = cuda.device_array(shape, np.int32) if self.private else buffer(f"reverse{slot}", shape, np.int32)
-            reverse_ranges[grid_blocks(pair[0].size), config.THREADS_PER_BLOCK](lo, hi, pair[0], pair[1])
-            self._reverse[slot] = (pair[0], pair[1])
-        return self._reverse[slot]
+        pair = self.scratch(f"reverse{slot}", (2, self.size(k - 1), self.d), np.int32)
+        return pair[0], pair[1]
+
+    def refresh_reverse(self) -> None:
+        """Recompute the reversed ranges (for ``mitm``) when the ranges changed."""
+        if not self.ranges_changed:
+            return
+        done = set()
+        for k, slot in enumerate(range_slots(self.m), start=1):
+            if slot not in done:
+                done.add(slot)
+                lo, hi = self.ranges[k - 1]
+                pair = self.scratch(f"reverse{slot}", (2, self.size(k - 1), self.d), np.int32)
+                reverse_ranges[grid_blocks(pair[0].size), config.THREADS_PER_BLOCK](lo, hi, pair[0], pair[1])
+        self.ranges_changed = False
 
 
-def grid_blocks(n_items: int) -> int:
-    """Blocks of a grid-stride launch over ``n_items`` (at least one)."""
-    return max(1, min(65536, -(-n_items // config.THREADS_PER_BLOCK)))
+def workspace_problem(m: int, d: int, n0: int, n1: int) -> DeviceProblem:
+    """The workspace's problem of this shape (kept for the last :data:`WORKSPACE_SHAPES` shapes)."""
+    key = (m, d, n0, n1)
+    problem = _workspace.pop(key, None)
+    if problem is None:
+        while len(_workspace) >= WORKSPACE_SHAPES:
+            _workspace.popitem(last=False)  # free the least recently used shape first
+        problem = DeviceProblem.allocate(m, d, n0, n1)
+    _workspace[key] = problem
+    return problem
+
+
+def workspace_ready(m: int, d: int, n0: int, n1: int, method: str) -> bool:
+    """True when the workspace holds a problem of this shape that ``method`` already ran on."""
+    problem = _workspace.get((m, d, n0, n1))
+    return problem is not None and any(key[0] == method for key in problem.plans)
 
 
 def upload(prepared, reuse: bool = True) -> DeviceProblem:
@@ -122,62 +190,118 @@ def upload(prepared, reuse: bool = True) -> DeviceProblem:
     ----------
     prepared : core.polyline.PreparedProblem
     reuse : bool
-        Copy into the workspace's buffers (the default: one problem at a time)
-        rather than into fresh device arrays.
+        Copy into the workspace's problem of that shape (the default) rather
+        than into a new one.
     """
     m, d = prepared.n_guides, prepared.n_points
     n0, n1 = prepared.first.shape[0], prepared.last.shape[1]
-    links = prepared.links if m > 1 else np.zeros((1, 1, 1), dtype=np.float32)
-    host = {
-        "first": prepared.first,
-        "first_t": np.ascontiguousarray(prepared.first.T),
-        "links": links,
-        "last": prepared.last,
-    }
-    dev = {}
-    for name, array in host.items():
-        dev[name] = buffer("problem_" + name, array.shape, array.dtype) if reuse else cuda.device_array_like(array)
-        dev[name].copy_to_device(array)
-    ranges, seen = [], {}
-    for slot, (lo, hi) in zip(range_slots(m), prepared.ranges):
-        if id(lo) not in seen:
-            pair = np.stack((lo, hi)).astype(np.int32)
-            target = buffer(f"problem_ranges{slot}", pair.shape, np.int32) if reuse else cuda.device_array_like(pair)
-            target.copy_to_device(pair)
-            seen[id(lo)] = (target[0], target[1])
-        ranges.append(seen[id(lo)])
-    return DeviceProblem(m, d, n0, n1, ranges=ranges, private=not reuse, **dev)
+    problem = workspace_problem(m, d, n0, n1) if reuse else DeviceProblem.allocate(m, d, n0, n1)
+    problem.first.copy_to_device(prepared.first)
+    problem.first_t.copy_to_device(np.ascontiguousarray(prepared.first.T))
+    if m > 1:
+        problem.links.copy_to_device(prepared.links)
+    problem.last.copy_to_device(prepared.last)
+    done = set()
+    for k, slot in enumerate(range_slots(m), start=1):
+        if slot not in done:
+            done.add(slot)
+            lo, hi = prepared.ranges[k - 1]
+            problem.ranges[k - 1][0].copy_to_device(np.ascontiguousarray(lo, dtype=np.int32))
+            problem.ranges[k - 1][1].copy_to_device(np.ascontiguousarray(hi, dtype=np.int32))
+    problem.ranges_changed = True
+    return problem
 
 
-def _state(problem: DeviceProblem, name: str, rows: int, cols: int):
-    """A (rows, cols) float32 view of the state buffer ``name`` (sized for the largest state)."""
-    largest = max(problem.d, problem.n0, problem.n1) ** 2
-    return buffer(name, (largest,), np.float32)[: rows * cols].reshape(rows, cols)
+def run_launches(launches) -> None:
+    """Launch each ``(kernel, launch configuration, arguments)`` in order.
+
+    Plans keep the configuration apart from the kernel because the CUDA
+    simulator's ``kernel[grid, block]`` configures the kernel object itself.
+    """
+    for kernel, launch, args in launches:
+        kernel[launch](*args)
 
 
-def _forward_window(problem: DeviceProblem):
-    """All m forward steps with range-maximum queries; returns F_(m+1) transposed."""
+def _packed(kernel, launch, args):
+    """One launch with numba's argument packing done once: ``(function, LaunchConfig, params)``.
+
+    numba packs every argument of every launch again (about 10 us per array
+    on the H100 host); a plan's arguments never change, so its launches are
+    packed once, after a first ordinary launch compiled them, and replayed
+    through ``cuda.core.launch``.  Returns None where that is not possible
+    (the simulator, another numba-cuda version): the plan then keeps launching
+    the ordinary way.
+    """
+    try:
+        from cuda.core import LaunchConfig
+        from numba.cuda.cudadrv import driver
+
+        compiled = kernel.overloads[tuple(kernel.typeof_pyval(arg) for arg in args)]
+        stream = driver._to_core_stream(0)
+        params, writeback = [], []
+        for arg_type, value in zip(compiled.argument_types, args):
+            compiled._prepare_args(arg_type, value, stream, writeback, params)
+        shared = launch[3] if len(launch) > 3 else 0
+        config = LaunchConfig(grid=launch[0], block=launch[1], shmem_size=shared)
+        return compiled._codelibrary.get_cufunc().kernel, config, params
+    except Exception:  # noqa: BLE001 - any failure means: launch the ordinary way
+        return None
+
+
+class LaunchList:
+    """Fixed launches ``(kernel, launch configuration, arguments)``, replayed cheaply.
+
+    The first :meth:`run` launches the ordinary way (compiling the kernels);
+    later runs replay the launches packed once by :func:`_packed`, or keep
+    launching the ordinary way when packing is not available.
+    """
+
+    def __init__(self, launches: list):
+        self.launches = launches
+        self.packed = None  # None: not yet tried; False: not available
+
+    def run(self) -> None:
+        """Launch them all, in order, on the default stream."""
+        if self.packed:
+            from cuda.core import launch
+            from numba.cuda.cudadrv import driver
+
+            stream = driver._to_core_stream(0)
+            for function, launch_config, params in self.packed:
+                launch(stream, launch_config, function, *params)
+            return
+        run_launches(self.launches)
+        if self.packed is None:
+            packed = [_packed(*entry) for entry in self.launches]
+            self.packed = packed if all(entry is not None for entry in packed) else False
+
+
+@dataclass
+class _Plan:
+    """One solve: the DP launches, the backtracking launch, and the path's device array."""
+
+    dp: LaunchList
+    backtrack: LaunchList
+    out: object
+
+
+def _window_launches(problem: DeviceProblem, fwd_arg) -> tuple[list, object]:
+    """All m forward steps with range-maximum queries; returns the launches and F_(m+1) transposed."""
     bits = config.RMQ_BLOCK_BITS
-    fwd_arg = buffer("fwd_arg", (problem.m, problem.d, max(problem.d, problem.n1)), np.int32)
+    launches = []
     fwd = problem.first_t
     for k in range(1, problem.m + 1):
         n_next = problem.size(k + 1)
-        out = _state(problem, f"fwd{k % 2}", n_next, problem.d)
+        out = problem.scratch(f"fwd{k % 2}", (n_next, problem.d), np.float32)
         lo, hi = problem.ranges[k - 1]
-        n_shared = shared_bytes(fwd.shape[1], bits)
-        window_stage[problem.d, config.WINDOW_THREADS, 0, n_shared](
-            fwd, out, problem.table(k), lo, hi, fwd_arg[k - 1, :, :n_next], bits
-        )
+        launch = (problem.d, config.WINDOW_THREADS, 0, shared_bytes(fwd.shape[1], bits))
+        launches.append((window_stage, launch, (fwd, out, problem.table(k), lo, hi, fwd_arg[k - 1, :, :n_next], bits)))
         fwd = out
-    return fwd
-
-
-def _next_pow2(n: int) -> int:
-    return 1 << max(0, (int(n) - 1).bit_length())
+    return launches, fwd
 
 
 def _mitm_launch(fwd_step, bwd_step):
-    """One launch of :func:`mitm_stage` over a forward and a backward step.
+    """One (kernel, launch configuration, args) of :func:`mitm_stage` over a forward and a backward step.
 
     ``fwd_step`` is ``(fwd_in, fwd_out, table, lo, hi, arg)`` and ``bwd_step``
     ``(bwd_in, bwd_out, table, rlo, rhi, arg, add_table)``; either may be None
@@ -185,47 +309,66 @@ def _mitm_launch(fwd_step, bwd_step):
     """
     steps = [step for step in (fwd_step, bwd_step) if step is not None]
     longest = max(step[0].shape[1] for step in steps)  # the reduction length
-    group = min(config.MITM_THREADS_PER_STATE, _next_pow2(longest))
+    group = min(config.MITM_THREADS_PER_STATE, 1 << max(0, (longest - 1).bit_length()))
     per_block = max(1, config.MITM_BLOCK_THREADS // group)
     n_fwd = fwd_step[1].size if fwd_step is not None else 0
     n_bwd = bwd_step[1].size if bwd_step is not None else 0
     fwd_args = fwd_step if fwd_step is not None else bwd_step[:6]
     bwd_args = bwd_step if bwd_step is not None else fwd_step + (0,)
     blocks = -(-n_fwd // per_block) + -(-n_bwd // per_block)
-    mitm_stage[blocks, per_block * group](group, n_fwd, *fwd_args, n_bwd, *bwd_args)
+    return mitm_stage, (blocks, per_block * group), (group, n_fwd, *fwd_args, n_bwd, *bwd_args)
 
 
-def _meet_in_the_middle(problem: DeviceProblem):
+def _mitm_launches(problem: DeviceProblem, fwd_arg, bwd_arg):
     """Forward over layers 1..j-1 and backward over layers m..j at once (j = m // 2 + 1).
 
-    Returns the merge layer j, ``F_j`` transposed (n_j, n_(j-1)) and the best
-    continuation ``M_j`` (n_(j-1), n_j) of every link into layer j.
+    Returns the launches, the merge layer j, ``F_j`` transposed (n_j, n_(j-1))
+    and the best continuation ``M_j`` (n_(j-1), n_j) of every link into layer j.
     """
     m, d = problem.m, problem.d
     n_fwd_steps = m // 2
-    n_bwd_steps = m - n_fwd_steps
     merge_layer = n_fwd_steps + 1
-    nmax = max(d, problem.n0, problem.n1)
-    fwd_arg = buffer("fwd_arg", (m, d, max(d, problem.n1)), np.int32)
-    bwd_arg = buffer("bwd_arg", (m, nmax, d), np.int32)
     fwd, bwd = problem.first_t, problem.last
-    for step in range(n_bwd_steps):
-        fwd_step = bwd_step = None
+    launches = []
+    for step in range(m - n_fwd_steps):
+        fwd_step = None
         if step < n_fwd_steps:
             k = step + 1  # the turn at layer k; n_(k+1) = d since k < m
             lo, hi = problem.ranges[k - 1]
-            out = _state(problem, f"fwd{k % 2}", d, d)
+            out = problem.scratch(f"fwd{k % 2}", (d, d), np.float32)
             fwd_step = (fwd, out, problem.table(k), lo, hi, fwd_arg[k - 1])
             fwd = out
         k = m - step
         n_prev = problem.size(k - 1)
         rlo, rhi = problem.reverse(k)
-        out = _state(problem, f"bwd{k % 2}", n_prev, d)
+        out = problem.scratch(f"bwd{k % 2}", (n_prev, d), np.float32)
         add_table = 1 if k > merge_layer else 0
         bwd_step = (bwd, out, problem.table(k - 1), rlo, rhi, bwd_arg[k - 1, :n_prev], add_table)
         bwd = out
-        _mitm_launch(fwd_step, bwd_step)
-    return merge_layer, fwd, bwd, fwd_arg, bwd_arg
+        launches.append(_mitm_launch(fwd_step, bwd_step))
+    return launches, merge_layer, fwd, bwd
+
+
+def _plan(problem: DeviceProblem, method: str) -> _Plan:
+    m, d = problem.m, problem.d
+    fwd_arg = problem.scratch("fwd_arg", (m, d, max(d, problem.n1)), np.int32)
+    if method == "window":
+        launches, fwd = _window_launches(problem, fwd_arg)
+        merge_layer, bwd, with_bwd = m + 1, fwd, 0
+        bwd_arg = problem.scratch("no_bwd_arg", (1, 1, 1), np.int32)
+    else:
+        bwd_arg = problem.scratch("bwd_arg", (m, max(d, problem.n0), d), np.int32)
+        launches, merge_layer, fwd, bwd = _mitm_launches(problem, fwd_arg, bwd_arg)
+        with_bwd = 1
+    threads = config.MERGE_THREADS
+    blocks = max(1, min(config.MERGE_BLOCKS, -(-fwd.size // threads)))
+    part_val = problem.scratch("part_val", (blocks,), np.float32)
+    part_idx = problem.scratch("part_idx", (blocks,), np.int32)
+    launches.append((merge_partial, (blocks, threads), (fwd, bwd, with_bwd, part_val, part_idx)))
+    out = problem.scratch("path_out", (2 * m + 4,), np.float64)
+    backtrack = [(finish, (1, threads), (part_val, part_idx, fwd.shape[0], merge_layer, fwd_arg, bwd_arg,
+                                         problem.first, problem.links, problem.last, out))]
+    return _Plan(LaunchList(launches), LaunchList(backtrack), out)
 
 
 def solve_device(problem: DeviceProblem, method: str, timings_ms: dict | None = None) -> np.ndarray:
@@ -247,35 +390,28 @@ def solve_device(problem: DeviceProblem, method: str, timings_ms: dict | None = 
         optimum is -inf when no polyline is feasible.
     """
     started = time.perf_counter()
-    if method == "window":
-        fwd = _forward_window(problem)
-        merge_layer, bwd = problem.m + 1, fwd
-        fwd_arg = buffer("fwd_arg", (problem.m, problem.d, max(problem.d, problem.n1)), np.int32)
-        bwd_arg = buffer("no_bwd_arg", (1, 1, 1), np.int32)
-    else:
-        merge_layer, fwd, bwd, fwd_arg, bwd_arg = _meet_in_the_middle(problem)
-    n_links = fwd.size
-    threads = config.MERGE_THREADS
-    blocks = max(1, min(config.MERGE_BLOCKS, -(-n_links // threads)))
-    part_val = buffer("part_val", (blocks,), np.float32)
-    part_idx = buffer("part_idx", (blocks,), np.int32)
-    merge_partial[blocks, threads](fwd, bwd, 0 if method == "window" else 1, part_val, part_idx)
+    if method == "mitm":
+        problem.refresh_reverse()
+    key = (method, _config_key())
+    plan = problem.plans.get(key)
+    if plan is None:
+        plan = problem.plans[key] = _plan(problem, method)
+    plan.dp.run()
     if timings_ms is not None:
         cuda.synchronize()
         timings_ms["dp"] = (time.perf_counter() - started) * 1e3
         started = time.perf_counter()
-    out = buffer("path_out", (2 * problem.m + 4,), np.float64)
-    finish[1, threads](part_val, part_idx, fwd.shape[0], merge_layer, fwd_arg, bwd_arg,
-                       problem.first, problem.links, problem.last, out)
-    host = out.copy_to_host()
+    plan.backtrack.run()
+    host = plan.out.copy_to_host()
     if timings_ms is not None:
         timings_ms["backtrack"] = (time.perf_counter() - started) * 1e3
     return host
 
 
 def release_workspace() -> None:
-    """Drop every workspace buffer (after an out-of-memory error, or to give memory back)."""
+    """Drop every workspace array (after an out-of-memory error, or to give memory back)."""
     _buffers.clear()
+    _workspace.clear()
 
 
 def bytes_needed(m: int, d: int, n0: int, n1: int, method: str) -> int:
@@ -296,4 +432,8 @@ def free_bytes() -> int | None:
         return None
     if not np.isfinite(free):  # the simulator reports infinite memory
         return None
-    return int(free) + sum(int(array.nbytes) for array in _buffers.values())
+    held = sum(int(array.nbytes) for array in _buffers.values())
+    for problem in _workspace.values():
+        arrays = [problem.first, problem.first_t, problem.links, problem.last, *problem.scratch_arrays.values()]
+        held += sum(int(array.nbytes) for array in arrays)
+    return int(free) + held

@@ -13,7 +13,7 @@ from core.turns import turn_limit_rad
 from gpu import config
 from gpu.kernels_polyline import link_angle_table, turn_ranges
 from gpu.kernels_scores import link_scores
-from gpu.polyline_dp import DeviceProblem, buffer, grid_blocks, range_slots
+from gpu.polyline_dp import DeviceProblem, LaunchList, grid_blocks, range_slots, workspace_problem
 
 __all__ = ["score_on_device", "turn_ranges_on_device", "synchronize"]
 
@@ -33,12 +33,12 @@ def _points(guides) -> np.ndarray:
 
 
 def score_on_device(grad, col_off, row_off, guides, mode: int, radius: float, polarity: int) -> DeviceProblem:
-    """Score every link of the guides into the workspace's problem tables.
+    """Score every link of the guides into the tables of the workspace's problem of that shape.
 
     Parameters
     ----------
-    grad : (H, W, 2) float32 device array
-        Interleaved ``(gx, gy)`` of the gradient window.
+    grad : (H, W) complex64 device array
+        ``gx + i gy`` of the gradient window.
     col_off, row_off : int
         Position of the window in the raster (pixels).
     guides : core.guides.Guides
@@ -48,59 +48,72 @@ def score_on_device(grad, col_off, row_off, guides, mode: int, radius: float, po
     Returns
     -------
     DeviceProblem
-        With tables filled (asynchronously) and no ranges yet
-        (:func:`turn_ranges_on_device`).
+        With its tables being filled (asynchronously); its ranges are those
+        of the previous solve until :func:`turn_ranges_on_device`.
     """
     m, d = guides.n_guides, guides.offsets.shape[0]
     n0, n1 = guides.start_offsets.shape[0], guides.end_offsets.shape[0]
+    problem = workspace_problem(m, d, n0, n1)
     host_points = _points(guides)
-    points = buffer("points", host_points.shape, np.float64)
+    points = problem.scratch("points", host_points.shape, np.float64)
     points.copy_to_device(host_points)
-    first = buffer("problem_first", (n0, d), np.float32)
-    first_t = buffer("problem_first_t", (d, n0), np.float32)
-    links = buffer("problem_links", (m - 1, d, d) if m > 1 else (1, 1, 1), np.float32)
-    last = buffer("problem_last", (d, n1), np.float32)
     total = n0 * d + (m - 1) * d * d + d * n1
     link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
         grad, float(col_off), float(row_off), points, n0, n1, mode, float(radius), polarity,
-        first, first_t, links, last,
+        problem.first, problem.first_t, problem.links, problem.last,
     )
-    return DeviceProblem(m, d, n0, n1, first, first_t, links, last, ranges=[])
+    return problem
+
+
+def _ranges_plan(problem: DeviceProblem):
+    """The parameter array and launches of :func:`turn_ranges_on_device`, built once per problem.
+
+    ``params`` holds ``[spacing, limit, start offsets, guide offsets, end
+    offsets]`` (one copy per call), so that the launches themselves never
+    change and replay cheaply.
+    """
+    key = ("ranges", config.THREADS_PER_BLOCK)
+    if key in problem.plans:
+        return problem.plans[key]
+    n0, d = problem.n0, problem.d
+    params = problem.scratch("range_params", (2 + n0 + d + problem.n1,), np.float64)
+    start, inner, end = params[2 : 2 + n0], params[2 + n0 : 2 + n0 + d], params[2 + n0 + d :]
+    launches = []
+
+    def angles(name, source, target):
+        table = problem.scratch(name, (source.shape[0], target.shape[0]), np.float64)
+        launches.append((link_angle_table, (grid_blocks(table.size), config.THREADS_PER_BLOCK),
+                         (source, target, params, table)))
+        return table
+
+    inner_angles = angles("angles_inner", inner, inner)
+    start_angles = angles("angles_start", start, inner)
+    end_angles = angles("angles_end", inner, end)
+    tables = {0: (start_angles, end_angles if problem.m == 1 else inner_angles),
+              1: (inner_angles, inner_angles), 2: (inner_angles, end_angles)}
+    done = set()
+    for k, slot in enumerate(range_slots(problem.m), start=1):
+        if slot not in done:
+            done.add(slot)
+            lo, hi = problem.ranges[k - 1]
+            launches.append((turn_ranges, (grid_blocks(lo.size), config.THREADS_PER_BLOCK),
+                             (*tables[slot], params, lo, hi)))
+    plan = problem.plans[key] = (params, LaunchList(launches))
+    return plan
 
 
 def turn_ranges_on_device(problem: DeviceProblem, guides, max_turn_deg: float) -> None:
-    """Fill ``problem.ranges`` with the feasible index ranges of every inner layer.
+    """Write the feasible index ranges of every inner layer into ``problem.ranges``.
 
     The same rule as :func:`core.turns.feasible_ranges` over
-    :func:`core.turns.link_angles`: the angle tables are computed once on the
+    :func:`core.turns.link_angles`: the angle tables are computed on the
     device (float64 ``atan2``, which may differ from numpy's in the last bit:
     that moves a decision only for a turn within ~1e-15 rad of
     ``max_turn + TURN_SLACK_RAD``), then binary searches give the ranges.
     The inner layers share one (d, d) table and one pair of ranges.
     """
-    offsets = {}
-    for name in ("start_offsets", "offsets", "end_offsets"):
-        host = np.ascontiguousarray(getattr(guides, name), dtype=np.float64)
-        offsets[name] = buffer(name, host.shape, np.float64)
-        offsets[name].copy_to_device(host)
-
-    def angles(name, source, target):
-        table = buffer(name, (offsets[source].shape[0], offsets[target].shape[0]), np.float64)
-        link_angle_table[grid_blocks(table.size), config.THREADS_PER_BLOCK](
-            offsets[source], offsets[target], float(guides.spacing), table
-        )
-        return table
-
-    inner = angles("angles_inner", "offsets", "offsets")
-    into_first = angles("angles_start", "start_offsets", "offsets")
-    out_of_last = angles("angles_end", "offsets", "end_offsets")
-    tables = {0: (into_first, out_of_last if problem.m == 1 else inner), 1: (inner, inner), 2: (inner, out_of_last)}
-    limit = turn_limit_rad(max_turn_deg)
-    computed = {}
-    for slot in range_slots(problem.m):
-        if slot not in computed:
-            angles_in, angles_out = tables[slot]
-            pair = buffer(f"problem_ranges{slot}", (2,) + angles_out.shape, np.int32)
-            turn_ranges[grid_blocks(pair[0].size), config.THREADS_PER_BLOCK](angles_in, angles_out, limit, pair[0], pair[1])
-            computed[slot] = (pair[0], pair[1])
-        problem.ranges.append(computed[slot])
+    params, launches = _ranges_plan(problem)
+    header = [float(guides.spacing), turn_limit_rad(max_turn_deg)]
+    params.copy_to_device(np.concatenate((header, guides.start_offsets, guides.offsets, guides.end_offsets)))
+    launches.run()
+    problem.ranges_changed = True

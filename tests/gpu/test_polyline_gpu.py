@@ -214,6 +214,7 @@ def test_out_of_memory_falls_back_to_the_cpu(monkeypatch):
     from gpu.polyline import GpuMemoryError, solve_prepared as gpu_solve
 
     problem = random_problem(np.random.default_rng(5), 3, 6)
+    polyline_dp.release_workspace()  # nothing allocated yet: the memory check runs
     monkeypatch.setattr(polyline_dp, "free_bytes", lambda: 1024)
     with pytest.raises(GpuMemoryError, match="MiB"):
         gpu_solve(prepare(problem), "window")

@@ -96,8 +96,8 @@ def test_turn_ranges_on_the_device_equal_core_turns(m, snapped):
 
     guides = build_guides((0.0, 0.0), (40.0, 9.0), nodes=m + 2, points=9, half_width_px=6.0,
                           snap_endpoints=snapped, snap_half_width_px=4.0)
-    problem = DeviceProblem(m, 9, guides.start_offsets.size, guides.end_offsets.size, *[None] * 4, ranges=[])
     with LOCK:
+        problem = DeviceProblem.allocate(m, 9, guides.start_offsets.size, guides.end_offsets.size)
         turn_ranges_on_device(problem, guides, 23.0)
     layers = [guides.start_offsets] + [guides.offsets] * m + [guides.end_offsets]
     for k in range(1, m + 1):
@@ -169,6 +169,7 @@ def test_score_and_solve_falls_back_to_the_cpu_when_out_of_memory(monkeypatch):
     gradient = random_gradient(np.random.default_rng(6), 20, 30, 0, 0)
     guides = build_guides((3.0, 4.0), (25.0, 14.0), nodes=4, points=5, half_width_px=4.0)
     settings = ExtractionSettings(solver="window", max_turn_deg=40.0)
+    polyline_dp.release_workspace()  # nothing allocated yet: the memory check runs
     monkeypatch.setattr(polyline_dp, "free_bytes", lambda: 0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
