@@ -41,6 +41,10 @@ MAX_LEVELS = 10
 #: Most items of one batch (the per-batch item table lives in static shared memory).
 MAX_BATCH = 64
 
+#: Static shared memory of the wavefront kernel (ballot scratch and the batch's item table),
+#: which counts against the same 48 KiB as the dynamic rows.
+STATIC_SHARED_BYTES = 32 * 4 + 4 * MAX_BATCH * 8
+
 #: Polls of a neighbour's progress (about 0.5 us each) before a block gives up and
 #: flags a failure instead of hanging the device (blocks that are not all resident).
 SPIN_LIMIT = 1 << 25
@@ -251,8 +255,8 @@ def plan(n_items: int, max_shift: int, capacity: int, value_dtype) -> WavefrontP
     per_thread = -(-N // (blocks_wanted * T))
     S = per_thread * T
     blocks = -(-N // S)
-    K = min(config.KNAPSACK_WAVEFRONT_BATCH, MAX_BATCH,
-            config.KNAPSACK_WAVEFRONT_SHARED_BYTES // (S * value_dtype.itemsize) - 2)
+    rows_bytes = config.KNAPSACK_WAVEFRONT_SHARED_BYTES - STATIC_SHARED_BYTES
+    K = min(config.KNAPSACK_WAVEFRONT_BATCH, MAX_BATCH, rows_bytes // (S * value_dtype.itemsize) - 2)
     if K < 1:
         return None
     D = config.KNAPSACK_WAVEFRONT_RING_ROWS or 4 * K + 1

@@ -358,12 +358,26 @@ def log_kernel_resources():
     del knapsack_mckp
 
 
+def profile_run():
+    """One solve of each profiled kind, for ``ncu`` (no timing, no report)."""
+    from gpu import knapsack
+
+    problem = read_pisinger(KNAPSACK / "pisinger/large_scale/knapPI_3_10000_1000_1")[0].problem
+    knapsack.solve_kp1(problem)
+    problems = [read_ins2d(f)[0].problem for f in sorted((KNAPSACK / "msb630").glob("*.ins2D"))]
+    knapsack.solve_kp2_batch(problems)
+    knapsack.solve_mckp(suri(5, seed=1))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="one solve of each kind for ncu, no report")
     args = parser.parse_args(argv)
+    if args.profile:
+        return profile_run()
     out = args.out or (Path(os.environ["OUT"]) / "knapsack-gpu.md" if os.environ.get("OUT") else None)
     launch = bench_launch()
     results = (bench_kp1(args.quick), bench_msb(args.quick), bench_subset(args.quick), bench_mckp(args.quick))
