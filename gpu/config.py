@@ -71,7 +71,7 @@ KNAPSACK_WAVEFRONT_BATCH = 16
 #: Blocks of the wavefront kernel (0: one per multiprocessor); all must be resident at once.
 KNAPSACK_WAVEFRONT_BLOCKS = 0
 
-#: Dynamic shared memory of one wavefront block in bytes (48 KiB needs no opt-in).
+#: Shared memory of one wavefront block in bytes, static and dynamic (48 KiB needs no opt-in).
 KNAPSACK_WAVEFRONT_SHARED_BYTES = 48 * 1024
 
 #: Rows of the wavefront's ring of published rows (0: 4 batches + 1).
