@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.tiles import TileCache, TileKey, Stretch, level_for_scale, max_level, stretch_to_rgba, tile_window, visible_tiles
@@ -79,6 +79,11 @@ class RasterViewer(QWidget):
         self._stretch: Stretch | None = None
         self._raw = TileCache(RAW_CACHE_BYTES)
         self._images = TileCache(IMAGE_CACHE_BYTES)
+        # The tiles as last drawn: repaints that only change overlays (the tool's
+        # lines, the preview) reuse it instead of drawing every tile again.
+        self._layer: QPixmap | None = None
+        self._layer_key = None
+        self._tiles_version = 0
         self._press = None  # (view position, button) of the pressed button
         self._panning = False
         self._swallow_release = False
@@ -97,6 +102,7 @@ class RasterViewer(QWidget):
         if loader is not None:
             loader.loaded.connect(self._on_loaded)
             self.fit()
+        self._tiles_version += 1
         self.update()
 
     @property
@@ -111,11 +117,13 @@ class RasterViewer(QWidget):
         self._bands = bands
         self._stretch = stretch
         self._images.clear()
+        self._tiles_version += 1
         self.update()
 
     def _on_loaded(self, job, data) -> None:
         if isinstance(job, TileKey) and job.bands == self._bands:
             self._raw.put(job, data, data.nbytes)
+            self._tiles_version += 1
             self.update()
 
     # --------------------------------------------------------- coordinates
@@ -169,9 +177,7 @@ class RasterViewer(QWidget):
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         try:
-            painter.fillRect(self.rect(), QColor(40, 40, 44))
-            if self._loader is not None and self._stretch is not None:
-                self._paint_tiles(painter)
+            painter.drawPixmap(0, 0, self._tile_layer())
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             for paint_overlay in self.overlay_painters:
                 painter.save()
@@ -183,6 +189,23 @@ class RasterViewer(QWidget):
         finally:
             painter.end()
         self.painted.emit()
+
+    def _tile_layer(self) -> QPixmap:
+        """The tiles drawn for the current view (redrawn only when the view or the tiles changed)."""
+        ratio = self.devicePixelRatioF()
+        key = (self.transform, self.width(), self.height(), ratio, self._tiles_version)
+        if self._layer is None or key != self._layer_key:
+            layer = QPixmap(max(1, round(self.width() * ratio)), max(1, round(self.height() * ratio)))
+            layer.setDevicePixelRatio(ratio)
+            layer.fill(QColor(40, 40, 44))
+            if self._loader is not None and self._stretch is not None:
+                painter = QPainter(layer)
+                try:
+                    self._paint_tiles(painter)
+                finally:
+                    painter.end()
+            self._layer, self._layer_key = layer, key
+        return self._layer
 
     def _paint_tiles(self, painter: QPainter) -> None:
         width, height = self._size
