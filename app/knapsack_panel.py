@@ -24,10 +24,7 @@ from app.knapsack_model import (CORE_KIND, GENERATORS, PROBLEMS, export_csv, exp
                                 result_summary)
 from app.knapsack_runner import KnapsackRunner
 from app.knapsack_widgets import RowsModel, make_table, spin
-from app.qt_compat import guard_singleton_refcounts
 from core.knapsack.problems import problem_kind
-
-guard_singleton_refcounts()  # PySide6 6.12 on Python 3.11: see app.qt_compat
 
 __all__ = ["KnapsackPanel"]
 

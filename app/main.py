@@ -17,6 +17,8 @@ import time
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
+from app.qt_compat import QtBindingError, check_qt_binding
+
 __all__ = ["run_gui", "parse_args", "ScreenshotDriver", "demo_clicks", "install_excepthook"]
 
 SCREENSHOT_TIMEOUT_S = 120.0
@@ -141,6 +143,11 @@ def run_gui(argv: list[str] | None = None) -> int:
     """Run the window; returns the exit status."""
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.INFO, format="linesnap: %(message)s")
+    try:
+        check_qt_binding()
+    except QtBindingError as exc:
+        print(f"linesnap: error: {exc}", file=sys.stderr)
+        return 1
     app = QApplication.instance() or QApplication(["linesnap"])
     app.setApplicationName("LineSnap")
     app.setOrganizationName("LineSnap")

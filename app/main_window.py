@@ -32,9 +32,6 @@ from app.tiles import compute_stretch
 from app.tool import ExtractionTool
 from app.viewer import KEY_ZOOM, RasterViewer
 from app.workers import ExtractionRunner
-from app.qt_compat import guard_singleton_refcounts
-
-guard_singleton_refcounts()  # PySide6 6.12 on Python 3.11: see app.qt_compat
 
 __all__ = ["MainWindow", "default_config_dir", "run_extraction"]
 

@@ -16,11 +16,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.tiles import TileCache, TileKey, Stretch, level_for_scale, max_level, stretch_to_rgba, tile_window, visible_tiles
 from app.viewmath import ViewTransform
-from app.qt_compat import guard_singleton_refcounts
 
 log = logging.getLogger("linesnap")
-
-guard_singleton_refcounts()  # PySide6 6.12 on Python 3.11: see app.qt_compat
 
 __all__ = ["RasterViewer"]
 

@@ -12,9 +12,6 @@ from PySide6.QtCore import QPointF, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import dialogs, errors  # noqa: E402
-from app.qt_compat import guard_singleton_refcounts  # noqa: E402
-
-guard_singleton_refcounts()  # before pytest-qt and the tests make thousands of Qt calls
 
 WAIT_MS = 60_000  # the first extraction of a fresh checkout compiles numba kernels
 
