@@ -208,6 +208,23 @@ def test_extract_runs_end_to_end_on_the_gpu():
     assert set(on_gpu.timings_ms) >= {"scoring", "dp", "backtrack", "total"}
 
 
+@kernels
+def test_linesnap_extract_backend_gpu(capsys):
+    pytest.importorskip("rasterio")  # the demo scene is a GeoTIFF
+    import json
+
+    from app.cli import main
+
+    def run(backend):
+        argv = ["extract", "--demo", "--backend", backend, "--nodes", "5", "--points", "8", "--solver", "mitm"]
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)["features"][0]["properties"]
+
+    on_gpu, on_cpu = run("gpu"), run("cpu")
+    assert on_gpu["backend"] == "gpu" and on_cpu["backend"] == "cpu"
+    assert on_gpu["score"] == pytest.approx(on_cpu["score"], rel=1e-4)
+
+
 def test_kernels_under_cuda_simulator():
     run_kernels_under_simulator(__file__)
 
