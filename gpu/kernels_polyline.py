@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, float32, int32, int64, uint32
+from numba import cuda, float32, int32, int64
 
 from gpu.config import MAX_REDUCE_THREADS
 

@@ -15,7 +15,7 @@ transposed forward states) into shared memory and builds, in O(n) work:
 Each query is then answered in O(1): at most two in-block lookups and two
 sparse-table entries.  Shared memory per block: ``8 n + 4 L nb`` bytes for n
 previous points, ``nb = ceil(n / 2**bits)`` blocks and ``L = floor(log2 nb) + 1``
-levels (9.3 KB at n = 1024); see :func:`shared_bytes`.
+levels (8.75 KiB at n = 1024); see :func:`shared_bytes`.
 """
 
 from __future__ import annotations

@@ -108,8 +108,10 @@ def solve_prepared(prepared, method: str):
     prepared : core.polyline.PreparedProblem
         Validated tables and turn ranges (copied to the device here).
     method : {"window", "mitm"}
-        Range-maximum DP (O(m d^2 log d) work, O(1) per query) or Seredin's
-        meet-in-the-middle pair-state DP (O(m d^3), one block per state).
+        Range-maximum DP (O(m d^2) work: O(1) per query after O(d) per column)
+        or Seredin's meet-in-the-middle pair-state DP (O(m d^3); a group of
+        ``gpu.config.MITM_THREADS_PER_STATE`` threads per state, Seredin's one
+        block per state when that equals ``MITM_BLOCK_THREADS``).
 
     Returns
     -------
@@ -215,7 +217,9 @@ def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, mode, radius, p
     timings = {}
     started = time.perf_counter()
     grad = _device_gradient(gradient)
-    problem = scoring.score_on_device(grad, gradient.col_off, gradient.row_off, guides, mode, radius, polarity)
+    problem = scoring.score_on_device(
+        grad, gradient.col_off, gradient.row_off, guides, mode, radius, polarity, gradient.step_px
+    )
     scoring.synchronize()
     timings["scoring"] = (time.perf_counter() - started) * 1e3
     started = time.perf_counter()

@@ -8,10 +8,11 @@ and brings back only the path: the optimum, ``m + 2`` point indices and the
 ``m + 1`` table values along the path.
 
 numba spends tens of microseconds of host time on every device-array view and
-every launch, so each problem keeps its launch plans (kernels configured,
-argument tuples and views built once) and the workspace keeps the problems of
-the last shapes used (:func:`workspace_problem`): a repeated solve of the same
-shape is a handful of launches and one small copy.  Callers hold :data:`LOCK`
+every launch, so each problem keeps its launch plans (argument tuples and
+views built once, launches packed once: :class:`gpu.launching.LaunchList`)
+and the workspace keeps the problems of the last shapes used
+(:func:`workspace_problem`): a repeated solve of the same shape is a handful
+of launches and one small copy.  Callers hold :data:`LOCK`
 around every use (the GUI runs extractions on worker threads).
 """
 
@@ -26,12 +27,13 @@ import numpy as np
 from numba import cuda
 
 from gpu import config
+from gpu.launching import LaunchList
 from gpu.kernels_polyline import finish, merge_partial, mitm_stage, reverse_ranges
 from gpu.kernels_window import shared_bytes, window_stage
 
 __all__ = [
     "LOCK", "DeviceProblem", "buffer", "workspace_problem", "workspace_ready", "upload", "solve_device", "range_slots",
-    "grid_blocks", "run_launches", "LaunchList", "release_workspace", "bytes_needed", "free_bytes", "WINDOW_SHARED_LIMIT",
+    "grid_blocks", "release_workspace", "bytes_needed", "free_bytes", "WINDOW_SHARED_LIMIT",
 ]
 
 #: Serialises all use of the workspace and the device.
@@ -210,70 +212,6 @@ def upload(prepared, reuse: bool = True) -> DeviceProblem:
             problem.ranges[k - 1][1].copy_to_device(np.ascontiguousarray(hi, dtype=np.int32))
     problem.ranges_changed = True
     return problem
-
-
-def run_launches(launches) -> None:
-    """Launch each ``(kernel, launch configuration, arguments)`` in order.
-
-    Plans keep the configuration apart from the kernel because the CUDA
-    simulator's ``kernel[grid, block]`` configures the kernel object itself.
-    """
-    for kernel, launch, args in launches:
-        kernel[launch](*args)
-
-
-def _packed(kernel, launch, args):
-    """One launch with numba's argument packing done once: ``(function, LaunchConfig, params)``.
-
-    numba packs every argument of every launch again (about 10 us per array
-    on the H100 host); a plan's arguments never change, so its launches are
-    packed once, after a first ordinary launch compiled them, and replayed
-    through ``cuda.core.launch``.  Returns None where that is not possible
-    (the simulator, another numba-cuda version): the plan then keeps launching
-    the ordinary way.
-    """
-    try:
-        from cuda.core import LaunchConfig
-        from numba.cuda.cudadrv import driver
-
-        compiled = kernel.overloads[tuple(kernel.typeof_pyval(arg) for arg in args)]
-        stream = driver._to_core_stream(0)
-        params, writeback = [], []
-        for arg_type, value in zip(compiled.argument_types, args):
-            compiled._prepare_args(arg_type, value, stream, writeback, params)
-        shared = launch[3] if len(launch) > 3 else 0
-        config = LaunchConfig(grid=launch[0], block=launch[1], shmem_size=shared)
-        return compiled._codelibrary.get_cufunc().kernel, config, params
-    except Exception:  # noqa: BLE001 - any failure means: launch the ordinary way
-        return None
-
-
-class LaunchList:
-    """Fixed launches ``(kernel, launch configuration, arguments)``, replayed cheaply.
-
-    The first :meth:`run` launches the ordinary way (compiling the kernels);
-    later runs replay the launches packed once by :func:`_packed`, or keep
-    launching the ordinary way when packing is not available.
-    """
-
-    def __init__(self, launches: list):
-        self.launches = launches
-        self.packed = None  # None: not yet tried; False: not available
-
-    def run(self) -> None:
-        """Launch them all, in order, on the default stream."""
-        if self.packed:
-            from cuda.core import launch
-            from numba.cuda.cudadrv import driver
-
-            stream = driver._to_core_stream(0)
-            for function, launch_config, params in self.packed:
-                launch(stream, launch_config, function, *params)
-            return
-        run_launches(self.launches)
-        if self.packed is None:
-            packed = [_packed(*entry) for entry in self.launches]
-            self.packed = packed if all(entry is not None for entry in packed) else False
 
 
 @dataclass

@@ -13,7 +13,8 @@ from core.turns import turn_limit_rad
 from gpu import config
 from gpu.kernels_polyline import link_angle_table, turn_ranges
 from gpu.kernels_scores import link_scores
-from gpu.polyline_dp import DeviceProblem, LaunchList, grid_blocks, range_slots, workspace_problem
+from gpu.launching import LaunchList
+from gpu.polyline_dp import DeviceProblem, grid_blocks, range_slots, workspace_problem
 
 __all__ = ["score_on_device", "turn_ranges_on_device", "synchronize"]
 
@@ -32,18 +33,22 @@ def _points(guides) -> np.ndarray:
     return points
 
 
-def score_on_device(grad, col_off, row_off, guides, mode: int, radius: float, polarity: int) -> DeviceProblem:
+def score_on_device(
+    grad, col_off, row_off, guides, mode: int, radius: float, polarity: int, step_px: float = 1.0
+) -> DeviceProblem:
     """Score every link of the guides into the tables of the workspace's problem of that shape.
 
     Parameters
     ----------
-    grad : (H, W) complex64 device array
+    grad : (Hg, Wg) complex64 device array
         ``gx + i gy`` of the gradient window.
     col_off, row_off : int
         Position of the window in the raster (pixels).
     guides : core.guides.Guides
     mode, radius, polarity : int, float, int
         Codes of :mod:`gpu.kernels_scores` and the ribbon half-width (px).
+    step_px : float
+        Grid step of the gradient window (``GradientWindow.step_px``).
 
     Returns
     -------
@@ -59,7 +64,7 @@ def score_on_device(grad, col_off, row_off, guides, mode: int, radius: float, po
     points.copy_to_device(host_points)
     total = n0 * d + (m - 1) * d * d + d * n1
     link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
-        grad, float(col_off), float(row_off), points, n0, n1, mode, float(radius), polarity,
+        grad, float(col_off), float(row_off), 1.0 / float(step_px), points, n0, n1, mode, float(radius), polarity,
         problem.first, problem.first_t, problem.links, problem.last,
     )
     return problem

@@ -219,6 +219,7 @@ def kernel_breakdown(rng, e2e: dict) -> dict:
     """Device time (events) of each kernel group at 8 x 1024, with the work it does."""
     from gpu import polyline as gpu_polyline
     from gpu import polyline_dp, scoring
+    from gpu.launching import LaunchList
 
     points = e2e["guides"].offsets.size
     prepared = prepare(random_problem(8, points, rng))
@@ -227,7 +228,7 @@ def kernel_breakdown(rng, e2e: dict) -> dict:
         problem = polyline_dp.upload(prepared, reuse=False)
         out["ordinary_us"], out["replay_us"] = launch_costs_us(problem)
         for method, repeat in (("window", 20), ("mitm", 10)):
-            stages = polyline_dp.LaunchList(polyline_dp._plan(problem, method).dp.launches[:-1])  # without the merge
+            stages = LaunchList(polyline_dp._plan(problem, method).dp.launches[:-1])  # without the merge
             out[f"{method}_stages"] = event_ms(stages.run, repeat)
             out[f"{method}_all"] = event_ms(lambda: polyline_dp.solve_device(problem, method), repeat)
         guides = e2e["guides"]
@@ -286,11 +287,12 @@ def launch_costs_us(problem) -> tuple[float, float]:
     from numba import cuda
 
     from gpu import polyline_dp
+    from gpu.launching import run_launches
 
     polyline_dp.solve_device(problem, "window")  # builds and packs the plan
     plan = next(plan for key, plan in problem.plans.items() if key[0] == "window")
     costs = []
-    for run in (lambda: polyline_dp.run_launches(plan.dp.launches), plan.dp.run):
+    for run in (lambda: run_launches(plan.dp.launches), plan.dp.run):
         cuda.synchronize()
         started = time.perf_counter()
         for _ in range(50):
