@@ -235,7 +235,8 @@ def kernel_breakdown(rng, e2e: dict) -> dict:
         gradient = e2e["gradient"]
         grad = gpu_polyline._device_gradient(gradient)
         codes = (1, 6.0, 1)  # ribbon, 12 px wide, bright
-        out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient.col_off, gradient.row_off, guides, *codes))
+        out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient.col_off, gradient.row_off, guides,
+                                                                 *codes, getattr(gradient, "step_px", 1.0)))
         target = polyline_dp.workspace_problem(6, points, 1, 1)
         out["ranges"] = event_ms(lambda: scoring.turn_ranges_on_device(target, guides, MAX_TURN_DEG))
     out["window_bytes"] = window_bytes(6, points)
