@@ -6,6 +6,16 @@ convolution: ``G * (I M) / G * M`` with ``M`` the validity mask, which is the
 Gaussian-weighted mean of the valid pixels only, so a masked pixel adds no edge.
 The gradient is 0 on masked pixels and on the pixels whose 3 x 3 derivative
 stencil touches one (it would read a smoothed value extrapolated into the hole).
+
+Grid step.  With ``step_px = 1`` the gradient lives on the pixel centres.  The
+link scores interpolate it bilinearly, so the gradient of a thin line (1 px)
+peaks at the centres of the pixels beside it, 1 px from its centre (1.5 px
+for a line on a pixel boundary), and edge mode runs ~1 px off the line.  With
+``step_px = 0.5`` the smoothed window is first interpolated linearly onto a
+grid twice as fine (pixel centres and pixel boundaries) and differentiated
+there: the difference across a boundary is the one-sided difference of the
+two pixels it separates, so a thin line's flanks peak on its own boundaries,
+0.5 px from its centre.
 """
 
 from __future__ import annotations
@@ -16,11 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GradientWindow", "gradient_window", "GAUSSIAN_TRUNCATE"]
+__all__ = ["GradientWindow", "gradient_window", "GAUSSIAN_TRUNCATE", "GRID_STEPS_PX"]
 
 #: The Gaussian kernel is cut at this many sigmas; the extraction window's
 #: smoothing margin (core.extraction) is derived from it.
 GAUSSIAN_TRUNCATE = 3.0
+
+#: The grid steps (px) :func:`gradient_window` computes on: pixel centres only,
+#: or pixel centres and boundaries.
+GRID_STEPS_PX = (1.0, 0.5)
 
 # Normalized-convolution weights below this are treated as "no valid pixel in reach".
 _MIN_WEIGHT = 1e-6
@@ -32,27 +46,33 @@ class GradientWindow:
 
     Attributes
     ----------
-    gx, gy : (H, W) float32 ndarray
+    gx, gy : (Hg, Wg) float32 ndarray
         ``dI/dx`` and ``dI/dy`` (x = column, y = row) of the smoothed
-        intensity, in intensity units per pixel; 0 on masked pixels and
-        their 8 neighbours.
+        intensity, in intensity units per pixel; 0 where a masked pixel is
+        within one pixel.
     col_off, row_off : int
-        Position of the window: element ``[i, j]`` sits at the pixel centre
-        ``(col_off + j + 0.5, row_off + i + 0.5)``.
+        Position of the window: element ``[i, j]`` sits at
+        ``(col_off + 0.5 + j * step_px, row_off + 0.5 + i * step_px)``.
+    step_px : float
+        Grid step in pixels: 1.0 (pixel centres; ``(Hg, Wg) = (H, W)``) or
+        0.5 (pixel centres and boundaries; ``(Hg, Wg) = (2H - 1, 2W - 1)``).
     """
 
     gx: np.ndarray
     gy: np.ndarray
     col_off: int
     row_off: int
+    step_px: float = 1.0
 
     @property
     def shape(self) -> tuple[int, int]:
-        """``(H, W)`` of the window."""
+        """``(Hg, Wg)`` of the gradient grid."""
         return self.gx.shape
 
 
-def gradient_window(intensity, sigma_px: float, col_off: int = 0, row_off: int = 0) -> GradientWindow:
+def gradient_window(
+    intensity, sigma_px: float, col_off: int = 0, row_off: int = 0, step_px: float = 1.0
+) -> GradientWindow:
     """Smooth a window with a Gaussian and take its gradient.
 
     Parameters
@@ -63,23 +83,29 @@ def gradient_window(intensity, sigma_px: float, col_off: int = 0, row_off: int =
         Standard deviation of the Gaussian in pixels (> 0).
     col_off, row_off : int
         Pixel position of ``intensity[0, 0]`` in the raster.
+    step_px : {1.0, 0.5}
+        Grid step of the gradient (see the module docstring): 0.5 puts the
+        gradient of thin lines on their boundaries, at 4 times the grid size.
 
     Returns
     -------
     GradientWindow
-        float32 ``gx``, ``gy`` of shape (H, W).
+        float32 ``gx``, ``gy`` of shape (H, W) for step 1, (2H - 1, 2W - 1)
+        for step 0.5.
 
     Raises
     ------
     ValueError, TypeError
         For a window that is not 2-D, is empty or has no valid pixel, and for
-        ``sigma_px`` out of range.
+        ``sigma_px`` or ``step_px`` out of range.
     """
     image = _validated_window(intensity)
     if isinstance(sigma_px, bool) or not isinstance(sigma_px, numbers.Real):
         raise TypeError(f"sigma_px must be a positive number of pixels; got {sigma_px!r}")
     if not (math.isfinite(sigma_px) and sigma_px > 0):
         raise ValueError(f"sigma_px must be a positive finite number of pixels; got {sigma_px}")
+    if isinstance(step_px, bool) or not isinstance(step_px, numbers.Real) or float(step_px) not in GRID_STEPS_PX:
+        raise ValueError(f"step_px must be one of {', '.join(map(str, GRID_STEPS_PX))} (pixels); got {step_px!r}")
     valid = np.isfinite(image)
     if not valid.any():
         raise ValueError(f"intensity window of shape {image.shape} has no valid pixel (all NaN / nodata)")
@@ -87,11 +113,15 @@ def gradient_window(intensity, sigma_px: float, col_off: int = 0, row_off: int =
         smooth, unusable = _gaussian(image, sigma_px), None
     else:
         smooth, unusable = _normalized_gaussian(image, valid, float(sigma_px))
-    gx, gy = _derivatives(smooth)
+    step_px = float(step_px)
+    if step_px != 1.0:
+        smooth = _refined(smooth)
+        unusable = None if unusable is None else _refined_mask(unusable)
+    gx, gy = _derivatives(smooth, step_px)
     if unusable is not None:
         gx[unusable] = 0.0
         gy[unusable] = 0.0
-    return GradientWindow(gx=gx, gy=gy, col_off=int(col_off), row_off=int(row_off))
+    return GradientWindow(gx=gx, gy=gy, col_off=int(col_off), row_off=int(row_off), step_px=step_px)
 
 
 def _validated_window(intensity) -> np.ndarray:
@@ -127,11 +157,32 @@ def _normalized_gaussian(image: np.ndarray, valid: np.ndarray, sigma_px: float):
     return smooth, unusable
 
 
-def _derivatives(smooth: np.ndarray):
+def _refined(smooth: np.ndarray) -> np.ndarray:
+    """(2H - 1, 2W - 1) linear interpolation of (H, W) onto the centres and boundaries of its pixels."""
+    return _halves(_halves(smooth, 0), 1)
+
+
+def _halves(values: np.ndarray, axis: int) -> np.ndarray:
+    values = np.moveaxis(values, axis, 0)
+    fine = np.empty((2 * values.shape[0] - 1,) + values.shape[1:], dtype=values.dtype)
+    fine[::2] = values
+    fine[1::2] = np.float32(0.5) * (values[:-1] + values[1:])
+    return np.moveaxis(fine, 0, axis)
+
+
+def _refined_mask(unusable: np.ndarray) -> np.ndarray:
+    """The fine-grid nodes that interpolate (or are) an unusable pixel centre."""
+    fine = _halves(unusable.astype(np.float32), 0)
+    return _halves(fine, 1) > 0
+
+
+def _derivatives(smooth: np.ndarray, step_px: float = 1.0):
     """Sobel derivatives scaled to intensity units per pixel (exact on linear ramps)."""
     from skimage.filters import sobel_h, sobel_v
 
-    # skimage's Sobel kernels are normalised to a 2-pixel central difference.
-    gx = (sobel_v(smooth) * np.float32(0.5)).astype(np.float32, copy=False)
-    gy = (sobel_h(smooth) * np.float32(0.5)).astype(np.float32, copy=False)
+    # skimage's Sobel kernels are normalised to a central difference over two
+    # grid steps.
+    scale = np.float32(0.5 / step_px)
+    gx = (sobel_v(smooth) * scale).astype(np.float32, copy=False)
+    gy = (sobel_h(smooth) * scale).astype(np.float32, copy=False)
     return gx, gy

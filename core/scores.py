@@ -12,9 +12,10 @@ pieces and the score is ``sum_k w(s_k) l / K`` with
   ``dark``: ``(max(0, g+ . n_e) + max(0, -g- . n_e)) / 2``.  With ``r = 0`` and
   polarity ``any`` it is the edge mode.
 
-The bilinear rule: at ``(x, y)``, ``u = x - col_off - 0.5``, ``v = y - row_off - 0.5``,
-``j0 = floor(u)``, ``i0 = floor(v)``, weights from the fractional parts; a
-neighbour outside the window contributes 0.  ``gpu`` has a CUDA twin of this
+The bilinear rule: at ``(x, y)``, ``u = (x - col_off - 0.5) / step_px``,
+``v = (y - row_off - 0.5) / step_px`` (the gradient grid's coordinates, see
+core.gradient), ``j0 = floor(u)``, ``i0 = floor(v)``, weights from the
+fractional parts; a neighbour outside the window contributes 0.  ``gpu`` has a CUDA twin of this
 module; ``tests/naive_scores.py`` is the slow loop-based reference of both.
 """
 
@@ -43,10 +44,10 @@ _FASTMATH = {"reassoc", "contract", "arcp", "nsz"}
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def _normal_gradient(gx, gy, col_off, row_off, x, y, nx, ny):
+def _normal_gradient(gx, gy, col_off, row_off, inv_step, x, y, nx, ny):
     """Bilinearly interpolated ``g(x, y) . (nx, ny)``; outside neighbours count 0."""
-    u = x - col_off - 0.5
-    v = y - row_off - 0.5
+    u = (x - col_off - 0.5) * inv_step
+    v = (y - row_off - 0.5) * inv_step
     fj = math.floor(u)
     fi = math.floor(v)
     fu = u - fj
@@ -77,7 +78,7 @@ def _normal_gradient(gx, gy, col_off, row_off, x, y, nx, ny):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def _link_score(gx, gy, col_off, row_off, px, py, qx, qy, mode, radius, polarity):
+def _link_score(gx, gy, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, polarity):
     """Score of the link ``(px, py) -> (qx, qy)`` (float64)."""
     dx = qx - px
     dy = qy - py
@@ -93,10 +94,10 @@ def _link_score(gx, gy, col_off, row_off, px, py, qx, qy, mode, radius, polarity
         sx = px + t * dx
         sy = py + t * dy
         if mode == _EDGE:
-            total += abs(_normal_gradient(gx, gy, col_off, row_off, sx, sy, nx, ny))
+            total += abs(_normal_gradient(gx, gy, col_off, row_off, inv_step, sx, sy, nx, ny))
             continue
-        g_plus = _normal_gradient(gx, gy, col_off, row_off, sx + radius * nx, sy + radius * ny, nx, ny)
-        g_minus = _normal_gradient(gx, gy, col_off, row_off, sx - radius * nx, sy - radius * ny, nx, ny)
+        g_plus = _normal_gradient(gx, gy, col_off, row_off, inv_step, sx + radius * nx, sy + radius * ny, nx, ny)
+        g_minus = _normal_gradient(gx, gy, col_off, row_off, inv_step, sx - radius * nx, sy - radius * ny, nx, ny)
         if polarity == _ANY:
             total += 0.5 * (abs(g_plus) + abs(g_minus))
         elif polarity == _BRIGHT:
@@ -107,7 +108,7 @@ def _link_score(gx, gy, col_off, row_off, px, py, qx, qy, mode, radius, polarity
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _score_pairs(gx, gy, col_off, row_off, points, stages, mode, radius, polarity, out):
+def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radius, polarity, out):
     """Score every link of every stage in one parallel loop over all (source, target) pairs.
 
     ``stages[s] = (first source, n sources, first target, n targets)`` index
@@ -129,7 +130,7 @@ def _score_pairs(gx, gy, col_off, row_off, points, stages, mode, radius, polarit
         i = stages[s, 0] + rest // n_to
         j = stages[s, 2] + rest % n_to
         out[flat] = _link_score(
-            gx, gy, col_off, row_off, points[i, 0], points[i, 1], points[j, 0], points[j, 1],
+            gx, gy, col_off, row_off, inv_step, points[i, 0], points[i, 1], points[j, 0], points[j, 1],
             mode, radius, polarity,
         )
 
@@ -142,7 +143,7 @@ def _score(gradient, points, stages, options) -> np.ndarray:
     gy = np.ascontiguousarray(gradient.gy, dtype=np.float32)
     with PARALLEL_LOCK:
         _score_pairs(
-            gx, gy, float(gradient.col_off), float(gradient.row_off),
+            gx, gy, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px),
             np.ascontiguousarray(points, dtype=np.float64), stages, mode_code, radius, polarity_code, out,
         )
     return out

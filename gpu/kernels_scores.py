@@ -1,7 +1,8 @@
 """CUDA twin of core/scores.py: the link score tables, one thread per link.
 
 For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
-``n_e``, the gradient is sampled bilinearly at ``s_k = P + (k + 0.5) / K (Q - P)``,
+``n_e``, the gradient (on a grid of step ``step_px``, see core.gradient) is
+sampled bilinearly at ``s_k = P + (k + 0.5) / K (Q - P)``,
 ``K = max(2, ceil(l))``, and the score is ``sum_k w(s_k) l / K`` (edge mode:
 ``w = |g . n_e|``; ribbon mode: the two edges at ``s +- r n_e`` with a polarity).
 Geometry (sample positions) and sums are float64 as in the CPU module, the
@@ -38,7 +39,7 @@ def _corner(grad, i, j, nx, ny):
 
 @cuda.jit(device=True)
 def _normal_gradient(grad, u, v, nx, ny):
-    """Bilinear ``g . n`` at window coordinates ``(u, v) = (x - col_off - 0.5, y - row_off - 0.5)``.
+    """Bilinear ``g . n`` at grid coordinates ``(u, v) = ((x - col_off - 0.5), (y - row_off - 0.5)) / step_px``.
 
     The position is float64 (as on the CPU), the fractional weights and the
     interpolation float32; neighbours outside the window count 0.
@@ -83,8 +84,8 @@ def _sample_weight(grad, u, v, du, dv, nx, ny, mode, polarity):
 
 
 @cuda.jit(device=True)
-def _link_score(grad, col_off, row_off, px, py, qx, qy, mode, radius, polarity):
-    """Score of the link ``(px, py) -> (qx, qy)``, summed in float64."""
+def _link_score(grad, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, polarity):
+    """Score of the link ``(px, py) -> (qx, qy)``, summed in float64; ``inv_step = 1 / step_px``."""
     dx = qx - px
     dy = qy - py
     length = math.sqrt(dx * dx + dy * dy)
@@ -95,26 +96,32 @@ def _link_score(grad, col_off, row_off, px, py, qx, qy, mode, radius, polarity):
     ny = dx / length
     nx32 = float32(nx)
     ny32 = float32(ny)
-    u0 = px - col_off - 0.5
-    v0 = py - row_off - 0.5
+    u0 = (px - col_off - 0.5) * inv_step
+    v0 = (py - row_off - 0.5) * inv_step
+    du = dx * inv_step
+    dv = dy * inv_step
     inverse = 1.0 / n_samples  # one division per link, not per sample
     total = 0.0
     for k in range(n_samples):
         t = (k + 0.5) * inverse
-        total += _sample_weight(grad, u0 + t * dx, v0 + t * dy, radius * nx, radius * ny, nx32, ny32, mode, polarity)
+        total += _sample_weight(
+            grad, u0 + t * du, v0 + t * dv, radius * nx * inv_step, radius * ny * inv_step, nx32, ny32, mode, polarity
+        )
     return total * length * inverse
 
 
 @cuda.jit(cache=True)
-def link_scores(grad, col_off, row_off, points, n0, n1, mode, radius, polarity, first, first_t, links, last):
+def link_scores(grad, col_off, row_off, inv_step, points, n0, n1, mode, radius, polarity, first, first_t, links, last):
     """Score every link of every stage; grid-stride over all of them.
 
     Parameters
     ----------
-    grad : (H, W) complex64
-        ``gx + i gy`` of the window; element ``[i, j]`` sits at the pixel centre
-        ``(col_off + j + 0.5, row_off + i + 0.5)``.
+    grad : (Hg, Wg) complex64
+        ``gx + i gy`` of the window; element ``[i, j]`` sits at
+        ``(col_off + 0.5 + j * step_px, row_off + 0.5 + i * step_px)``.
     col_off, row_off : float
+    inv_step : float
+        ``1 / step_px`` of the gradient grid (1.0: pixel centres).
     points : (m + 2, n_max, 2) float64
         ``(x, y)`` of the points of layer k in ``points[k, :n_k]``.
     n0, n1 : int
@@ -152,7 +159,7 @@ def link_scores(grad, col_off, row_off, points, n0, n1, mode, radius, polarity, 
             i = rest // n1
             j = rest - i * n1
         score = _link_score(
-            grad, col_off, row_off, points[stage, i, 0], points[stage, i, 1],
+            grad, col_off, row_off, inv_step, points[stage, i, 0], points[stage, i, 1],
             points[stage + 1, j, 0], points[stage + 1, j, 1], mode, radius, polarity,
         )
         if stage == 0:

@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 
 
-def gradient_at(gx, gy, col_off, row_off, x, y):
-    """Bilinear ``(gx, gy)`` at pixel position ``(x, y)``; neighbours outside the window count 0."""
-    u = x - col_off - 0.5
-    v = y - row_off - 0.5
+def gradient_at(gx, gy, col_off, row_off, x, y, step_px=1.0):
+    """Bilinear ``(gx, gy)`` at pixel position ``(x, y)``; neighbours outside the window count 0.
+
+    Element ``[i][j]`` of the grid sits at ``(col_off + 0.5 + j step_px, row_off + 0.5 + i step_px)``.
+    """
+    u = (x - col_off - 0.5) / step_px
+    v = (y - row_off - 0.5) / step_px
     j0, i0 = math.floor(u), math.floor(v)
     fu, fv = u - j0, v - i0
     height, width = len(gx), len(gx[0])
@@ -25,7 +28,7 @@ def gradient_at(gx, gy, col_off, row_off, x, y):
     return value_x, value_y
 
 
-def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0, polarity="any"):
+def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0, polarity="any", step_px=1.0):
     """Score of the link ``p -> q`` (pixel ``(x, y)`` pairs) as a Python float."""
     (px, py), (qx, qy) = p, q
     length = math.hypot(qx - px, qy - py)
@@ -37,7 +40,7 @@ def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0,
     r = ribbon_width_px / 2.0
 
     def along_normal(x, y):
-        g = gradient_at(gx, gy, col_off, row_off, x, y)
+        g = gradient_at(gx, gy, col_off, row_off, x, y, step_px)
         return g[0] * nx + g[1] * ny
 
     total = 0.0
@@ -59,13 +62,13 @@ def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0,
     return total
 
 
-def score_tables(gx, gy, col_off, row_off, layers, mode="edge", ribbon_width_px=0.0, polarity="any"):
+def score_tables(gx, gy, col_off, row_off, layers, mode="edge", ribbon_width_px=0.0, polarity="any", step_px=1.0):
     """All tables of a chain of layers: a list of ``len(layers) - 1`` nested lists [i][j]."""
     tables = []
     for sources, targets in zip(layers[:-1], layers[1:]):
         tables.append(
             [
-                [link_score(gx, gy, col_off, row_off, p, q, mode, ribbon_width_px, polarity) for q in targets]
+                [link_score(gx, gy, col_off, row_off, p, q, mode, ribbon_width_px, polarity, step_px) for q in targets]
                 for p in sources
             ]
         )

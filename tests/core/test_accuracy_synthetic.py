@@ -3,7 +3,8 @@
 The truth is known exactly, so the middle 70 % of the extracted polyline can be
 held to a pixel: within 1.5 px of a road-like ribbon's centre line in ribbon
 mode, within half a pixel of a thin line in ribbon mode, and along the flank
-of a thin line (about 1 px off its centre) in edge mode.  The curves are
+of a thin line (0.5-1 px off its centre, on the half-pixel gradient grid) in
+edge mode.  The curves are
 gentle sines across a 250 px span at random orientations.
 """
 
@@ -96,21 +97,38 @@ EDGE_ON_THIN_LINE = dict(mode="edge", sigma_px=0.5, points=129)
 
 
 @pytest.mark.parametrize("seed", THIN_SEEDS)
-def test_thin_line_edge_mode_runs_along_its_flank(seed):
-    # Edge mode follows one flank of the line.  The gradient lives at pixel
-    # centres and is interpolated bilinearly, so its magnitude peaks at the
-    # centre of the pixel beside a 1 px line: about 1 px from the line's centre
-    # (measured: mean 1.03-1.08 px, max 1.2-1.6 px).
+def test_thin_line_edge_mode_within_one_pixel_on_average(seed):
+    # Edge mode follows one flank of the line.  Below sigma 2 px the gradient
+    # lives on the half-pixel grid (core.extraction.gradient_step_px), where a
+    # 1 px line's flanks peak on its boundaries: 0.5 px from its centre when
+    # the line runs through pixel centres, 1 px when it runs along a pixel
+    # boundary (the anti-aliased line then covers two pixels by half).
+    # Measured over seeds 0-11: mean 0.75-0.88 px, 95th percentile 0.89-1.04 px,
+    # max 0.93-1.26 px.
     distances = _thin_line_distances(seed, **EDGE_ON_THIN_LINE)
-    assert 0.7 <= distances.mean() <= 1.15, f"mean {distances.mean():.2f} px"
-    assert distances.max() <= 1.75, f"max {distances.max():.2f} px"
+    assert 0.5 <= distances.mean() <= 0.95, f"mean {distances.mean():.2f} px"
+    assert np.percentile(distances, 95) <= 1.1, f"95th percentile {np.percentile(distances, 95):.2f} px"
+    assert distances.max() <= 1.3, f"max {distances.max():.2f} px"
+
+
+def test_the_half_pixel_grid_is_what_brings_edge_mode_within_a_pixel(monkeypatch):
+    import core.extraction
+
+    fine = _thin_line_distances(0, **EDGE_ON_THIN_LINE)
+    monkeypatch.setattr(core.extraction, "gradient_step_px", lambda settings: 1.0)
+    coarse = _thin_line_distances(0, **EDGE_ON_THIN_LINE)
+    # on the pixel-centre grid the flank peaks at the centres of the pixels
+    # beside the line, ~1 px off (measured: mean 1.03-1.08 px, max 1.2-1.6 px)
+    assert coarse.mean() > 0.95 and fine.mean() < coarse.mean() - 0.15
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 2 asks edge mode to stay within 1 px of a thin line; it runs along the line's flank, "
-    "about 1 px off (mean 1.03-1.08 px, max up to 1.6 px); ribbon mode with the line's width "
-    "stays within 0.4 px (test_thin_line_ribbon_mode_within_half_a_pixel)"))
-def test_thin_line_edge_mode_within_one_pixel():
+    "issue 2 asks edge mode to stay within 1 px of a thin line everywhere; on the half-pixel grid it "
+    "runs along a flank 0.5-1 px off (mean 0.75-0.88 px), but where the line lies along a pixel "
+    "boundary its flanks are 1 px from its centre, and noise or a chord across a bend takes a few "
+    "samples past 1 px (max 0.93-1.26 px over 12 lines); ribbon mode with the line's width stays "
+    "within 0.4 px (test_thin_line_ribbon_mode_within_half_a_pixel)"))
+def test_thin_line_edge_mode_within_one_pixel_everywhere():
     assert max(_thin_line_distances(seed, **EDGE_ON_THIN_LINE).max() for seed in THIN_SEEDS) <= 1.0
 
 

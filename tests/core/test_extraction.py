@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from core.engine import BackendUnavailableError, gpu_available
-from core.extraction import ExtractionResult, ExtractionSettings, extract, window_margin_px
+from core.extraction import (
+    FINE_GRID_BELOW_SIGMA_PX,
+    ExtractionResult,
+    ExtractionSettings,
+    extract,
+    gradient_step_px,
+    window_margin_px,
+)
 from core.polyline import PolylineProblem, prepare, path_score
 from core.raster import RasterError, open_raster
 from core.scores import link_score_tables
@@ -80,11 +87,18 @@ def test_score_is_the_path_score_of_the_link_tables():
 
     box = result.guides.bounds_px(window_margin_px(settings))
     with open_raster(image) as raster:
-        gradient = gradient_window(raster.read_window(*box), settings.sigma_px, box[0], box[1])
+        gradient = gradient_window(raster.read_window(*box), settings.sigma_px, box[0], box[1],
+                                   step_px=gradient_step_px(settings))
     tables = link_score_tables(gradient, result.guides, settings.mode, settings.ribbon_width_px, settings.polarity)
     prepared = prepare(PolylineProblem(*tables, result.guides.offsets, result.guides.spacing, settings.max_turn_deg,
                                        result.guides.start_offsets, result.guides.end_offsets))
     assert result.score == pytest.approx(path_score(prepared, result.start_index, result.indices, result.end_index))
+
+
+def test_small_smoothing_uses_the_half_pixel_gradient_grid():
+    assert gradient_step_px(ExtractionSettings(sigma_px=0.5)) == 0.5
+    assert gradient_step_px(ExtractionSettings(sigma_px=FINE_GRID_BELOW_SIGMA_PX)) == 1.0
+    assert gradient_step_px(ExtractionSettings()) == 1.0  # the defaults (sigma 4.5)
 
 
 def test_fixed_endpoints_stay_where_clicked():

@@ -122,6 +122,55 @@ def test_input_is_not_modified_and_integer_input_works():
     assert np.isnan(nan_image[2, 2])
 
 
+@pytest.mark.parametrize("sigma", [0.5, 1.5])
+def test_half_pixel_grid_keeps_the_slope_of_a_ramp(sigma):
+    image = _ramp(30, 40)
+    gradient = gradient_window(image, sigma, col_off=2, row_off=5, step_px=0.5)
+    assert gradient.shape == (59, 79) and gradient.step_px == 0.5
+    rows, cols = _interior(sigma, image.shape)
+    inner = slice(2 * rows.start, 2 * rows.stop - 1), slice(2 * cols.start, 2 * cols.stop - 1)
+    np.testing.assert_allclose(gradient.gx[inner], 3.0, atol=2e-3)
+    np.testing.assert_allclose(gradient.gy[inner], 5.0, atol=2e-3)
+    assert gradient.gx.dtype == np.float32 and (gradient.col_off, gradient.row_off) == (2, 5)
+
+
+def test_half_pixel_grid_by_hand():
+    # Column 3 is a 1 px line (value 8) on a zero background, no real smoothing.
+    image = np.zeros((7, 7), np.float32)
+    image[:, 3] = 8.0
+    fine = gradient_window(image, 0.05, step_px=0.5)
+    coarse = gradient_window(image, 0.05)
+    # fine column 2j is the pixel centre j, 2j + 1 the boundary x = j + 1.
+    # On the boundaries beside the line the difference is one-sided: +-8 per px;
+    # at the line's own centre it is 0, at the neighbouring centres +-4 (central).
+    np.testing.assert_allclose(fine.gx[6, 4:9], [4.0, 8.0, 0.0, -8.0, -4.0], atol=1e-4)
+    # so |gx| peaks 0.5 px from the line's centre (x = 3.5) instead of 1 px
+    np.testing.assert_allclose(coarse.gx[3, 1:6], [0.0, 4.0, 0.0, -4.0, 0.0], atol=1e-4)
+    assert np.abs(fine.gy).max() < 1e-4
+
+
+def test_half_pixel_grid_masks_what_touches_a_hole():
+    image = np.full((20, 20), 10.0, np.float32)
+    image[:, 10:] = 30.0
+    image[4:7, 4:7] = np.nan
+    coarse = gradient_window(image, 0.8)
+    fine = gradient_window(image, 0.8, step_px=0.5)
+    unusable = binary_dilation(~np.isfinite(image), np.ones((3, 3), bool))
+    # fine node a interpolates the centres a // 2 and (a + 1) // 2 (one centre when a is even)
+    expected = np.array([[unusable[np.ix_([a // 2, (a + 1) // 2], [b // 2, (b + 1) // 2])].any()
+                          for b in range(39)] for a in range(39)])
+    assert np.all(fine.gx[expected] == 0) and np.all(fine.gy[expected] == 0)
+    # far from the hole, the pixel centres of the fine grid carry the coarse central differences
+    np.testing.assert_allclose(fine.gx[20, ::2], coarse.gx[10], atol=1e-4)
+    assert fine.gx[20, 19] > 1.3 * coarse.gx[10].max()  # the boundary x = 10 takes the one-sided difference
+
+
+@pytest.mark.parametrize("step", [0.25, 2.0, 0.0, True, "0.5"])
+def test_bad_grid_step(step):
+    with pytest.raises(ValueError, match="step_px"):
+        gradient_window(np.zeros((5, 5), np.float32), 1.0, step_px=step)
+
+
 @pytest.mark.parametrize(
     "image, sigma, error, match",
     [

@@ -15,8 +15,8 @@ from core.scores import link_score_tables, stage_scores
 from tests import naive_scores
 
 
-def _window(gx, gy, col_off=0, row_off=0):
-    return GradientWindow(np.asarray(gx, np.float32), np.asarray(gy, np.float32), col_off, row_off)
+def _window(gx, gy, col_off=0, row_off=0, step_px=1.0):
+    return GradientWindow(np.asarray(gx, np.float32), np.asarray(gy, np.float32), col_off, row_off, step_px)
 
 
 def _constant_field(gx, gy, shape=(40, 40)):
@@ -29,7 +29,8 @@ def _one_link(gradient, p, q, **options):
 
 def _naive_tables(gradient, guides, **options):
     return naive_scores.score_tables(
-        gradient.gx, gradient.gy, gradient.col_off, gradient.row_off, guides.layer_points(), **options
+        gradient.gx, gradient.gy, gradient.col_off, gradient.row_off, guides.layer_points(), **options,
+        step_px=gradient.step_px,
     )
 
 
@@ -43,6 +44,7 @@ def scenes(draw):
         rng.normal(0, 5, (height, width)),
         draw(st.integers(-4, 4)),
         draw(st.integers(-4, 4)),
+        draw(st.sampled_from([1.0, 0.5])),
     )
     coordinate = st.floats(-6.0, 18.0, allow_nan=False)
     start = (draw(coordinate), draw(coordinate))
@@ -120,6 +122,21 @@ def test_bilinear_weights_and_window_border():
     border = _window(edge_gy, edge_gy)  # gx too, so a vertical link sees it
     assert _one_link(border, (7.5, 1.0), (7.5, 5.0)) == pytest.approx(8.0, abs=1e-5)
     assert _one_link(border, (8.0, 1.0), (8.0, 5.0)) == pytest.approx(4.0, abs=1e-5)
+
+
+def test_half_pixel_grid_positions():
+    # step 0.5: element [i, j] at (0.5 + j / 2, 0.5 + i / 2); row 4 lies on y = 2.5, row 5 on the boundary y = 3
+    gy = np.zeros((11, 15))
+    gy[5, :] = 4.0
+    gradient = _window(np.zeros((11, 15)), gy, step_px=0.5)
+    assert _one_link(gradient, (1.5, 3.0), (6.5, 3.0)) == pytest.approx(20.0, abs=1e-5)
+    assert _one_link(gradient, (1.5, 3.125), (6.5, 3.125)) == pytest.approx(15.0, abs=1e-5)  # 3/4 weight
+    assert _one_link(gradient, (1.5, 2.5), (6.5, 2.5)) == pytest.approx(0.0, abs=1e-6)
+    # the same field on the pixel-centre grid would sit at y = 5.5
+    assert _one_link(_window(np.zeros((11, 15)), gy), (1.5, 5.5), (6.5, 5.5)) == pytest.approx(20.0, abs=1e-5)
+    # offsets still count in pixels: the last column (j = 14) sits at x = col_off + 7.5
+    shifted = _window(gy.T.copy(), np.zeros((15, 11)), col_off=10, row_off=-4, step_px=0.5)
+    assert _one_link(shifted, (13.0, -3.0), (13.0, 1.0)) == pytest.approx(16.0, abs=1e-5)
 
 
 def _band_field():

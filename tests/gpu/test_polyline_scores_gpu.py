@@ -40,7 +40,7 @@ def device_tables(gradient, guides, mode, ribbon_width_px, polarity):
     codes = gpu_polyline._options(ExtractionSettings(mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity))
     with LOCK:
         grad = gpu_polyline._device_gradient(gradient)
-        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, *codes[1:])
+        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, *codes[1:], gradient.step_px)
         links = problem.links.copy_to_host()[: guides.n_guides - 1]
         first_t = problem.first_t.copy_to_host()
         return problem.first.copy_to_host(), links, problem.last.copy_to_host(), first_t
@@ -72,6 +72,19 @@ def test_link_scores_match_the_cpu_scores(mode, ribbon_width_px, polarity, snapp
     first, links, last, first_t = device_tables(gradient, guides, mode, ribbon_width_px, polarity)
     assert_tables_close((first, links, last), link_score_tables(gradient, guides, mode, ribbon_width_px, polarity))
     np.testing.assert_array_equal(first_t, first.T)
+
+
+@kernels
+@pytest.mark.parametrize("mode, ribbon_width_px, polarity", [("edge", 0.0, "any"), ("ribbon", 5.0, "dark")])
+def test_link_scores_on_the_half_pixel_grid_match_the_cpu_scores(mode, ribbon_width_px, polarity):
+    rng = np.random.default_rng(7)
+    # step 0.5: element [i, j] at (10.5 + j / 2, 20.5 + i / 2), the same area as above
+    gx, gy = (rng.normal(size=(39, 49)).astype(np.float32) for _ in range(2))
+    gradient = GradientWindow(gx, gy, 10, 20, step_px=0.5)
+    guides = build_guides((12.3, 25.1), (33.7, 36.2), nodes=5, points=5, half_width_px=4.0,
+                          snap_endpoints=True, snap_half_width_px=3.0)
+    first, links, last, _ = device_tables(gradient, guides, mode, ribbon_width_px, polarity)
+    assert_tables_close((first, links, last), link_score_tables(gradient, guides, mode, ribbon_width_px, polarity))
 
 
 @kernels
