@@ -94,8 +94,9 @@ SUBSET_SUM_POLL_ITEMS = 64
 #: Run every item in one persistent launch with grid barriers (else one launch per item).
 SUBSET_SUM_PERSISTENT = True
 
-#: Blocks per multiprocessor of the persistent subset-sum kernel (all must be resident).
-SUBSET_SUM_BLOCKS_PER_SM = 2
+#: Blocks per multiprocessor of the persistent subset-sum kernel, capped by what can be
+#: resident at once (0: as many as can be resident).
+SUBSET_SUM_BLOCKS_PER_SM = 0
 
 #: Threads per block of the MCKP class kernel.
 MCKP_THREADS = 128

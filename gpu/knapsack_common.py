@@ -29,6 +29,7 @@ __all__ = [
     "device_budget_bytes",
     "check_budget",
     "multiprocessor_count",
+    "launch_resident",
     "value_dtype",
 ]
 
@@ -76,6 +77,27 @@ def multiprocessor_count(fallback: int = 4) -> int:
     if SIMULATOR:
         return fallback
     return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+
+
+def launch_resident(dispatcher, args, threads: int, per_sm: int = 0) -> int:
+    """Launch ``dispatcher(*args)`` on a grid whose blocks can all be resident at once.
+
+    For persistent kernels that synchronise across blocks.  ``per_sm`` > 0 asks
+    for that many blocks per multiprocessor (capped by the residency limit); 0
+    takes the limit itself.  One block under the simulator, which runs blocks
+    one after another.  Returns the number of blocks launched.
+    """
+    if SIMULATOR:
+        dispatcher[1, threads](*args)
+        return 1
+    kernel = dispatcher.specialize(*args)  # compiled for these argument types
+    try:
+        limit = int(next(iter(kernel.overloads.values())).max_cooperative_grid_blocks(threads))
+    except Exception:  # no occupancy query here: two blocks per multiprocessor fit these kernels
+        limit = 2 * multiprocessor_count()
+    blocks = max(1, min(limit, per_sm * multiprocessor_count()) if per_sm > 0 else limit)
+    kernel[blocks, threads](*args)
+    return blocks
 
 
 def device_budget_bytes(memory_budget_bytes=None) -> int:

@@ -39,6 +39,11 @@ class BatchPlan:
         uint32 words of all decision planes.
     row_starts : (K,) int64
         Offset of each instance in the row buffers.
+    profits, weights1, weights2 : (K, n_max) int64
+        Items in processing order (dimensions swapped where ``plan`` swapped them),
+        zeros past the usable items.
+    capacities1, capacities2 : (K,) int64
+        The capacities in the same orientation, clamped to the total weights.
     """
 
     meta: np.ndarray
@@ -52,6 +57,11 @@ class BatchPlan:
     row_cells: int
     bit_words: int
     row_starts: np.ndarray
+    profits: np.ndarray
+    weights1: np.ndarray
+    weights2: np.ndarray
+    capacities1: np.ndarray
+    capacities2: np.ndarray
 
 
 def _pad(arrays, lengths, n_max):
@@ -170,4 +180,9 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells
         row_cells=int(widest.sum()),
         bit_words=int(words.sum()),
         row_starts=row_starts,
+        profits=p,
+        weights1=a1,
+        weights2=a2,
+        capacities1=cap1,
+        capacities2=cap2,
     )

@@ -49,16 +49,6 @@ def _find_instance(tile_start, step, tile):
     return lo
 
 
-@cuda.jit(device=True)
-def _load_subsets(sm_sub, subsets, step, k, n_sub):
-    """Copy the subset table of instance ``k`` into shared memory (every thread calls it)."""
-    cuda.syncthreads()
-    t = cuda.threadIdx.x
-    if t < 3 * n_sub:
-        sm_sub[t // 3, t % 3] = subsets[step, k, t // 3, t % 3]
-    cuda.syncthreads()
-
-
 @functools.cache
 def step_kernel(items_per_step: int, cells_per_thread: int):
     """The DP step kernel for ``M`` items per step and ``CPT`` cells per thread (compile-time)."""
@@ -71,56 +61,71 @@ def step_kernel(items_per_step: int, cells_per_thread: int):
 
         Block ``b`` runs tiles ``[b * tiles_per_block, (b + 1) * tiles_per_block)``
         in order; a tile is ``blockDim.x * CPT`` cells of one window row, so the
-        source row of every subset is the same for the whole tile.
+        source row of every subset is the same for the whole tile.  The
+        instance's fields live in scalars and register arrays: the stores to
+        ``dst`` would otherwise force the compiler to reload them from ``meta``.
         """
         scratch = cuda.shared.array(32, uint32)
-        sm_sub = cuda.shared.array((NSUB, 3), int64)
+        s1 = cuda.local.array(NSUB, int64)
+        s2 = cuda.local.array(NSUB, int64)
+        gain = cuda.local.array(NSUB, int64)
         row_base = cuda.local.array(NSUB, int64)
         usable = cuda.local.array(NSUB, boolean)
         t = cuda.threadIdx.x
         T = cuda.blockDim.x
+        lane0 = (t & 31) == 0
         n_inst = tile_start.shape[1] - 1
         first = cuda.blockIdx.x * tiles_per_block
         stop = min(tile_start[step, n_inst], first + tiles_per_block)
         if first >= stop:
             return
-        k = _find_instance(tile_start, step, first)
-        row = (first - tile_start[step, k]) // meta[step, k, TPR]
-        seg = first - tile_start[step, k] - row * meta[step, k, TPR]
-        _load_subsets(sm_sub, subsets, step, k, NSUB)
+        k = _find_instance(tile_start, step, first) - 1
+        next_start = first  # forces loading instance k + 1 at the first tile
+        row = seg = 0
+        lo1 = lo2 = w2n = tpr = row_off = plo1 = plo2 = phi1 = phi2 = pw2n = bit_off = wpr = 0
         for tile in range(first, stop):
-            if tile >= tile_start[step, k + 1]:  # the same for the whole block
+            if tile >= next_start:
+                k += 1
                 while tile >= tile_start[step, k + 1]:
                     k += 1
-                row = 0
-                seg = 0
-                _load_subsets(sm_sub, subsets, step, k, NSUB)
-            m = meta[step, k]
-            j1 = m[LO1] + row
+                next_start = tile_start[step, k + 1]
+                m = meta[step, k]
+                lo1, lo2, w2n, tpr, row_off = m[LO1], m[LO2], m[W2N], m[TPR], m[ROW_OFF]
+                plo1, plo2, phi1, phi2, pw2n = m[PLO1], m[PLO2], m[PHI1], m[PHI2], m[PW2N]
+                bit_off, wpr = m[BIT_OFF], m[WPR]
+                for q in range(NSUB):
+                    s1[q] = subsets[step, k, q, SUB_S1]
+                    s2[q] = subsets[step, k, q, SUB_S2]
+                    gain[q] = subsets[step, k, q, SUB_P]
+                local = tile - tile_start[step, k]
+                row = local // tpr
+                seg = local - row * tpr
+            j1 = lo1 + row
             for q in range(NSUB):
-                usable[q] = j1 >= sm_sub[q, SUB_S1]
-                row_base[q] = m[ROW_OFF] + (min(j1 - sm_sub[q, SUB_S1], m[PHI1]) - m[PLO1]) * m[PW2N] - m[PLO2]
-            word_row = m[BIT_OFF] + row * M * m[WPR]
+                usable[q] = j1 >= s1[q]
+                row_base[q] = row_off + (min(j1 - s1[q], phi1) - plo1) * pw2n - plo2
+            word_row = bit_off + row * M * wpr
+            out_row = row_off + row * w2n
             for r in range(CPT):
                 col = (seg * CPT + r) * T + t
-                inside = col < m[W2N]
+                inside = col < w2n
                 code = 0
                 if inside:
-                    j2 = m[LO2] + col
-                    best = src[row_base[0] + min(j2, m[PHI2])]
+                    j2 = lo2 + col
+                    best = src[row_base[0] + min(j2, phi2)]
                     for q in range(1, NSUB):
-                        if usable[q] and j2 >= sm_sub[q, SUB_S2]:
-                            v = src[row_base[q] + min(j2 - sm_sub[q, SUB_S2], m[PHI2])] + sm_sub[q, SUB_P]
+                        if usable[q] and j2 >= s2[q]:
+                            v = src[row_base[q] + min(j2 - s2[q], phi2)] + gain[q]
                             if v > best:
                                 best = v
                                 code = q
-                    dst[m[ROW_OFF] + row * m[W2N] + col] = best
+                    dst[out_row + col] = best
                 for plane in range(M):
                     word = ballot((code >> plane) & 1 == 1, scratch)
-                    if t % 32 == 0 and inside:
-                        bits[word_row + plane * m[WPR] + (col >> 5)] = word
+                    if lane0 and inside:
+                        bits[word_row + plane * wpr + (col >> 5)] = word
             seg += 1
-            if seg == m[TPR]:
+            if seg == tpr:
                 seg = 0
                 row += 1
 
@@ -235,11 +240,26 @@ def run_plan(plan, value_dtype, timer=None):
     return values, taken
 
 
-def selections(plan, taken) -> list[np.ndarray]:
-    """Sorted original item indices chosen in each instance."""
-    out = []
-    for k in range(plan.n_steps.size):
-        n = int(plan.n_kept[k])
-        chosen = plan.order[k, :n][taken[k, :n] == 1]
-        out.append(np.sort(chosen).astype(np.int64))
-    return out
+def selections(plan, taken, values) -> list[np.ndarray]:
+    """Sorted original item indices chosen in each instance, checked against ``values``.
+
+    Raises
+    ------
+    RuntimeError
+        When a choice is not worth its instance's optimum or breaks a capacity.
+    """
+    n = min(taken.shape[1], plan.order.shape[1])
+    usable = np.arange(n)[None, :] < plan.n_kept[:, None]  # the rest of ``taken`` is never written
+    chosen = (taken[:, :n] == 1) & usable
+    worth = np.where(chosen, plan.profits[:, :n], 0).sum(axis=1)
+    load1 = np.where(chosen, plan.weights1[:, :n], 0).sum(axis=1)
+    load2 = np.where(chosen, plan.weights2[:, :n], 0).sum(axis=1)
+    bad = np.flatnonzero((worth != values) | (load1 > plan.capacities1) | (load2 > plan.capacities2))
+    if bad.size:
+        k = int(bad[0])
+        raise RuntimeError(f"GPU KP solver: instance {k} chose items worth {worth[k]} for an optimum of "
+                           f"{values[k]} (loads {load1[k]}, {load2[k]}); this is a bug")
+    rows, cols = np.nonzero(chosen)
+    items = plan.order[rows, cols]
+    ranked = np.lexsort((items, rows))
+    return np.split(items[ranked].astype(np.int64), np.cumsum(chosen.sum(axis=1))[:-1])

@@ -24,7 +24,7 @@ import numpy as np
 from numba import cuda, njit
 
 from gpu import knapsack_subset as ks
-from gpu.knapsack_common import check_budget, device_buffer, mark, multiprocessor_count
+from gpu.knapsack_common import check_budget, device_buffer, launch_resident, mark, multiprocessor_count
 
 __all__ = ["SubsetPlan", "device_bytes", "reduce_instance", "solve_plan"]
 
@@ -141,22 +141,20 @@ def _best_sum(plan, method, arrays, items_run):
 def _run_persistent(plan, method, arrays, done):
     """All items in one launch with grid barriers; returns items processed."""
     from gpu import config
-    from gpu.knapsack_common import SIMULATOR
 
     first, last = plan.windows()
     if method == "bitset":
         first, last = first >> 6, last >> 6
     threads = config.SUBSET_SUM_THREADS
-    widest = int((last - first).max()) + 1
-    blocks = 1 if SIMULATOR else min(-(-widest // threads), config.SUBSET_SUM_BLOCKS_PER_SM * multiprocessor_count())
     weights, first, last = (cuda.to_device(np.ascontiguousarray(a, dtype=np.int64)) for a in (plan.weights, first, last))
     arrived, items_run, failed = (cuda.to_device(np.zeros(1, dtype=np.int32)) for _ in range(3))
     if method == "bitset":
-        ks.bitset_persistent_kernel[blocks, threads](
-            arrays[0], arrays[1], arrays[2], weights, first, last, plan.target, done, arrived, items_run, failed)
+        kernel = ks.bitset_persistent_kernel
+        args = (arrays[0], arrays[1], arrays[2], weights, first, last, plan.target, done, arrived, items_run, failed)
     else:
-        ks.gvector_persistent_kernel[blocks, threads](
-            arrays[2], weights, first, last, plan.target, done, arrived, items_run, failed)
+        kernel = ks.gvector_persistent_kernel
+        args = (arrays[2], weights, first, last, plan.target, done, arrived, items_run, failed)
+    launch_resident(kernel, args, threads, config.SUBSET_SUM_BLOCKS_PER_SM)
     if failed.copy_to_host()[0]:
         raise RuntimeError("subset sum: the persistent kernel's blocks were not all resident; "
                            "lower gpu.config.SUBSET_SUM_BLOCKS_PER_SM")

@@ -73,41 +73,48 @@ def _wait_neighbours(progress, block, blocks, reach, need, left, failed):
 
 
 @cuda.jit(device=True)
-def _stage_batch(shift, profit, first, count, D, N, sm_item):
+def _stage_batch(shift, profit, write_slot, read_slot, first, count, sm_item):
     """Weights, profits and ring offsets of the batch's items into shared memory."""
     q = cuda.threadIdx.x
     if q < count:
-        item = first + q
-        sm_item[0, q] = shift[item]
-        sm_item[1, q] = profit[item]
-        sm_item[2, q] = ((item + 1) % D) * N  # ring slot written by this item
-        sm_item[3, q] = (item % D) * N if item > 0 else -1  # slot of the row it reads (-1: row 0)
+        sm_item[0, q] = shift[first + q]
+        sm_item[1, q] = profit[first + q]
+        sm_item[2, q] = write_slot[first + q]
+        sm_item[3, q] = read_slot[first + q]
 
 
 @cuda.jit(device=True)
 def _load_halos(dyn, halo, ring, sm_item, count, chunk_start, S):
     """Row before item q at ``[chunk_start - s_q, chunk_start)`` into ``dyn[halo + q*S:]``."""
+    T = cuda.blockDim.x
     for q in range(count):
         s = sm_item[0, q]
         slot = sm_item[3, q]
-        for local in range(cuda.threadIdx.x, min(s, S), cuda.blockDim.x):
+        stop = min(s, S)
+        local = cuda.threadIdx.x
+        while local < stop:  # (a range with a run-time step would divide to count its trips)
             src = chunk_start + local - s
             if src >= 0:
                 dyn[halo + q * S + local] = ring[slot + src] if slot >= 0 else 0
+            local += T
 
 
 @functools.cache
-def wavefront_kernel(value_type_name: str):
-    """The wavefront kernel with DP cells of the numba type named ``value_type_name``."""
+def wavefront_kernel(value_type_name: str, cells_per_thread: int = 1):
+    """The wavefront kernel for DP cells of the numba type named ``value_type_name`` and
+    ``cells_per_thread`` cells per thread (a compile-time constant)."""
     value_type = {"int32": int32, "int64": int64}[value_type_name]
+    R = cells_per_thread
 
     @cuda.jit
-    def wavefront(shift, profit, N, S, R, K, D, reach, ring, bits, nwords, progress, result, failed):
+    def wavefront(shift, profit, write_slot, read_slot, N, S, K, D, reach, ring, bits, nwords, progress, result,
+                  failed):
         scratch = cuda.shared.array(32, uint32)
         sm_item = cuda.shared.array((4, MAX_BATCH), int64)
         dyn = cuda.shared.array(0, value_type)  # own rows [0, 2S), halos [2S, 2S + K*S)
         t = cuda.threadIdx.x
         T = cuda.blockDim.x
+        lane0 = (t & 31) == 0
         block = cuda.blockIdx.x
         blocks = cuda.gridDim.x
         chunk = block * S
@@ -117,7 +124,8 @@ def wavefront_kernel(value_type_name: str):
         cur = 0
         left_seen = 0
         right_seen = 0
-        for first in range(0, n, K):
+        first = 0
+        while first < n:
             count = min(K, n - first)
             last = first + count
             if t == 0:
@@ -126,7 +134,7 @@ def wavefront_kernel(value_type_name: str):
                 if right_seen < last - D + 1:
                     right_seen = _wait_neighbours(progress, block, blocks, reach, last - D + 1, False, failed)
                 cuda.threadfence()
-            _stage_batch(shift, profit, first, count, D, N, sm_item)
+            _stage_batch(shift, profit, write_slot, read_slot, first, count, sm_item)
             cuda.syncthreads()
             _load_halos(dyn, 2 * S, ring, sm_item, count, chunk, S)
             cuda.syncthreads()
@@ -136,6 +144,7 @@ def wavefront_kernel(value_type_name: str):
                 slot = sm_item[2, q]
                 old = cur * S
                 new = S - old
+                halo = 2 * S + q * S
                 row_bits = (first + q) * nwords
                 for r in range(R):
                     local = r * T + t
@@ -144,7 +153,7 @@ def wavefront_kernel(value_type_name: str):
                     take = False
                     if j < N and j >= s:
                         below = local - s
-                        cand = (dyn[old + below] if below >= 0 else dyn[2 * S + q * S + local]) + p
+                        cand = (dyn[old + below] if below >= 0 else dyn[halo + local]) + p
                         if cand > v:
                             v = cand
                             take = True
@@ -152,13 +161,14 @@ def wavefront_kernel(value_type_name: str):
                     if j < N:
                         ring[slot + j] = v
                     word = ballot(take, scratch)
-                    if t % 32 == 0 and j < N:
+                    if lane0 and j < N:
                         bits[row_bits + (j >> 5)] = word
                 cur = 1 - cur
                 cuda.syncthreads()
             if t == 0:
                 cuda.threadfence()
                 cuda.atomic.max(progress, block, last)
+            first = last
         if t == 0 and chunk <= N - 1 < chunk + S:
             result[0] = dyn[cur * S + N - 1 - chunk]
 
@@ -210,18 +220,20 @@ def speculative_backtrack_kernel(shift, bits, nwords, state, levels, taken):
                 bit = (bits[(i - depth) * nwords + (st >> 5)] >> (st & 31)) & 1
             sh_bit[node] = bit
         cuda.syncthreads()
-        if t == 0:
+        depth_here = min(levels, i + 1)
+        if t == 0:  # only the chain of shared loads is serial
             walk = 1
-            for e in range(levels):
-                if i - e >= 0:
-                    bit = sh_bit[walk]
-                    taken[i - e] = bit
-                    if bit:
-                        j -= sh_shift[e]
-                    walk = 2 * walk + bit
-            sh_state[0] = j
+            for e in range(depth_here):
+                walk = 2 * walk + sh_bit[walk]
+            sh_state[0] = walk
         cuda.syncthreads()
-        j = sh_state[0]
+        walk = sh_state[0]
+        if t < depth_here:
+            taken[i - t] = (walk >> (depth_here - 1 - t)) & 1
+        for e in range(depth_here):
+            if (walk >> (depth_here - 1 - e)) & 1:
+                j -= sh_shift[e]
+        cuda.syncthreads()
         i -= levels
 
 
@@ -273,15 +285,18 @@ def run(plan: WavefrontPlan, weights: np.ndarray, profits: np.ndarray, timer=Non
 
     shift = cuda.to_device(np.ascontiguousarray(weights, dtype=np.int64))
     profit = cuda.to_device(np.ascontiguousarray(profits, dtype=np.int64))
+    items = np.arange(plan.n, dtype=np.int64)
+    write_slot = cuda.to_device((items + 1) % plan.D * plan.N)
+    read_slot = cuda.to_device(np.where(items > 0, items % plan.D * plan.N, -1))
     ring = device_buffer("row_a", plan.D * plan.N, plan.value_dtype)
     bits = device_buffer("bits", plan.n * plan.nwords, np.uint32)
     progress = cuda.to_device(np.zeros(plan.blocks, dtype=np.int32))
     result = cuda.device_array(1, dtype=np.int64)
     failed = cuda.to_device(np.zeros(1, dtype=np.int32))
-    kernel = wavefront_kernel(plan.value_dtype.name)
+    kernel = wavefront_kernel(plan.value_dtype.name, plan.S // plan.threads)
     mark(timer, "upload")
     kernel[plan.blocks, plan.threads, 0, plan.shared_bytes](
-        shift, profit, plan.N, plan.S, plan.S // plan.threads, plan.K, plan.D, plan.reach, ring, bits, plan.nwords,
+        shift, profit, write_slot, read_slot, plan.N, plan.S, plan.K, plan.D, plan.reach, ring, bits, plan.nwords,
         progress, result, failed)
     mark(timer, "wavefront")
     levels = min(int(math.log2(config.KNAPSACK_BACKTRACK_THREADS)), MAX_LEVELS)

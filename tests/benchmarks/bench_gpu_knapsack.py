@@ -125,6 +125,7 @@ def bench_kp1(quick):
         p, w, c = problem.profits, problem.weights, problem.capacity
         plan = wf.plan(len(p), int(w.max()), min(c, int(w.sum())), value_dtype(int(p.sum())))
         ph = phases(lambda t: wf.run(plan, w, p, timer=t))
+        log("kp1 phases", {k: round(v, 3) for k, v in ph.items()})
         rows.append([inst.name, len(p), c, opt, fmt(cpu), fmt(gpu), fmt(ph["wavefront"]), fmt(ph["backtrack"]),
                      fmt(per_step[1]), fmt(per_step[2])])
         log("kp1", rows[-1])
@@ -140,8 +141,8 @@ def bench_kp1_variants(problem, opt, default_plan):
 
     p, w, c = problem.profits, problem.weights, problem.capacity
     out = []
-    for threads, batch, blocks, ring in ((384, 16, 0, 0), (384, 8, 0, 0), (384, 30, 0, 0), (256, 16, 0, 0),
-                                         (512, 16, 0, 0), (384, 16, 66, 0), (384, 16, 0, 33), (128, 16, 0, 0)):
+    for threads, batch, blocks, ring in ((384, 16, 0, 0), (384, 8, 0, 0), (384, 27, 0, 0), (512, 16, 0, 0),
+                                         (512, 20, 0, 0), (256, 16, 0, 0), (384, 16, 0, 33)):
         with patched(KNAPSACK_WAVEFRONT_THREADS=threads, KNAPSACK_WAVEFRONT_BATCH=batch,
                      KNAPSACK_WAVEFRONT_BLOCKS=blocks, KNAPSACK_WAVEFRONT_RING_ROWS=ring):
             plan = wf.plan(len(p), int(w.max()), min(c, int(w.sum())), value_dtype(int(p.sum())))
@@ -193,7 +194,7 @@ def bench_msb(quick):
     sequential_ms = (time.perf_counter() - t0) * 1e3
     assert sequential == cpu
     rows = []
-    for m, threads, cpt in ((2, 256, 4), (1, 256, 4), (3, 256, 4), (2, 128, 8), (2, 256, 2), (2, 512, 2)):
+    for m, threads, cpt in ((2, 256, 4), (2, 128, 8), (1, 256, 4), (3, 128, 8)):
         with patched(KNAPSACK_ITEMS_PER_STEP=m, KNAPSACK_THREADS_PER_BLOCK=threads, KNAPSACK_CELLS_PER_THREAD=cpt):
             assert [v for v, _ in knapsack.solve_kp2_batch(problems)] == cpu
             wall = median_ms(lambda: knapsack.solve_kp2_batch(problems), repeat=5, warmup=1)
@@ -216,6 +217,22 @@ def bench_msb(quick):
 # --- subset sum -------------------------------------------------------------------
 
 
+def subset_row(plan, method, persistent, budget, cpu_value, n, per_sm):
+    """One forced-DP subset-sum variant: wall ms, item-loop ms and the traffic it implies."""
+    from gpu import knapsack_subset_host as ssh
+
+    value, _, items = ssh.solve_plan(plan, method, budget, persistent=persistent)
+    assert value == cpu_value
+    wall = median_ms(lambda: ssh.solve_plan(plan, method, budget, persistent=persistent), repeat=3, warmup=0)
+    ph = phases(lambda t: ssh.solve_plan(plan, method, budget, timer=t, persistent=persistent))
+    first, last = plan.windows()
+    cells = int((last[:items] - first[:items] + 1).sum())
+    traffic = cells / 64 * 24 if method == "bitset" else cells * (2 if plan.weights.size < 32767 else 4)
+    how = f"one launch, {per_sm or 'all resident'} blocks/SM" if persistent else "a launch per item"
+    return [f"Half n={n}", f"DP forced: {method}, {how}", items, fmt(wall), fmt(ph["items"]),
+            f"{traffic / max(ph['items'], 1e-6) / 1e6:,.0f}"]
+
+
 def bench_subset(quick):
     from gpu import knapsack
     from gpu import knapsack_subset_host as ssh
@@ -230,17 +247,10 @@ def bench_subset(quick):
     rows.append([f"Half n={n}", "default (trivial-solution check" + (" solved it)" if trivial else ")"), "-", fmt(default), "-", "-"])
     plan = ssh.reduce_instance(problem.weights, problem.capacity, trivial_checks=False)
     budget = 40 * 2**30
-    for method, persistent in (("bitset", True), ("gvector", True), ("bitset", False), ("gvector", False)):
-        value, _, items = ssh.solve_plan(plan, method, budget, persistent=persistent)
-        assert value == cpu_value
-        wall = median_ms(lambda: ssh.solve_plan(plan, method, budget, persistent=persistent), repeat=3, warmup=0)
-        ph = phases(lambda t: ssh.solve_plan(plan, method, budget, timer=t, persistent=persistent))
-        first, last = plan.windows()
-        cells = int((last[:items] - first[:items] + 1).sum())
-        traffic = cells / 64 * 24 if method == "bitset" else cells * (2 if plan.weights.size < 32767 else 4)
-        how = "one launch" if persistent else "a launch per item"
-        rows.append([f"Half n={n}", f"DP forced: {method}, {how}", items, fmt(wall), fmt(ph["items"]),
-                     f"{traffic / max(ph['items'], 1e-6) / 1e6:,.0f}"])
+    for method, persistent, per_sm in (("bitset", True, 0), ("bitset", True, 2), ("gvector", True, 0),
+                                       ("bitset", False, 0), ("gvector", False, 0)):
+        with patched(SUBSET_SUM_BLOCKS_PER_SM=per_sm):
+            rows.append(subset_row(plan, method, persistent, budget, cpu_value, n, per_sm))
         log("subset", rows[-1])
     cpu_rows = []
     for size in ((1000, n) if not quick else (1000,)):
