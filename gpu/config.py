@@ -42,6 +42,10 @@ MERGE_BLOCKS = 256
 #: Threads per block of the knapsack row kernels; a multiple of 32 (one tile of cells).
 KNAPSACK_THREADS_PER_BLOCK = 256
 
+#: KP1/KP2 instances with at most this many usable items (<= 22) are solved exactly by
+#: meet in the middle (2**n pair checks, one block each) instead of the DP; 0: never.
+KNAPSACK_MITM_MAX_ITEMS = 22
+
 #: Cells of a window row per thread and tile of the row kernels (compile-time constant).
 KNAPSACK_CELLS_PER_THREAD = 4
 
@@ -63,7 +67,7 @@ KNAPSACK_WAVEFRONT_MIN_ITEMS = 256
 
 #: Threads per block of the wavefront kernel (a multiple of 32); each thread holds
 #: ceil(capacity / (blocks * threads)) cells, one at knapPI sizes.
-KNAPSACK_WAVEFRONT_THREADS = 384
+KNAPSACK_WAVEFRONT_THREADS = 512
 
 #: Most items a wavefront block runs between two exchanges with its neighbours.
 KNAPSACK_WAVEFRONT_BATCH = 16
@@ -78,8 +82,9 @@ KNAPSACK_WAVEFRONT_SHARED_BYTES = 48 * 1024
 KNAPSACK_WAVEFRONT_RING_ROWS = 0
 
 #: Threads of the speculative backtracking block; a power of two, log2 of it
-#: items (at most 10) are resolved per round trip to memory.
-KNAPSACK_BACKTRACK_THREADS = 1024
+#: items (at most 10) are resolved per round trip to memory.  256 beat 1024 on
+#: the H100 (block barriers cost more than the extra round trips).
+KNAPSACK_BACKTRACK_THREADS = 256
 
 #: Subset sum: "bitset" (64 capacities a word, g vector kept for recovery) or
 #: "gvector" (Yanasse-Soma's g vector alone, as Curtis).

@@ -7,6 +7,9 @@ exact and checked on the host before they are returned.
 
 Methods (launch parameters in :mod:`gpu.config`):
 
+- Instances with few usable items (``KNAPSACK_MITM_MAX_ITEMS``, e.g. MSB's 20):
+  :mod:`gpu.knapsack_mitm`, an exact meet-in-the-middle search, one block per
+  instance, one launch per batch.
 - KP1 with many items: :mod:`gpu.knapsack_wavefront`, one persistent launch
   in which blocks own capacity chunks and exchange rows with their neighbours;
   otherwise (and for KP2 and batches) :mod:`gpu.knapsack_rows`, one launch per
@@ -86,6 +89,23 @@ def _check(kind: str, value: int, worth: int, feasible: bool) -> None:
         )
 
 
+def _solve_kp2_lists(profits, w1, w2, c1, c2, budget):
+    """Meet in the middle for the instances with few items, the row DP for the rest."""
+    from gpu import config
+    from gpu import knapsack_mitm
+
+    solved, results = knapsack_mitm.solve_batch(profits, w1, w2, c1, c2, config.KNAPSACK_MITM_MAX_ITEMS)
+    out = [None] * len(profits)
+    for k, result in zip(solved, results):
+        out[k] = result
+    rest = [k for k in range(len(profits)) if out[k] is None]
+    if rest:
+        pick = lambda seq: [seq[k] for k in rest]  # noqa: E731
+        for k, result in zip(rest, _solve_rows(pick(profits), pick(w1), pick(w2), pick(c1), pick(c2), budget)):
+            out[k] = result
+    return out
+
+
 def _solve_rows(profits, w1, w2, c1, c2, budget):
     """Row method for a list of KP2 instances (KP1: w1 = 0, c1 = 0), split to fit the budget."""
     from gpu import config
@@ -141,7 +161,7 @@ def solve_kp1(problem: KP1, memory_budget_bytes=None):
         selected = usable[taken == 1].astype(np.int64)
     else:
         zeros = np.zeros_like(w)
-        (value, selected), = _solve_rows([p], [zeros], [w], [0], [c], budget)
+        (value, selected), = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget)
     _check("KP1", value, int(p[selected].sum()), int(w[selected].sum()) <= c)
     return value, selected
 
@@ -172,8 +192,9 @@ def solve_kp2_batch(problems, memory_budget_bytes=None) -> list:
     for k, problem in enumerate(problems):
         _require(problem, KP2, f"problems[{k}]", check_gpu=k == len(problems) - 1)
     budget = _budget(memory_budget_bytes)
-    # The choices are checked against the optima and capacities in kr.selections.
-    return _solve_rows(
+    # The choices are checked against the optima and capacities (knapsack_rows.selections,
+    # knapsack_mitm._selections).
+    return _solve_kp2_lists(
         [q.profits for q in problems], [q.weights1 for q in problems], [q.weights2 for q in problems],
         [q.capacity1 for q in problems], [q.capacity2 for q in problems], budget)
 

@@ -25,6 +25,7 @@ __all__ = [
     "PhaseTimer",
     "ballot",
     "device_buffer",
+    "inline_device",
     "release_workspace",
     "device_budget_bytes",
     "check_budget",
@@ -40,13 +41,24 @@ SIMULATOR = bool(numba_config.ENABLE_CUDASIM)
 INT32_LIMIT = 2**30
 
 
-@cuda.jit(device=True)
+def inline_device(function):
+    """``cuda.jit(device=True)``, always inlined by NVVM on a real GPU.
+
+    Small helpers called per cell must not cost a call each (the simulator's
+    ``jit`` knows no ``forceinline``).
+    """
+    if SIMULATOR:
+        return cuda.jit(device=True)(function)
+    return cuda.jit(device=True, forceinline=True)(function)
+
+
+@inline_device
 def _ballot_hardware(predicate, scratch):
     """32-bit mask of the lanes of this warp whose ``predicate`` is true."""
     return cuda.ballot_sync(0xFFFFFFFF, predicate)
 
 
-@cuda.jit(device=True)
+@inline_device
 def _ballot_simulated(predicate, scratch):
     """The same mask built in ``scratch`` (32 uint32 shared words) for the simulator."""
     warp = cuda.threadIdx.x // 32

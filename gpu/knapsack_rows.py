@@ -26,7 +26,7 @@ import functools
 import numpy as np
 from numba import boolean, cuda, int64, uint32
 
-from gpu.knapsack_common import ballot, device_buffer, mark
+from gpu.knapsack_common import ballot, device_buffer, inline_device, mark
 
 # Fields of the per-(step, instance) metadata table ``meta[step, k, field]``.
 LO1, LO2, ROWS, W2N, TPR, ROW_OFF, PLO1, PLO2, PHI1, PHI2, PW2N, BIT_OFF, WPR, NSUB, NITEMS = range(15)
@@ -35,7 +35,7 @@ N_FIELDS = 15
 SUB_S1, SUB_S2, SUB_P = range(3)
 
 
-@cuda.jit(device=True)
+@inline_device
 def _find_instance(tile_start, step, tile):
     """Largest k with ``tile_start[step, k] <= tile`` (binary search over instances)."""
     lo = 0

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from numba import cuda, int32, uint32, uint64
 
+from gpu.knapsack_common import inline_device
+
 ALL_ONES = uint64(0xFFFFFFFFFFFFFFFF)
 
 #: Polls of the barrier counter before a block gives up and flags a failure.
 SPIN_LIMIT = 1 << 25
 
 
-@cuda.jit(device=True)
+@inline_device
 def _bitset_item(cur, nxt, g, item, w, first_word, last_word, target, done, start, stride):
     """Words ``first_word..last_word`` of item ``item`` (1-based) of weight ``w``."""
     q = w >> 6
@@ -52,7 +54,7 @@ def _bitset_item(cur, nxt, g, item, w, first_word, last_word, target, done, star
             cuda.atomic.max(done, 0, 1)
 
 
-@cuda.jit(device=True)
+@inline_device
 def _gvector_item(g, item, w, first, last, target, done, start, stride):
     """Yanasse-Soma update of ``g`` over capacities ``first..last`` for item ``item``."""
     unset = g[g.shape[0] - 1]  # the host keeps a sentinel cell holding "unset"
@@ -87,7 +89,7 @@ def gvector_step_kernel(g, item, w, first, last, target, done):
         _gvector_item(g, item, w, first, last, target, done, cuda.grid(1), cuda.gridsize(1))
 
 
-@cuda.jit(device=True)
+@inline_device
 def _grid_barrier(arrived, target, failed):
     """Wait until ``arrived[0]`` reaches ``target`` (every block adds 1 per barrier)."""
     cuda.syncthreads()
@@ -104,7 +106,7 @@ def _grid_barrier(arrived, target, failed):
     cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@inline_device
 def _stop_after(done, items_run, i, sm_flag):
     """True in every thread of every block once the target was reached (read after a barrier)."""
     if cuda.threadIdx.x == 0:
@@ -160,7 +162,7 @@ def fill_kernel(g, value):
         g[j] = value
 
 
-@cuda.jit(device=True)
+@inline_device
 def _highest_bit(x):
     hi = uint32(x >> uint64(32))
     if hi != 0:
@@ -168,7 +170,7 @@ def _highest_bit(x):
     return 31 - cuda.clz(uint32(x & uint64(0xFFFFFFFF)))
 
 
-@cuda.jit(device=True)
+@inline_device
 def _lowest_bit(x):
     lo = uint32(x & uint64(0xFFFFFFFF))
     if lo != 0:

@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from gpu.knapsack_common import SIMULATOR, ballot, device_buffer, mark, multiprocessor_count
+from gpu.knapsack_common import SIMULATOR, ballot, device_buffer, inline_device, mark, multiprocessor_count
 
 #: Largest speculative backtracking block (shared arrays are sized for it).
 MAX_BACKTRACK_THREADS = 1024
@@ -50,7 +50,7 @@ STATIC_SHARED_BYTES = 32 * 4 + 4 * MAX_BATCH * 8
 SPIN_LIMIT = 1 << 25
 
 
-@cuda.jit(device=True)
+@inline_device
 def _wait_neighbours(progress, block, blocks, reach, need, left, failed):
     """Spin until every neighbour on one side (within ``reach``) has progress >= ``need``.
 
@@ -72,7 +72,7 @@ def _wait_neighbours(progress, block, blocks, reach, need, left, failed):
     return lowest
 
 
-@cuda.jit(device=True)
+@inline_device
 def _stage_batch(shift, profit, write_slot, read_slot, first, count, sm_item):
     """Weights, profits and ring offsets of the batch's items into shared memory."""
     q = cuda.threadIdx.x
@@ -83,7 +83,7 @@ def _stage_batch(shift, profit, write_slot, read_slot, first, count, sm_item):
         sm_item[3, q] = read_slot[first + q]
 
 
-@cuda.jit(device=True)
+@inline_device
 def _load_halos(dyn, halo, ring, sm_item, count, chunk_start, S):
     """Row before item q at ``[chunk_start - s_q, chunk_start)`` into ``dyn[halo + q*S:]``."""
     T = cuda.blockDim.x
@@ -220,20 +220,17 @@ def speculative_backtrack_kernel(shift, bits, nwords, state, levels, taken):
                 bit = (bits[(i - depth) * nwords + (st >> 5)] >> (st & 31)) & 1
             sh_bit[node] = bit
         cuda.syncthreads()
-        depth_here = min(levels, i + 1)
-        if t == 0:  # only the chain of shared loads is serial
+        if t == 0:  # the walk is serial; the weights it needs are in shared memory already
             walk = 1
-            for e in range(depth_here):
-                walk = 2 * walk + sh_bit[walk]
-            sh_state[0] = walk
+            for e in range(min(levels, i + 1)):
+                bit = sh_bit[walk]
+                taken[i - e] = bit
+                if bit:
+                    j -= sh_shift[e]
+                walk = 2 * walk + bit
+            sh_state[0] = j
         cuda.syncthreads()
-        walk = sh_state[0]
-        if t < depth_here:
-            taken[i - t] = (walk >> (depth_here - 1 - t)) & 1
-        for e in range(depth_here):
-            if (walk >> (depth_here - 1 - e)) & 1:
-                j -= sh_shift[e]
-        cuda.syncthreads()
+        j = sh_state[0]
         i -= levels
 
 
@@ -283,16 +280,15 @@ def run(plan: WavefrontPlan, weights: np.ndarray, profits: np.ndarray, timer=Non
     """Solve on the device; returns (optimum, (n,) uint8 taken flags in the given item order)."""
     from gpu import config
 
-    shift = cuda.to_device(np.ascontiguousarray(weights, dtype=np.int64))
-    profit = cuda.to_device(np.ascontiguousarray(profits, dtype=np.int64))
     items = np.arange(plan.n, dtype=np.int64)
-    write_slot = cuda.to_device((items + 1) % plan.D * plan.N)
-    read_slot = cuda.to_device(np.where(items > 0, items % plan.D * plan.N, -1))
+    table = cuda.to_device(np.stack([weights, profits, (items + 1) % plan.D * plan.N,
+                                     np.where(items > 0, items % plan.D * plan.N, -1)]).astype(np.int64))
+    shift, profit, write_slot, read_slot = table[0], table[1], table[2], table[3]
     ring = device_buffer("row_a", plan.D * plan.N, plan.value_dtype)
     bits = device_buffer("bits", plan.n * plan.nwords, np.uint32)
-    progress = cuda.to_device(np.zeros(plan.blocks, dtype=np.int32))
+    counters = cuda.to_device(np.zeros(plan.blocks + 1, dtype=np.int32))
+    progress, failed = counters[: plan.blocks], counters[plan.blocks:]
     result = cuda.device_array(1, dtype=np.int64)
-    failed = cuda.to_device(np.zeros(1, dtype=np.int32))
     kernel = wavefront_kernel(plan.value_dtype.name, plan.S // plan.threads)
     mark(timer, "upload")
     kernel[plan.blocks, plan.threads, 0, plan.shared_bytes](

@@ -46,11 +46,38 @@ SIMULATOR_KNAPSACK_CONFIG = {
 @pytest.fixture(autouse=True)
 def small_knapsack_launches(monkeypatch):
     if SIMULATOR:
-        from gpu import config
+        from gpu import config, knapsack_mitm
 
         for name, value in SIMULATOR_KNAPSACK_CONFIG.items():
             monkeypatch.setattr(config, name, value)
+        monkeypatch.setattr(knapsack_mitm, "THREADS", 32)
     yield
+
+
+class configured:
+    """Set names of gpu.config inside a hypothesis example (no function-scoped fixtures there)."""
+
+    def __init__(self, **values):
+        from gpu import config
+
+        self.config, self.values, self.saved = config, values, {}
+
+    def __enter__(self):
+        for name, value in self.values.items():
+            self.saved[name] = getattr(self.config, name)
+            setattr(self.config, name, value)
+
+    def __exit__(self, *exc):
+        for name, value in self.saved.items():
+            setattr(self.config, name, value)
+
+
+#: Forces one KP1/KP2 method: the meet in the middle, the row DP or the wavefront DP.
+PATHS = {
+    "mitm": dict(KNAPSACK_MITM_MAX_ITEMS=22, KNAPSACK_WAVEFRONT_MIN_ITEMS=10**9),
+    "rows": dict(KNAPSACK_MITM_MAX_ITEMS=0, KNAPSACK_WAVEFRONT_MIN_ITEMS=10**9),
+    "wavefront": dict(KNAPSACK_MITM_MAX_ITEMS=0, KNAPSACK_WAVEFRONT_MIN_ITEMS=1),
+}
 
 
 # --- independent slow references -------------------------------------------
@@ -157,32 +184,25 @@ def test_mckp_hand_made_case():
 
 @kernels
 @few
-@given(kp1_problems(), st.booleans())
-def test_kp1_matches_brute_force(problem, wavefront):
-    from gpu import config, knapsack
+@given(kp1_problems(), st.sampled_from(sorted(PATHS)))
+def test_kp1_matches_brute_force(problem, path):
+    from gpu import knapsack
 
-    previous = config.KNAPSACK_WAVEFRONT_MIN_ITEMS
-    config.KNAPSACK_WAVEFRONT_MIN_ITEMS = 1 if wavefront else 10**9
-    try:
+    with configured(**PATHS[path]):
         value, selected = knapsack.solve_kp1(problem)
-    finally:
-        config.KNAPSACK_WAVEFRONT_MIN_ITEMS = previous
     expected = brute_kp(problem.profits, [problem.weights], [problem.capacity])
     assert_kp([problem.weights], problem.profits, [problem.capacity], value, selected, expected)
 
 
 @kernels
 @few
-@given(st.lists(kp2_problems(), min_size=1, max_size=4), st.integers(1, 3))
-def test_kp2_batch_matches_brute_force(problems, items_per_step):
-    from gpu import config, knapsack
+@given(st.lists(kp2_problems(), min_size=1, max_size=4), st.integers(1, 3), st.sampled_from([0, 3, 22]))
+def test_kp2_batch_matches_brute_force(problems, items_per_step, mitm_max_items):
+    from gpu import knapsack
 
-    previous = config.KNAPSACK_ITEMS_PER_STEP
-    config.KNAPSACK_ITEMS_PER_STEP = items_per_step
-    try:
+    # mitm_max_items 3 splits a batch between the meet in the middle and the DP
+    with configured(KNAPSACK_ITEMS_PER_STEP=items_per_step, KNAPSACK_MITM_MAX_ITEMS=mitm_max_items):
         results = knapsack.solve_kp2_batch(problems)
-    finally:
-        config.KNAPSACK_ITEMS_PER_STEP = previous
     for q, (value, selected) in zip(problems, results):
         weights, caps = [q.weights1, q.weights2], [q.capacity1, q.capacity2]
         assert_kp(weights, q.profits, caps, value, selected, brute_kp(q.profits, weights, caps))
@@ -268,10 +288,11 @@ def test_memory_budget_refusals_name_the_bytes_needed():
 
 
 @kernels
-def test_a_batch_over_budget_runs_in_parts():
-    from gpu import knapsack, knapsack_rows
+def test_a_batch_over_budget_runs_in_parts(monkeypatch):
+    from gpu import config, knapsack, knapsack_rows
     from gpu.knapsack_plan import plan_batch
 
+    monkeypatch.setattr(config, "KNAPSACK_MITM_MAX_ITEMS", 0)
     rng = np.random.default_rng(3)
     problems = [KP2(rng.integers(1, 20, 5), rng.integers(0, 6, 5), rng.integers(0, 30, 5), 10, 60) for _ in range(6)]
     singles = [plan_batch([q.profits], [q.weights1], [q.weights2], [10], [60], 2, 32) for q in problems]
@@ -370,11 +391,13 @@ def test_random_kp1_matches_the_cpu(ring_rows, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_msb_batch_matches_the_cpu():
+@pytest.mark.parametrize("mitm_max_items", [22, 0])
+def test_msb_batch_matches_the_cpu(mitm_max_items, monkeypatch):
     from core.knapsack import solve_many
     from core.knapsack.io import read_ins2d
-    from gpu import knapsack
+    from gpu import config, knapsack
 
+    monkeypatch.setattr(config, "KNAPSACK_MITM_MAX_ITEMS", mitm_max_items)
     folder = shared_file("knapsack/msb630")
     files = sorted(folder.glob("*.ins2D"))
     problems = [read_ins2d(f)[0].problem for f in files]
@@ -383,6 +406,18 @@ def test_msb_batch_matches_the_cpu():
     sample = rng.choice(len(problems), 40, replace=False)
     cpu = solve_many([problems[k] for k in sample], backend="cpu")
     assert [gpu_values[k] for k in sample] == [s.value for s in cpu]
+
+
+@pytest.mark.gpu
+def test_mitm_with_22_items_matches_the_cpu():
+    from core.knapsack import solve
+    from gpu import knapsack
+
+    rng = np.random.default_rng(secrets.randbits(32))
+    problems = [KP2(rng.integers(1, 10**6, 22), rng.integers(1, 1000, 22), rng.integers(1, 1000, 22),
+                    int(rng.integers(2000, 9000)), int(rng.integers(2000, 9000))) for _ in range(20)]
+    results = knapsack.solve_kp2_batch(problems)
+    assert [v for v, _ in results] == [solve(q, backend="cpu").value for q in problems]
 
 
 @pytest.mark.gpu
