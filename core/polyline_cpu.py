@@ -6,7 +6,7 @@ Both run the pair-state dynamic program of the chain of layers L0..L(m+1)
     F(k+1)[q, r] = Tk[q, r] + max { Fk[p, q] : lo_k[q, r] <= p <= hi_k[q, r] }
 
 for the inner layers k = 1..m, in float64, ``-inf`` for states that no
-feasible path reaches.  Every ``F`` is stored as ``(n_prev, d)`` like the
+feasible path reaches, with the int32 ranges of ``PreparedProblem.ranges32``.  Every ``F`` is stored as ``(n_prev, d)`` like the
 tables; a stage loads the columns ``F[:, q]`` of a few q at a time into a
 small contiguous tile (one strided pass), so the per-state loops read and
 write contiguous rows.
@@ -18,8 +18,9 @@ write contiguous rows.
   rebuilt from the current top.  Every p enters one prefix step and at most
   one rebuild step, so a column costs O(n_prev + n_next) with no branch on
   the scores (a monotone deque does the same work but its pops mispredict;
-  it measured two to five times slower here).  The end layer (a few r per
-  column) takes separate range maxima instead.  The argmax is not stored:
+  it measured two to five times slower here).  Stages out of or into a layer
+  of a few points (the start and end) sweep those points one by one with
+  branch-free vectorised loops instead.  The argmax is not stored:
   backtracking recomputes it from the kept ``F``.
 - ``mitm``: Seredin (2016): forward from L0 up to the middle guide c,
   backward from L(m+1) down to it, merged at c with the turn limit there;
@@ -47,6 +48,14 @@ __all__ = ["solve_window", "solve_mitm"]
 
 #: Columns F[:, q] that one parallel task loads into its tile (8 float64 = one cache line).
 _TILE_COLUMNS = 8
+
+#: Columns q that one task of :func:`_few_next_stage` sweeps (a 512-byte piece of each row).
+_ROW_BLOCK = 64
+
+#: A layer of at most this many points (the start or end, or guides of very few
+#: points) is handled point by point by a vectorised masked sweep instead of the
+#: sliding window, which only pays off for long columns.
+_FEW_POINTS = 16
 
 #: Stages with fewer elementary steps than this (about a millisecond on one
 #: thread) run on one thread: waking the pool costs microseconds on an idle
@@ -104,40 +113,13 @@ def _window_column(col, lo_q, hi_q, table_q, out_q, suffix):
         out_q[r] = table_q[r] + max(suffix[low], above) if low <= high else -np.inf
 
 
-@njit(cache=True, nogil=True)
-def _range_max(col, low, high):
-    """``max(col[low : high + 1])`` (-inf when empty), four independent running maxima."""
-    a0 = a1 = a2 = a3 = -np.inf
-    p = low
-    while p + 3 <= high:
-        a0, a1 = max(a0, col[p]), max(a1, col[p + 1])
-        a2, a3 = max(a2, col[p + 2]), max(a3, col[p + 3])
-        p += 4
-    for rest in range(p, high + 1):
-        a0 = max(a0, col[rest])
-    return max(max(a0, a1), max(a2, a3))
-
-
-@njit(cache=True, nogil=True)
-def _direct_column(col, lo_q, hi_q, table_q, out_q):
-    """What :func:`_window_column` computes, one range at a time: faster for a few r (the end layer)."""
-    for r in range(out_q.shape[0]):
-        low, high = lo_q[r], hi_q[r]
-        out_q[r] = table_q[r] + _range_max(col, low, high) if low <= high else -np.inf
-
-
-#: Up to this many r per column (the end layer), separate range maxima beat the
-#: sliding window.
-_DIRECT_MAX_NEXT = 16
-
-
 @njit(cache=True, nogil=True, parallel=True)
-def _window_stage(values, table, lo, hi, out, direct):
-    """One stage by sliding-window maxima (or by separate range maxima when ``direct``).
+def _window_stage(values, table, lo, hi, out):
+    """One stage by sliding-window maxima.
 
     values : (n_prev, d) float64, Fk
     table : (d, n_next) float32, Tk
-    lo, hi : (d, n_next) int64, the feasible p of each state (q, r)
+    lo, hi : (d, n_next) int32, the feasible p of each state (q, r)
     out : (d, n_next) float64, F(k+1) (written)
     """
     n_prev, d = values.shape
@@ -147,10 +129,52 @@ def _window_stage(values, table, lo, hi, out, direct):
         suffix = np.empty(n_prev)
         for i in range(_load_tile(values, q0, tile)):
             q = q0 + i
-            if direct:
-                _direct_column(tile[i], lo[q], hi[q], table[q], out[q])
-            else:
-                _window_column(tile[i], lo[q], hi[q], table[q], out[q], suffix)
+            _window_column(tile[i], lo[q], hi[q], table[q], out[q], suffix)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _few_previous_stage(values, table, lo, hi, out):
+    """The stage out of a layer of a few points (the start): each p against every r at once.
+
+    Same arrays as :func:`_window_stage`; the loops over r are branch-free and vectorise.
+    """
+    n_prev, d = values.shape
+    n_next = table.shape[1]
+    for q in prange(d):
+        lo_q, hi_q, out_q = lo[q], hi[q], out[q]
+        out_q[:] = -np.inf
+        for p in range(n_prev):
+            value = values[p, q]
+            for r in range(n_next):
+                candidate = value if lo_q[r] <= p <= hi_q[r] else -np.inf
+                out_q[r] = max(out_q[r], candidate)
+        table_q = table[q]
+        for r in range(n_next):
+            out_q[r] += table_q[r]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _few_next_stage(values, table, lo, hi, out):
+    """The stage into a layer of a few points (the end): the rows of Fk swept once per r, masked.
+
+    Same arrays as :func:`_window_stage`; the loops over q are branch-free and vectorise.
+    """
+    n_prev, d = values.shape
+    n_next = table.shape[1]
+    for block in prange((d + _ROW_BLOCK - 1) // _ROW_BLOCK):
+        q0 = block * _ROW_BLOCK
+        width = min(_ROW_BLOCK, d - q0)
+        best, first, last = np.empty(width), np.empty(width, dtype=lo.dtype), np.empty(width, dtype=hi.dtype)
+        for r in range(n_next):
+            for i in range(width):
+                first[i], last[i], best[i] = lo[q0 + i, r], hi[q0 + i, r], -np.inf
+            for p in range(n_prev):
+                row = values[p]
+                for i in range(width):
+                    candidate = row[q0 + i] if first[i] <= p <= last[i] else -np.inf
+                    best[i] = max(best[i], candidate)
+            for i in range(width):
+                out[q0 + i, r] = table[q0 + i, r] + best[i]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -183,7 +207,7 @@ def _scan_backward_stage(suffix, table, lo, hi, out, arg):
 
     suffix : (d, n_after) float64, ``B(k+1)[r, s]``: the best path from link r -> s on
     table : (n_k, d) float32, Tk
-    lo, hi : (d, n_after) int64, ranges of layer k+1: q may precede r -> s
+    lo, hi : (d, n_after) int32, ranges of layer k+1: q may precede r -> s
         when ``lo[r, s] <= q <= hi[r, s]``
     out : (n_k, d) float64, ``Bk[q, r] = Tk[q, r] + max_s B(k+1)[r, s]`` (written)
     arg : (n_k, d) int32, the maximising s, -1 when none
@@ -263,6 +287,15 @@ def _window_path(prepared: PreparedProblem, values: list[np.ndarray]) -> np.ndar
     return path
 
 
+def _window_kernel(n_prev: int, d: int, n_next: int):
+    """The stage kernel for layers of these sizes, and its number of elementary steps."""
+    if n_prev <= _FEW_POINTS:
+        return _few_previous_stage, n_prev * d * n_next
+    if n_next <= _FEW_POINTS:
+        return _few_next_stage, n_prev * d * n_next
+    return _window_stage, d * (n_prev + n_next)
+
+
 def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
     """The exact optimum by sliding-window maxima, O(m d^2).
 
@@ -292,10 +325,9 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
         values = _value_tables([prepared.table(k).shape for k in range(m + 1)])  # F1..F(m+1)
         values[0][:] = prepared.first
         for k in range(1, m + 1):
-            _use_threads_for(values[k].size + values[k - 1].size, threads)
-            table = prepared.table(k)
-            direct = table.shape[1] <= _DIRECT_MAX_NEXT
-            _window_stage(values[k - 1], table, *prepared.ranges[k - 1], values[k], direct)
+            stage, steps = _window_kernel(values[k - 1].shape[0], prepared.n_points, values[k].shape[1])
+            _use_threads_for(steps, threads)
+            stage(values[k - 1], prepared.table(k), *prepared.ranges32[k - 1], values[k])
         t1 = _record(timings_ms, "dp", t0)
         path = _window_path(prepared, values)
     _record(timings_ms, "backtrack", t1)
@@ -310,7 +342,7 @@ def _backward(prepared: PreparedProblem, k_to: int, args: dict, threads: int) ->
         out = np.empty(table.shape)
         arg = np.empty(table.shape, dtype=np.int32)
         _use_threads_for(suffix.size * table.shape[0], threads)
-        _scan_backward_stage(suffix, table, *prepared.ranges[k], out, arg)  # the turn at layer k+1
+        _scan_backward_stage(suffix, table, *prepared.ranges32[k], out, arg)  # the turn at layer k+1
         args[k] = arg
         suffix = out
     return suffix
@@ -335,13 +367,13 @@ def solve_mitm(prepared: PreparedProblem, timings_ms: dict | None = None):
             table = prepared.table(k)
             out, arg = np.empty(table.shape), np.empty(table.shape, dtype=np.int32)
             _use_threads_for(values.size * table.shape[1], threads)
-            _scan_stage(values, table, *prepared.ranges[k - 1], out, arg)
+            _scan_stage(values, table, *prepared.ranges32[k - 1], out, arg)
             forward_args.append(arg)
             values = out
         suffix = _backward(prepared, c, backward_args, threads)
         merged, merge_arg = np.empty(suffix.shape), np.empty(suffix.shape, dtype=np.int32)
         _use_threads_for(values.size * suffix.shape[1], threads)
-        _scan_stage(values, suffix, *prepared.ranges[c - 1], merged, merge_arg)
+        _scan_stage(values, suffix, *prepared.ranges32[c - 1], merged, merge_arg)
     t1 = _record(timings_ms, "dp", t0)
     path = np.empty(m + 2, dtype=np.int64)
     path[c], path[c + 1] = _best_state(merged, prepared)

@@ -102,28 +102,37 @@ def python_optimum(problem):
     return max(scores, default=None)
 
 
+#: The stage kernels of ``window``; each is forced on every stage in turn.
+FORCED_KERNELS = {
+    "window (sliding)": "_window_stage",
+    "window (previous-point sweeps)": "_few_previous_stage",
+    "window (row sweeps)": "_few_next_stage",
+}
+
+
 @contextlib.contextmanager
-def sliding_window_everywhere():
-    """Make ``window`` use the sliding window even for layers of a few points."""
-    saved = polyline_cpu._DIRECT_MAX_NEXT
-    polyline_cpu._DIRECT_MAX_NEXT = -1
+def window_kernel_everywhere(name):
+    """Make ``window`` run one stage kernel on every stage, whatever the layer sizes."""
+    saved = polyline_cpu._window_kernel
+    kernel = getattr(polyline_cpu, name)
+    polyline_cpu._window_kernel = lambda n_prev, d, n_next: (kernel, n_prev * d * n_next)
     try:
         yield
     finally:
-        polyline_cpu._DIRECT_MAX_NEXT = saved
+        polyline_cpu._window_kernel = saved
 
 
-def outcome(problem, method):
+def outcome(problem, way):
     try:
-        if method == "window (sliding only)":
-            with sliding_window_everywhere():
+        if way in FORCED_KERNELS:
+            with window_kernel_everywhere(FORCED_KERNELS[way]):
                 return solve(problem, method="window", backend="cpu")
-        return solve(problem, method=method, backend="cpu")
+        return solve(problem, method=way, backend="cpu")
     except NoFeasiblePolylineError:
         return None
 
 
-ALL_WAYS = (*METHODS, "window (sliding only)")
+ALL_WAYS = (*METHODS, *FORCED_KERNELS)
 
 
 def close(a, b):
@@ -191,7 +200,7 @@ def test_window_and_mitm_agree_on_larger_problems(d, m, n_end, max_turn_deg, see
     scores = (rng.integers(0, 3, size=(m - 1, d, d)) if seed % 2 else rng.random((m - 1, d, d))).astype(np.float32)
     problem = PolylineProblem(rng.random(d, dtype=np.float32), scores, rng.random((d, n_end), dtype=np.float32),
                               offsets, float(rng.uniform(0.5, 6)), max_turn_deg, end_offsets=end_offsets)
-    solutions = {way: outcome(problem, way) for way in ("mitm", "window", "window (sliding only)")}
+    solutions = {way: outcome(problem, way) for way in ("mitm", "window", *FORCED_KERNELS)}
     if solutions["mitm"] is None:
         assert all(sol is None for sol in solutions.values())
         return
