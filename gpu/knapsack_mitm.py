@@ -22,6 +22,8 @@ from gpu.knapsack_plan import _pad
 
 #: Largest half handled in shared memory: 2**11 subsets of B.
 MAX_HALF = 11
+#: 2**MAX_HALF, written out: shared-array shapes must be literal constants for numba.
+HALF_SUBSETS = 2048
 MAX_ITEMS = 2 * MAX_HALF
 THREADS = 256
 
@@ -54,9 +56,9 @@ def mitm_kernel(items, n_items, capacities, values, masks):
     masks : (K,) int64, out
         Bit ``i`` set: usable item ``i`` chosen.
     """
-    sb_w1 = cuda.shared.array(1 << MAX_HALF, int32)
-    sb_w2 = cuda.shared.array(1 << MAX_HALF, int32)
-    sb_p = cuda.shared.array(1 << MAX_HALF, int32)
+    sb_w1 = cuda.shared.array(HALF_SUBSETS, int32)
+    sb_w2 = cuda.shared.array(HALF_SUBSETS, int32)
+    sb_p = cuda.shared.array(HALF_SUBSETS, int32)
     red_v = cuda.shared.array(THREADS, int64)
     red_m = cuda.shared.array(THREADS, int64)
     k = cuda.blockIdx.x

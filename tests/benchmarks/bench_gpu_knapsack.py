@@ -320,16 +320,32 @@ def bench_mckp(quick):
 # --- report ---------------------------------------------------------------------------
 
 
+def guarded(name, section, *args):
+    """Run one section; a failure is logged and reported instead of ending the run."""
+    import traceback
+
+    try:
+        return section(*args)
+    except Exception as exc:
+        log(f"section {name} FAILED:\n{traceback.format_exc()}")
+        return f"{name}: FAILED ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+
+
 def render(launch_us, kp1, msb, subset, mckp):
-    kp1_rows, (variants, copy_ms, bits_bytes) = kp1
-    msb_rows, msb_info = msb
-    subset_rows, _ = subset
-    mckp_rows, mi = mckp
     parts = [
         "### GPU knapsack solvers (gpu/knapsack*.py)",
         machine_description(with_gpu=True),
         f"A numba kernel launch costs {launch_us:.1f} us of host time here (3 arrays, 2 ints); "
         "that bounds every one-launch-per-item method.",
+    ]
+    for section, renderer in ((kp1, render_kp1), (msb, render_msb), (subset, render_subset), (mckp, render_mckp)):
+        parts += [section] if isinstance(section, str) else renderer(section)
+    return "\n\n".join(parts)
+
+
+def render_kp1(kp1):
+    kp1_rows, (variants, copy_ms, bits_bytes) = kp1
+    return [
         "#### KP1, Pisinger large scale (ms; every optimum equals the .opt file)",
         markdown_table(["instance", "n", "c", "optimum", "CPU", "GPU (default: wavefront)", "wavefront kernel",
                         "device backtrack", "rows, 1 item/launch", "rows, 2 items/launch"], kp1_rows),
@@ -338,6 +354,12 @@ def render(launch_us, kp1, msb, subset, mckp):
         "Wavefront geometries on the last instance (kernel ms median of 3; us per item = kernel / n):",
         markdown_table(["threads", "blocks", "cells/block", "items/batch", "ring rows", "reach", "kernel ms",
                         "us/item", "solve ms"], variants),
+    ]
+
+
+def render_msb(msb):
+    msb_rows, msb_info = msb
+    return [
         f"#### MSB-630 as KP2 (Lemos et al. Table 1: 168,890 ms sequential, 1,098 ms batched on a Tesla T4); "
         f"{msb_info['n']} instances",
         f"CPU batch (core.knapsack, numba): {fmt(msb_info['cpu_ms'])} ms; HiGHS one by one on the first "
@@ -348,24 +370,35 @@ def render(launch_us, kp1, msb, subset, mckp):
         "per-stage capacity windows; the meet in the middle switched off):",
         markdown_table(["items/launch", "threads", "cells/thread", "cells (1e9)", "batched GPU ms", "host plan ms",
                         "alloc ms", "upload ms", "steps ms", "rows+bits GB/s", "backtrack+download ms"], msb_rows),
+    ]
+
+
+def render_subset(subset):
+    subset_rows, _ = subset
+    return [
         "#### Subset sum, Curtis's Half (his best GPU code: 12,570 ms on a GTX 560 for n = 10000)",
         markdown_table(["instance", "path", "items run", "ms", "item kernels ms", "traffic GB/s"], subset_rows),
+    ]
+
+
+def render_mckp(mckp):
+    mckp_rows, mi = mckp
+    return [
         f"#### MCKP, Suri's set {5 if mi['classes'] == 100 else 3}: {mi['classes']} classes, "
         f"{mi['items']} items ({mi['min']}-{mi['max']} per class), C = {mi['capacity']}",
         f"CPU (core.knapsack): {fmt(mi['cpu_ms'])} ms; HiGHS: {fmt(mi['highs_ms'])} ms "
         f"(status {mi['highs_status']}, optimum {'equal' if mi['highs_ok'] else 'DIFFERENT'}).",
         markdown_table(["GPU variant", "items", "cells/thread", "ms", "class kernels ms", "G cell-item updates/s"], mckp_rows),
     ]
-    return "\n\n".join(parts)
 
 
 def log_kernel_resources():
     """Registers and local memory of every compiled knapsack kernel (log only)."""
-    from gpu import knapsack_mckp, knapsack_rows, knapsack_subset, knapsack_wavefront
+    from gpu import knapsack_mitm, knapsack_rows, knapsack_subset, knapsack_wavefront
 
     kernels = [knapsack_rows.step_kernel(2, 4), knapsack_rows.kp_backtrack_kernel,
                knapsack_wavefront.speculative_backtrack_kernel, knapsack_subset.bitset_step_kernel,
-               knapsack_subset.gvector_step_kernel]
+               knapsack_subset.gvector_step_kernel, knapsack_mitm.mitm_kernel]
     kernels += [knapsack_wavefront.wavefront_kernel(name) for name in ("int32",)]
     for kernel in kernels:
         try:
@@ -373,7 +406,6 @@ def log_kernel_resources():
                 "local bytes", kernel.get_local_mem_per_thread())
         except Exception as exc:  # resource queries are diagnostics only
             log("resources unavailable:", exc)
-    del knapsack_mckp
 
 
 def profile_run():
@@ -407,7 +439,8 @@ def main(argv=None):
         return profile_run()
     out = args.out or (Path(os.environ["OUT"]) / "knapsack-gpu.md" if os.environ.get("OUT") else None)
     launch = bench_launch()
-    results = (bench_kp1(args.quick), bench_msb(args.quick), bench_subset(args.quick), bench_mckp(args.quick))
+    results = [guarded(name, section, args.quick) for name, section in
+               (("KP1", bench_kp1), ("MSB", bench_msb), ("subset sum", bench_subset), ("MCKP", bench_mckp))]
     log_kernel_resources()
     markdown = render(launch, *results)
     if out is not None:
