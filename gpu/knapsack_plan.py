@@ -115,6 +115,37 @@ def _subset_table(p, w1, w2, n_kept, items_per_step, n_steps_max):
     return np.ascontiguousarray((fields @ members).transpose(0, 1, 3, 2))  # (S, K, n_sub, 3)
 
 
+def _meta_table(windows, n_steps, M, tile_cells):
+    """(S, K, N_FIELDS) step metadata, bit words per (step, instance) and row starts.
+
+    ``windows`` holds the (K, S + 1) arrays lo1, hi1, lo2, hi2 of every stage.
+    """
+    lo1, hi1, lo2, hi2 = windows
+    S = lo1.shape[1] - 1
+    rows, w2n = hi1 - lo1 + 1, hi2 - lo2 + 1
+    live = np.arange(S)[:, None] < n_steps[None, :]  # (S, K)
+    widest = (rows * w2n).max(axis=1)
+    row_starts = np.concatenate([[0], np.cumsum(widest)[:-1]]).astype(np.int64)
+    meta = np.zeros((S, lo1.shape[0], kr.N_FIELDS), dtype=np.int64)
+    nxt = lambda a: a[:, 1:].T  # noqa: E731  stage s+1, as (S, K)
+    cur = lambda a: a[:, :-1].T  # noqa: E731  stage s
+    meta[..., kr.LO1], meta[..., kr.LO2] = nxt(lo1), nxt(lo2)
+    meta[..., kr.ROWS], meta[..., kr.W2N] = nxt(rows), nxt(w2n)
+    meta[..., kr.TPR] = -(-nxt(w2n) // tile_cells)
+    meta[..., kr.ROW_OFF] = row_starts[None, :]
+    meta[..., kr.PLO1], meta[..., kr.PLO2] = cur(lo1), cur(lo2)
+    meta[..., kr.PHI1], meta[..., kr.PHI2] = cur(hi1), cur(hi2)
+    meta[..., kr.PW2N] = cur(w2n)
+    meta[..., kr.WPR] = -(-nxt(w2n) // 32)
+    # Every live step has M planes; a last step with fewer items runs padding items
+    # of weight 0 and profit 0, which never beat the subsets without them.
+    meta[..., kr.NITEMS] = M * live
+    meta[..., kr.NSUB] = np.where(live, 2**M, 0)
+    words = np.where(live, nxt(rows) * M * meta[..., kr.WPR], 0)
+    meta[..., kr.BIT_OFF] = (np.cumsum(words) - words.ravel()).reshape(S, -1) if words.size else 0
+    return meta, words, row_starts, int(widest.sum())
+
+
 def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells_per_thread=1):
     """Plan the row method for K instances of KP2 (KP1: ``w1 = 0``, ``c1 = 0``).
 
@@ -141,32 +172,9 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells
     M = items_per_step
     n_steps = -(-n_kept // M)
     S = max(1, int(n_steps.max()))
-    lo1, hi1 = _stage_windows(a1, cap1, n_kept, M, S + 1)
-    lo2, hi2 = _stage_windows(a2, cap2, n_kept, M, S + 1)
-    rows, w2n = hi1 - lo1 + 1, hi2 - lo2 + 1
-    live = np.arange(S)[:, None] < n_steps[None, :]  # (S, K)
-    widest = (rows * w2n).max(axis=1)
-    row_starts = np.concatenate([[0], np.cumsum(widest)[:-1]]).astype(np.int64)
-
-    meta = np.zeros((S, len(n_items), kr.N_FIELDS), dtype=np.int64)
-    nxt = lambda a: a[:, 1:].T  # noqa: E731  stage s+1, as (S, K)
-    cur = lambda a: a[:, :-1].T  # noqa: E731  stage s
-    meta[..., kr.LO1], meta[..., kr.LO2] = nxt(lo1), nxt(lo2)
-    meta[..., kr.ROWS], meta[..., kr.W2N] = nxt(rows), nxt(w2n)
-    meta[..., kr.TPR] = -(-nxt(w2n) // (threads_per_block * cells_per_thread))
-    meta[..., kr.ROW_OFF] = row_starts[None, :]
-    meta[..., kr.PLO1], meta[..., kr.PLO2] = cur(lo1), cur(lo2)
-    meta[..., kr.PHI1], meta[..., kr.PHI2] = cur(hi1), cur(hi2)
-    meta[..., kr.PW2N] = cur(w2n)
-    meta[..., kr.WPR] = -(-nxt(w2n) // 32)
-    # Every live step has M planes; a last step with fewer items runs padding items
-    # of weight 0 and profit 0, which never beat the subsets without them.
-    n_here = M * live
-    meta[..., kr.NITEMS] = n_here
-    meta[..., kr.NSUB] = np.where(live, 2**M, 0)
-    words = np.where(live, nxt(rows) * n_here * meta[..., kr.WPR], 0).ravel()
-    meta[..., kr.BIT_OFF] = (np.cumsum(words) - words).reshape(S, -1)
-    tiles = np.where(live, nxt(rows) * meta[..., kr.TPR], 0)
+    windows = (*_stage_windows(a1, cap1, n_kept, M, S + 1), *_stage_windows(a2, cap2, n_kept, M, S + 1))
+    meta, words, row_starts, row_cells = _meta_table(windows, n_steps, M, threads_per_block * cells_per_thread)
+    tiles = np.where(meta[..., kr.NSUB] > 0, meta[..., kr.ROWS] * meta[..., kr.TPR], 0)
     tile_start = np.concatenate([np.zeros((S, 1), np.int64), np.cumsum(tiles, axis=1)], axis=1)
     return BatchPlan(
         meta=meta,
@@ -177,7 +185,7 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells
         n_kept=n_kept.astype(np.int64),
         items_per_step=M,
         cells_per_thread=cells_per_thread,
-        row_cells=int(widest.sum()),
+        row_cells=row_cells,
         bit_words=int(words.sum()),
         row_starts=row_starts,
         profits=p,

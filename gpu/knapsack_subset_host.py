@@ -14,6 +14,9 @@ Reductions (Curtis 2013, after Yanasse and Soma), all exact:
 - bounds: after item ``i`` only sums in ``[A - R_i, min(B, S_i)]`` can matter
   (``[A, B]`` the target range, ``S_i`` the weight so far, ``R_i`` the weight
   left), and the loop stops once the best possible sum is reachable.
+
+Items run heaviest first, either in one persistent launch with a grid barrier
+between items (default, ``SUBSET_SUM_PERSISTENT``) or one launch per item.
 """
 
 from __future__ import annotations

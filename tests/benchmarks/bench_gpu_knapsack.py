@@ -8,9 +8,10 @@ Runs on a machine with a CUDA GPU (numba.cuda), in one go:
 - KP1 on Pisinger's ``knapPI_{1,2,3}_10000_1000_1``: the persistent wavefront
   kernel (default) with a few launch geometries, the row method (one launch per
   1 or 2 items), the CPU solver; every optimum checked against the ``.opt`` file;
-- MSB-630 as KP2 (Lemos et al. Table 1): batched GPU with 1, 2 or 3 items per
-  launch, the instances one by one on the GPU, the CPU batch and HiGHS, all
-  optima compared;
+- MSB-630 as KP2 (Lemos et al. Table 1): the default batched GPU path (exact
+  meet in the middle for instances of at most 22 usable items), the DP batch
+  with 1, 2 or 3 items per launch, the instances one by one on the GPU, the CPU
+  batch and HiGHS (on a tenth of the set), all optima compared;
 - Curtis's Half subset sum, n = 10000: the default path (with the trivial-solution
   check) and the DP forced (bitset and g vector), CPU beside (n = 1000 and 10000);
 - Suri's MCKP set 5: pruned (default) and unpruned with several cells per thread,
@@ -21,7 +22,9 @@ load excluded); every call ends with the result copied to the host, so the
 device is idle when the clock stops.  Phase times come from CUDA events.  The
 markdown goes to ``--out`` (default ``$OUT/knapsack-gpu.md`` when ``$OUT`` is
 set) and, for a full run, to the "knapsack-gpu" section of BENCHMARKS.md.
-``--quick`` runs reduced sizes and writes nothing to BENCHMARKS.md.
+``--quick`` runs reduced sizes and writes nothing to BENCHMARKS.md;
+``--profile`` runs one solve of each kind (for ``ncu``) and writes SASS to $OUT.
+A section that fails is reported as such and the others still run.
 """
 
 from __future__ import annotations
@@ -392,22 +395,6 @@ def render_mckp(mckp):
     ]
 
 
-def log_kernel_resources():
-    """Registers and local memory of every compiled knapsack kernel (log only)."""
-    from gpu import knapsack_mitm, knapsack_rows, knapsack_subset, knapsack_wavefront
-
-    kernels = [knapsack_rows.step_kernel(2, 4), knapsack_rows.kp_backtrack_kernel,
-               knapsack_wavefront.speculative_backtrack_kernel, knapsack_subset.bitset_step_kernel,
-               knapsack_subset.gvector_step_kernel, knapsack_mitm.mitm_kernel]
-    kernels += [knapsack_wavefront.wavefront_kernel(name) for name in ("int32",)]
-    for kernel in kernels:
-        try:
-            log(kernel.__name__ if hasattr(kernel, "__name__") else kernel, "regs", kernel.get_regs_per_thread(),
-                "local bytes", kernel.get_local_mem_per_thread())
-        except Exception as exc:  # resource queries are diagnostics only
-            log("resources unavailable:", exc)
-
-
 def profile_run():
     """One solve of each profiled kind, for ``ncu`` (no timing, no report)."""
     from gpu import knapsack
@@ -441,7 +428,6 @@ def main(argv=None):
     launch = bench_launch()
     results = [guarded(name, section, args.quick) for name, section in
                (("KP1", bench_kp1), ("MSB", bench_msb), ("subset sum", bench_subset), ("MCKP", bench_mckp))]
-    log_kernel_resources()
     markdown = render(launch, *results)
     if out is not None:
         out.write_text(markdown + "\n", encoding="utf-8")
