@@ -94,7 +94,7 @@ def _solve_kp2_lists(profits, w1, w2, c1, c2, budget):
     from gpu import config
     from gpu import knapsack_mitm
 
-    solved, results = knapsack_mitm.solve_batch(profits, w1, w2, c1, c2, config.KNAPSACK_MITM_MAX_ITEMS)
+    solved, results = knapsack_mitm.solve_batch(profits, w1, w2, c1, c2, config.KNAPSACK_MITM_MAX_ITEMS, budget)
     out = [None] * len(profits)
     for k, result in zip(solved, results):
         out[k] = result

@@ -197,13 +197,22 @@ def device_buffer(name: str, size: int, dtype) -> "cuda.devicearray.DeviceNDArra
         return cuda.device_array(max(1, size), dtype=dtype)
     buffer = _workspace.get(name)
     if buffer is None or buffer.size < nbytes:
-        _workspace.pop(name, None)
+        if _workspace.pop(name, None) is not None:
+            _flush_deallocations()  # free the smaller buffer before asking for the larger one
         buffer = cuda.device_array(nbytes, dtype=np.uint8)
         _workspace[name] = buffer
     return buffer[:nbytes].view(dtype)
+
+
+def _flush_deallocations() -> None:
+    """Free device arrays that numba has queued for deallocation (none in the simulator)."""
+    deallocations = getattr(cuda.current_context(), "deallocations", None)
+    if deallocations is not None:
+        deallocations.clear()
 
 
 def release_workspace() -> None:
     """Free the device memory kept between solves."""
     with SOLVE_LOCK:
         _workspace.clear()
+        _flush_deallocations()

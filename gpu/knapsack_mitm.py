@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from gpu.knapsack_common import inline_device
+from gpu.knapsack_common import check_budget, inline_device
 from gpu.knapsack_plan import _pad
 
 #: Largest half handled in shared memory: 2**11 subsets of B.
@@ -105,7 +105,7 @@ def mitm_kernel(items, n_items, capacities, values, masks):
         masks[k] = red_m[0]
 
 
-def solve_batch(profits, w1, w2, c1, c2, max_items):
+def solve_batch(profits, w1, w2, c1, c2, max_items, budget_bytes):
     """MITM on the instances of a KP2 batch that have at most ``max_items`` usable items.
 
     Parameters
@@ -114,6 +114,8 @@ def solve_batch(profits, w1, w2, c1, c2, max_items):
     c1, c2 : (K,) int64
     max_items : int
         At most :data:`MAX_ITEMS`; 0 solves none.
+    budget_bytes : int
+        Device-memory budget (the item tables and results).
 
     Returns
     -------
@@ -138,6 +140,7 @@ def solve_batch(profits, w1, w2, c1, c2, max_items):
     order = np.argsort(~keep, axis=1, kind="stable")  # usable items first, in input order
     fields = [np.take_along_axis(np.where(keep, x[solved], 0), order, axis=1) for x in (A, B, P)]
     items = np.ascontiguousarray(np.stack(fields, axis=1))
+    check_budget("the KP meet in the middle", items.nbytes + 48 * solved.size, budget_bytes)
     values = cuda.device_array(solved.size, dtype=np.int64)
     masks = cuda.device_array(solved.size, dtype=np.int64)
     caps = np.stack([c1[solved], c2[solved]], axis=1)

@@ -95,7 +95,7 @@ def device_bytes(plan: SubsetPlan, method: str) -> int:
     n_words = plan.high // 64 + 1
     g_size = 2 if plan.weights.size < 32767 else 4
     cells = 64 * n_words if method == "bitset" else plan.high + 2
-    extra = 16 * plan.weights.size + 64
+    extra = 25 * plan.weights.size + 64  # weights and windows (int64) and taken flags
     return (16 * n_words if method == "bitset" else 0) + g_size * cells + extra
 
 

@@ -250,7 +250,8 @@ class WavefrontPlan:
     def device_bytes(self) -> int:
         bits = 4 * self.n * self.nwords
         ring = self.D * self.N * self.value_dtype.itemsize
-        return bits + ring + 17 * self.n + 4 * self.blocks + 64
+        items = 33 * self.n  # weight, profit and two ring offsets (int64), and a taken flag
+        return bits + ring + items + 4 * (self.blocks + 1) + 64
 
 
 def plan(n_items: int, max_shift: int, capacity: int, value_dtype) -> WavefrontPlan | None:

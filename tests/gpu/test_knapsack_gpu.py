@@ -283,6 +283,8 @@ def test_memory_budget_refusals_name_the_bytes_needed():
         knapsack.solve_subset_sum(SubsetSum([3, 5, 1000], 1001), memory_budget_bytes=100)
     with pytest.raises(MemoryBudgetError):
         knapsack.solve_mckp(MCKP([([1, 2], [3, 4])] * 3, 50), memory_budget_bytes=100)
+    with pytest.raises(MemoryBudgetError, match="meet in the middle"):
+        knapsack.solve_kp2(KP2([3, 4], [1, 2], [2, 1], 3, 3), memory_budget_bytes=10)
     with pytest.raises(ValueError, match="memory_budget_bytes"):
         knapsack.solve_kp1(big, memory_budget_bytes=-5)
 
