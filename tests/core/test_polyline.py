@@ -150,6 +150,12 @@ def test_prepare_builds_the_chain_of_layers():
     assert len(prepared.ranges) == 4
     assert [lo.shape for lo, _ in prepared.ranges] == [(3, 3), (3, 3), (3, 3), (3, 1)]
     assert prepared.ranges[1][0] is prepared.ranges[2][0]  # the inner layers share one pair
+    assert all(lo.dtype == hi.dtype == np.int64 for lo, hi in prepared.ranges)
+    for (lo, hi), (lo32, hi32) in zip(prepared.ranges, prepared.ranges32):
+        assert lo32.dtype == hi32.dtype == np.int32
+        np.testing.assert_array_equal(lo32, lo)
+        np.testing.assert_array_equal(hi32, hi)
+    assert prepared.ranges32[1][0] is prepared.ranges32[2][0]
     assert prepared.table(0) is prepared.first and prepared.table(4) is prepared.last
 
 
