@@ -36,6 +36,8 @@ _NUMBERS = (
 _CHOICES = (
     ("mode", "Score mode", ("edge", "ribbon"), "edge: follow one edge; ribbon: the centre line of a road."),
     ("polarity", "Polarity", ("any", "bright", "dark"), "Ribbon mode: a bright road, a dark road, or either."),
+    ("ribbon_combine", "Edge combination", ("mean", "geometric"),
+     "Ribbon mode: score the mean of the two edges, or their geometric mean (both edges needed)."),
     ("solver", "Solver", ("window", "mitm", "brute"), "All exact; window is the fastest, brute the reference."),
     ("backend", "Backend", ("auto", "cpu", "gpu"), "auto: the GPU when one is present, else the CPU."),
 )
@@ -177,6 +179,7 @@ class SettingsPanel(QGroupBox):
         ribbon = w["mode"].currentText() == "ribbon"
         w["ribbon_width_px"].setEnabled(ribbon)
         w["polarity"].setEnabled(ribbon)
+        w["ribbon_combine"].setEnabled(ribbon)
         w["snap_half_width_px"].setEnabled(w["snap_endpoints"].isChecked())
         self.backend_label.setText(backend_description(w["backend"].currentText()))
 

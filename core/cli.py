@@ -30,7 +30,7 @@ _NEGATIVE_POINT = re.compile(r"^-[\d.]")
 #: Options that map one to one onto ExtractionSettings fields (option dest = field name).
 SETTING_OPTIONS = (
     "nodes", "points", "half_width_px", "max_turn_deg", "sigma_px", "mode", "ribbon_width_px",
-    "polarity", "snap_endpoints", "snap_half_width_px", "solver", "backend", "band",
+    "polarity", "ribbon_combine", "snap_endpoints", "snap_half_width_px", "solver", "backend", "band",
 )
 
 
@@ -113,6 +113,9 @@ def _add_settings_options(group):
            type=_number, metavar="R")
     option("--polarity", "polarity", "ribbon brighter or darker than its surroundings, or any",
            choices=("any", "bright", "dark"))
+    option("--ribbon-combine", "ribbon_combine",
+           "how a ribbon's two edges combine: their mean, or their geometric mean (needs both edges)",
+           choices=("mean", "geometric"))
     option("--snap-endpoints", "snap_endpoints", "let the endpoints slide across the span onto the object",
            action=argparse.BooleanOptionalAction, default=None)
     option("--snap-half-width", "snap_half_width_px", "how far (pixels) the endpoints may slide",

@@ -10,153 +10,32 @@ guides, never on the raster's size.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import math
-import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.engine import BACKENDS, resolve_backend
+from core.engine import resolve_backend
+from core.extraction_settings import ExtractionSettings
 from core.gradient import GAUSSIAN_TRUNCATE, GradientWindow, gradient_window
 from core.guides import Guides, build_guides
-from core.polyline import METHODS
-from core.scores import MODES, POLARITIES
 
 __all__ = ["ExtractionSettings", "ExtractionResult", "extract", "window_margin_px", "gradient_step_px",
            "FINE_GRID_BELOW_SIGMA_PX"]
 
 #: Below this smoothing (px) the gradient is computed on the half-pixel grid
 #: (core.gradient): a thin line's flanks then peak on its boundaries, and edge
-#: mode runs 0.5-1 px from a 1 px line instead of ~1 px (mean 0.75 px against
-#: 1.05 px over 12 lines of tests/core/test_accuracy_synthetic.py).  Wider
+#: mode runs 0.5-1 px from a 1 px line instead of ~1 px (mean 0.81 px against
+#: 1.06 px over the thin lines of tests/core/test_accuracy_synthetic.py).  Wider
 #: smoothing spreads every edge over several pixels, where the pixel-centre
-#: grid is as good (Vegas roads at sigma 4.5: 2.106 vs 2.119 px) at a quarter
-#: of the gradient's cost.
+#: grid is as good (Vegas roads at the defaults: 1.87 px on the fine grid,
+#: 1.86 px on the coarse one) and the gradient costs 2-3 times less (0.9
+#: against 2.0 ms for a 250 px horizontal span, 2.0 against 6.4 ms diagonal).
 FINE_GRID_BELOW_SIGMA_PX = 2.0
 
 #: Bytes per candidate link that scoring and the DP hold at once: the float32
 #: score, the float64 DP value and the int64 backtracking index.
 _BYTES_PER_LINK = 4 + 8 + 8
-
-
-@dataclass(frozen=True)
-class ExtractionSettings:
-    """Every knob of one extraction, validated on construction.
-
-    The defaults were chosen by measurement for interactive digitising of
-    asphalt roads on 0.3 m aerial imagery.  The figures below are the mean
-    distance of the middle 70 % of the polyline to the annotated centre line
-    over the 30 click pairs of ``tests/core/test_accuracy_vegas.py`` (clicks
-    250 px apart, up to 6 px off the road; straight segments between the
-    clicks: 2.40 px), with the defaults: 2.12 px, and with one setting changed
-    as quoted.  End-to-end time: ``tests/benchmarks/bench_extract_cpu.py``.
-
-    Attributes
-    ----------
-    nodes : int
-        Split points of the span including both endpoints (>= 3); ``nodes - 2``
-        guides.  8 gives ~36 px links over a 250 px span, short enough for
-        gentle curves (5: 2.19 px, 10: 2.16 px).
-    points : int
-        Candidates per guide (>= 2).  33 over +-8 px puts them 0.5 px apart
-        (65 points: 2.12 px too, at 4x the scoring work).
-    half_width_px : float
-        Guide half-width (px, > 0): how far the line may stray from the
-        straight segment between the clicks.  A narrow corridor keeps it off
-        parallel structures (verges, shadows, driveways): 12 px: 2.33 px,
-        16 px: 2.44 px.  Widen it for curved objects or rough clicks.
-    max_turn_deg : float
-        Largest turn at a guide point (degrees, in (0, 180]); 30 leaves room
-        for curves (10: 2.18 px on these straight streets).
-    sigma_px : float
-        Gaussian smoothing before the gradient (px, > 0).  Wide textured roads
-        want strong smoothing (3: 2.24 px, 6: 2.08 px), but 6 px blurs away
-        roads 4 px wide (the sample scene's farm track); use ~0.5-1.5 for thin lines.
-    mode : {"edge", "ribbon"}
-        ``edge`` follows one strong edge (field boundaries; on a thin line it
-        runs along one flank, about 1 px from its centre); ``ribbon`` follows
-        the centre line between two edges ``ribbon_width_px`` apart.
-    ribbon_width_px : float
-        Full width (px, >= 0) of the ribbon in ``ribbon`` mode.  The streets
-        of the Vegas tile are 20-37 px wide (24: 2.32 px, 32: 2.83 px).
-    polarity : {"any", "bright", "dark"}
-        In ``ribbon`` mode, keep only edge pairs of a bright (dark) ribbon on
-        darker (brighter) ground, or any.  Asphalt is darker than its verges
-        (``any``: 2.22 px).
-    snap_endpoints : bool
-        Let the solver move the clicked endpoints across the axis onto the object.
-    snap_half_width_px : float or None
-        Half-width (px, > 0) of the endpoint guides; None for
-        ``min(half_width_px, core.guides.DEFAULT_SNAP_HALF_WIDTH_PX)`` = 8 px
-        (4 px: 2.12 px as well).
-    solver : {"window", "mitm", "brute"}
-        The exact DP (all give the same optimum; ``window`` is the fastest).
-    backend : {"auto", "cpu", "gpu"}
-    band : int or None
-        1-based band of the image to use; None derives one intensity band.
-    """
-
-    nodes: int = 8
-    points: int = 33
-    half_width_px: float = 8.0
-    max_turn_deg: float = 30.0
-    sigma_px: float = 4.5
-    mode: str = "ribbon"
-    ribbon_width_px: float = 28.0
-    polarity: str = "dark"
-    snap_endpoints: bool = True
-    snap_half_width_px: float | None = None
-    solver: str = "window"
-    backend: str = "auto"
-    band: int | None = None
-
-    def __post_init__(self):
-        for name, minimum in (("nodes", 3), ("points", 2)):
-            _set(self, name, _integer(getattr(self, name), name, minimum))
-        for name in ("half_width_px", "sigma_px"):
-            _set(self, name, _real(getattr(self, name), name, "> 0", lambda v: v > 0))
-        _set(self, "ribbon_width_px", _real(self.ribbon_width_px, "ribbon_width_px", ">= 0", lambda v: v >= 0))
-        _set(self, "max_turn_deg", _real(self.max_turn_deg, "max_turn_deg", "in (0, 180]", lambda v: 0 < v <= 180))
-        if self.snap_half_width_px is not None:
-            _set(self, "snap_half_width_px",
-                 _real(self.snap_half_width_px, "snap_half_width_px", "> 0 (or None)", lambda v: v > 0))
-        for name, allowed in (("mode", MODES), ("polarity", POLARITIES), ("solver", METHODS), ("backend", BACKENDS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
-        if not isinstance(self.snap_endpoints, (bool, np.bool_)):
-            raise TypeError(f"snap_endpoints must be True or False; got {self.snap_endpoints!r}")
-        _set(self, "snap_endpoints", bool(self.snap_endpoints))
-        if self.band is not None:
-            _set(self, "band", _integer(self.band, "band", 1))
-
-    def replace(self, **changes) -> ExtractionSettings:
-        """A copy with some fields changed (validated again)."""
-        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
-        if unknown:
-            raise TypeError(f"unknown extraction setting(s): {', '.join(unknown)}")
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict:
-        """The settings as a JSON-ready dict."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> ExtractionSettings:
-        """Settings from :meth:`to_dict` output (missing keys take the defaults).
-
-        Raises
-        ------
-        ValueError
-            For keys that are not settings, or values out of range.
-        """
-        if not isinstance(values, dict):
-            raise TypeError(f"extraction settings must be a dict; got {type(values).__name__}")
-        unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown extraction setting(s): {', '.join(unknown)}")
-        return cls(**values)
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,7 +175,7 @@ def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: Ext
 
     t0 = time.perf_counter()
     first, links, last = link_score_tables(
-        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity
+        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine
     )
     t1 = time.perf_counter()
     problem = PolylineProblem(
@@ -377,24 +256,3 @@ def _is_pair(point) -> bool:
         return np.shape(point) == (2,) and np.asarray(point).dtype.kind in "iuf"
     except (TypeError, ValueError):
         return False
-
-
-def _set(settings, name, value):
-    object.__setattr__(settings, name, value)  # normalising a frozen dataclass in __post_init__
-
-
-def _integer(value, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
-    return int(value)
-
-
-def _real(value, name: str, allowed: str, accept) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number {allowed}; got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and accept(value)):
-        raise ValueError(f"{name} must be a finite number {allowed}; got {value}")
-    return value

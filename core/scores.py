@@ -7,10 +7,13 @@ pieces and the score is ``sum_k w(s_k) l / K`` with
 
 - ``edge``: ``w(s) = |g(s) . n_e|`` (Seredin's objective: the link runs along an edge);
 - ``ribbon`` of full width ``2 r``, ``g+ = g(s + r n_e)``, ``g- = g(s - r n_e)``:
-  ``any``: ``(|g+ . n_e| + |g- . n_e|) / 2``; ``bright`` (bright ribbon on darker
-  ground, gradients point inwards): ``(max(0, -g+ . n_e) + max(0, g- . n_e)) / 2``;
-  ``dark``: ``(max(0, g+ . n_e) + max(0, -g- . n_e)) / 2``.  With ``r = 0`` and
-  polarity ``any`` it is the edge mode.
+  the two edge responses are ``a = |g+ . n_e|``, ``b = |g- . n_e|`` for polarity
+  ``any``; ``a = max(0, -g+ . n_e)``, ``b = max(0, g- . n_e)`` for ``bright`` (a
+  bright ribbon on darker ground: gradients point inwards); ``a = max(0, g+ . n_e)``,
+  ``b = max(0, -g- . n_e)`` for ``dark``; and ``w(s) = (a + b) / 2`` (combine
+  ``mean``) or ``sqrt(a b)`` (``geometric``: both edges are needed, so one strong
+  edge alone, a verge or a shadow, scores nothing).  With ``r = 0`` and polarity
+  ``any`` both are the edge mode.
 
 The bilinear rule: at ``(x, y)``, ``u = (x - col_off - 0.5) / step_px``,
 ``v = (y - row_off - 0.5) / step_px`` (the gradient grid's coordinates, see
@@ -29,12 +32,14 @@ from numba import njit, prange
 
 from core.parallel import PARALLEL_LOCK
 
-__all__ = ["MODES", "POLARITIES", "link_score_tables", "stage_scores"]
+__all__ = ["MODES", "POLARITIES", "COMBINES", "link_score_tables", "stage_scores"]
 
 MODES = ("edge", "ribbon")
 POLARITIES = ("any", "bright", "dark")
+COMBINES = ("mean", "geometric")
 _EDGE, _RIBBON = 0, 1
 _ANY, _BRIGHT, _DARK = 0, 1, 2
+_MEAN, _GEOMETRIC = 0, 1
 
 
 # Reassociation lets LLVM vectorise the sample loops (2-3x faster); NaN/inf
@@ -78,7 +83,21 @@ def _normal_gradient(gx, gy, col_off, row_off, inv_step, x, y, nx, ny):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def _link_score(gx, gy, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, polarity):
+def _ribbon_weight(g_plus, g_minus, polarity, combine):
+    """``w(s)`` of a ribbon sample from the normal gradients at its two edges."""
+    if polarity == _ANY:
+        a, b = abs(g_plus), abs(g_minus)
+    elif polarity == _BRIGHT:
+        a, b = max(0.0, -g_plus), max(0.0, g_minus)
+    else:
+        a, b = max(0.0, g_plus), max(0.0, -g_minus)
+    if combine == _MEAN:
+        return 0.5 * (a + b)
+    return math.sqrt(a * b)
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _link_score(gx, gy, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, polarity, combine):
     """Score of the link ``(px, py) -> (qx, qy)`` (float64)."""
     dx = qx - px
     dy = qy - py
@@ -98,17 +117,12 @@ def _link_score(gx, gy, col_off, row_off, inv_step, px, py, qx, qy, mode, radius
             continue
         g_plus = _normal_gradient(gx, gy, col_off, row_off, inv_step, sx + radius * nx, sy + radius * ny, nx, ny)
         g_minus = _normal_gradient(gx, gy, col_off, row_off, inv_step, sx - radius * nx, sy - radius * ny, nx, ny)
-        if polarity == _ANY:
-            total += 0.5 * (abs(g_plus) + abs(g_minus))
-        elif polarity == _BRIGHT:
-            total += 0.5 * (max(0.0, -g_plus) + max(0.0, g_minus))
-        else:
-            total += 0.5 * (max(0.0, g_plus) + max(0.0, -g_minus))
+        total += _ribbon_weight(g_plus, g_minus, polarity, combine)
     return total * length / n_samples
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radius, polarity, out):
+def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radius, polarity, combine, out):
     """Score every link of every stage in one parallel loop over all (source, target) pairs.
 
     ``stages[s] = (first source, n sources, first target, n targets)`` index
@@ -131,25 +145,28 @@ def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radiu
         j = stages[s, 2] + rest % n_to
         out[flat] = _link_score(
             gx, gy, col_off, row_off, inv_step, points[i, 0], points[i, 1], points[j, 0], points[j, 1],
-            mode, radius, polarity,
+            mode, radius, polarity, combine,
         )
 
 
 def _score(gradient, points, stages, options) -> np.ndarray:
     """Flat float32 scores of ``stages`` over ``points`` (see :func:`_score_pairs`)."""
-    mode_code, radius, polarity_code = _validated_options(*options)
+    mode_code, radius, polarity_code, combine_code = _validated_options(*options)
     out = np.empty(int((stages[:, 1] * stages[:, 3]).sum()), dtype=np.float32)
     gx = np.ascontiguousarray(gradient.gx, dtype=np.float32)
     gy = np.ascontiguousarray(gradient.gy, dtype=np.float32)
     with PARALLEL_LOCK:
         _score_pairs(
             gx, gy, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px),
-            np.ascontiguousarray(points, dtype=np.float64), stages, mode_code, radius, polarity_code, out,
+            np.ascontiguousarray(points, dtype=np.float64), stages, mode_code, radius, polarity_code, combine_code,
+            out,
         )
     return out
 
 
-def stage_scores(gradient, sources, targets, mode="edge", ribbon_width_px=0.0, polarity="any") -> np.ndarray:
+def stage_scores(
+    gradient, sources, targets, mode="edge", ribbon_width_px=0.0, polarity="any", ribbon_combine="mean"
+) -> np.ndarray:
     """Scores of every link of ``S`` independent stages.
 
     Parameters
@@ -159,7 +176,7 @@ def stage_scores(gradient, sources, targets, mode="edge", ribbon_width_px=0.0, p
         ``(x, y)`` pixel positions of the link start points of ``S`` stages.
     targets : (S, n_to, 2) float ndarray
         ``(x, y)`` of the link end points of the same stages.
-    mode, ribbon_width_px, polarity
+    mode, ribbon_width_px, polarity, ribbon_combine
         As in :func:`link_score_tables`.
 
     Returns
@@ -176,10 +193,11 @@ def stage_scores(gradient, sources, targets, mode="edge", ribbon_width_px=0.0, p
     s = np.arange(n_stages, dtype=np.int64)
     stages = np.stack([s * n_from, np.full_like(s, n_from), n_stages * n_from + s * n_to, np.full_like(s, n_to)], 1)
     points = np.concatenate([sources.reshape(-1, 2), targets.reshape(-1, 2)])
-    return _score(gradient, points, stages, (mode, ribbon_width_px, polarity)).reshape(n_stages, n_from, n_to)
+    options = (mode, ribbon_width_px, polarity, ribbon_combine)
+    return _score(gradient, points, stages, options).reshape(n_stages, n_from, n_to)
 
 
-def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polarity="any"):
+def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polarity="any", ribbon_combine="mean"):
     """Score tables of every link between the layers of the guides.
 
     Parameters
@@ -193,6 +211,8 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
         Full width ``2 r`` (px, >= 0) of the ribbon; used by ``ribbon`` only.
     polarity : {"any", "bright", "dark"}
         Which edge pairs count in ``ribbon`` mode.
+    ribbon_combine : {"mean", "geometric"}
+        How the two edge responses of a ``ribbon`` sample combine (module docstring).
 
     Returns
     -------
@@ -207,7 +227,7 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
     sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     stages = np.stack([starts[:-1], sizes[:-1], starts[1:], sizes[1:]], axis=1)
-    flat = _score(gradient, np.concatenate(layers), stages, (mode, ribbon_width_px, polarity))
+    flat = _score(gradient, np.concatenate(layers), stages, (mode, ribbon_width_px, polarity, ribbon_combine))
     n0, d, n1, m = sizes[0], sizes[1], sizes[-1], guides.n_guides
     first = flat[: n0 * d].reshape(n0, d)
     links = flat[n0 * d : n0 * d + (m - 1) * d * d].reshape(m - 1, d, d)
@@ -215,14 +235,14 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
     return first, links, last
 
 
-def _validated_options(mode, ribbon_width_px, polarity):
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    if polarity not in POLARITIES:
-        raise ValueError(f"polarity must be one of {', '.join(POLARITIES)}; got {polarity!r}")
+def _validated_options(mode, ribbon_width_px, polarity, ribbon_combine):
+    for name, value, allowed in (("mode", mode, MODES), ("polarity", polarity, POLARITIES),
+                                 ("ribbon_combine", ribbon_combine, COMBINES)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
     if isinstance(ribbon_width_px, bool) or not isinstance(ribbon_width_px, numbers.Real):
         raise TypeError(f"ribbon_width_px must be a number of pixels >= 0; got {ribbon_width_px!r}")
     if not (math.isfinite(ribbon_width_px) and ribbon_width_px >= 0):
         raise ValueError(f"ribbon_width_px must be a finite number of pixels >= 0; got {ribbon_width_px}")
     mode_code = _EDGE if mode == "edge" else _RIBBON
-    return mode_code, 0.5 * float(ribbon_width_px), POLARITIES.index(polarity)
+    return mode_code, 0.5 * float(ribbon_width_px), POLARITIES.index(polarity), COMBINES.index(ribbon_combine)

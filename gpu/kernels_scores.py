@@ -4,7 +4,8 @@ For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
 ``n_e``, the gradient (on a grid of step ``step_px``, see core.gradient) is
 sampled bilinearly at ``s_k = P + (k + 0.5) / K (Q - P)``,
 ``K = max(2, ceil(l))``, and the score is ``sum_k w(s_k) l / K`` (edge mode:
-``w = |g . n_e|``; ribbon mode: the two edges at ``s +- r n_e`` with a polarity).
+``w = |g . n_e|``; ribbon mode: the two edges at ``s +- r n_e`` with a polarity,
+combined by their mean or their geometric mean).
 Geometry (sample positions) and sums are float64 as in the CPU module, the
 bilinear interpolation float32 (half the cost of float64 on the GPU; the
 tables are float32 anyway).
@@ -18,9 +19,10 @@ import math
 
 from numba import cuda, float32
 
-#: Mode and polarity codes shared with the host wrapper.
+#: Mode, polarity and combination codes shared with the host wrapper.
 EDGE, RIBBON = 0, 1
 ANY, BRIGHT, DARK = 0, 1, 2
+MEAN, GEOMETRIC = 0, 1
 
 
 _ZERO = float32(0.0)
@@ -70,21 +72,25 @@ def _normal_gradient(grad, u, v, nx, ny):
 
 
 @cuda.jit(device=True)
-def _sample_weight(grad, u, v, du, dv, nx, ny, mode, polarity):
+def _sample_weight(grad, u, v, du, dv, nx, ny, mode, polarity, combine):
     """``w(s)`` of one sample at window coordinates (u, v); ``(du, dv) = r n_e`` (float64)."""
     if mode == EDGE:
         return abs(_normal_gradient(grad, u, v, nx, ny))
     g_plus = _normal_gradient(grad, u + du, v + dv, nx, ny)
     g_minus = _normal_gradient(grad, u - du, v - dv, nx, ny)
     if polarity == ANY:
-        return _HALF * (abs(g_plus) + abs(g_minus))
-    if polarity == BRIGHT:
-        return _HALF * (max(_ZERO, -g_plus) + max(_ZERO, g_minus))
-    return _HALF * (max(_ZERO, g_plus) + max(_ZERO, -g_minus))
+        a, b = abs(g_plus), abs(g_minus)
+    elif polarity == BRIGHT:
+        a, b = max(_ZERO, -g_plus), max(_ZERO, g_minus)
+    else:
+        a, b = max(_ZERO, g_plus), max(_ZERO, -g_minus)
+    if combine == MEAN:
+        return _HALF * (a + b)
+    return math.sqrt(a * b)
 
 
 @cuda.jit(device=True)
-def _link_score(grad, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, polarity):
+def _link_score(grad, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, polarity, combine):
     """Score of the link ``(px, py) -> (qx, qy)``, summed in float64; ``inv_step = 1 / step_px``."""
     dx = qx - px
     dy = qy - py
@@ -105,13 +111,16 @@ def _link_score(grad, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, 
     for k in range(n_samples):
         t = (k + 0.5) * inverse
         total += _sample_weight(
-            grad, u0 + t * du, v0 + t * dv, radius * nx * inv_step, radius * ny * inv_step, nx32, ny32, mode, polarity
+            grad, u0 + t * du, v0 + t * dv, radius * nx * inv_step, radius * ny * inv_step, nx32, ny32,
+            mode, polarity, combine,
         )
     return total * length * inverse
 
 
 @cuda.jit(cache=True)
-def link_scores(grad, col_off, row_off, inv_step, points, n0, n1, mode, radius, polarity, first, first_t, links, last):
+def link_scores(
+    grad, col_off, row_off, inv_step, points, n0, n1, mode, radius, polarity, combine, first, first_t, links, last
+):
     """Score every link of every stage; grid-stride over all of them.
 
     Parameters
@@ -129,6 +138,8 @@ def link_scores(grad, col_off, row_off, inv_step, points, n0, n1, mode, radius, 
     mode, radius, polarity : int, float, int
         :data:`EDGE` or :data:`RIBBON`, the ribbon half-width (px), :data:`ANY`,
         :data:`BRIGHT` or :data:`DARK`.
+    combine : int
+        :data:`MEAN` or :data:`GEOMETRIC`: how a ribbon sample's two edges combine.
     first : (n0, d) float32
         Receives T0; ``first_t`` (d, n0) receives it transposed (the first
         forward states of the DP).
@@ -160,7 +171,7 @@ def link_scores(grad, col_off, row_off, inv_step, points, n0, n1, mode, radius, 
             j = rest - i * n1
         score = _link_score(
             grad, col_off, row_off, inv_step, points[stage, i, 0], points[stage, i, 1],
-            points[stage + 1, j, 0], points[stage + 1, j, 1], mode, radius, polarity,
+            points[stage + 1, j, 0], points[stage + 1, j, 1], mode, radius, polarity, combine,
         )
         if stage == 0:
             first[i, j] = score

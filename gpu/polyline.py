@@ -32,6 +32,7 @@ GPU_METHODS = ("window", "mitm")
 
 _MODES = {"edge": 0, "ribbon": 1}
 _POLARITIES = {"any": 0, "bright": 1, "dark": 2}
+_COMBINES = {"mean": 0, "geometric": 1}
 _gradient_cache: dict = {}
 
 
@@ -174,7 +175,7 @@ def score_and_solve(gradient, guides, settings):
         Layers L0 (n0 points), guides 1..m (d points), L(m+1) (n1 points).
     settings : core.extraction.ExtractionSettings
         Uses ``solver`` ("window" or "mitm"), ``max_turn_deg``, ``mode``,
-        ``ribbon_width_px`` and ``polarity``.
+        ``ribbon_width_px``, ``polarity`` and ``ribbon_combine``.
 
     Returns
     -------
@@ -197,6 +198,9 @@ def score_and_solve(gradient, guides, settings):
     """
     resolve_backend("gpu")
     options = _options(settings)
+    if settings.ribbon_combine not in _COMBINES:
+        raise ValueError(f"settings.ribbon_combine must be one of {', '.join(_COMBINES)}; "
+                         f"got {settings.ribbon_combine!r}")
     from gpu import polyline_dp
 
     m, d = guides.n_guides, guides.offsets.shape[0]
@@ -204,13 +208,15 @@ def score_and_solve(gradient, guides, settings):
     try:
         with polyline_dp.LOCK, _device_errors():
             _check_fits(m, d, n0, n1, options[0])
-            return _score_and_solve_gpu(gradient, guides, settings.max_turn_deg, *options)
+            return _score_and_solve_gpu(
+                gradient, guides, settings.max_turn_deg, *options, _COMBINES[settings.ribbon_combine]
+            )
     except GpuMemoryError as exc:
         warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=2)
         return _score_and_solve_cpu(gradient, guides, settings)
 
 
-def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, mode, radius, polarity):
+def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, mode, radius, polarity, combine):
     from gpu import scoring
     from gpu.polyline_dp import solve_device
 
@@ -218,7 +224,7 @@ def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, mode, radius, p
     started = time.perf_counter()
     grad = _device_gradient(gradient)
     problem = scoring.score_on_device(
-        grad, gradient.col_off, gradient.row_off, guides, mode, radius, polarity, gradient.step_px
+        grad, gradient.col_off, gradient.row_off, guides, mode, radius, polarity, gradient.step_px, combine
     )
     scoring.synchronize()
     timings["scoring"] = (time.perf_counter() - started) * 1e3
@@ -272,7 +278,7 @@ def _score_and_solve_cpu(gradient, guides, settings):
 
     started = time.perf_counter()
     first, links, last = link_score_tables(
-        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity
+        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine
     )
     timings = {"scoring": (time.perf_counter() - started) * 1e3}
     problem = PolylineProblem(

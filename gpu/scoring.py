@@ -34,7 +34,8 @@ def _points(guides) -> np.ndarray:
 
 
 def score_on_device(
-    grad, col_off, row_off, guides, mode: int, radius: float, polarity: int, step_px: float = 1.0
+    grad, col_off, row_off, guides, mode: int, radius: float, polarity: int, step_px: float = 1.0,
+    combine: int = 0,
 ) -> DeviceProblem:
     """Score every link of the guides into the tables of the workspace's problem of that shape.
 
@@ -49,6 +50,8 @@ def score_on_device(
         Codes of :mod:`gpu.kernels_scores` and the ribbon half-width (px).
     step_px : float
         Grid step of the gradient window (``GradientWindow.step_px``).
+    combine : int
+        :data:`gpu.kernels_scores.MEAN` or ``GEOMETRIC`` (ribbon mode).
 
     Returns
     -------
@@ -65,7 +68,7 @@ def score_on_device(
     total = n0 * d + (m - 1) * d * d + d * n1
     link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
         grad, float(col_off), float(row_off), 1.0 / float(step_px), points, n0, n1, mode, float(radius), polarity,
-        problem.first, problem.first_t, problem.links, problem.last,
+        combine, problem.first, problem.first_t, problem.links, problem.last,
     )
     return problem
 

@@ -28,7 +28,8 @@ def gradient_at(gx, gy, col_off, row_off, x, y, step_px=1.0):
     return value_x, value_y
 
 
-def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0, polarity="any", step_px=1.0):
+def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0, polarity="any", step_px=1.0,
+               ribbon_combine="mean"):
     """Score of the link ``p -> q`` (pixel ``(x, y)`` pairs) as a Python float."""
     (px, py), (qx, qy) = p, q
     length = math.hypot(qx - px, qy - py)
@@ -53,22 +54,25 @@ def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0,
             g_plus = along_normal(sx + r * nx, sy + r * ny)
             g_minus = along_normal(sx - r * nx, sy - r * ny)
             if polarity == "any":
-                w = (abs(g_plus) + abs(g_minus)) / 2
+                a, b = abs(g_plus), abs(g_minus)
             elif polarity == "bright":
-                w = (max(0.0, -g_plus) + max(0.0, g_minus)) / 2
+                a, b = max(0.0, -g_plus), max(0.0, g_minus)
             else:
-                w = (max(0.0, g_plus) + max(0.0, -g_minus)) / 2
+                a, b = max(0.0, g_plus), max(0.0, -g_minus)
+            w = (a + b) / 2 if ribbon_combine == "mean" else math.sqrt(a * b)
         total += w * length / n_samples
     return total
 
 
-def score_tables(gx, gy, col_off, row_off, layers, mode="edge", ribbon_width_px=0.0, polarity="any", step_px=1.0):
+def score_tables(gx, gy, col_off, row_off, layers, mode="edge", ribbon_width_px=0.0, polarity="any", step_px=1.0,
+                 ribbon_combine="mean"):
     """All tables of a chain of layers: a list of ``len(layers) - 1`` nested lists [i][j]."""
     tables = []
     for sources, targets in zip(layers[:-1], layers[1:]):
         tables.append(
             [
-                [link_score(gx, gy, col_off, row_off, p, q, mode, ribbon_width_px, polarity, step_px) for q in targets]
+                [link_score(gx, gy, col_off, row_off, p, q, mode, ribbon_width_px, polarity, step_px, ribbon_combine)
+                 for q in targets]
                 for p in sources
             ]
         )

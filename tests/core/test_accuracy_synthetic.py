@@ -155,6 +155,64 @@ def test_ribbon_centre_line_within_one_and_a_half_pixels(seed, polarity, contras
     assert distances.max() <= 1.5, f"max {distances.max():.2f} px, mean {distances.mean():.2f} px"
 
 
+def draw_street(curve, shape, width_px, seed):
+    """A dark street ``width_px`` wide with a light gutter strip along one side, tree shadows over the
+    other edge, a few cars and noise (float32); its centre line is the curve."""
+    rng = np.random.default_rng(seed)
+    rows, cols = np.mgrid[0 : shape[0], 0 : shape[1]]
+    centres = np.stack([cols.ravel() + 0.5, rows.ravel() + 0.5], axis=1)
+    dense = curve.dense(step=0.25)
+    _, nearest = cKDTree(dense).query(centres, distance_upper_bound=width_px + 12.0)
+    # signed offset across the (gently bending) curve; inf beyond every feature of the street
+    far = nearest == len(dense)
+    across = np.where(far, np.inf, (centres - dense[np.minimum(nearest, len(dense) - 1)]) @ curve.n)
+    half, side = width_px / 2, rng.choice([-1.0, 1.0])
+    image = 140.0 - 70.0 * np.clip(half + 0.5 - np.abs(across), 0.0, 1.0)
+    image += 30.0 * np.clip(np.minimum(side * across - half + 0.5, half + 5.5 - side * across), 0.0, 1.0)
+    for s in rng.uniform(0, curve.length, 6):
+        centre = curve.points([s])[0] - side * (half + rng.uniform(-3, 6)) * curve.n
+        image -= 80.0 * np.clip(rng.uniform(5, 12) + 0.5 - np.hypot(*(centres - centre).T), 0.0, 1.0)
+    for s in rng.uniform(0, curve.length, 5):
+        centre = curve.points([s])[0] + rng.uniform(-half + 3, half - 3) * curve.n
+        image += rng.choice([-60.0, 80.0]) * np.clip(3.5 - np.hypot(*(centres - centre).T), 0.0, 1.0)
+    return (image.reshape(shape) + rng.normal(0.0, 12.0, shape)).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=4)
+def _street(seed):
+    rng = np.random.default_rng(seed)
+    angle = rng.uniform(-180, 180)
+    u = np.array([np.cos(np.deg2rad(angle)), np.sin(np.deg2rad(angle))])
+    curve = Curve(np.array([200.0, 200.0]) - 125.0 * u, angle, 250.0, amp=rng.uniform(2, 6),
+                  period=rng.uniform(500, 800), phase=rng.uniform(0, 2 * np.pi))
+    ends = curve.points([0.0, curve.length]) + rng.uniform(-5, 5, (2, 1)) * curve.n
+    return curve, draw_street(curve, (400, 400), STREET_WIDTH_PX, seed), ends
+
+
+STREET_WIDTH_PX = 24.0
+
+
+def _street_distances(seed, ribbon_width_px, ribbon_combine):
+    curve, image, ends = _street(seed)
+    result = extract(image, ends[0], ends[1], mode="ribbon", ribbon_width_px=ribbon_width_px, polarity="any",
+                     ribbon_combine=ribbon_combine, sigma_px=3.0, half_width_px=10.0, points=41, backend="cpu")
+    return distance_to_polyline(middle_samples(result.vertices_px), curve.dense(extend=0.0))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_geometric_edges_keep_a_too_wide_ribbon_on_the_street(seed):
+    # With its own width, either combination of the two edges finds the centre line (measured
+    # 0.35-0.61 px over seeds 0-7).  With a ribbon 25 % too wide, the mean of the edges scores as
+    # much with one sample on one edge as with both on the street's shoulders, and the line
+    # slides (30 - 24) / 2 = 3 px towards an edge (2.8-3.2 px); the geometric mean needs both edges
+    # (1.5-2.5 px).
+    for combine in ("mean", "geometric"):
+        assert _street_distances(seed, STREET_WIDTH_PX, combine).mean() <= 0.8
+    too_wide = 1.25 * STREET_WIDTH_PX
+    mean, geometric = (_street_distances(seed, too_wide, c).mean() for c in ("mean", "geometric"))
+    assert mean >= 2.5 and geometric <= mean - 0.5, f"mean {mean:.2f} px, geometric {geometric:.2f} px"
+
+
 def test_helpers_measure_distances_exactly():
     line = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0]])
     np.testing.assert_allclose(distance_to_polyline([[5.0, 3.0], [12.0, 5.0], [-3.0, -4.0]], line), [3.0, 2.0, 5.0])

@@ -101,17 +101,57 @@ def test_straight_segment_baseline(vegas):
 
 def test_extraction_beats_the_straight_segment(vegas):
     errors, baselines = vegas["errors"], vegas["baselines"]
-    # measured 2.12 px (default settings) vs 2.40 px for the straight segments
-    assert errors.mean() <= 2.2, f"mean {errors.mean():.2f} px"
-    assert errors.mean() <= baselines.mean() - 0.2
+    # measured 1.86 px (default settings) vs 2.40 px for the straight segments
+    assert errors.mean() <= 2.0, f"mean {errors.mean():.2f} px"
+    assert errors.mean() <= baselines.mean() - 0.4
     # the clicks' offsets are undone: large click errors shrink
     far = baselines > 3.0
     assert errors[far].mean() < baselines[far].mean() - 1.0
 
 
+def asphalt_centre_offsets(raster, line, step_px=20.0, along_px=15.0):
+    """Offsets (px, along the line's left normal) of the dark band's centre from an annotated line.
+
+    At every ``step_px`` of the line, the median intensity profile across it
+    over ``+-along_px`` is smoothed (1.5 px) and differentiated; the band runs
+    from the steepest fall at or before the line to the steepest rise at or
+    after it.  A rough, independent look at the image, for the annotation.
+    """
+    from scipy.ndimage import gaussian_filter1d, map_coordinates
+
+    image = raster.read_window(0, 0, raster.width, raster.height)
+    image = np.where(np.isfinite(image), image, np.nanmedian(image))
+    across = np.arange(-30.0, 30.01, 0.5)
+    length = np.hypot(*np.diff(line, axis=0).T).sum()
+    offsets = []
+    for s in np.arange(2 * along_px, length - 2 * along_px, step_px):
+        profiles = []
+        for t in np.arange(s - along_px, s + along_px + 1):
+            point, u = _point_and_direction(line, t)
+            xy = point + across[:, None] * np.array([-u[1], u[0]])
+            profiles.append(map_coordinates(image, [xy[:, 1] - 0.5, xy[:, 0] - 0.5], order=1))
+        slope = gaussian_filter1d(np.median(profiles, axis=0), 3.0, order=1)
+        before, after = across <= 0, across >= 0
+        offsets.append((across[before][np.argmin(slope[before])] + across[after][np.argmax(slope[after])]) / 2)
+    return np.array(offsets)
+
+
+def test_the_annotation_sits_off_the_asphalt_centre_on_two_roads():
+    # SpaceNet's centre lines are hand-drawn: on road 1 (the 38 px avenue) and road 8 the dark
+    # asphalt's centre lies 2.5 and 4 px (medians) to one side of them, while on road 7 the two agree
+    # to 1 px.  An extraction that finds the asphalt's centre is that far off the "truth" there.
+    with open_raster(shared_file("vegas_pan_0.3m.tif")) as raster:
+        lines = road_lines_px(raster, shared_file("vegas_roads.geojson"))
+        medians = {k: float(np.median(asphalt_centre_offsets(raster, lines[k]))) for k in (1, 7, 8)}
+    assert medians[1] >= 2.0 and medians[8] >= 3.0 and abs(medians[7]) <= 1.5, medians
+
+
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 2's target (1.5 px) is not met: measured 2.12 px with the defaults (2.08 px with sigma 6). The annotated centre lines sit "
-    "1-3 px off the visual road centre on several roads (road 0: +2.2 px, road 8: +3.4 px in y, "
-    "with tree shadows over half the road), which no setting tried removed"))
+    "issue 2's target (1.5 px) is not met: measured 1.86 px with the defaults (per road 1.78, 1.14, 1.78, "
+    "0.52, 4.07 px on roads 0, 1, 2, 7, 8), 2.12 and 2.10 px on 120 pairs of other seeds. The annotated "
+    "centre lines sit off the visible asphalt centre (road 8: 4 px, road 1: 2.5 px, see "
+    "test_the_annotation_sits_off_the_asphalt_centre_on_two_roads): ribbons of each road's own width (or "
+    "estimated per extraction) find the asphalt centre and score worse (2.2-2.8 px), and settings tuned on "
+    "four roads did worse on the fifth than the previous defaults (2.83 vs 2.42 px, leave-one-road-out)"))
 def test_issue_target_one_and_a_half_pixels(vegas):
     assert vegas["errors"].mean() <= 1.5

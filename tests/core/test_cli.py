@@ -97,13 +97,15 @@ def test_plain_image_to_file_in_pixel_coordinates(capsys, tmp_path, plain_png):
 
 def test_options_reach_the_settings_and_match_core_extract(capsys, plain_png):
     options = ["--nodes", 6, "--points", 21, "--half-width", 10, "--max-turn", 45, "--sigma", 2.0,
-               "--mode", "ribbon", "--ribbon-width", 12, "--polarity", "bright", "--no-snap-endpoints",
+               "--mode", "ribbon", "--ribbon-width", 12, "--polarity", "bright", "--ribbon-combine", "mean",
+               "--no-snap-endpoints",
                "--solver", "mitm", "--backend", "cpu", "--band", 2]
     status, out, _ = run_cli(capsys, plain_png, "--start", "30,40", "--end", "250,90", *options)
     assert status == 0
     properties = json.loads(out)["features"][0]["properties"]
     expected = ExtractionSettings(nodes=6, points=21, half_width_px=10.0, max_turn_deg=45.0, sigma_px=2.0,
-                                  mode="ribbon", ribbon_width_px=12.0, polarity="bright", snap_endpoints=False,
+                                  mode="ribbon", ribbon_width_px=12.0, polarity="bright", ribbon_combine="mean",
+                                  snap_endpoints=False,
                                   solver="mitm", backend="cpu", band=2)
     assert properties["settings"] == expected.to_dict() and properties["method"] == "mitm"
     reference = extract(plain_png, (30.0, 40.0), (250.0, 90.0), expected)
@@ -121,7 +123,7 @@ def test_help(capsys):
     status, out, _ = run_cli(capsys, "-h")
     assert status == 0
     for option in ("--start", "--end", "--nodes", "--points", "--half-width", "--max-turn", "--sigma", "--mode",
-                   "--ribbon-width", "--polarity", "--snap-endpoints", "--solver", "--backend", "--band", "--demo", "-o"):
+                   "--ribbon-width", "--polarity", "--ribbon-combine", "--snap-endpoints", "--solver", "--backend", "--band", "--demo", "-o"):
         assert option in out
 
 

@@ -59,7 +59,8 @@ def scenes(draw):
         snap_endpoints=draw(st.booleans()),
     )
     mode = draw(st.sampled_from(["edge", "ribbon"]))
-    options = dict(mode=mode, ribbon_width_px=draw(st.floats(0.0, 8.0)), polarity=draw(st.sampled_from(["any", "bright", "dark"])))
+    options = dict(mode=mode, ribbon_width_px=draw(st.floats(0.0, 8.0)), polarity=draw(st.sampled_from(["any", "bright", "dark"])),
+                   ribbon_combine=draw(st.sampled_from(["mean", "geometric"])))
     return gradient, guides, options
 
 
@@ -84,9 +85,11 @@ def test_tables_match_the_loop_reference(scene):
 def test_ribbon_of_zero_width_is_the_edge_mode(scene):
     gradient, guides, _ = scene
     edge = link_score_tables(gradient, guides, mode="edge")
-    ribbon = link_score_tables(gradient, guides, mode="ribbon", ribbon_width_px=0.0, polarity="any")
-    for a, b in zip(edge, ribbon):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    for combine in ("mean", "geometric"):
+        ribbon = link_score_tables(gradient, guides, mode="ribbon", ribbon_width_px=0.0, polarity="any",
+                                   ribbon_combine=combine)
+        for a, b in zip(edge, ribbon):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
 def test_constant_field_exact_scores():
@@ -161,6 +164,20 @@ def test_ribbon_polarity_on_a_bright_band(direction):
     assert _one_link(gradient, *off_centre, polarity="any", **ribbon) == pytest.approx(6.0, abs=1e-5)
 
 
+def test_geometric_combination_needs_both_edges():
+    gradient = _band_field()
+    p, q = (14.0, 10.0), (26.0, 10.0)
+    geometric = dict(mode="ribbon", ribbon_width_px=10.0, ribbon_combine="geometric")
+    assert _one_link(gradient, p, q, polarity="bright", **geometric) == pytest.approx(12.0, abs=1e-5)
+    # one edge only (10 px off centre): the mean keeps half the score, the geometric mean nothing
+    off_centre = (p[0], 20.0), (q[0], 20.0)
+    assert _one_link(gradient, *off_centre, polarity="any", **geometric) == 0.0
+    # unequal edges: sqrt(1 * 4) = 2 per px where the mean would give 2.5
+    uneven = _window(np.zeros((20, 40)), np.where(np.arange(20)[:, None] >= 14, 4.0, 1.0) * gradient.gy)
+    assert _one_link(uneven, p, q, polarity="any", **geometric) == pytest.approx(24.0, abs=1e-4)
+    assert _one_link(uneven, p, q, polarity="any", mode="ribbon", ribbon_width_px=10.0) == pytest.approx(30.0, abs=1e-4)
+
+
 def test_dark_band_is_the_mirror_image():
     bright = _band_field()
     dark = _window(-bright.gx, -bright.gy)
@@ -203,6 +220,7 @@ def test_horizontal_step_edge_gives_the_analytic_score():
         (dict(mode="ribbon", ribbon_width_px=-1.0), ValueError, "ribbon_width_px"),
         (dict(mode="ribbon", ribbon_width_px=float("nan")), ValueError, "ribbon_width_px"),
         (dict(mode="ribbon", ribbon_width_px="5"), TypeError, "ribbon_width_px"),
+        (dict(mode="ribbon", ribbon_combine="max"), ValueError, "ribbon_combine"),
     ],
 )
 def test_bad_options(options, error, match):

@@ -31,7 +31,7 @@ def random_gradient(rng, height, width, col_off, row_off):
     return GradientWindow(gx, gy, col_off, row_off)
 
 
-def device_tables(gradient, guides, mode, ribbon_width_px, polarity):
+def device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine="mean"):
     """The GPU's (first, links, last) score tables, copied back for comparison."""
     from gpu import polyline as gpu_polyline
     from gpu.polyline_dp import LOCK
@@ -40,7 +40,8 @@ def device_tables(gradient, guides, mode, ribbon_width_px, polarity):
     codes = gpu_polyline._options(ExtractionSettings(mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity))
     with LOCK:
         grad = gpu_polyline._device_gradient(gradient)
-        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, *codes[1:], gradient.step_px)
+        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, *codes[1:], gradient.step_px,
+                                  gpu_polyline._COMBINES[ribbon_combine])
         links = problem.links.copy_to_host()[: guides.n_guides - 1]
         first_t = problem.first_t.copy_to_host()
         return problem.first.copy_to_host(), links, problem.last.copy_to_host(), first_t
@@ -75,16 +76,20 @@ def test_link_scores_match_the_cpu_scores(mode, ribbon_width_px, polarity, snapp
 
 
 @kernels
-@pytest.mark.parametrize("mode, ribbon_width_px, polarity", [("edge", 0.0, "any"), ("ribbon", 5.0, "dark")])
-def test_link_scores_on_the_half_pixel_grid_match_the_cpu_scores(mode, ribbon_width_px, polarity):
+@pytest.mark.parametrize("mode, ribbon_width_px, polarity, ribbon_combine", [
+    ("edge", 0.0, "any", "mean"), ("ribbon", 5.0, "dark", "mean"), ("ribbon", 5.0, "any", "geometric"),
+    ("ribbon", 3.5, "bright", "geometric"),
+])
+def test_link_scores_on_the_half_pixel_grid_match_the_cpu_scores(mode, ribbon_width_px, polarity, ribbon_combine):
     rng = np.random.default_rng(7)
     # step 0.5: element [i, j] at (10.5 + j / 2, 20.5 + i / 2), the same area as above
     gx, gy = (rng.normal(size=(39, 49)).astype(np.float32) for _ in range(2))
     gradient = GradientWindow(gx, gy, 10, 20, step_px=0.5)
     guides = build_guides((12.3, 25.1), (33.7, 36.2), nodes=5, points=5, half_width_px=4.0,
                           snap_endpoints=True, snap_half_width_px=3.0)
-    first, links, last, _ = device_tables(gradient, guides, mode, ribbon_width_px, polarity)
-    assert_tables_close((first, links, last), link_score_tables(gradient, guides, mode, ribbon_width_px, polarity))
+    first, links, last, _ = device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine)
+    expected = link_score_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine)
+    assert_tables_close((first, links, last), expected)
 
 
 @kernels
@@ -123,7 +128,8 @@ def test_turn_ranges_on_the_device_equal_core_turns(m, snapped):
 
 def cpu_pipeline(gradient, guides, settings):
     """The CPU extraction's tables and optimum (the reference of score_and_solve)."""
-    tables = link_score_tables(gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity)
+    tables = link_score_tables(gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity,
+                               settings.ribbon_combine)
     prepared = prepare(PolylineProblem(*tables, guides.offsets, guides.spacing, settings.max_turn_deg,
                                        guides.start_offsets, guides.end_offsets))
     return prepared, solve_prepared(prepared, "window", "cpu")
