@@ -53,9 +53,10 @@ class ExtractionSettings:
         Guide half-width (px, > 0): how far the line may stray from the
         straight segment between the clicks.  A narrow corridor keeps it off
         parallel structures (verges, shadows, driveways): 6 px: 1.64 px,
-        12 px: 1.98 px; but a road that bows 8 px away from the chord between
-        the clicks (the sample scene's roads) needs 8.  Widen it for curved
-        objects or rough clicks.
+        12 px: 1.98 px; but roads that bow away from the chord between the
+        clicks need room: on the sample scene's roads (7-8 px bows) 6 px gives
+        0.33-0.86 px, 8 px 0.09-0.67 px.  Widen it for curved objects or
+        rough clicks.
     max_turn_deg : float
         Largest turn at a guide point (degrees, in (0, 180]).  10 keeps the
         polyline from zigzagging after cars and shadows on straight roads

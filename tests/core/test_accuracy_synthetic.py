@@ -4,8 +4,9 @@ The truth is known exactly, so the middle 70 % of the extracted polyline can be
 held to a pixel: within 1.5 px of a road-like ribbon's centre line in ribbon
 mode, within half a pixel of a thin line in ribbon mode, and along the flank
 of a thin line (0.5-1 px off its centre, on the half-pixel gradient grid) in
-edge mode.  The curves are
-gentle sines across a 250 px span at random orientations.
+edge mode.  A street with a gutter, tree shadows and cars shows what the
+geometric mean of a ribbon's two edges buys when the ribbon is too wide.  The
+curves are gentle sines across a 250 px span at random orientations.
 """
 
 from __future__ import annotations
