@@ -2,8 +2,11 @@
 
 Each function takes a validated problem of :mod:`core.knapsack.problems` and
 returns ``(value, selected)``: the optimum (an int) and the sorted int64 indices
-of the chosen items (MCKP: the chosen item's index in each class).  Results are
-exact and checked on the host before they are returned.
+of the chosen items (MCKP: the chosen item's index in each class); with
+``with_method=True`` it returns ``(value, selected, method)``, ``method`` naming
+the GPU method that ran (``"mitm"``, ``"wavefront"``, ``"dp-rows"``,
+``"trivial"``, ``"bitset"``, ``"g-vector"``, ``"dp"``).  Results are exact and
+checked on the host before they are returned.
 
 Methods (launch parameters in :mod:`gpu.config`):
 
@@ -96,13 +99,14 @@ def _solve_kp2_lists(profits, w1, w2, c1, c2, budget):
 
     solved, results = knapsack_mitm.solve_batch(profits, w1, w2, c1, c2, config.KNAPSACK_MITM_MAX_ITEMS, budget)
     out = [None] * len(profits)
-    for k, result in zip(solved, results):
-        out[k] = result
+    for k, (value, selected) in zip(solved, results):
+        out[k] = (value, selected, "mitm")
     rest = [k for k in range(len(profits)) if out[k] is None]
     if rest:
         pick = lambda seq: [seq[k] for k in rest]  # noqa: E731
-        for k, result in zip(rest, _solve_rows(pick(profits), pick(w1), pick(w2), pick(c1), pick(c2), budget)):
-            out[k] = result
+        rows = _solve_rows(pick(profits), pick(w1), pick(w2), pick(c1), pick(c2), budget)
+        for k, (value, selected) in zip(rest, rows):
+            out[k] = (value, selected, "dp-rows")
     return out
 
 
@@ -128,7 +132,7 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
 
 
 @_serialised
-def solve_kp1(problem: KP1, memory_budget_bytes=None):
+def solve_kp1(problem: KP1, memory_budget_bytes=None, with_method=False):
     """Exact 0-1 knapsack on the GPU.
 
     Parameters
@@ -158,21 +162,21 @@ def solve_kp1(problem: KP1, memory_budget_bytes=None):
         plan = wf.plan(usable.size, int(w[usable].max()), capacity, dtype)
     if plan is not None and plan.device_bytes <= budget:
         value, taken = wf.run(plan, w[usable], p[usable])
-        selected = usable[taken == 1].astype(np.int64)
+        selected, method = usable[taken == 1].astype(np.int64), "wavefront"
     else:
         zeros = np.zeros_like(w)
-        (value, selected), = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget)
+        (value, selected, method), = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget)
     _check("KP1", value, int(p[selected].sum()), int(w[selected].sum()) <= c)
-    return value, selected
+    return (value, selected, method) if with_method else (value, selected)
 
 
-def solve_kp2(problem: KP2, memory_budget_bytes=None):
+def solve_kp2(problem: KP2, memory_budget_bytes=None, with_method=False):
     """Exact two-constraint 0-1 knapsack on the GPU; returns ``(value, selected)``."""
-    return solve_kp2_batch([problem], memory_budget_bytes)[0]
+    return solve_kp2_batch([problem], memory_budget_bytes, with_method)[0]
 
 
 @_serialised
-def solve_kp2_batch(problems, memory_budget_bytes=None) -> list:
+def solve_kp2_batch(problems, memory_budget_bytes=None, with_method=False) -> list:
     """Many KP2 instances at once ((KP2)^k of Lemos et al.): one launch per step for all.
 
     Parameters
@@ -183,7 +187,7 @@ def solve_kp2_batch(problems, memory_budget_bytes=None) -> list:
 
     Returns
     -------
-    list of (value, selected)
+    list of (value, selected), or of (value, selected, method) with ``with_method``
         In the order of ``problems``.
     """
     problems = list(problems)
@@ -194,13 +198,14 @@ def solve_kp2_batch(problems, memory_budget_bytes=None) -> list:
     budget = _budget(memory_budget_bytes)
     # The choices are checked against the optima and capacities (knapsack_rows.selections,
     # knapsack_mitm._selections).
-    return _solve_kp2_lists(
+    results = _solve_kp2_lists(
         [q.profits for q in problems], [q.weights1 for q in problems], [q.weights2 for q in problems],
         [q.capacity1 for q in problems], [q.capacity2 for q in problems], budget)
+    return results if with_method else [(value, selected) for value, selected, _ in results]
 
 
 @_serialised
-def solve_subset_sum(problem: SubsetSum, memory_budget_bytes=None):
+def solve_subset_sum(problem: SubsetSum, memory_budget_bytes=None, with_method=False):
     """Largest subset sum not above the capacity, on the GPU; returns ``(value, selected)``."""
     _require(problem, SubsetSum)
     from gpu import config
@@ -209,15 +214,16 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes=None):
     budget = _budget(memory_budget_bytes)
     reduced = ssh.reduce_instance(problem.weights, problem.capacity)
     if isinstance(reduced, tuple):
-        value, selected = reduced
+        (value, selected), method = reduced, "trivial"
     else:
         value, selected, _ = ssh.solve_plan(reduced, config.SUBSET_SUM_METHOD, budget)
+        method = config.SUBSET_SUM_METHOD
     _check("subset-sum", value, int(problem.weights[selected].sum()), value <= problem.capacity)
-    return value, selected
+    return (value, selected, method) if with_method else (value, selected)
 
 
 @_serialised
-def solve_mckp(problem: MCKP, memory_budget_bytes=None):
+def solve_mckp(problem: MCKP, memory_budget_bytes=None, with_method=False):
     """Exact multiple-choice knapsack on the GPU.
 
     Returns
@@ -237,4 +243,4 @@ def solve_mckp(problem: MCKP, memory_budget_bytes=None):
     worth = sum(int(p[t]) for (p, _), t in zip(problem.classes, selected))
     weight = sum(int(w[t]) for (_, w), t in zip(problem.classes, selected))
     _check("MCKP", value, worth, weight <= problem.capacity)
-    return value, selected
+    return (value, selected, "dp") if with_method else (value, selected)

@@ -60,8 +60,8 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     if resolved == "gpu":
         import gpu.knapsack
 
-        value, selected = getattr(gpu.knapsack, _GPU[kind])(problem, memory_budget_bytes=budget)
-        method = "dp"
+        value, selected, method = getattr(gpu.knapsack, _GPU[kind])(problem, memory_budget_bytes=budget,
+                                                                     with_method=True)
     else:
         value, selected, method = _CPU[kind](problem, budget)
     elapsed_ms = (time.perf_counter() - start) * 1e3
@@ -103,7 +103,7 @@ def _solve_kp2_batch(problems: list[KP2], resolved: str, budget) -> list[Knapsac
     if resolved == "gpu":
         import gpu.knapsack
 
-        results = [(v, s, "dp-batch") for v, s in gpu.knapsack.solve_kp2_batch(problems, memory_budget_bytes=budget)]
+        results = gpu.knapsack.solve_kp2_batch(problems, memory_budget_bytes=budget, with_method=True)
     else:
         results = solve_kp2_batch(problems, budget)
     elapsed_ms = (time.perf_counter() - start) * 1e3
