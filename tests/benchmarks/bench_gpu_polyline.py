@@ -22,6 +22,7 @@ each, and sweeps the ``mitm`` threads per state.  The markdown goes to ``--out``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import secrets
 import statistics
@@ -127,7 +128,6 @@ def synthetic_gradient(guides, rng, sigma_px: float = 1.5):
 def end_to_end(rng, points: int, repeat: int) -> dict:
     """Median phases (ms) of score_and_solve at 8 nodes, fresh gradient objects (uploaded every run)."""
     from core.extraction import ExtractionSettings
-    from core.gradient import GradientWindow
     from core.guides import build_guides
     from core.scores import link_score_tables
     from gpu.polyline import score_and_solve
@@ -140,7 +140,7 @@ def end_to_end(rng, points: int, repeat: int) -> dict:
                                   mode="ribbon", ribbon_width_px=12.0, polarity="bright", snap_endpoints=False)
     phases = {"scoring": [], "dp": [], "backtrack": [], "total": []}
     for i in range(repeat + 2):
-        fresh = GradientWindow(gradient.gx, gradient.gy, gradient.col_off, gradient.row_off)
+        fresh = dataclasses.replace(gradient)  # a new object (uploaded again), same grid step
         started = time.perf_counter()
         solution, timings = score_and_solve(fresh, guides, settings)
         total = (time.perf_counter() - started) * 1e3
@@ -148,9 +148,10 @@ def end_to_end(rng, points: int, repeat: int) -> dict:
             for key in ("scoring", "dp", "backtrack"):
                 phases[key].append(timings[key])
             phases["total"].append(total)
-    tables = link_score_tables(gradient, guides, "ribbon", 12.0, "bright")  # warm-up: numba compiles here
+    score_args = (gradient, guides, "ribbon", 12.0, "bright", settings.ribbon_combine)
+    tables = link_score_tables(*score_args)  # warm-up: numba compiles here
     cpu_started = time.perf_counter()
-    tables = link_score_tables(gradient, guides, "ribbon", 12.0, "bright")
+    tables = link_score_tables(*score_args)
     cpu_scores_ms = (time.perf_counter() - cpu_started) * 1e3
     prepared = prepare(PolylineProblem(*tables, guides.offsets, guides.spacing, MAX_TURN_DEG))
     cpu = solve_prepared(prepared, "window", "cpu")
