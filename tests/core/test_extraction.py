@@ -63,7 +63,7 @@ def test_path_raster_and_array_give_the_same_result(tmp_path):
 
 def test_result_fields_and_timings():
     image = _band_image()
-    result = extract(image, (20.0, 57.0), (180.0, 64.0), **FAST)
+    result = extract(image, (20.0, 57.0), (180.0, 64.0), snap_endpoints=True, **FAST)
     assert isinstance(result, ExtractionResult)
     assert set(result.timings_ms) == TIMING_KEYS
     assert all(v >= 0 for v in result.timings_ms.values())
@@ -75,7 +75,7 @@ def test_result_fields_and_timings():
     np.testing.assert_array_equal(
         result.vertices_px, result.guides.vertices(result.start_index, result.indices, result.end_index)
     )
-    # the road centre line is y = 60.5; the default snapping lets both ends reach it
+    # the road centre line is y = 60.5; snapping lets both ends reach it
     np.testing.assert_allclose(result.vertices_px[:, 1], 60.5, atol=1.5)
 
 
