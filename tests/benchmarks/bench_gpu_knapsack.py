@@ -33,6 +33,7 @@ import argparse
 import os
 import time
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 from numba import cuda
@@ -54,22 +55,9 @@ def fmt(ms):
     return "-" if ms is None else (f"{ms:,.0f}" if ms >= 100 else f"{ms:.2f}")
 
 
-class patched:
+def patched(**values):
     """Temporarily set names of gpu.config."""
-
-    def __init__(self, **values):
-        from gpu import config
-
-        self.config, self.values, self.saved = config, values, {}
-
-    def __enter__(self):
-        for name, value in self.values.items():
-            self.saved[name] = getattr(self.config, name)
-            setattr(self.config, name, value)
-
-    def __exit__(self, *exc):
-        for name, value in self.saved.items():
-            setattr(self.config, name, value)
+    return mock.patch.multiple("gpu.config", **values)
 
 
 def phases(run):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -54,22 +55,9 @@ def small_knapsack_launches(monkeypatch):
     yield
 
 
-class configured:
+def configured(**values):
     """Set names of gpu.config inside a hypothesis example (no function-scoped fixtures there)."""
-
-    def __init__(self, **values):
-        from gpu import config
-
-        self.config, self.values, self.saved = config, values, {}
-
-    def __enter__(self):
-        for name, value in self.values.items():
-            self.saved[name] = getattr(self.config, name)
-            setattr(self.config, name, value)
-
-    def __exit__(self, *exc):
-        for name, value in self.saved.items():
-            setattr(self.config, name, value)
+    return mock.patch.multiple("gpu.config", **values)
 
 
 #: Forces one KP1/KP2 method: the meet in the middle, the row DP or the wavefront DP.
