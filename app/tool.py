@@ -156,20 +156,19 @@ class ExtractionTool:
 
     def undo(self) -> bool:
         """Go back one edit; False when there is nothing to undo."""
-        if not self._undo:
-            return False
-        self._redo.append(self.state)
-        self._paused = False
-        self._set_state(self._undo.pop())
-        return True
+        return self._step_history(self._undo, self._redo)
 
     def redo(self) -> bool:
         """Redo the last undone edit; False when there is nothing to redo."""
-        if not self._redo:
+        return self._step_history(self._redo, self._undo)
+
+    def _step_history(self, source: list, target: list) -> bool:
+        """Restore the newest state of ``source``, keeping the current one on ``target``."""
+        if not source:
             return False
-        self._undo.append(self.state)
+        target.append(self.state)
         self._paused = False
-        self._set_state(self._redo.pop())
+        self._set_state(source.pop())
         return True
 
     def _request_missing(self) -> None:
