@@ -50,8 +50,10 @@ class FeaturesPanel(QWidget):
         self.continue_button = QPushButton("Continue", clicked=self.continue_selected,
                                            toolTip="Make it the feature in progress and chain more pieces onto it")
         self.delete_button = QPushButton("Delete", clicked=self.delete_selected)
-        QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.table, self.delete_selected,
-                  context=Qt.ShortcutContext.WidgetShortcut)
+        # Delete while the table has the focus (the Edit menu's Delete is the map's): PySide6 ignores a
+        # ``context=`` keyword, so the context is set afterwards
+        delete_key = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.table, self.delete_selected)
+        delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
         buttons = QHBoxLayout()
         for button in (self.zoom_button, self.continue_button, self.delete_button):
             buttons.addWidget(button)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTableWidget
 
 from app.document import sample_demo, sample_scene_path
 from tests.app.conftest import click_image, move_to_image, wait_idle, wait_pieces
@@ -235,6 +236,31 @@ def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
     assert window.tool.features == () and panel.table.rowCount() == 0
     window.tool.undo()
     assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "Main road"
+
+
+def test_delete_key_deletes_the_selected_feature_only_from_the_map_or_the_features_table(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    for x, y in ((600, 740), (800, 748)):
+        click_image(qtbot, window, x, y)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Return)
+    wait_pieces(qtbot, window)
+    panel = window.features_panel
+    panel.table.selectRow(0)
+    # elsewhere in the window (the knapsack tab's table, a button) Delete deletes nothing
+    knapsack_index = next(i for i in range(window.tabs.count()) if window.tabs.tabText(i) == "Knapsack")
+    window.tabs.setCurrentIndex(knapsack_index)
+    for widget in (window.tabs.currentWidget().findChild(QTableWidget), panel.zoom_button):
+        qtbot.keyClick(widget, Qt.Key.Key_Delete)
+    assert len(window.tool.features) == 1
+    window.tabs.setCurrentIndex(0)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Delete)  # the map has the focus: the Edit menu's Delete
+    assert window.tool.features == ()
+    window.tool.undo()
+    panel.table.selectRow(0)
+    qtbot.keyClick(panel.table, Qt.Key.Key_Delete)  # the features table has the focus: its own Delete
+    assert window.tool.features == ()
 
 
 def test_unexpected_errors_in_slots_become_dialogs(qtbot, make_window, shown_errors, monkeypatch):
