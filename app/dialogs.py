@@ -21,7 +21,7 @@ def ask_open_image(parent, folder: str = "") -> str | None:
 
 
 def ask_import_path(parent, folder: str = "") -> str | None:
-    """A LineSnap GeoJSON file to import, or None."""
+    """A GeoJSON file of lines to import, or None."""
     path, _ = QFileDialog.getOpenFileName(parent, "Import GeoJSON", folder, GEOJSON_FILTER)
     return path or None
 

@@ -95,12 +95,27 @@ class FeatureIO:
         return len(features)
 
     def import_geojson(self, path) -> list:
-        """Add the features of a LineSnap GeoJSON file as editable features; returns them."""
-        from core.geojson import read_geojson
+        """Add the lines of a GeoJSON file (LineSnap's own, or RFC 7946 lines of other tools) as editable features.
 
-        items = [(f.name, f.vertices_px, f.properties) for f in read_geojson(path)]
-        added = self.tool.add_features(items)
-        self.window.status.showMessage(f"imported {len(added)} features from {path}", 8000)
+        Lines are placed by their geometry on the open image (lon/lat through
+        its georeference).  Nothing is added when no line touches the image;
+        lines beside it are added and counted in the status message.
+        """
+        from core.geojson import GeoJSONError, read_geojson
+
+        document = self.window.document
+        if document is None:
+            raise GeoJSONError("open the image the lines belong to before importing them")
+        features = read_geojson(path, document.raster)
+        on_image = [_touches_image(f.vertices_px, document.width, document.height) for f in features]
+        if features and not any(on_image):
+            raise GeoJSONError(f"none of the {len(features)} lines in {Path(path).name} lies on {document.title}: "
+                               "were they digitized on another image?")
+        added = self.tool.add_features([(f.name, f.vertices_px, f.properties) for f in features])
+        message = f"imported {len(added)} features from {path}"
+        if not all(on_image):
+            message += f"; {on_image.count(False)} of them lie outside the image"
+        self.window.status.showMessage(message, 15000)
         return added
 
     @reports_errors("Could not export GeoJSON")
@@ -133,3 +148,9 @@ class FeatureIO:
             self.export_dialog()
             return not tool.dirty
         return answer == "discard"
+
+
+def _touches_image(vertices, width: int, height: int) -> bool:
+    """Whether a polyline's bounding box overlaps the image (a line beside it may pass, one far away may not)."""
+    (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
+    return x1 >= 0 and y1 >= 0 and x0 <= width and y0 <= height

@@ -5,8 +5,9 @@ For a georeferenced raster every vertex goes pixel ``(x, y)`` -> map coordinates
 RFC 7946 requires (no ``crs`` member).  For a plain image the coordinates stay
 pixel ``(x, y)`` and the collection says so in the foreign member
 ``"linesnap:coordinates": "pixel"`` (``"lonlat"`` otherwise).  Either way every
-feature's properties carry its ``pixel_coordinates``, which is what
-:func:`read_geojson` reads back.
+feature's properties carry its ``pixel_coordinates``.  :func:`read_geojson`
+places lines by their geometry (so edits made in other programs count) and
+also reads plain RFC 7946 lines of other tools onto a georeferenced image.
 
 Files are written atomically: a temporary file in the same folder, flushed to
 disk, then renamed over the target, so a failed export leaves any earlier file
@@ -205,24 +206,43 @@ def atomic_write_text(path, text: str) -> None:
         raise
 
 
-def read_geojson(path) -> list[LineFeature]:
-    """Read LineSnap's own GeoJSON back into features (vertices from ``pixel_coordinates``).
+def read_geojson(path, raster=None) -> list[LineFeature]:
+    """Read the lines of a GeoJSON file into features in pixel space.
+
+    LineSnap's own files and plain RFC 7946 files (WGS84 lon/lat, as QGIS or
+    OpenStreetMap tools write them) are both read.  The geometry is what
+    places a line, so a file edited in another program comes back as edited:
+
+    - ``"linesnap:coordinates": "pixel"`` files hold pixel ``(x, y)``;
+    - lon/lat files (LineSnap's ``"lonlat"`` ones and files of other tools)
+      go through ``raster.lonlat_to_pixel``, so they need a georeferenced
+      ``raster`` and land on the same ground whichever image of it is open.
+      Without a raster, LineSnap's lon/lat files fall back to their
+      ``pixel_coordinates`` property.
+
+    A LineSnap feature's ``pixel_coordinates`` are kept exactly where its
+    geometry still agrees with them (to 1e-6 px), so export -> import is exact.
 
     Parameters
     ----------
     path : str or os.PathLike
+    raster : core.raster.Raster, optional
+        The image the lines are imported onto.
 
     Returns
     -------
     list of LineFeature
-        In file order, with each feature's ``name`` and its other properties
-        (``pixel_coordinates`` removed).
+        In file order (a MultiLineString gives one feature per part), with each
+        feature's ``name`` and its other properties (``pixel_coordinates``
+        removed).  Features of other tools with other geometries (points,
+        polygons) or none are skipped; in LineSnap's own files they are errors.
 
     Raises
     ------
     GeoJSONError
-        Missing or unreadable file, invalid JSON, or GeoJSON that LineSnap did
-        not write.
+        Missing or unreadable file, invalid JSON, not a FeatureCollection, a
+        broken feature, no line at all, a ``crs`` member other than WGS84, or
+        lon/lat coordinates with no georeferenced raster to place them on.
     """
     path = Path(path)
     try:
@@ -235,33 +255,88 @@ def read_geojson(path) -> list[LineFeature]:
         raise GeoJSONError(f"{path} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from err
     if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
         raise GeoJSONError(f"{path} is not a GeoJSON FeatureCollection")
-    if document.get(COORDINATES_MEMBER) not in ("pixel", "lonlat"):
-        raise GeoJSONError(
-            f"{path} was not written by LineSnap (no {COORDINATES_MEMBER!r} member); "
-            "only LineSnap's own GeoJSON files can be imported"
-        )
     features = document.get("features")
     if not isinstance(features, list):
         raise GeoJSONError(f"{path}: 'features' must be a list")
-    return [_line_feature(item, f"{path}: feature {k}") for k, item in enumerate(features)]
+    ours = COORDINATES_MEMBER in document
+    kind = document.get(COORDINATES_MEMBER, "lonlat")
+    if kind not in ("pixel", "lonlat"):
+        raise GeoJSONError(f"{path}: {COORDINATES_MEMBER!r} must be 'pixel' or 'lonlat'; got {kind!r}")
+    _check_crs_member(document.get("crs"), path)
+    georeferenced = raster is not None and raster.georeferenced
+    if kind == "lonlat" and not georeferenced and not ours:
+        raise GeoJSONError(
+            f"{path} holds WGS84 longitudes and latitudes (RFC 7946): open a georeferenced image to import it onto"
+        )
+    lines = []
+    for k, item in enumerate(features):
+        lines += _line_features(item, f"{path}: feature {k}", ours)
+    if not lines and not ours:
+        raise GeoJSONError(f"{path} holds no LineString or MultiLineString feature")
+    if kind == "lonlat" and georeferenced:
+        lines = [_placed_on(raster, feature, saved) for feature, saved in lines]
+    else:
+        lines = [LineFeature(saved if saved is not None and kind == "lonlat" else feature.vertices_px,
+                             feature.name, feature.properties) for feature, saved in lines]
+    return lines
 
 
-def _line_feature(item, where: str) -> LineFeature:
+def _check_crs_member(crs, path) -> None:
+    """RFC 7946 dropped ``crs``; an old file may still name one: only WGS84 lon/lat is accepted."""
+    if crs is None:
+        return
+    name = crs.get("properties", {}).get("name", "") if isinstance(crs, dict) else ""
+    if not re.search(r"CRS84$|EPSG:+4326$", str(name)):
+        raise GeoJSONError(f"{path} names the coordinate system {name or crs!r} (a pre-RFC 7946 'crs' member); "
+                           "only WGS84 longitude, latitude is supported: reproject it to EPSG:4326 first")
+
+
+def _placed_on(raster, feature: LineFeature, saved) -> LineFeature:
+    """``feature`` (lon/lat vertices) in ``raster``'s pixels; ``saved`` pixel coordinates win where they agree."""
+    xs, ys = raster.lonlat_to_pixel(feature.vertices_px[:, 0], feature.vertices_px[:, 1])
+    vertices = np.column_stack([xs, ys])
+    if not np.isfinite(vertices).all():
+        raise GeoJSONError(f"feature {feature.name!r} has positions that do not map onto the image's CRS")
+    if saved is not None and saved.shape == vertices.shape and np.abs(saved - vertices).max() <= 1e-6:
+        vertices = saved
+    return LineFeature(vertices, feature.name, feature.properties)
+
+
+def _line_features(item, where: str, ours: bool) -> list[tuple[LineFeature, np.ndarray | None]]:
+    """(feature with the geometry's positions, its saved ``pixel_coordinates`` or None) per line of ``item``."""
     if not isinstance(item, dict) or item.get("type") != "Feature":
         raise GeoJSONError(f"{where} is not a GeoJSON Feature")
     geometry = item.get("geometry")
-    if not isinstance(geometry, dict) or geometry.get("type") != "LineString":
-        raise GeoJSONError(f"{where} is not a LineString")
+    kind = geometry.get("type") if isinstance(geometry, dict) else None
+    if kind not in ("LineString", "MultiLineString"):
+        if ours:
+            raise GeoJSONError(f"{where} is not a LineString")
+        return []
     properties = item.get("properties")
-    if not isinstance(properties, dict) or "pixel_coordinates" not in properties:
+    properties = dict(properties) if isinstance(properties, dict) else {}
+    saved = properties.pop("pixel_coordinates", None)
+    if ours and saved is None:
         raise GeoJSONError(f"{where} has no 'pixel_coordinates' property")
-    properties = dict(properties)
-    try:
-        vertices = _check_vertices(properties.pop("pixel_coordinates"), "pixel_coordinates")
-    except (TypeError, ValueError) as err:
-        raise GeoJSONError(f"{where}: {err}") from err
     name = properties.pop("name", "")
-    return LineFeature(vertices, name if isinstance(name, str) else str(name), properties)
+    name = "" if name is None else name if isinstance(name, str) else str(name)
+    parts = geometry.get("coordinates")
+    parts = [parts] if kind == "LineString" else parts
+    if not isinstance(parts, list) or not parts:
+        raise GeoJSONError(f"{where} has no coordinates")
+    lines = []
+    for j, part in enumerate(parts):
+        label = where if kind == "LineString" else f"{where}, part {j}"
+        try:
+            positions = np.array(part, dtype=np.float64)
+            if positions.ndim == 2 and positions.shape[1] > 2:  # [lon, lat, elevation]: the elevation goes
+                positions = positions[:, :2]
+            positions = _check_vertices(positions, "coordinates")
+            saved_px = None if saved is None or kind != "LineString" else _check_vertices(saved, "pixel_coordinates")
+        except (TypeError, ValueError) as err:
+            raise GeoJSONError(f"{label}: {err}") from err
+        part_name = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
+        lines.append((LineFeature(positions, part_name, properties), saved_px))
+    return lines
 
 
 def _check_vertices(vertices, name: str) -> np.ndarray:

@@ -68,6 +68,31 @@ def test_export_then_import_gives_the_same_editable_features(qtbot, make_window,
         {k: v for k, v in original.items() if k != "name"}
 
 
+def test_import_places_lines_by_ground_position_and_refuses_lines_off_the_image(qtbot, make_window, tmp_path,
+                                                                                shown_errors, monkeypatch):
+    from tests.shared_data import shared_file
+
+    roads = shared_file("vegas_roads.geojson")
+    window = make_window()
+    window.open_image(str(shared_file("vegas_pan_0.3m.tif")))
+    wait_idle(qtbot, window)
+    added = window.feature_io.import_geojson(roads)  # SpaceNet's centre lines: plain RFC 7946 lon/lat
+    assert len(added) == 9
+    raster = window.document.raster
+    first = json.loads(roads.read_text())["features"][0]["geometry"]["coordinates"]
+    expected = np.column_stack(raster.map_to_pixel(*np.array(first).T))  # the tile's CRS is lon/lat
+    np.testing.assert_allclose(window.tool.feature_vertices(added[0]), expected, atol=1e-6)
+    out = tmp_path / "vegas.geojson"
+    window.feature_io.export_geojson(out)
+    # Onto the sample scene (another place): nothing is added, and the dialog says why.
+    other = make_window(config_dir=tmp_path / "other")
+    other.open_image(None)
+    monkeypatch.setattr(dialogs, "ask_import_path", lambda parent, folder: str(out))
+    other.feature_io.import_dialog()
+    assert other.tool.features == ()
+    assert len(shown_errors) == 1 and "none of the 9 lines" in shown_errors[0].message
+
+
 def test_export_and_import_through_the_menu_dialogs(qtbot, make_window, tmp_path, monkeypatch, shown_errors):
     window = make_window()
     window.open_image(None)
@@ -77,11 +102,12 @@ def test_export_and_import_through_the_menu_dialogs(qtbot, make_window, tmp_path
     monkeypatch.setattr(dialogs, "ask_export_path", lambda parent, suggestion: str(out) + ".geojson")
     window.feature_io.export_dialog()
     assert (tmp_path / "menu.geojson").exists() and window.tool.current is None
-    bad = tmp_path / "not_linesnap.geojson"
-    bad.write_text(json.dumps({"type": "FeatureCollection", "features": []}))
+    bad = tmp_path / "points.geojson"
+    bad.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "geometry": {"type": "Point", "coordinates": [15.0, 47.0]}, "properties": {}}]}))
     monkeypatch.setattr(dialogs, "ask_import_path", lambda parent, folder: str(bad))
     window.feature_io.import_dialog()
-    assert len(shown_errors) == 1 and "LineSnap" in shown_errors[0].message
+    assert len(shown_errors) == 1 and "no LineString" in shown_errors[0].message
 
 
 def test_session_dict_round_trip_keeps_pieces_and_outcomes():

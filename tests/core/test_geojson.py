@@ -211,6 +211,91 @@ def test_export_import_round_trip(tmp_path, georeferenced):
     assert not features[1].properties["flags"].dtype == object  # the input was not modified
 
 
+UTM33 = Affine(0.5, 0.0, 455000.0, 0.0, -0.5, 5300000.0)
+
+
+def test_import_places_lines_by_their_geometry_so_edits_elsewhere_count(tmp_path):
+    raster = open_raster(write_tif(tmp_path / "r.tif", CRS.from_epsg(32633), UTM33))
+    features = random_features(raster)
+    write_geojson(tmp_path / "lines.geojson", features, raster)
+    # unedited: the saved pixel coordinates come back exactly
+    for original, restored in zip(features, read_geojson(tmp_path / "lines.geojson", raster)):
+        np.testing.assert_array_equal(restored.vertices_px, original.vertices_px)
+    # edited in another program: line 1 moved 5 m north (10 px up on this 0.5 m grid), one vertex dropped
+    collection = json.loads((tmp_path / "lines.geojson").read_text())
+    edited = collection["features"][1]["geometry"]
+    mx, my = affine_apply(UTM33, features[1].vertices_px[1:, 0], features[1].vertices_px[1:, 1])
+    edited["coordinates"] = np.column_stack(utm_inverse(mx, my + 5.0, zone=33)).tolist()
+    (tmp_path / "edited.geojson").write_text(json.dumps(collection))
+    back = read_geojson(tmp_path / "edited.geojson", raster)
+    np.testing.assert_allclose(back[1].vertices_px, features[1].vertices_px[1:] - [0.0, 10.0], atol=1e-5)
+    np.testing.assert_array_equal(back[2].vertices_px, features[2].vertices_px)
+    # without a raster the saved pixel coordinates are all there is
+    np.testing.assert_array_equal(read_geojson(tmp_path / "edited.geojson")[1].vertices_px, features[1].vertices_px)
+
+
+def test_import_onto_another_image_of_the_same_ground(tmp_path):
+    first = open_raster(write_tif(tmp_path / "a.tif", CRS.from_epsg(32633), UTM33))
+    # the same area at 2 m pixels in Web Mercator
+    second = open_raster(write_tif(tmp_path / "b.tif", CRS.from_epsg(3857),
+                                   Affine(2.0, 0.0, 1_510_000.0, 0.0, -2.0, 6_110_000.0), shape=(400, 400)))
+    features = random_features(first)
+    write_geojson(tmp_path / "lines.geojson", features, first)
+    for original, moved in zip(features, read_geojson(tmp_path / "lines.geojson", second)):
+        lon, lat = utm_inverse(*affine_apply(UTM33, original.vertices_px[:, 0], original.vertices_px[:, 1]), zone=33)
+        np.testing.assert_allclose(
+            np.column_stack(web_mercator_inverse(*affine_apply(second.transform, *moved.vertices_px.T))),
+            np.column_stack([lon, lat]), rtol=0, atol=TOLERANCE_DEG)
+
+
+def test_import_of_plain_rfc7946_lines_from_other_tools(tmp_path):
+    raster = open_raster(write_tif(tmp_path / "r.tif", CRS.from_epsg(32633), UTM33))
+    px = np.array([[3.0, 4.0], [20.5, 30.25], [50.0, 10.0]])
+    lon, lat = utm_inverse(*affine_apply(UTM33, px[:, 0], px[:, 1]), zone=33)
+    lonlat = np.column_stack([lon, lat])
+    collection = {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "geometry": {"type": "Point", "coordinates": lonlat[0].tolist()}, "properties": {}},
+        {"type": "Feature", "geometry": None, "properties": {"name": "no geometry"}},
+        {"type": "Feature", "properties": {"name": "road", "highway": "residential"},
+         "geometry": {"type": "LineString", "coordinates": [[*p, 612.0] for p in lonlat.tolist()]}},
+        {"type": "Feature", "properties": None,
+         "geometry": {"type": "MultiLineString", "coordinates": [lonlat[:2].tolist(), lonlat[1:].tolist()]}},
+    ]}
+    path = tmp_path / "qgis.geojson"
+    path.write_text(json.dumps(collection))
+    back = read_geojson(path, raster)
+    assert [f.name for f in back] == ["road", "", ""]
+    assert back[0].properties == {"highway": "residential"}
+    for feature, expected in zip(back, (px, px[:2], px[1:])):
+        np.testing.assert_allclose(feature.vertices_px, expected, atol=1e-6)
+    with pytest.raises(GeoJSONError, match="open a georeferenced image"):
+        read_geojson(path)
+    plain = tmp_path / "plain.png"
+    with rasterio.open(plain, "w", driver="PNG", width=40, height=30, count=1, dtype="uint8") as ds:
+        ds.write(np.zeros((30, 40), np.uint8), 1)
+    with open_raster(plain) as image, pytest.raises(GeoJSONError, match="open a georeferenced image"):
+        read_geojson(path, image)
+    points_only = tmp_path / "points.geojson"
+    points_only.write_text(json.dumps({"type": "FeatureCollection", "features": collection["features"][:2]}))
+    with pytest.raises(GeoJSONError, match="no LineString or MultiLineString"):
+        read_geojson(points_only, raster)
+
+
+def test_import_of_the_vegas_road_centre_lines():
+    roads = shared_file("vegas_roads.geojson")
+    with open_raster(shared_file("vegas_pan_0.3m.tif")) as raster:
+        back = read_geojson(roads, raster)
+        lines = json.loads(roads.read_text())["features"]
+        assert len(back) == len(lines) == 9
+        for feature, line in zip(back, lines):
+            lonlat = np.array(line["geometry"]["coordinates"])
+            # the raster's CRS is lon/lat itself: the inverse affine transform is the whole mapping
+            inverse = ~raster.transform
+            np.testing.assert_allclose(feature.vertices_px, np.column_stack(affine_apply(inverse, *lonlat.T)),
+                                       rtol=0, atol=1e-6)
+            assert (feature.vertices_px >= -1).all() and (feature.vertices_px <= 1301).all()
+
+
 def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
     target = tmp_path / "lines.geojson"
     features = [LineFeature([[0, 0], [5, 5]], "first")]
@@ -273,7 +358,11 @@ def test_line_feature_validation():
     [
         ("{not json", "not valid JSON"),
         ('{"type": "Feature"}', "not a GeoJSON FeatureCollection"),
-        ('{"type": "FeatureCollection", "features": []}', "not written by LineSnap"),
+        ('{"type": "FeatureCollection", "features": []}', "open a georeferenced image"),
+        ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
+         '"geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, '
+         '"properties": {"pixel_coordinates": [[0, 0], [1, 1]]}}], "crs": {"type": "name", '
+         '"properties": {"name": "urn:ogc:def:crs:EPSG::3857"}}}', "EPSG::3857"),
         ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
          '"geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {}}]}', "feature 0 is not a LineString"),
         ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
