@@ -244,5 +244,7 @@ def _validated_options(mode, ribbon_width_px, polarity, ribbon_combine):
         raise TypeError(f"ribbon_width_px must be a number of pixels >= 0; got {ribbon_width_px!r}")
     if not (math.isfinite(ribbon_width_px) and ribbon_width_px >= 0):
         raise ValueError(f"ribbon_width_px must be a finite number of pixels >= 0; got {ribbon_width_px}")
-    mode_code = _EDGE if mode == "edge" else _RIBBON
+    # DESIGN: "with r = 0 it is the edge mode", whatever the polarity and combination (which would
+    # otherwise keep one side of a single edge, or multiply it by the zero of the other side)
+    mode_code = _EDGE if mode == "edge" or ribbon_width_px == 0 else _RIBBON
     return mode_code, 0.5 * float(ribbon_width_px), POLARITIES.index(polarity), COMBINES.index(ribbon_combine)

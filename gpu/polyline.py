@@ -160,7 +160,8 @@ def _options(settings):
     ribbon = float(settings.ribbon_width_px)
     if not (np.isfinite(ribbon) and ribbon >= 0):
         raise ValueError(f"settings.ribbon_width_px must be a finite number of pixels >= 0; got {ribbon}")
-    return method, _MODES[settings.mode], 0.5 * ribbon, _POLARITIES[settings.polarity]
+    mode = _MODES["edge" if ribbon == 0 else settings.mode]  # r = 0 is the edge mode (core.scores, DESIGN)
+    return method, mode, 0.5 * ribbon, _POLARITIES[settings.polarity]
 
 
 def score_and_solve(gradient, guides, settings):

@@ -48,7 +48,7 @@ def link_score(gx, gy, col_off, row_off, p, q, mode="edge", ribbon_width_px=0.0,
     for k in range(n_samples):
         sx = px + (k + 0.5) / n_samples * (qx - px)
         sy = py + (k + 0.5) / n_samples * (qy - py)
-        if mode == "edge":
+        if mode == "edge" or r == 0:  # DESIGN: a ribbon of width 0 is the edge mode
             w = abs(along_normal(sx, sy))
         else:
             g_plus = along_normal(sx + r * nx, sy + r * ny)

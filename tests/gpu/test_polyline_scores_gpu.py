@@ -78,7 +78,7 @@ def test_link_scores_match_the_cpu_scores(mode, ribbon_width_px, polarity, snapp
 @kernels
 @pytest.mark.parametrize("mode, ribbon_width_px, polarity, ribbon_combine", [
     ("edge", 0.0, "any", "mean"), ("ribbon", 5.0, "dark", "mean"), ("ribbon", 5.0, "any", "geometric"),
-    ("ribbon", 3.5, "bright", "geometric"),
+    ("ribbon", 3.5, "bright", "geometric"), ("ribbon", 0.0, "bright", "geometric"),  # width 0: the edge mode
 ])
 def test_link_scores_on_the_half_pixel_grid_match_the_cpu_scores(mode, ribbon_width_px, polarity, ribbon_combine):
     rng = np.random.default_rng(7)
