@@ -136,7 +136,10 @@ def _feature_dict(feature: LineFeature, raster, k: int) -> dict:
     if raster is None:
         positions = vertices
     else:
-        lon, lat = raster.pixel_to_lonlat(vertices[:, 0], vertices[:, 1])
+        try:
+            lon, lat = raster.pixel_to_lonlat(vertices[:, 0], vertices[:, 1])
+        except ValueError as err:  # core.raster.RasterError: PROJ failed for these positions
+            raise GeoJSONError(f"feature {k} ({feature.name!r}): {err}") from err
         positions = np.column_stack([lon, lat])
         if not (np.isfinite(positions).all() and np.all(np.abs(lat) <= 90)):
             raise GeoJSONError(f"feature {k} ({feature.name!r}) has vertices with no valid lon/lat position")

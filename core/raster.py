@@ -96,7 +96,10 @@ class Raster:
     nodata : float or None
         The nodata value, where the source has one.
     georeferenced : bool
-        True when the source has a CRS (map and lon/lat conversions work).
+        True when the source has a CRS that converts to WGS84 longitude and
+        latitude (tested at the image's centre).  A local engineering CRS,
+        which PROJ cannot relate to the Earth, leaves it False: such an image
+        is handled like a plain one (pixel coordinates).
     path : str or None
         The file, or None for arrays.
     band : int or None
@@ -109,7 +112,7 @@ class Raster:
         self.width, self.height = reader.width, reader.height
         self.band_count, self.dtype = reader.band_count, reader.dtype
         self.crs, self.transform, self.nodata = reader.crs, reader.transform, reader.nodata
-        self.georeferenced = self.crs is not None
+        self.georeferenced = self.crs is not None and _converts_to_lonlat(self)
         self.path = reader.path
         self.band = _check_band(band, self.band_count, "band")
         self._bands, self._weights = _intensity_recipe(self.band, reader.data_bands())
@@ -220,13 +223,11 @@ class Raster:
 
     def _warp(self, src_crs, dst_crs, xs, ys):
         if not self.georeferenced:
-            raise RasterError(f"{self.path or 'the array'} has no coordinate reference system (not georeferenced)")
-        if xs.size == 0:
-            return xs.copy(), ys.copy()
-        from rasterio.warp import transform
+            reason = "no coordinate reference system" if self.crs is None else \
+                f"a coordinate reference system ({_crs_name(self.crs)}) with no known relation to WGS84"
+            raise RasterError(f"{self.path or 'the array'} has {reason} (not georeferenced)")
+        return _warp_points(src_crs, dst_crs, xs, ys)
 
-        out_x, out_y = transform(src_crs, dst_crs, xs.ravel(), ys.ravel())
-        return np.asarray(out_x, np.float64).reshape(xs.shape), np.asarray(out_y, np.float64).reshape(ys.shape)
 
     def _check_memory(self, width, height, n_planes):
         """Refuse, before allocating, a read of ``n_planes`` float32 planes larger than the memory."""
@@ -254,6 +255,39 @@ class Raster:
             with self._lock:
                 out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0))
         return out
+
+
+def _warp_points(src_crs, dst_crs, xs, ys):
+    """``(xs, ys)`` from ``src_crs`` to ``dst_crs`` through rasterio.warp; RasterError where PROJ fails."""
+    if xs.size == 0:
+        return xs.copy(), ys.copy()
+    from rasterio.warp import transform
+
+    try:
+        out_x, out_y = transform(src_crs, dst_crs, xs.ravel(), ys.ravel())
+    except Exception as err:  # rasterio's CPLE_* errors (no public base class) for failed PROJ operations
+        if not type(err).__module__.startswith("rasterio"):
+            raise
+        raise RasterError(f"cannot convert positions from {_crs_name(src_crs)} to {_crs_name(dst_crs)}: "
+                          f"{str(err).splitlines()[0][:200]}") from err
+    return np.asarray(out_x, np.float64).reshape(xs.shape), np.asarray(out_y, np.float64).reshape(ys.shape)
+
+def _crs_name(crs) -> str:
+    """EPSG code, else the CRS's name, for messages."""
+    from rasterio.crs import CRS
+
+    crs = CRS.from_user_input(crs)
+    return crs.to_string() if crs.to_epsg() is not None else repr(crs.to_dict().get("name") or crs.to_wkt()[:60])
+
+
+def _converts_to_lonlat(raster) -> bool:
+    """Whether PROJ relates the raster's CRS to WGS84: its centre gets a finite lon/lat."""
+    mx, my = raster.pixel_to_map(raster.width / 2, raster.height / 2)
+    try:
+        lon, lat = _warp_points(raster.crs, "EPSG:4326", np.atleast_1d(mx), np.atleast_1d(my))
+    except RasterError:
+        return False
+    return bool(np.isfinite(lon).all() and np.isfinite(lat).all() and abs(lat[0]) <= 90)
 
 
 def _intensity_recipe(band, data_bands):

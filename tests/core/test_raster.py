@@ -276,6 +276,20 @@ def test_lonlat_needs_a_crs():
     np.testing.assert_array_equal(raster.pixel_to_map([1.5], [2.5]), ([1.5], [2.5]))
 
 
+def test_a_crs_that_proj_cannot_relate_to_wgs84_is_not_georeferenced(tmp_path):
+    from rasterio.crs import CRS
+
+    local = CRS.from_wkt('LOCAL_CS["arbitrary",UNIT["metre",1],AXIS["Easting",EAST],AXIS["Northing",NORTH]]')
+    raster = open_raster(write_tif(tmp_path / "local.tif", random_bands(15, (8, 8)), crs=local))
+    assert raster.crs is not None and not raster.georeferenced  # a drone or scanned-map grid: pixels only
+    with pytest.raises(RasterError, match="no known relation to WGS84"):
+        raster.pixel_to_lonlat([1.0], [1.0])
+    # UTM far outside its zone's domain: PROJ refuses the centre too
+    far = Affine(0.5, 0.0, 455000.0e3, 0.0, -0.5, 5300000.0e3)
+    assert not open_raster(write_tif(tmp_path / "far.tif", random_bands(16, (8, 8)), transform=far)).georeferenced
+    assert open_raster(write_tif(tmp_path / "utm.tif", random_bands(17, (8, 8)))).georeferenced
+
+
 # --- lifecycle and threads --------------------------------------------------------------------
 
 
