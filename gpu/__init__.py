@@ -1,14 +1,22 @@
 """numba.cuda kernels and their host wrappers.
 
 Importing this package never fails, with or without CUDA: nothing here
-imports numba.cuda at module level.  :func:`solve_prepared` and
+imports numba.cuda at module level.  It silences numba-cuda's low-occupancy
+warning, which small problems trigger by design.  :func:`solve_prepared` and
 :func:`score_and_solve` load :mod:`gpu.polyline` on first use; without a usable
 CUDA GPU they raise :class:`core.engine.BackendUnavailableError`.
 """
 
 from __future__ import annotations
 
+import warnings
+
 from core.engine import BackendUnavailableError, gpu_available
+
+# numba-cuda warns of every launch of fewer than 128 blocks.  Small problems (a short span, a
+# knapsack row of a few thousand cells) launch small grids on purpose; a dozen such lines per
+# extraction buried the command line's output and its one-line errors.
+warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
 
 __all__ = ["available", "solve_prepared", "score_and_solve", "BackendUnavailableError"]
 

@@ -252,6 +252,25 @@ def test_importing_gpu_loads_no_cuda():
     assert out.stdout.strip() == "False"
 
 
+def test_only_the_low_occupancy_warning_is_silenced():
+    code = ("import warnings, gpu; "
+            "warnings.warn('Grid size 22 will likely result in GPU under-utilization due to low occupancy.'); "
+            "warnings.warn('Host array used in CUDA kernel will incur copy overhead')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert "Grid size" not in out.stderr and "Host array used" in out.stderr
+
+
+@pytest.mark.gpu
+def test_a_small_gpu_extraction_prints_no_warnings():
+    # a short span launches grids of a few dozen blocks, which numba-cuda warns of at every launch
+    code = ("import numpy as np; from core.extraction import extract; "
+            "image = np.random.default_rng(0).random((120, 120)); "
+            "[extract(image, (10, 10), (100, 90), backend='gpu', snap_endpoints=s) for s in (False, True)]")
+    out = subprocess.run([sys.executable, "-W", "default", "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True)
+    assert out.stderr == ""
+
+
 def test_kernels_under_cuda_simulator():
     run_kernels_under_simulator(__file__)
 
