@@ -18,7 +18,11 @@ from core.engine import BACKENDS
 from core.polyline import METHODS
 from core.scores import COMBINES, MODES, POLARITIES
 
-__all__ = ["ExtractionSettings"]
+__all__ = ["MAX_LENGTH_PX", "ExtractionSettings"]
+
+#: The largest width or smoothing (px) a setting may take: far beyond any image, and small enough
+#: that the window's bounds stay exact integers (wider requests are refused with their name).
+MAX_LENGTH_PX = 1e9
 
 
 @dataclass(frozen=True)
@@ -125,12 +129,15 @@ class ExtractionSettings:
         for name, minimum in (("nodes", 3), ("points", 2)):
             _set(self, name, _integer(getattr(self, name), name, minimum))
         for name in ("half_width_px", "sigma_px"):
-            _set(self, name, _real(getattr(self, name), name, "> 0", lambda v: v > 0))
-        _set(self, "ribbon_width_px", _real(self.ribbon_width_px, "ribbon_width_px", ">= 0", lambda v: v >= 0))
+            _set(self, name, _real(getattr(self, name), name, f"in (0, {MAX_LENGTH_PX:g}]",
+                                   lambda v: 0 < v <= MAX_LENGTH_PX))
+        _set(self, "ribbon_width_px", _real(self.ribbon_width_px, "ribbon_width_px", f"in [0, {MAX_LENGTH_PX:g}]",
+                                            lambda v: 0 <= v <= MAX_LENGTH_PX))
         _set(self, "max_turn_deg", _real(self.max_turn_deg, "max_turn_deg", "in (0, 180]", lambda v: 0 < v <= 180))
         if self.snap_half_width_px is not None:
             _set(self, "snap_half_width_px",
-                 _real(self.snap_half_width_px, "snap_half_width_px", "> 0 (or None)", lambda v: v > 0))
+                 _real(self.snap_half_width_px, "snap_half_width_px", f"in (0, {MAX_LENGTH_PX:g}] (or None)",
+                       lambda v: 0 < v <= MAX_LENGTH_PX))
         for name, allowed in (("mode", MODES), ("polarity", POLARITIES), ("ribbon_combine", COMBINES),
                               ("solver", METHODS), ("backend", BACKENDS)):
             if getattr(self, name) not in allowed:

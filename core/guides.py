@@ -173,7 +173,7 @@ def build_guides(
     half_width_px = _positive(half_width_px, "half_width_px")
     length = float(np.hypot(*(b - a)))
     if length == 0.0:
-        raise ValueError(f"start_xy and end_xy must differ; both are ({a[0]:g}, {a[1]:g})")
+        raise ValueError(f"start and end must differ; both are ({a[0]:g}, {a[1]:g})")
     axis = (b - a) / length
     offsets = np.linspace(-half_width_px, half_width_px, points)
     end_offsets = start_offsets = np.zeros(1)

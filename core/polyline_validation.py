@@ -86,7 +86,7 @@ def float32_table(arr: np.ndarray, name: str, shape: tuple[int, ...]) -> np.ndar
 def preparation_bytes(arrays, d: int, n1: int, m: int) -> int:
     """Memory that prepare allocates: float32 copies, the finiteness mask, the ranges (int64 and int32)."""
     copies = sum(4 * a.size for a in arrays if a.dtype != np.float32 or not a.flags.c_contiguous)
-    mask = max(a.size for a in arrays)
+    mask = max((a.size for a in arrays), default=0)
     ranges = (16 + 8) * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0))
     return copies + mask + ranges
 

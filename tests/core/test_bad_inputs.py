@@ -111,7 +111,7 @@ SETTINGS_CASES = {
     # name: (start, end, settings overrides, CLI options, message)
     "start_outside": ((-1.0, 30.0), (140.0, 90.0), {}, [], "start (-1, 30) lies outside the raster of 160 x 160"),
     "end_outside": ((20.0, 30.0), (140.0, 160.5), {}, [], "end (140, 160.5) lies outside the raster"),
-    "same_points": ((20.0, 30.0), (20.0, 30.0), {}, [], "must differ"),
+    "same_points": ((20.0, 30.0), (20.0, 30.0), {}, [], "start and end must differ"),
     "nodes_2": (None, None, {"nodes": 2}, ["--nodes", 2], "nodes must be an integer >= 3; got 2"),
     "points_1": (None, None, {"points": 1}, ["--points", 1], "points must be an integer >= 2; got 1"),
     "angle_0": (None, None, {"max_turn_deg": 0.0}, ["--max-turn", 0], "max_turn_deg must be a finite number in (0, 180]"),
@@ -120,6 +120,15 @@ SETTINGS_CASES = {
     "half_width_0": (None, None, {"half_width_px": 0.0}, ["--half-width", 0], "half_width_px must be"),
     "absurd_points": (None, None, {"points": 200_000}, ["--points", 200_000], "GiB of memory"),
     "absurd_window": (None, None, {"half_width_px": 3e6, "points": 3}, ["--half-width", 3e6, "--points", 3], "GiB"),
+    # refused from the settings alone, before the guides' points are allocated
+    "points_beyond_memory": (None, None, {"points": 10**19}, ["--points", 10**19], "(8 nodes x 10000000000000000000 "),
+    "snapped_points_beyond_memory": (None, None, {"points": 10**9, "snap_endpoints": True},
+                                     ["--points", 10**9, "--snap-endpoints"], "GiB of memory"),
+    "half_width_1e200": (None, None, {"half_width_px": 1e200}, ["--half-width", 1e200], "half_width_px must be"),
+    "sigma_1e19": (None, None, {"sigma_px": 1e19}, ["--sigma", 1e19], "sigma_px must be a finite number in (0, 1e+09]"),
+    "ribbon_1e20": (None, None, {"ribbon_width_px": 1e20}, ["--ribbon-width", 1e20], "ribbon_width_px must be"),
+    "snap_1e308": (None, None, {"snap_endpoints": True, "snap_half_width_px": 1e308},
+                   ["--snap-endpoints", "--snap-half-width", 1e308], "snap_half_width_px must be"),
     "no_feasible_polyline": (None, None, {"points": 2, "max_turn_deg": 0.001, "snap_endpoints": False},
                              ["--points", 2, "--max-turn", 0.001, "--no-snap-endpoints"], "no polyline satisfies"),
 }
