@@ -88,10 +88,14 @@ def feature_from_result(result, name: str = "") -> LineFeature:
     Returns
     -------
     LineFeature
-        Vertices of the result; properties ``score``, ``settings`` (a dict),
-        ``backend``, ``method`` and ``timings_ms``.
+        Vertices of the result; properties ``score``, ``settings`` (a dict,
+        with the snapping half-width that was used where the settings left it
+        to the default), ``backend``, ``method`` and ``timings_ms``.
     """
     settings = result.settings.to_dict() if hasattr(result.settings, "to_dict") else dict(result.settings)
+    guides = getattr(result, "guides", None)
+    if settings.get("snap_endpoints") and settings.get("snap_half_width_px") is None and guides is not None:
+        settings["snap_half_width_px"] = float(guides.start_offsets[-1])  # the default's value, as used
     properties = {
         "score": float(result.score),
         "settings": settings,

@@ -342,6 +342,19 @@ def test_feature_from_result_carries_score_settings_backend_timings():
     }
 
 
+def test_feature_from_result_records_the_snapping_half_width_used():
+    from core.extraction import extract
+
+    image = np.random.default_rng(3).random((60, 80)).astype(np.float32)
+    for half_width, expected in ((8.0, 8.0), (5.0, 5.0), (20.0, 8.0)):  # the default: min(half-width, 8)
+        result = extract(image, (10, 30), (70, 30), nodes=4, points=9, half_width_px=half_width,
+                         snap_endpoints=True, backend="cpu")
+        assert result.settings.snap_half_width_px is None
+        assert feature_from_result(result).properties["settings"]["snap_half_width_px"] == expected
+    unsnapped = extract(image, (10, 30), (70, 30), nodes=4, points=9, backend="cpu")
+    assert feature_from_result(unsnapped).properties["settings"]["snap_half_width_px"] is None
+
+
 def test_line_feature_validation():
     with pytest.raises(ValueError, match=r"shape \(k, 2\) with k >= 2"):
         LineFeature([[0.0, 1.0]])
