@@ -83,7 +83,7 @@ def class_kernel(value_type_name: str, cells_per_thread: int, chunk: int, staged
     return mckp_class
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def backtrack_kernel(choice, weights, firsts, capacity, selected):
     """One thread: the chosen item of every class, last class first."""
     if cuda.grid(1) != 0:

@@ -42,7 +42,7 @@ def _subset_sums(items, k, first, count, mask):
     return w1, w2, p
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def mitm_kernel(items, n_items, capacities, values, masks):
     """Best pair (subset of A, subset of B) of instance ``blockIdx.x``.
 

@@ -132,7 +132,7 @@ def step_kernel(items_per_step: int, cells_per_thread: int):
     return kp_step
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def kp_backtrack_kernel(meta, subsets, n_steps, items_per_step, bits, row_a, row_b, taken, values):
     """Walk every instance's decisions back from its final state, one thread each.
 
@@ -173,7 +173,7 @@ def kp_backtrack_kernel(meta, subsets, n_steps, items_per_step, bits, row_a, row
         j2 = min(j2 - subsets[step, k, code, SUB_S2], m[PHI2])
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _init_stage0_kernel(row_a, row_starts):
     k = cuda.grid(1)
     if k < row_starts.shape[0]:

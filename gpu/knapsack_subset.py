@@ -65,7 +65,7 @@ def _gvector_item(g, item, w, first, last, target, done, start, stride):
                 cuda.atomic.max(done, 0, 1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def bitset_step_kernel(cur, nxt, g, item, w, first_word, last_word, target, done):
     """One launch per item (as Curtis): item ``item`` over words ``first_word..last_word``.
 
@@ -82,7 +82,7 @@ def bitset_step_kernel(cur, nxt, g, item, w, first_word, last_word, target, done
         _bitset_item(cur, nxt, g, item, w, first_word, last_word, target, done, cuda.grid(1), cuda.gridsize(1))
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gvector_step_kernel(g, item, w, first, last, target, done):
     """One launch per item: Yanasse-Soma update over capacities ``first..last``."""
     if done[0] == 0:
@@ -117,7 +117,7 @@ def _stop_after(done, items_run, i, sm_flag):
     return sm_flag[0] != 0
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def bitset_persistent_kernel(buf_a, buf_b, g, weights, first_words, last_words, target, done, arrived,
                              items_run, failed):
     """Every item in one launch, a grid barrier between items; all blocks must be resident.
@@ -140,7 +140,7 @@ def bitset_persistent_kernel(buf_a, buf_b, g, weights, first_words, last_words, 
         items_run[0] = n
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gvector_persistent_kernel(g, weights, firsts, lasts, target, done, arrived, items_run, failed):
     """Yanasse-Soma over every item in one launch, a grid barrier between items."""
     sm_flag = cuda.shared.array(1, int32)
@@ -156,7 +156,7 @@ def gvector_persistent_kernel(g, weights, firsts, lasts, target, done, arrived, 
         items_run[0] = n
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def fill_kernel(g, value):
     for j in range(cuda.grid(1), g.shape[0], cuda.gridsize(1)):
         g[j] = value
@@ -178,7 +178,7 @@ def _lowest_bit(x):
     return 31 + cuda.ffs(uint32(x >> uint64(32)))
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def bitset_best_kernel(bits, low, high, want_max, result):
     """Largest (``want_max``) or smallest set capacity in ``[low, high]`` into ``result[0]``."""
     for k in range((low >> 6) + cuda.grid(1), (high >> 6) + 1, cuda.gridsize(1)):
@@ -193,7 +193,7 @@ def bitset_best_kernel(bits, low, high, want_max, result):
                 cuda.atomic.min(result, 0, 64 * k + _lowest_bit(word))
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gvector_best_kernel(g, low, high, want_max, result):
     """Largest (``want_max``) or smallest capacity in ``[low, high]`` with ``g`` set."""
     unset = g[g.shape[0] - 1]
@@ -205,7 +205,7 @@ def gvector_best_kernel(g, low, high, want_max, result):
                 cuda.atomic.min(result, 0, j)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def recover_kernel(g, weights, state, taken):
     """Follow ``g`` from ``state`` down to 0, marking the items used (one thread)."""
     if cuda.grid(1) != 0:

@@ -175,7 +175,7 @@ def wavefront_kernel(value_type_name: str, cells_per_thread: int = 1):
     return wavefront
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def speculative_backtrack_kernel(shift, bits, nwords, state, levels, taken):
     """Recover the chosen items from the decision bits, ``levels`` items per round.
 
