@@ -16,7 +16,8 @@ from core.engine import BackendUnavailableError, gpu_available
 # numba-cuda warns of every launch of fewer than 128 blocks.  Small problems (a short span, a
 # knapsack row of a few thousand cells) launch small grids on purpose; a dozen such lines per
 # extraction buried the command line's output and its one-line errors.
-warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
+# numba may colour the message (ANSI codes before the text), hence the leading ".*".
+warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU under-utilization")
 
 __all__ = ["available", "solve_prepared", "score_and_solve", "BackendUnavailableError"]
 

@@ -254,7 +254,7 @@ def test_importing_gpu_loads_no_cuda():
 
 def test_only_the_low_occupancy_warning_is_silenced():
     code = ("import warnings, gpu; "
-            "warnings.warn('Grid size 22 will likely result in GPU under-utilization due to low occupancy.'); "
+            "warnings.warn('\\x1b[1mGrid size 22 will likely result in GPU under-utilization due to low occupancy.'); "
             "warnings.warn('Host array used in CUDA kernel will incur copy overhead')")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert "Grid size" not in out.stderr and "Host array used" in out.stderr
