@@ -54,9 +54,10 @@ def show_error(parent, report: ErrorReport) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox
 
-    box = QMessageBox(QMessageBox.Icon.Critical, report.title, report.message,
-                      QMessageBox.StandardButton.Ok, parent)
-    box.setInformativeText(f"({report.kind})" if report.kind else "")
+    # The title bar is not shown everywhere (macOS sheets, bare X servers): the title leads the text too.
+    box = QMessageBox(QMessageBox.Icon.Critical, report.title, f"{report.title}.", QMessageBox.StandardButton.Ok,
+                      parent)
+    box.setInformativeText(report.message + (f"\n\n({report.kind})" if report.kind else ""))
     if report.details:
         box.setDetailedText(report.details)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

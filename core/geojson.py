@@ -199,7 +199,10 @@ def atomic_write_text(path, text: str) -> None:
     """
     path = Path(path)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:  # name the user's file, not the hidden temporary one
+        raise OSError(err.errno, err.strerror, str(path)) from err
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:
             stream.write(text)

@@ -316,6 +316,13 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch
     assert read_geojson(target)[0].name == "first"
 
 
+def test_a_write_into_a_missing_folder_names_the_file_not_the_temporary(tmp_path):
+    target = tmp_path / "missing" / "lines.geojson"
+    with pytest.raises(FileNotFoundError) as raised:
+        write_geojson(target, [LineFeature([[0, 0], [1, 1]])])
+    assert raised.value.filename == str(target) and ".tmp" not in str(raised.value)
+
+
 def test_replacing_keeps_permissions(tmp_path):
     target = tmp_path / "lines.geojson"
     write_geojson(target, [LineFeature([[0, 0], [1, 1]])])
