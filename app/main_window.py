@@ -192,6 +192,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.settings_panel.settings_changed.connect(self.tool.set_settings)
+        self.tool.settings_restored.connect(lambda settings: self.settings_panel.show_settings(settings, announce=True))
         self.display_panel.bands_changed.connect(self._show_bands)
         self.display_panel.stretch_changed.connect(lambda *_: self._apply_stretch())
         self.display_panel.show_guides_changed.connect(self.controller.set_show_guides)

@@ -53,6 +53,9 @@ class ExtractionTool:
         Run this piece's extraction and call :meth:`complete_piece`.
     preview_requested(request: PreviewRequest)
         Run it and call :meth:`complete_preview`; a newer one supersedes it.
+    settings_restored(settings)
+        Undo or redo brought back the settings of that moment (a settings
+        change that re-ran the current piece is undone with it).
     """
 
     def __init__(self, settings: Any = None):
@@ -63,8 +66,10 @@ class ExtractionTool:
         self.dirty = False
         self.preview: PieceOutcome | None = None
         self._ids = itertools.count(1)
-        self._undo: list[ToolState] = []
-        self._redo: list[ToolState] = []
+        # history entries: (state, the settings of that moment); a settings change that re-ran
+        # the current piece is an edit, so undoing it brings the settings back too
+        self._undo: list[tuple[ToolState, Any]] = []
+        self._redo: list[tuple[ToolState, Any]] = []
         self._requested: set[int] = set()
         self._cursor: tuple[tuple[float, float], bool] | None = None
         self._preview_seq = 0
@@ -72,7 +77,7 @@ class ExtractionTool:
         self._preview_min_seq = 0
         self._paused = False
         for name in ("changed", "outcomes_changed", "preview_changed", "selection_changed",
-                     "piece_requested", "preview_requested"):
+                     "piece_requested", "preview_requested", "settings_restored"):
             setattr(self, name, Event(name))
 
     # ------------------------------------------------------------------ queries
@@ -137,9 +142,12 @@ class ExtractionTool:
         return self.piece_start(current, len(current.pieces))
 
     # -------------------------------------------------------------- history
-    def _commit(self, new_state: ToolState) -> None:
-        self._undo.append(self.state)
+    def _commit(self, new_state: ToolState, settings: Any = None) -> None:
+        """Make ``new_state`` (and ``settings``, when given) current, one undoable step."""
+        self._undo.append((self.state, self.settings))
         self._redo.clear()
+        if settings is not None:
+            self.settings = settings
         self._set_state(new_state)
 
     def _set_state(self, new_state: ToolState) -> None:
@@ -166,9 +174,13 @@ class ExtractionTool:
         """Restore the newest state of ``source``, keeping the current one on ``target``."""
         if not source:
             return False
-        target.append(self.state)
+        target.append((self.state, self.settings))
         self._paused = False
-        self._set_state(source.pop())
+        state, settings = source.pop()
+        if settings != self.settings:
+            self.settings = settings
+            self.settings_restored.emit(settings)
+        self._set_state(state)
         return True
 
     def _request_missing(self) -> None:
@@ -253,12 +265,13 @@ class ExtractionTool:
         """New settings: later pieces use them, and the current piece and preview re-run."""
         if settings == self.settings:
             return
-        self.settings = settings
         current = self.state.current
         if current is not None and current.pieces and current.pieces[-1].kind == "extract":
             last = current.pieces[-1]
             rerun = replace(last, id=next(self._ids), settings=settings)
-            self._commit(replace(self.state, current=replace(current, pieces=current.pieces[:-1] + (rerun,))))
+            self._commit(replace(self.state, current=replace(current, pieces=current.pieces[:-1] + (rerun,))), settings)
+        else:
+            self.settings = settings
         self._restart_preview()
 
     # ------------------------------------------------------------- preview
@@ -347,7 +360,7 @@ class ExtractionTool:
         yield from self.state.features
         if self.state.current is not None:
             yield self.state.current
-        for state in self._undo + self._redo:
+        for state, _ in self._undo + self._redo:
             yield from state.features
             if state.current is not None:
                 yield state.current

@@ -142,6 +142,14 @@ def test_changing_a_setting_reruns_the_current_piece(qtbot, make_window):
     wait_pieces(qtbot, window)
     assert len(window.tool.feature_vertices(window.tool.current)) == 5
     assert_piece_matches_core(window, window.tool.current, 0, sample_scene_path())
+    # Undo takes back the re-run and the panel's settings with it; choosing them again re-runs it.
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.tool.current.pieces[0].id == old_id
+    assert window.settings_panel._widgets["nodes"].value() == window.tool.settings.nodes != 5
+    window.settings_panel._widgets["nodes"].setValue(5)
+    assert window.settings_panel.apply_now()
+    assert window.tool.current.pieces[0].id != old_id and window.tool.current.pieces[0].settings.nodes == 5
+    wait_pieces(qtbot, window)
     # Settings persist: a new window in the same config folder starts with them.
     again = make_window(config_dir=window.config_dir)
     assert again.settings_panel.settings.nodes == 5

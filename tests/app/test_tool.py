@@ -230,8 +230,26 @@ def test_settings_change_reruns_the_current_piece_and_the_preview(tool):
     assert (new_piece.click_start, new_piece.click_end) == (old_piece.click_start, old_piece.click_end)
     assert rec.pieces[-1] is new_piece
     assert len(rec.previews) == n_previews + 1 and rec.previews[-1].settings == "S2"
+    restored = []
+    tool.settings_restored.connect(restored.append)
+    tool.undo()  # the re-run was an edit: undo brings back the piece and the settings it ran with
+    assert tool.current.pieces[-1].id == old_piece.id and tool.settings == "S1" and restored == ["S1"]
+    tool.redo()
+    assert tool.current.pieces[-1].id == new_piece.id and tool.settings == "S2" and restored == ["S1", "S2"]
     tool.undo()
-    assert tool.current.pieces[-1].id == old_piece.id
+    tool.set_settings("S2")  # choosing the undone settings again re-runs the piece again
+    assert tool.current.pieces[-1].settings == "S2" and tool.current.pieces[-1].id != old_piece.id
+
+
+def test_settings_changed_with_nothing_to_rerun_are_not_undone(tool):
+    restored = []
+    tool.settings_restored.connect(restored.append)
+    tool.click((0, 0))
+    tool.set_settings("S2")  # only a start click: nothing re-runs, no step in the history
+    tool.click((10, 0))
+    assert tool.current.pieces[-1].settings == "S2"
+    tool.undo()
+    assert tool.settings == "S2" and restored == [] and tool.current.pieces == ()
 
 
 def test_failed_piece_is_a_marked_straight_segment(tool):
