@@ -107,21 +107,22 @@ class KnapsackPanel(QWidget):
         self.seed_spin = spin(0, 2**31 - 1, 0, "Seed of the random generator.")
         self.generate_button = QPushButton("Generate", clicked=lambda: self.generate())
         self._labels = {name: QLabel(name) for name in ("Items", "R", "v", "Seed")}
+        # two rows, so that the window fits a 1280 px screen beside the docks
+        top = QHBoxLayout()
+        for widget in (self.load_button, QLabel("or generate:"), self.family_label, self.kind_combo):
+            top.addWidget(widget)
+        top.addStretch(1)
         generator = QHBoxLayout()
-        for label, widget in ((None, self.family_label), (None, self.kind_combo), ("Items", self.items_spin),
-                              ("R", self.range_spin), ("v", self.v_spin), ("Seed", self.seed_spin)):
-            if label:
-                generator.addWidget(self._labels[label])
+        for label, widget in (("Items", self.items_spin), ("R", self.range_spin), ("v", self.v_spin),
+                              ("Seed", self.seed_spin)):
+            generator.addWidget(self._labels[label])
             generator.addWidget(widget)
         generator.addWidget(self.generate_button)
         generator.addStretch(1)
         self.summary_label = QLabel(wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(box)
-        top = QHBoxLayout()
-        top.addWidget(self.load_button)
-        top.addWidget(QLabel("or generate:"))
-        top.addLayout(generator, 1)
         layout.addLayout(top)
+        layout.addLayout(generator)
         layout.addWidget(self.summary_label)
         return box
 

@@ -50,7 +50,7 @@ def backend_description(backend: str) -> str:
     try:
         return f"runs on: {resolve_backend(backend).upper()}"
     except BackendUnavailableError:
-        return "runs on: nothing (no usable CUDA GPU here)"
+        return "runs on: nothing (no GPU here)"
 
 
 class SettingsPanel(QGroupBox):
@@ -100,7 +100,13 @@ class SettingsPanel(QGroupBox):
             combo.currentTextChanged.connect(self._edited)
             self._widgets[name] = combo
             form.addRow(label, combo)
-        self.backend_label = QLabel()
+        from core.engine import gpu_available
+
+        if not gpu_available():  # as in the knapsack panel: offered only where it can run
+            gpu_item = self._widgets["backend"].model().item(self._widgets["backend"].findText("gpu"))
+            gpu_item.setEnabled(False)
+            gpu_item.setToolTip("No usable CUDA GPU here.")
+        self.backend_label = QLabel(wordWrap=True)
         form.addRow("", self.backend_label)
         self._widgets["band"] = QComboBox(toolTip="The band the extraction reads (intensity: luminance of RGB).")
         self._widgets["band"].currentIndexChanged.connect(self._edited)
