@@ -36,6 +36,8 @@ from app.workers import ExtractionRunner
 __all__ = ["MainWindow", "default_config_dir", "run_extraction"]
 
 MAX_RECENT = 8
+#: The status bar while the warm-up extraction runs (the first one after an install compiles).
+PREPARING_TEXT = "preparing the solver (the first time after an install takes a few seconds)..."
 #: Edits are written to the autosave file this long after the last one (the write fsyncs).
 AUTOSAVE_DELAY_MS = 150
 #: Optional panels added as tabs when their module exists: (module, class, tab title).
@@ -200,6 +202,7 @@ class MainWindow(QMainWindow):
         self.features_panel.zoom_requested.connect(self.viewer.zoom_to_rect)
         self.viewer.hovered.connect(self._show_position)
         self.controller.extraction_finished.connect(self.status.show_run)
+        self.runner.idle.connect(self._on_runner_idle)
         self.controller.message.connect(lambda text: self.status.showMessage(text, 5000))
         for event in (self.tool.changed, self.tool.outcomes_changed):
             event.connect(self._schedule_autosave)
@@ -270,8 +273,14 @@ class MainWindow(QMainWindow):
     def _warm_up(self, document: ImageDocument) -> None:
         """One throw-away extraction, so that the first click finds the kernels compiled."""
         w, h = document.width, document.height
-        if min(w, h) >= 64:
+        if min(w, h) >= 64 and not self.runner.busy:
+            # the first run after an install compiles the kernels (seconds): say so until it is done
+            self.status.run_label.setText(PREPARING_TEXT)
             self.runner.submit_warmup((w / 2 - 24, h / 2), (w / 2 + 24, h / 2), self.tool.settings)
+
+    def _on_runner_idle(self) -> None:
+        if self.status.run_label.text() == PREPARING_TEXT:
+            self.status.run_label.setText("ready: click two points on the line")
 
     def _on_loaded(self, job, data) -> None:
         if isinstance(job, tuple) and job[0] == "sample":

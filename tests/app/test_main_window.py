@@ -297,3 +297,13 @@ def test_the_window_fits_a_1280_px_screen(make_window):
     assert window.minimumSizeHint().width() <= 1200
     window.resize(1280, 720)
     assert window.width() <= 1280
+
+
+def test_the_status_bar_says_when_the_solver_is_ready(qtbot, make_window):
+    from app.main_window import PREPARING_TEXT
+
+    window = make_window()
+    window.open_image(None)
+    assert window.status.run_label.text() == PREPARING_TEXT  # the warm-up extraction is running
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: window.status.run_label.text().startswith("ready"), timeout=60_000)
