@@ -10,6 +10,7 @@ guides, never on the raster's size.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -134,6 +135,8 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, **ove
         solution = _score_and_solve_gpu(gradient, guides, settings, timings)
     else:
         solution = _score_and_solve_cpu(gradient, guides, settings, timings)
+    if solution.score == 0.0:
+        solution = _straight_among_ties(solution, guides, settings)
     vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
     timings["total"] = (time.perf_counter() - t_begin) * 1e3
     return ExtractionResult(
@@ -148,6 +151,30 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, **ove
         start_index=int(solution.start_index),
         end_index=int(solution.end_index),
     )
+
+
+def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):
+    """The feasible polyline nearest the straight segment, where every polyline scores 0.
+
+    Link scores are never negative, so an optimum of 0 means every feasible
+    polyline scores 0: nothing in the window to follow (a flat or nodata area,
+    or a ribbon whose one side lies beyond the image's border).  The solver's
+    tie-break then picks an arbitrary zigzag, often off the image near a
+    border; the straight segment is the honest answer and one of the optima
+    (DESIGN: any optimal polyline is acceptable).  Kept as it is when the
+    angle limit does not allow it (only possible with an even number of points).
+    """
+    from core.turns import link_angles, turn_is_feasible, turn_limit_rad
+
+    centre = lambda offsets: int(np.argmin(np.abs(offsets)))  # noqa: E731
+    start, inner, end = centre(guides.start_offsets), centre(guides.offsets), centre(guides.end_offsets)
+    offsets = [guides.start_offsets[start]] + [guides.offsets[inner]] * guides.n_guides + [guides.end_offsets[end]]
+    angles = [link_angles([a], [b], guides.spacing)[0, 0] for a, b in zip(offsets[:-1], offsets[1:])]
+    limit = turn_limit_rad(settings.max_turn_deg)
+    if not all(turn_is_feasible(a, b, limit) for a, b in zip(angles[:-1], angles[1:])):
+        return solution
+    indices = np.full(guides.n_guides, inner, dtype=np.int64)
+    return dataclasses.replace(solution, indices=indices, start_index=start, end_index=end)
 
 
 def _backend(settings: ExtractionSettings) -> str:

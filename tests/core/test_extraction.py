@@ -258,3 +258,30 @@ def test_brute_with_auto_backend_runs_on_the_cpu():
     image = _band_image()
     settings = ExtractionSettings(**dict(FAST, nodes=3, points=5, backend="auto", solver="brute"))
     assert extract(image, (20.0, 58.0), (180.0, 63.0), settings).backend == "cpu"
+
+
+@pytest.mark.parametrize("points, snap", [(25, False), (24, True), (33, True)])
+def test_nothing_to_follow_gives_the_straight_segment(points, snap):
+    # a blank image (or nodata, whose gradient counts 0): every polyline scores 0, and the
+    # solver's tie-break would zigzag at random
+    flat = np.zeros((80, 120), np.float32)
+    result = extract(flat, (10.0, 40.0), (110.0, 52.0), nodes=6, points=points, half_width_px=10.0,
+                     snap_endpoints=snap, backend="cpu")
+    assert result.score == 0.0
+    # every vertex on the clicks' chord; with an even number of points the candidates nearest it
+    # lie half a step off
+    a, b = np.array([10.0, 40.0]), np.array([110.0, 52.0])
+    u = (b - a) / np.hypot(*(b - a))
+    across = np.abs((result.vertices_px - a) @ np.array([-u[1], u[0]]))
+    assert across.max() <= (0.0 if points % 2 else 10.0 / (points - 1)) + 1e-9
+    along = (result.vertices_px - a) @ u
+    np.testing.assert_allclose(np.diff(along), np.diff(along)[0], atol=0.1)  # and evenly spaced along it
+
+
+def test_a_ribbon_along_the_image_border_stays_on_the_image():
+    # one side of every ribbon sample lies beyond the border: all links score 0 (geometric mean)
+    rng = np.random.default_rng(5)
+    image = rng.normal(100, 10, (300, 200)).astype(np.float32)
+    result = extract(image, (200.0, 40.0), (200.0, 260.0), backend="cpu")  # the defaults: a 24 px ribbon
+    assert result.score == 0.0
+    assert (result.vertices_px[:, 0] == 200.0).all()
