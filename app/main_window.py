@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(documentMode=True)
         self.tabs.addTab(self.viewer, "Map")
         self.setCentralWidget(self.tabs)
+        self._last_tab = 0
         self.settings_panel = SettingsPanel(self.qsettings)
         self.display_panel = DisplayPanel()
         self.tool = ExtractionTool(self.settings_panel.settings)
@@ -194,6 +195,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.settings_panel.settings_changed.connect(self.tool.set_settings)
+        self.tabs.currentChanged.connect(self._show_map_docks)
         self.tool.settings_restored.connect(lambda settings: self.settings_panel.show_settings(settings, announce=True))
         self.display_panel.bands_changed.connect(self._show_bands)
         self.display_panel.stretch_changed.connect(lambda *_: self._apply_stretch())
@@ -265,10 +267,23 @@ class MainWindow(QMainWindow):
         self.features_panel.set_raster(document.raster)
         self._show_bands(self.display_panel.selected_bands)
         self.setWindowTitle(f"LineSnap — {document.title}")
+        self.status.clearMessage()  # a message about the previous image no longer applies
         if document.path:
             self._remember_recent(document.path)
         self._warm_up(document)
         self.autosave()
+
+    def _show_map_docks(self, index: int) -> None:
+        """The Settings and Features docks belong to the map: hidden on other tabs, back as they were."""
+        on_map = self.tabs.widget(index) is self.viewer
+        for dock in (self.settings_dock, self.features_dock):
+            if on_map:
+                dock.setVisible(dock.property("shown_on_map") is not False)
+            else:
+                if self.tabs.indexOf(self.viewer) == self._last_tab:
+                    dock.setProperty("shown_on_map", dock.isVisible())
+                dock.hide()
+        self._last_tab = index
 
     def _warm_up(self, document: ImageDocument) -> None:
         """One throw-away extraction, so that the first click finds the kernels compiled."""

@@ -307,3 +307,13 @@ def test_the_status_bar_says_when_the_solver_is_ready(qtbot, make_window):
     assert window.status.run_label.text() == PREPARING_TEXT  # the warm-up extraction is running
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: window.status.run_label.text().startswith("ready"), timeout=60_000)
+
+
+def test_the_map_docks_hide_on_other_tabs_and_come_back_as_they_were(make_window):
+    window = make_window()
+    knapsack = next(i for i in range(window.tabs.count()) if window.tabs.tabText(i) == "Knapsack")
+    window.features_dock.hide()  # the user closed one dock
+    window.tabs.setCurrentIndex(knapsack)
+    assert not window.settings_dock.isVisible() and not window.features_dock.isVisible()
+    window.tabs.setCurrentIndex(0)
+    assert window.settings_dock.isVisible() and not window.features_dock.isVisible()
