@@ -225,7 +225,8 @@ def test_status_bar_shows_pixel_map_and_lonlat(qtbot, make_window):
     assert "lon" in window.status.lonlat_label.text() and "lat" in window.status.lonlat_label.text()
 
 
-def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
+def window_with_one_selected_feature(qtbot, make_window):
+    """A window on the sample scene with one finished two-click feature, selected in the Features dock."""
     window = make_window()
     window.open_image(None)
     wait_idle(qtbot, window)
@@ -233,8 +234,13 @@ def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
         click_image(qtbot, window, x, y)
     qtbot.keyClick(window.viewer, Qt.Key.Key_Return)
     wait_pieces(qtbot, window)
+    window.features_panel.table.selectRow(0)
+    return window
+
+
+def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
+    window = window_with_one_selected_feature(qtbot, make_window)
     panel = window.features_panel
-    panel.table.selectRow(0)
     assert window.tool.selected_id == window.tool.features[0].id
     panel.table.item(0, 0).setText("Main road")
     assert window.tool.features[0].name == "Main road"
@@ -249,15 +255,8 @@ def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
 
 
 def test_delete_key_deletes_the_selected_feature_only_from_the_map_or_the_features_table(qtbot, make_window):
-    window = make_window()
-    window.open_image(None)
-    wait_idle(qtbot, window)
-    for x, y in ((600, 740), (800, 748)):
-        click_image(qtbot, window, x, y)
-    qtbot.keyClick(window.viewer, Qt.Key.Key_Return)
-    wait_pieces(qtbot, window)
+    window = window_with_one_selected_feature(qtbot, make_window)
     panel = window.features_panel
-    panel.table.selectRow(0)
     # elsewhere in the window (the knapsack tab's table, a button) Delete deletes nothing
     knapsack_index = next(i for i in range(window.tabs.count()) if window.tabs.tabText(i) == "Knapsack")
     window.tabs.setCurrentIndex(knapsack_index)
