@@ -66,8 +66,10 @@ class ExtractionTool:
         self.dirty = False
         self.preview: PieceOutcome | None = None
         self._ids = itertools.count(1)
-        # history entries: (state, the settings of that moment); a settings change that re-ran
-        # the current piece is an edit, so undoing it brings the settings back too
+        # history entries: (state, settings or None).  A settings change that re-ran the current
+        # piece is an edit, so its entry carries the settings to bring back with the state; other
+        # entries carry None and leave the settings alone (changing them with nothing to re-run is
+        # not an edit, and undoing a later drawing step must not take it back)
         self._undo: list[tuple[ToolState, Any]] = []
         self._redo: list[tuple[ToolState, Any]] = []
         self._requested: set[int] = set()
@@ -144,7 +146,7 @@ class ExtractionTool:
     # -------------------------------------------------------------- history
     def _commit(self, new_state: ToolState, settings: Any = None) -> None:
         """Make ``new_state`` (and ``settings``, when given) current, one undoable step."""
-        self._undo.append((self.state, self.settings))
+        self._undo.append((self.state, None if settings is None else self.settings))
         self._redo.clear()
         if settings is not None:
             self.settings = settings
@@ -174,10 +176,10 @@ class ExtractionTool:
         """Restore the newest state of ``source``, keeping the current one on ``target``."""
         if not source:
             return False
-        target.append((self.state, self.settings))
-        self._paused = False
         state, settings = source.pop()
-        if settings != self.settings:
+        target.append((self.state, None if settings is None else self.settings))
+        self._paused = False
+        if settings is not None and settings != self.settings:
             self.settings = settings
             self.settings_restored.emit(settings)
         self._set_state(state)

@@ -250,6 +250,11 @@ def test_settings_changed_with_nothing_to_rerun_are_not_undone(tool):
     assert tool.current.pieces[-1].settings == "S2"
     tool.undo()
     assert tool.settings == "S2" and restored == [] and tool.current.pieces == ()
+    tool.redo()
+    tool.finish()
+    tool.set_settings("S3")  # after the finish: nothing to re-run
+    tool.undo()  # undoes the finish, not the settings
+    assert tool.current is not None and tool.settings == "S3" and restored == []
 
 
 def test_failed_piece_is_a_marked_straight_segment(tool):
