@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QSpinBox, QVBoxLayout)
 
@@ -73,6 +74,7 @@ class SettingsPanel(QGroupBox):
         self._widgets: dict = {}
         self._loading = False
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS, timeout=self.apply_now)
+        self._undo_keys = _PassUndoKeys(self)
         self._build()
         self.settings = self._restored()
         self.show_settings(self.settings)
@@ -87,6 +89,8 @@ class SettingsPanel(QGroupBox):
             box.setKeyboardTracking(False)
             box.setToolTip(tip)
             box.valueChanged.connect(self._edited)
+            for target in (box, box.lineEdit()):  # the focus widget, and its text field that gets the keys
+                target.installEventFilter(self._undo_keys)
             self._widgets[name] = box
             form.addRow(label, box)
         self._widgets["snap_half_width_px"].setSpecialValueText("auto")
@@ -222,3 +226,22 @@ class SettingsPanel(QGroupBox):
                 pass
         return self._cls()
 
+
+class _PassUndoKeys(QObject):
+    """Leaves Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y to the window while a spin box has the focus.
+
+    A spin box's text field claims them for its own text undo, so right after
+    typing a value (which re-runs the current piece) the window's Undo, which
+    takes that re-run and the value back together, did nothing.  The typed
+    value is applied at once, so the text undo has nothing of its own to do.
+    """
+
+    KEYS = (QKeySequence.StandardKey.Undo, QKeySequence.StandardKey.Redo)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and (
+                any(event.matches(key) for key in self.KEYS)
+                or event.keyCombination() == QKeyCombination(Qt.KeyboardModifier.ControlModifier, Qt.Key.Key_Y)):
+            event.ignore()
+            return True
+        return False

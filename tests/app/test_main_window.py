@@ -142,8 +142,13 @@ def test_changing_a_setting_reruns_the_current_piece(qtbot, make_window):
     wait_pieces(qtbot, window)
     assert len(window.tool.feature_vertices(window.tool.current)) == 5
     assert_piece_matches_core(window, window.tool.current, 0, sample_scene_path())
-    # Undo takes back the re-run and the panel's settings with it; choosing them again re-runs it.
-    qtbot.keyClick(window.viewer, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    # Undo takes back the re-run and the panel's settings with it, also from the field just typed
+    # in (whose text field claims Ctrl+Z for itself); choosing them again re-runs it.
+    nodes = window.settings_panel._widgets["nodes"]
+    window.activateWindow()
+    nodes.setFocus()
+    qtbot.waitUntil(nodes.hasFocus)
+    qtbot.keyClick(nodes.lineEdit(), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert window.tool.current.pieces[0].id == old_id
     assert window.settings_panel._widgets["nodes"].value() == window.tool.settings.nodes != 5
     window.settings_panel._widgets["nodes"].setValue(5)
