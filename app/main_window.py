@@ -212,8 +212,10 @@ class MainWindow(QMainWindow):
         self._update_edit_actions()
 
     def _update_edit_actions(self) -> None:
-        self.undo_action.setEnabled(self.tool.can_undo)
-        self.redo_action.setEnabled(self.tool.can_redo)
+        """Undo and Redo edit the map's features: only on the map's tab, where their effect shows."""
+        on_map = self.tabs.currentWidget() is self.viewer
+        self.undo_action.setEnabled(on_map and self.tool.can_undo)
+        self.redo_action.setEnabled(on_map and self.tool.can_redo)
 
     def _show_position(self, x: float, y: float, _straight: bool) -> None:
         raster = self.document.raster if self.document is not None else None
@@ -284,6 +286,7 @@ class MainWindow(QMainWindow):
                     dock.setProperty("shown_on_map", dock.isVisible())
                 dock.hide()
         self._last_tab = index
+        self._update_edit_actions()
 
     def _warm_up(self, document: ImageDocument) -> None:
         """One throw-away extraction, so that the first click finds the kernels compiled."""

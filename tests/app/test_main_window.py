@@ -268,7 +268,12 @@ def test_delete_key_deletes_the_selected_feature_only_from_the_map_or_the_featur
     for widget in (window.tabs.currentWidget().findChild(QTableWidget), panel.zoom_button):
         qtbot.keyClick(widget, Qt.Key.Key_Delete)
     assert len(window.tool.features) == 1
+    # nor does Undo there, which would take back map work out of sight
+    qtbot.keyClick(window.tabs.currentWidget().findChild(QTableWidget), Qt.Key.Key_Z,
+                   Qt.KeyboardModifier.ControlModifier)
+    assert len(window.tool.features) == 1 and not window.undo_action.isEnabled()
     window.tabs.setCurrentIndex(0)
+    assert window.undo_action.isEnabled()
     qtbot.keyClick(window.viewer, Qt.Key.Key_Delete)  # the map has the focus: the Edit menu's Delete
     assert window.tool.features == ()
     window.tool.undo()
