@@ -341,9 +341,16 @@ def _line_features(item, where: str, ours: bool) -> list[tuple[LineFeature, np.n
             if positions.ndim == 2 and positions.shape[1] > 2:  # [lon, lat, elevation]: the elevation goes
                 positions = positions[:, :2]
             positions = _check_vertices(positions, "coordinates")
-            saved_px = None if saved is None or kind != "LineString" else _check_vertices(saved, "pixel_coordinates")
         except (TypeError, ValueError) as err:
-            raise GeoJSONError(f"{label}: {err}") from err
+            raise GeoJSONError(f"{label}: {str(err)[:160]}") from err
+        saved_px = None
+        if saved is not None and kind == "LineString":
+            try:
+                saved_px = _check_vertices(saved, "pixel_coordinates")
+            except (TypeError, ValueError) as err:
+                if ours:
+                    raise GeoJSONError(f"{label}: {str(err)[:160]}") from err
+                # another program rewrote a LineSnap line (e.g. as text): only a hint, the geometry places it
         part_name = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
         lines.append((LineFeature(positions, part_name, properties), saved_px))
     return lines
@@ -354,7 +361,7 @@ def _check_vertices(vertices, name: str) -> np.ndarray:
     try:
         array = np.array(vertices, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a (k, 2) array of numbers: {err}") from err
+        raise TypeError(f"{name} must be a (k, 2) array of numbers: {str(err)[:80]}") from err
     if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] < 2:
         raise ValueError(f"{name} must have shape (k, 2) with k >= 2; got shape {array.shape}")
     if not np.isfinite(array).all():

@@ -265,6 +265,11 @@ def test_import_of_plain_rfc7946_lines_from_other_tools(tmp_path):
     path.write_text(json.dumps(collection))
     back = read_geojson(path, raster)
     assert [f.name for f in back] == ["road", "", ""]
+    # a LineSnap line that another program saved without LineSnap's members, its pixel coordinates
+    # turned into text: the geometry still places it
+    collection["features"][2]["properties"]["pixel_coordinates"] = json.dumps(px.tolist())
+    path.write_text(json.dumps(collection))
+    back = read_geojson(path, raster)
     assert back[0].properties == {"highway": "residential"}
     for feature, expected in zip(back, (px, px[:2], px[1:])):
         np.testing.assert_allclose(feature.vertices_px, expected, atol=1e-6)
