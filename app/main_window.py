@@ -36,6 +36,9 @@ from app.workers import ExtractionRunner
 __all__ = ["MainWindow", "default_config_dir", "run_extraction"]
 
 MAX_RECENT = 8
+#: A piece or preview running longer than this (s) is shown in the status bar, with its time.
+SHOW_BUSY_AFTER_S = 0.5
+BUSY_POLL_MS = 250
 #: The status bar while the warm-up extraction runs (the first one after an install compiles).
 PREPARING_TEXT = "preparing the solver (the first time after an install takes a few seconds)..."
 #: Edits are written to the autosave file this long after the last one (the write fsyncs).
@@ -111,6 +114,8 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_DELAY_MS, timeout=self.autosave)
+        self._busy_timer = QTimer(self, interval=BUSY_POLL_MS, timeout=self._show_busy)
+        self._busy_timer.start()
         self._add_optional_tabs()
 
     # ------------------------------------------------------------- layout
@@ -295,6 +300,17 @@ class MainWindow(QMainWindow):
             # the first run after an install compiles the kernels (seconds): say so until it is done
             self.status.run_label.setText(PREPARING_TEXT)
             self.runner.submit_warmup((w / 2 - 24, h / 2), (w / 2 + 24, h / 2), self.tool.settings)
+
+    def _show_busy(self) -> None:
+        """Long extractions (many points or nodes) say so, instead of leaving the last message up."""
+        running = self.runner.running()
+        if running is not None and running[0] != "warmup" and running[1] >= SHOW_BUSY_AFTER_S:
+            self.status.run_label.setText(f"computing the {running[0]}... {running[1]:.0f} s")
+            self._busy_shown = True
+        elif running is None and getattr(self, "_busy_shown", False):
+            self._busy_shown = False
+            if self.status.run_label.text().startswith("computing"):
+                self.status.run_label.setText("ready")
 
     def _on_runner_idle(self) -> None:
         if self.status.run_label.text() == PREPARING_TEXT:

@@ -16,6 +16,7 @@ of running again.
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -124,6 +125,12 @@ class ExtractionRunner(QObject):
         """True while an extraction runs or waits."""
         return self._running is not None or bool(self._pieces) or self._preview is not None
 
+    def running(self) -> tuple[str, float] | None:
+        """``(kind, seconds)`` of the extraction running now ("piece", "preview", "warmup"), or None."""
+        if self._running is None:
+            return None
+        return self._running.kind, time.monotonic() - self._started_at
+
     def set_image(self, image) -> None:
         """Extract from ``image`` (a ``core.raster.Raster`` or an array) from now on.
 
@@ -194,6 +201,7 @@ class ExtractionRunner(QObject):
 
             self._extract_fn = extract
         self._running = job
+        self._started_at = time.monotonic()
         self._pool.start(_Worker(self._extract_fn, self._image, job, self._signals))
 
     def _finish(self, job: ExtractionJob) -> bool:

@@ -326,3 +326,20 @@ def test_the_map_docks_hide_on_other_tabs_and_come_back_as_they_were(make_window
     assert not window.settings_dock.isVisible() and not window.features_dock.isVisible()
     window.tabs.setCurrentIndex(0)
     assert window.settings_dock.isVisible() and not window.features_dock.isVisible()
+
+
+def test_a_long_extraction_shows_its_time_in_the_status_bar(qtbot, make_window):
+    import time
+
+    def slow(document, start, end, settings):  # as with thousands of points or dozens of nodes
+        time.sleep(1.2)
+        return core_extract(document.path, start, end, settings)
+
+    window = make_window(extract_fn=slow)
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    click_image(qtbot, window, 600, 740)
+    click_image(qtbot, window, 800, 748)
+    qtbot.waitUntil(lambda: window.status.run_label.text().startswith("computing the "), timeout=5_000)
+    wait_pieces(qtbot, window)
+    qtbot.waitUntil(lambda: not window.status.run_label.text().startswith("computing"), timeout=5_000)
