@@ -25,9 +25,12 @@ class FeaturesPanel(QWidget):
     -------
     zoom_requested(rect)
         ``rect`` = (x0, y0, x1, y1) in raster pixels.
+    drawing_resumed()
+        Continue reopened the selected feature: the map should take the keys (Enter, Esc, Backspace).
     """
 
     zoom_requested = Signal(object)
+    drawing_resumed = Signal()
 
     def __init__(self, tool, parent=None):
         super().__init__(parent)
@@ -131,7 +134,8 @@ class FeaturesPanel(QWidget):
             return
         feature_id = item.data(_ID_ROLE)
         try:
-            self.tool.rename(feature_id, item.text())
+            if item.text().strip():  # a cleared name just goes back to the old one
+                self.tool.rename(feature_id, item.text())
         finally:
             self.refresh()
 
@@ -156,3 +160,4 @@ class FeaturesPanel(QWidget):
         feature_id = self.selected_id()
         if feature_id is not None:
             self.tool.reopen(feature_id)
+            self.drawing_resumed.emit()

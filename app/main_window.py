@@ -207,6 +207,7 @@ class MainWindow(QMainWindow):
         self.display_panel.show_guides_changed.connect(self.controller.set_show_guides)
         self.display_panel.show_guides_changed.connect(self.guides_action.setChecked)
         self.features_panel.zoom_requested.connect(self.viewer.zoom_to_rect)
+        self.features_panel.drawing_resumed.connect(self.viewer.setFocus)
         self.viewer.hovered.connect(self._show_position)
         self.controller.extraction_finished.connect(self.status.show_run)
         self.runner.idle.connect(self._on_runner_idle)

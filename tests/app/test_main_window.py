@@ -249,6 +249,8 @@ def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
     assert window.tool.selected_id == window.tool.features[0].id
     panel.table.item(0, 0).setText("Main road")
     assert window.tool.features[0].name == "Main road"
+    panel.table.item(0, 0).setText("  ")  # a cleared name goes back, without an error
+    assert window.tool.features[0].name == "Main road" and panel.table.item(0, 0).text() == "Main road"
     window.viewer.fit()
     before = window.viewer.transform.scale
     panel.zoom_to_selected()
@@ -257,6 +259,13 @@ def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
     assert window.tool.features == () and panel.table.rowCount() == 0
     window.tool.undo()
     assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "Main road"
+    panel.table.selectRow(0)
+    panel.table.setFocus()
+    panel.continue_button.click()  # the line is open for more pieces, and the map takes Enter again
+    assert window.tool.current is not None and window.tool.current.name == "Main road"
+    qtbot.waitUntil(window.viewer.hasFocus)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Return)
+    assert window.tool.current is None and window.tool.features[0].name == "Main road"
 
 
 def test_delete_key_deletes_the_selected_feature_only_from_the_map_or_the_features_table(qtbot, make_window):
