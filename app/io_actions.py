@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QCoreApplication
 
 from app import dialogs
@@ -111,10 +112,14 @@ class FeatureIO:
         if features and not any(on_image):
             raise GeoJSONError(f"none of the {len(features)} lines in {Path(path).name} lies on {document.title}: "
                                "were they digitized on another image?")
+        existing = [self.tool.feature_vertices(f) for f in self.tool.features]
+        again = sum(any(np.array_equal(vertices, f.vertices_px) for vertices in existing) for f in features)
         added = self.tool.add_features([(f.name, f.vertices_px, f.properties) for f in features])
         message = f"imported {len(added)} features from {path}"
         if not all(on_image):
             message += f"; {on_image.count(False)} of them lie outside the image"
+        if again:
+            message += f"; {again} of them were already here (same vertices): Ctrl+Z takes the import back"
         self.window.status.showMessage(message, 15000)
         return added
 

@@ -82,6 +82,10 @@ def test_import_places_lines_by_ground_position_and_refuses_lines_off_the_image(
     first = json.loads(roads.read_text())["features"][0]["geometry"]["coordinates"]
     expected = np.column_stack(raster.map_to_pixel(*np.array(first).T))  # the tile's CRS is lon/lat
     np.testing.assert_allclose(window.tool.feature_vertices(added[0]), expected, atol=1e-6)
+    window.feature_io.import_geojson(roads)  # twice: added again, and the status bar says so
+    assert len(window.tool.features) == 18
+    assert "9 of them were already here" in window.status.currentMessage()
+    window.tool.undo()
     out = tmp_path / "vegas.geojson"
     window.feature_io.export_geojson(out)
     # Onto the sample scene (another place): nothing is added, and the dialog says why.
