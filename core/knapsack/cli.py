@@ -84,13 +84,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "generate":
             return _generate(args)
         return _solve_files(args)
-    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+    except (ValueError, TypeError, OSError, RuntimeError, OverflowError) as exc:
         print(f"linesnap knapsack: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except MemoryError as exc:  # numpy's allocation failures for sizes the checks let through
+        print(f"linesnap knapsack: error: not enough memory: {_one_line(exc)}", file=sys.stderr)
         return 1
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    # the API names its keyword; here it is a flag
+    text = str(exc).replace("raise memory_budget_bytes", "raise --memory-budget")
+    return " ".join(text.split()) or type(exc).__name__
 
 
 def _load(path: str, kind: str | None):

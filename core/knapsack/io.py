@@ -22,8 +22,6 @@ Malformed files raise :class:`KnapsackFormatError` naming the file and line.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +97,9 @@ class _Lines:
             raise self.error(number, f"expected integers, got {self.lines[number - 1].strip()!r}") from None
         if count is not None and len(values) != count:
             raise self.error(number, f"expected {count} integers, got {len(values)}")
+        for value in values:
+            if not -(2**63) <= value < 2**63:
+                raise self.error(number, f"{value} does not fit in a 64-bit integer")
         return values
 
 
@@ -179,9 +180,29 @@ def read_ins2d(path) -> list[KnapsackInstance]:
     demand = rows[:, 3]
     if np.any(demand < 1):
         raise lines.error(3 + int(np.argmax(demand < 1)), "demand must be at least 1")
-    w, h = np.repeat(rows[:, 1], demand), np.repeat(rows[:, 2], demand)
-    problem = _build(lines, 1, lambda: KP2(w * h, h, w, height, width))
+    if int(demand.sum(dtype=object)) > MAX_EXPANDED_ITEMS:
+        raise lines.error(3, f"the demands add up to {int(demand.sum(dtype=object)):,} items; "
+                             f"at most {MAX_EXPANDED_ITEMS:,} are supported")
+    areas = _areas(lines, rows[:, 1], rows[:, 2], first_line=3)
+    w, h, areas = (np.repeat(column, demand) for column in (rows[:, 1], rows[:, 2], areas))
+    problem = _build(lines, 1, lambda: KP2(areas, h, w, height, width))
     return [KnapsackInstance(path.stem, problem, None)]
+
+
+#: Items an ``.ins2D`` file's demands may expand to (a KP2 that large cannot be solved anyway).
+MAX_EXPANDED_ITEMS = 1_000_000
+#: Profits w * h of 2DPackLib items must stay below this (the solvers' int64 sums).
+MAX_AREA = 2**62
+
+
+def _areas(lines: _Lines, w, h, first_line: int | None = None, line: int | None = None) -> np.ndarray:
+    """The profits ``w * h`` (int64), checked in exact integers: int64 products wrap silently."""
+    areas = [int(a) * int(b) for a, b in zip(w, h)]
+    for k, area in enumerate(areas):
+        if not -MAX_AREA < area < MAX_AREA:
+            where = line if line is not None else first_line + k
+            raise lines.error(where, f"the profit w * h = {area} of item {k} is too large (at least 2**62)")
+    return np.array(areas, dtype=np.int64)
 
 
 def read_class_a(path) -> list[KnapsackInstance]:
@@ -207,9 +228,13 @@ def _class_a_line(lines: _Lines, number: int, line: str) -> KnapsackInstance:
         raise lines.error(number, "expected integers after the name") from None
     if len(types) != n or any(len(t) not in (2, 3) for t in types):
         raise lines.error(number, f"expected {n} item types 'w,h' or 'w,h,demand'")
+    for value in (width, height, *(v for t in types for v in t)):
+        if not -(2**63) <= value < 2**63:
+            raise lines.error(number, f"{value} does not fit in a 64-bit integer")
     w = np.array([t[0] for t in types], np.int64)
     h = np.array([t[1] for t in types], np.int64)
-    problem = _build(lines, number, lambda: KP2(w * h, w, h, width, height))
+    areas = _areas(lines, w, h, line=number)
+    problem = _build(lines, number, lambda: KP2(areas, w, h, width, height))
     return KnapsackInstance(fields[0], problem, None)
 
 
@@ -303,15 +328,9 @@ def write_json(path, instances) -> None:
         data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "instances": [instance_to_dict(i) for i in instances]}
     else:
         data = instance_to_dict(instances)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from core.geojson import atomic_write_text
+
+    atomic_write_text(path, json.dumps(data) + "\n")
 
 
 def solution_to_dict(solution, instance: KnapsackInstance | None = None) -> dict:

@@ -138,16 +138,18 @@ def _solve_classes(red, first, stop, capacity, budget, state):
     """Chosen DP item of the DP classes ``first..stop-1`` within ``capacity``."""
     p, w, starts = red.subset(first, stop)
     lo, hi = capacity_windows(_heaviest(w, starts), capacity)
-    offsets = np.zeros(stop - first + 1, np.int64)
-    np.cumsum(hi - lo + 1, out=offsets[1:])
     itemsize = np.dtype(red.choice_dtype).itemsize
-    rows = 2 * (capacity + 1) * p.itemsize
-    if int(offsets[-1]) * itemsize + rows <= budget:
+    # sizes in Python integers: near int64's range (capacities of 2**60) numpy's sums overflow
+    cells = sum(int(b) - int(a) + 1 for a, b in zip(lo, hi))
+    rows = 2 * (int(capacity) + 1) * p.itemsize
+    if cells * itemsize + rows <= budget:
+        offsets = np.zeros(stop - first + 1, np.int64)
+        np.cumsum(hi - lo + 1, out=offsets[1:])
         choices = np.zeros(int(offsets[-1]), red.choice_dtype)
         _sweep(p, w, starts, capacity, lo, hi, choices, offsets)
         return _backtrack(w, starts, capacity, lo, hi, choices, offsets)
     if stop - first == 1 or 4 * (capacity + 1) * 8 > budget:
-        needed = max(4 * (capacity + 1) * 8, (hi[0] - lo[0] + 1) * itemsize + rows)
+        needed = max(4 * (int(capacity) + 1) * 8, (int(hi[0]) - int(lo[0]) + 1) * itemsize + rows)
         raise MemoryBudgetError(f"MCKP with capacity {capacity} (divide and conquer)", needed, budget)
     state["method"] = "dp-divide-conquer"
     mid = (first + stop) // 2

@@ -53,6 +53,8 @@ def _int_array(values, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D; got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
+    if arr.dtype == object and all(isinstance(v, int) and not isinstance(v, bool) for v in arr):
+        raise ValueError(f"{name} values must be below 2**62")  # Python ints too large for int64
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ValueError(f"{name} must hold integers; got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.floating):

@@ -9,7 +9,7 @@ import pytest
 from app.cli import main as linesnap
 from core.knapsack.cli import main
 from core.knapsack.io import KnapsackInstance, read_instances, write_json
-from core.knapsack.problems import KP1, KP2
+from core.knapsack.problems import KP1, KP2, MCKP
 from tests.shared_data import shared_file
 
 
@@ -123,6 +123,23 @@ def test_memory_budget_refusal_is_one_line(capsys, tmp_path):
     write_json(path, KP1(list(range(1, 401)), list(range(1, 401)), 40_000))
     code, _, err = _run(capsys, "solve", str(path), "--backend", "cpu", "--memory-budget", "1000")
     assert code == 1 and "memory budget is 1,000 bytes" in err and len(err.splitlines()) == 1
+    assert "raise --memory-budget" in err  # the flag, not the API's keyword
+    # near int64's range the budget arithmetic itself once overflowed (a traceback)
+    huge = tmp_path / "huge.json"
+    write_json(huge, MCKP([([5, 1], [2**60, 0]), ([1, 7], [2**60, 0])], 2**61))
+    code, _, err = _run(capsys, "solve", str(huge), "--backend", "cpu")
+    assert code == 1 and "memory budget" in err and len(err.splitlines()) == 1
+
+
+def test_allocation_failures_are_one_line(capsys, monkeypatch, tmp_path):
+    import core.knapsack.generators as generators
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 7.28 TiB")
+
+    monkeypatch.setattr(generators, "pisinger", no_memory)
+    code, _, err = _run(capsys, "generate", "pisinger", "-n", "1000000000000", "-o", str(tmp_path / "x.json"))
+    assert code == 1 and err == "linesnap knapsack: error: not enough memory: Unable to allocate 7.28 TiB\n"
 
 
 def test_help_and_dispatch_through_linesnap(capsys, kp1_file):

@@ -133,6 +133,13 @@ def test_class_a_as_kp2():
         ("b.csv", "kp\nn one\nc 5\nz 3\ntime 0\n", r"b.csv:2: n, c and z must be integers"),
         ("m.ins2D", "1\n10 10\n1 2 3 0 1 0\n", r"m.ins2D:3: demand must be at least 1"),
         ("m.ins2D", "2\n10 10\n1 2 3 1 1 0\n", r"m.ins2D:4: unexpected end of file"),
+        # int64 products wrap silently: 2**32 x 2**32 once loaded as a profit of 0
+        ("m.ins2D", "1\n4294967296 4294967296\n1 4294967296 4294967296 1 1 0\n",
+         r"m.ins2D:3: the profit w \* h = 18446744073709551616 of item 0 is too large"),
+        ("m.ins2D", "1\n10 10\n1 2 3 1000000000000 1 0\n", r"m.ins2D:3: the demands add up to 1,000,000,000,000 items"),
+        ("a.txt", "a1;1;4294967296;4294967296;4294967296,4294967296\n", r"a.txt:1: the profit w \* h"),
+        ("a.txt", "a1;1;10;10;1,99999999999999999999\n", r"a.txt:1: 99999999999999999999 does not fit"),
+        ("knap", "1\n10\n1 99999999999999999999\n", r"knap:3: 99999999999999999999 does not fit in a 64-bit integer"),
         ("a.txt", "a1;2;10;10;1,2\n", r"a.txt:1: expected 2 item types"),
         ("a.txt", "a1;1;10;x;1,2\n", r"a.txt:1: expected integers"),
         ("p.json", "{\"problem\": \"kp3\"}", r"'problem' must be one of"),

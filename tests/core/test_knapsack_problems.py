@@ -39,6 +39,7 @@ def test_arrays_are_read_only_int64_copies():
         (([1, 2], [3, np.nan], 5), "weights must hold integers"),
         ((["a"], [1], 1), "profits must hold integers"),
         (([True, False], [1, 1], 1), "profits must hold integers"),
+        (([1, 2**70], [1, 1], 1), r"profits values must be below 2\*\*62"),  # not "got dtype object"
         (([], [], 3), "profits must not be empty"),
         (([1, 2], [3], 3), "equal lengths"),
         (([[1, 2]], [[1, 2]], 3), "profits must be 1-D"),
