@@ -228,6 +228,19 @@ def test_extract_runs_end_to_end_on_the_gpu():
 
 
 @kernels
+def test_nothing_to_follow_gives_the_straight_segment_on_the_gpu_too():
+    import core
+
+    blank = np.zeros((40, 60), np.float32)
+    options = dict(nodes=5, points=7, half_width_px=6.0, snap_endpoints=True, snap_half_width_px=3.0)
+    on_gpu = core.extract(blank, (5.0, 10.0), (55.0, 30.0), backend="gpu", **options)
+    on_cpu = core.extract(blank, (5.0, 10.0), (55.0, 30.0), backend="cpu", **options)
+    assert on_gpu.backend == "gpu" and on_gpu.score == on_cpu.score == 0.0
+    np.testing.assert_allclose(on_gpu.vertices_px, np.linspace((5.0, 10.0), (55.0, 30.0), 5), atol=1e-9)
+    np.testing.assert_array_equal(on_gpu.vertices_px, on_cpu.vertices_px)
+
+
+@kernels
 def test_linesnap_extract_backend_gpu(capsys):
     pytest.importorskip("rasterio")  # the demo scene is a GeoTIFF
     import json
