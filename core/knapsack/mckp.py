@@ -11,8 +11,9 @@ heavier and at least as profitable (dominance; random classes of a few hundred
 items keep about ten), then every class's lightest item becomes weight 0 and
 profit 0 (its weight and profit move to constants), so every capacity is
 feasible and the rows need no "infeasible" marker.  Items that cannot fit are
-dropped, classes left with one item drop out of the DP, the capacity is capped
-at the sum of the heaviest items, and rows are computed only in the capacity
+dropped, classes left with one item drop out of the DP, the weights and the
+capacity are divided by the weights' gcd, the capacity is capped at the sum of
+the heaviest items, and rows are computed only in the capacity
 windows of :func:`core.knapsack.kp1.capacity_windows`.  Past the memory budget
 the classes are split in halves (divide and conquer), as for KP1.
 """
@@ -116,9 +117,12 @@ class _Reduced:
                 wts.append(w[keep] - w[keep[0]])
         sizes = [len(x) for x in wts]
         self.class_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.weights = np.concatenate(wts) if wts else np.zeros(0, np.int64)
-        heaviest = np.array([x[-1] for x in wts], np.int64)
-        self.capacity = min(capacity, int(heaviest.sum()))
+        weights = np.concatenate(wts) if wts else np.zeros(0, np.int64)
+        # as for KP1, KP2 and subset sum: the weights' gcd divides out of the weights and the capacity
+        gcd = int(np.gcd.reduce(weights)) if weights.any() else 1
+        self.weights = weights // gcd
+        heaviest = np.array([x[-1] for x in wts], np.int64) // gcd
+        self.capacity = min(capacity // gcd, int(heaviest.sum()))
         self.profits = (np.concatenate(prof) if prof else np.zeros(0, np.int64)).astype(
             row_dtype(int(sum(int(x[-1]) for x in prof)))
         )

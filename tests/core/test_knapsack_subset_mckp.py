@@ -157,6 +157,16 @@ def test_mckp_matches_brute_force(problem):
     check_mckp_choice(problem, sol)
 
 
+@SETTINGS
+@given(mckp_instances(), st.sampled_from([3, 10**6, 10**12]), st.integers(0, 2))
+def test_mckp_weights_with_a_common_factor(problem, factor, slack):
+    # the gcd divides out: weights of 10**12 solve as fast as weights of 1 (once a budget refusal)
+    scaled = MCKP([(p, w * factor) for p, w in problem.classes], problem.capacity * factor + slack)
+    sol = solve(scaled, backend="cpu")
+    assert sol.value == brute_mckp(problem.classes, problem.capacity)
+    check_mckp_choice(scaled, sol)
+
+
 @settings(max_examples=6, deadline=None)
 @given(st.integers(1, 3), st.integers(0, 10**6))
 def test_mckp_matches_highs_on_suri_sets(set_number, seed):
