@@ -114,6 +114,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_DELAY_MS, timeout=self.autosave)
+        self._busy_shown = False
         self._busy_timer = QTimer(self, interval=BUSY_POLL_MS, timeout=self._show_busy)
         self._busy_timer.start()
         self._add_optional_tabs()
@@ -308,7 +309,7 @@ class MainWindow(QMainWindow):
         if running is not None and running[0] != "warmup" and running[1] >= SHOW_BUSY_AFTER_S:
             self.status.run_label.setText(f"computing the {running[0]}... {running[1]:.0f} s")
             self._busy_shown = True
-        elif running is None and getattr(self, "_busy_shown", False):
+        elif running is None and self._busy_shown:
             self._busy_shown = False
             if self.status.run_label.text().startswith("computing"):
                 self.status.run_label.setText("ready")

@@ -227,7 +227,7 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     - lon/lat files (LineSnap's ``"lonlat"`` ones and files of other tools)
       go through ``raster.lonlat_to_pixel``, so they need a georeferenced
       ``raster`` and land on the same ground whichever image of it is open.
-      Without a raster, LineSnap's lon/lat files fall back to their
+      Called without a raster, LineSnap's lon/lat files fall back to their
       ``pixel_coordinates`` property.
 
     A LineSnap feature's ``pixel_coordinates`` are kept exactly where its
@@ -274,7 +274,7 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
         raise GeoJSONError(f"{path}: {COORDINATES_MEMBER!r} must be 'pixel' or 'lonlat'; got {kind!r}")
     _check_crs_member(document.get("crs"), path)
     georeferenced = raster is not None and raster.georeferenced
-    if kind == "lonlat" and not georeferenced and not ours:
+    if kind == "lonlat" and not georeferenced and (raster is not None or not ours):
         raise GeoJSONError(
             f"{path} holds WGS84 longitudes and latitudes (RFC 7946): open a georeferenced image to import it onto"
         )

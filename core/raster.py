@@ -228,7 +228,6 @@ class Raster:
             raise RasterError(f"{self.path or 'the array'} has {reason} (not georeferenced)")
         return _warp_points(src_crs, dst_crs, xs, ys)
 
-
     def _check_memory(self, width, height, n_planes):
         """Refuse, before allocating, a read of ``n_planes`` float32 planes larger than the memory."""
         needed = width * height * n_planes * 4
@@ -271,6 +270,7 @@ def _warp_points(src_crs, dst_crs, xs, ys):
         raise RasterError(f"cannot convert positions from {_crs_name(src_crs)} to {_crs_name(dst_crs)}: "
                           f"{str(err).splitlines()[0][:200]}") from err
     return np.asarray(out_x, np.float64).reshape(xs.shape), np.asarray(out_y, np.float64).reshape(ys.shape)
+
 
 def _crs_name(crs) -> str:
     """EPSG code, else the CRS's name, for messages."""

@@ -263,6 +263,7 @@ def test_import_of_plain_rfc7946_lines_from_other_tools(tmp_path):
     ]}
     path = tmp_path / "qgis.geojson"
     path.write_text(json.dumps(collection))
+    write_geojson(tmp_path / "ours.geojson", [LineFeature(px, "ours")], raster)
     back = read_geojson(path, raster)
     assert [f.name for f in back] == ["road", "", ""]
     # a LineSnap line that another program saved without LineSnap's members, its pixel coordinates
@@ -278,8 +279,10 @@ def test_import_of_plain_rfc7946_lines_from_other_tools(tmp_path):
     plain = tmp_path / "plain.png"
     with rasterio.open(plain, "w", driver="PNG", width=40, height=30, count=1, dtype="uint8") as ds:
         ds.write(np.zeros((30, 40), np.uint8), 1)
-    with open_raster(plain) as image, pytest.raises(GeoJSONError, match="open a georeferenced image"):
-        read_geojson(path, image)
+    with open_raster(plain) as image:
+        for lonlat_file in (path, tmp_path / "ours.geojson"):  # LineSnap's own lon/lat lines too
+            with pytest.raises(GeoJSONError, match="open a georeferenced image"):
+                read_geojson(lonlat_file, image)
     points_only = tmp_path / "points.geojson"
     points_only.write_text(json.dumps({"type": "FeatureCollection", "features": collection["features"][:2]}))
     with pytest.raises(GeoJSONError, match="no LineString or MultiLineString"):
