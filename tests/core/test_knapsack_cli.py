@@ -124,9 +124,10 @@ def test_memory_budget_refusal_is_one_line(capsys, tmp_path):
     code, _, err = _run(capsys, "solve", str(path), "--backend", "cpu", "--memory-budget", "1000")
     assert code == 1 and "memory budget is 1,000 bytes" in err and len(err.splitlines()) == 1
     assert "raise --memory-budget" in err  # the flag, not the API's keyword
-    # near int64's range the budget arithmetic itself once overflowed (a traceback)
+    # capacities near int64's range (weights without a common factor): a one-line budget refusal
     huge = tmp_path / "huge.json"
-    write_json(huge, MCKP([([5, 1], [2**60, 0]), ([1, 7], [2**60, 0])], 2**61))
+    write_json(huge, MCKP([([5, 1, 3], [0, 2**59 + 1, 2**60 + 3]), ([1, 7, 4], [0, 2**59, 2**60 + 7]),
+                           ([2, 9, 6], [0, 3**37, 2**60 + 11])], 2**61 + 5))
     code, _, err = _run(capsys, "solve", str(huge), "--backend", "cpu")
     assert code == 1 and "memory budget" in err and len(err.splitlines()) == 1
 
