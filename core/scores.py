@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from core.parallel import PARALLEL_LOCK
 
-__all__ = ["MODES", "POLARITIES", "COMBINES", "link_score_tables", "stage_scores"]
+__all__ = ["MODES", "POLARITIES", "COMBINES", "link_score_tables", "option_codes", "stage_scores"]
 
 MODES = ("edge", "ribbon")
 POLARITIES = ("any", "bright", "dark")
@@ -151,7 +151,7 @@ def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radiu
 
 def _score(gradient, points, stages, options) -> np.ndarray:
     """Flat float32 scores of ``stages`` over ``points`` (see :func:`_score_pairs`)."""
-    mode_code, radius, polarity_code, combine_code = _validated_options(*options)
+    mode_code, radius, polarity_code, combine_code = option_codes(*options)
     out = np.empty(int((stages[:, 1] * stages[:, 3]).sum()), dtype=np.float32)
     gx = np.ascontiguousarray(gradient.gx, dtype=np.float32)
     gy = np.ascontiguousarray(gradient.gy, dtype=np.float32)
@@ -235,7 +235,12 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
     return first, links, last
 
 
-def _validated_options(mode, ribbon_width_px, polarity, ribbon_combine):
+def option_codes(mode, ribbon_width_px, polarity, ribbon_combine):
+    """Validated ``(mode code, ribbon radius px, polarity code, combine code)`` of the kernels.
+
+    The codes are the indices in :data:`MODES`, :data:`POLARITIES` and
+    :data:`COMBINES`; the CUDA twin (gpu.kernels_scores) takes the same.
+    """
     for name, value, allowed in (("mode", mode, MODES), ("polarity", polarity, POLARITIES),
                                  ("ribbon_combine", ribbon_combine, COMBINES)):
         if value not in allowed:

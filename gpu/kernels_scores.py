@@ -19,10 +19,12 @@ import math
 
 from numba import cuda, float32
 
-#: Mode, polarity and combination codes shared with the host wrapper.
-EDGE, RIBBON = 0, 1
-ANY, BRIGHT, DARK = 0, 1, 2
-MEAN, GEOMETRIC = 0, 1
+from core.scores import COMBINES, MODES, POLARITIES
+
+#: Mode, polarity and combination codes: those of core.scores.option_codes.
+EDGE, RIBBON = (MODES.index(name) for name in ("edge", "ribbon"))
+ANY, BRIGHT, DARK = (POLARITIES.index(name) for name in ("any", "bright", "dark"))
+MEAN, GEOMETRIC = (COMBINES.index(name) for name in ("mean", "geometric"))
 
 
 _ZERO = float32(0.0)

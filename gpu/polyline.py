@@ -30,9 +30,6 @@ __all__ = ["GpuMemoryError", "GPU_METHODS", "solve_prepared", "score_and_solve"]
 #: The methods that run on the GPU ("brute" is a CPU reference).
 GPU_METHODS = ("window", "mitm")
 
-_MODES = {"edge": 0, "ribbon": 1}
-_POLARITIES = {"any": 0, "bright": 1, "dark": 2}
-_COMBINES = {"mean": 0, "geometric": 1}
 _gradient_cache: dict = {}
 
 
@@ -150,18 +147,12 @@ def solve_prepared(prepared, method: str):
 
 
 def _options(settings):
-    """Validated ``(method, mode code, ribbon radius px, polarity code)`` of extraction settings."""
-    method = settings.solver
-    _check_method(method)
-    if settings.mode not in _MODES:
-        raise ValueError(f"settings.mode must be one of {', '.join(_MODES)}; got {settings.mode!r}")
-    if settings.polarity not in _POLARITIES:
-        raise ValueError(f"settings.polarity must be one of {', '.join(_POLARITIES)}; got {settings.polarity!r}")
-    ribbon = float(settings.ribbon_width_px)
-    if not (np.isfinite(ribbon) and ribbon >= 0):
-        raise ValueError(f"settings.ribbon_width_px must be a finite number of pixels >= 0; got {ribbon}")
-    mode = _MODES["edge" if ribbon == 0 else settings.mode]  # r = 0 is the edge mode (core.scores, DESIGN)
-    return method, mode, 0.5 * ribbon, _POLARITIES[settings.polarity]
+    """Validated ``(method, mode code, ribbon radius px, polarity code, combine code)`` of extraction settings."""
+    from core.scores import option_codes
+
+    _check_method(settings.solver)
+    return (settings.solver,
+            *option_codes(settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine))
 
 
 def score_and_solve(gradient, guides, settings):
@@ -199,9 +190,6 @@ def score_and_solve(gradient, guides, settings):
     """
     resolve_backend("gpu")
     options = _options(settings)
-    if settings.ribbon_combine not in _COMBINES:
-        raise ValueError(f"settings.ribbon_combine must be one of {', '.join(_COMBINES)}; "
-                         f"got {settings.ribbon_combine!r}")
     from gpu import polyline_dp
 
     m, d = guides.n_guides, guides.offsets.shape[0]
@@ -210,7 +198,7 @@ def score_and_solve(gradient, guides, settings):
         with polyline_dp.LOCK, _device_errors():
             _check_fits(m, d, n0, n1, options[0])
             return _score_and_solve_gpu(
-                gradient, guides, settings.max_turn_deg, *options, _COMBINES[settings.ribbon_combine]
+                gradient, guides, settings.max_turn_deg, *options
             )
     except GpuMemoryError as exc:
         warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=2)

@@ -37,11 +37,12 @@ def device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_comb
     from gpu.polyline_dp import LOCK
     from gpu.scoring import score_on_device
 
-    codes = gpu_polyline._options(ExtractionSettings(mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity))
+    _, mode_code, radius, polarity_code, combine_code = gpu_polyline._options(ExtractionSettings(
+        mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity, ribbon_combine=ribbon_combine))
     with LOCK:
         grad = gpu_polyline._device_gradient(gradient)
-        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, *codes[1:], gradient.step_px,
-                                  gpu_polyline._COMBINES[ribbon_combine])
+        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, mode_code, radius, polarity_code,
+                                  gradient.step_px, combine_code)
         links = problem.links.copy_to_host()[: guides.n_guides - 1]
         first_t = problem.first_t.copy_to_host()
         return problem.first.copy_to_host(), links, problem.last.copy_to_host(), first_t
