@@ -97,10 +97,14 @@ class _Lines:
             raise self.error(number, f"expected integers, got {self.lines[number - 1].strip()!r}") from None
         if count is not None and len(values) != count:
             raise self.error(number, f"expected {count} integers, got {len(values)}")
+        self.check_int64(number, values)
+        return values
+
+    def check_int64(self, number: int, values) -> None:
+        """Refuse, naming line ``number``, integers that numpy's int64 cannot hold (it would raise OverflowError)."""
         for value in values:
             if not -(2**63) <= value < 2**63:
                 raise self.error(number, f"{value} does not fit in a 64-bit integer")
-        return values
 
 
 def _build(lines: _Lines, number: int, make):
@@ -183,7 +187,7 @@ def read_ins2d(path) -> list[KnapsackInstance]:
     if int(demand.sum(dtype=object)) > MAX_EXPANDED_ITEMS:
         raise lines.error(3, f"the demands add up to {int(demand.sum(dtype=object)):,} items; "
                              f"at most {MAX_EXPANDED_ITEMS:,} are supported")
-    areas = _areas(lines, rows[:, 1], rows[:, 2], first_line=3)
+    areas = _areas(lines, rows[:, 1], rows[:, 2], range(3, 3 + m))
     w, h, areas = (np.repeat(column, demand) for column in (rows[:, 1], rows[:, 2], areas))
     problem = _build(lines, 1, lambda: KP2(areas, h, w, height, width))
     return [KnapsackInstance(path.stem, problem, None)]
@@ -195,13 +199,15 @@ MAX_EXPANDED_ITEMS = 1_000_000
 MAX_AREA = 2**62
 
 
-def _areas(lines: _Lines, w, h, first_line: int | None = None, line: int | None = None) -> np.ndarray:
-    """The profits ``w * h`` (int64), checked in exact integers: int64 products wrap silently."""
+def _areas(lines: _Lines, w, h, item_lines) -> np.ndarray:
+    """The profits ``w * h`` (int64), checked in exact integers: int64 products wrap silently.
+
+    ``item_lines`` gives each item's line number, for the error.
+    """
     areas = [int(a) * int(b) for a, b in zip(w, h)]
-    for k, area in enumerate(areas):
+    for k, (area, number) in enumerate(zip(areas, item_lines)):
         if not -MAX_AREA < area < MAX_AREA:
-            where = line if line is not None else first_line + k
-            raise lines.error(where, f"the profit w * h = {area} of item {k} is too large (at least 2**62)")
+            raise lines.error(number, f"the profit w * h = {area} of item {k} is too large (at least 2**62)")
     return np.array(areas, dtype=np.int64)
 
 
@@ -228,12 +234,10 @@ def _class_a_line(lines: _Lines, number: int, line: str) -> KnapsackInstance:
         raise lines.error(number, "expected integers after the name") from None
     if len(types) != n or any(len(t) not in (2, 3) for t in types):
         raise lines.error(number, f"expected {n} item types 'w,h' or 'w,h,demand'")
-    for value in (width, height, *(v for t in types for v in t)):
-        if not -(2**63) <= value < 2**63:
-            raise lines.error(number, f"{value} does not fit in a 64-bit integer")
+    lines.check_int64(number, (width, height, *(v for t in types for v in t)))
     w = np.array([t[0] for t in types], np.int64)
     h = np.array([t[1] for t in types], np.int64)
-    areas = _areas(lines, w, h, line=number)
+    areas = _areas(lines, w, h, [number] * len(w))
     problem = _build(lines, number, lambda: KP2(areas, w, h, width, height))
     return KnapsackInstance(fields[0], problem, None)
 
