@@ -251,5 +251,7 @@ def option_codes(mode, ribbon_width_px, polarity, ribbon_combine):
         raise ValueError(f"ribbon_width_px must be a finite number of pixels >= 0; got {ribbon_width_px}")
     # DESIGN: "with r = 0 it is the edge mode", whatever the polarity and combination (which would
     # otherwise keep one side of a single edge, or multiply it by the zero of the other side)
-    mode_code = _EDGE if mode == "edge" or ribbon_width_px == 0 else _RIBBON
-    return mode_code, 0.5 * float(ribbon_width_px), POLARITIES.index(polarity), COMBINES.index(ribbon_combine)
+    # decided on the radius the kernels get: half the smallest subnormal width is 0 too
+    radius = 0.5 * float(ribbon_width_px)
+    mode_code = _EDGE if mode == "edge" or radius == 0 else _RIBBON
+    return mode_code, radius, POLARITIES.index(polarity), COMBINES.index(ribbon_combine)
