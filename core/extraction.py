@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.cancel import check, flag_of
 from core.engine import resolve_backend
 from core.extraction_settings import ExtractionSettings
 from core.gradient import GAUSSIAN_TRUNCATE, GradientWindow, gradient_window
@@ -89,7 +90,8 @@ def gradient_step_px(settings: ExtractionSettings) -> float:
     return 0.5 if settings.sigma_px < FINE_GRID_BELOW_SIGMA_PX else 1.0
 
 
-def extract(image, start, end, settings: ExtractionSettings | None = None, **overrides) -> ExtractionResult:
+def extract(image, start, end, settings: ExtractionSettings | None = None, *, cancel=None,
+            **overrides) -> ExtractionResult:
     """Find the best polyline between two points of an image.
 
     Parameters
@@ -102,6 +104,9 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, **ove
         The clicked points in pixel coordinates ``(x, y)``, inside the raster.
     settings : ExtractionSettings, optional
         Default ``ExtractionSettings()``.
+    cancel : core.cancel.CancelToken, optional
+        Lets another thread stop the extraction: it is checked between the
+        steps, and the long CPU kernels poll it while they run.
     **overrides
         Fields of the settings to change for this call (e.g. ``nodes=6``).
 
@@ -119,8 +124,11 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, **ove
         For unreadable images.
     core.engine.BackendUnavailableError
         For ``backend="gpu"`` without a usable GPU.
+    core.cancel.Cancelled
+        When ``cancel`` was cancelled before the result was complete.
     """
     t_begin = time.perf_counter()
+    flag_of(cancel)  # a wrong type fails here, before any work
     settings = _settings(settings, overrides)
     backend = _backend(settings)
     with _opened(image, settings.band) as raster:
@@ -128,13 +136,16 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, **ove
         guides = _guides_on_raster(raster, start, end, settings)
         box, intensity = _read_window(raster, guides, settings)
     t_read = time.perf_counter()
+    check(cancel)
     gradient = gradient_window(intensity, settings.sigma_px, box[0], box[1], step_px=gradient_step_px(settings))
     t_gradient = time.perf_counter()
     timings = {"read": (t_read - t_begin) * 1e3, "gradient": (t_gradient - t_read) * 1e3}
+    check(cancel)
     if backend == "gpu":
         solution = _score_and_solve_gpu(gradient, guides, settings, timings)
+        check(cancel)
     else:
-        solution = _score_and_solve_cpu(gradient, guides, settings, timings)
+        solution = _score_and_solve_cpu(gradient, guides, settings, timings, cancel)
     if solution.score == 0.0:
         solution = _straight_among_ties(solution, guides, settings)
     vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
@@ -196,13 +207,15 @@ def _read_window(raster, guides: Guides, settings: ExtractionSettings):
     return box, intensity
 
 
-def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: ExtractionSettings, timings: dict):
+def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: ExtractionSettings, timings: dict,
+                         cancel=None):
     from core.polyline import PolylineProblem, prepare, solve_prepared
     from core.scores import link_score_tables
 
     t0 = time.perf_counter()
     first, links, last = link_score_tables(
-        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine
+        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine,
+        cancel=cancel,
     )
     t1 = time.perf_counter()
     problem = PolylineProblem(
@@ -210,7 +223,7 @@ def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: Ext
         start_offsets=guides.start_offsets, end_offsets=guides.end_offsets,
     )
     solver_ms: dict = {}
-    solution = solve_prepared(prepare(problem), settings.solver, "cpu", timings_ms=solver_ms)
+    solution = solve_prepared(prepare(problem), settings.solver, "cpu", timings_ms=solver_ms, cancel=cancel)
     t2 = time.perf_counter()
     backtrack = solver_ms.get("backtrack", 0.0)
     timings.update(scoring=(t1 - t0) * 1e3, dp=(t2 - t1) * 1e3 - backtrack, backtrack=backtrack)

@@ -313,7 +313,7 @@ def _solve_on_gpu(prepared: PreparedProblem, method: str):
         return None
 
 
-def _solve_on_cpu(prepared: PreparedProblem, method: str, timings_ms: dict | None):
+def _solve_on_cpu(prepared: PreparedProblem, method: str, timings_ms: dict | None, cancel):
     if method == "brute":
         from core.polyline_reference import solve_brute
 
@@ -321,11 +321,12 @@ def _solve_on_cpu(prepared: PreparedProblem, method: str, timings_ms: dict | Non
     from core import polyline_cpu
 
     solver = polyline_cpu.solve_window if method == "window" else polyline_cpu.solve_mitm
-    return solver(prepared, timings_ms)
+    return solver(prepared, timings_ms, cancel)
 
 
 def solve_prepared(
-    prepared: PreparedProblem, method: str = "window", backend: str = "auto", timings_ms: dict | None = None
+    prepared: PreparedProblem, method: str = "window", backend: str = "auto", timings_ms: dict | None = None,
+    cancel=None,
 ) -> PolylineSolution:
     """Solve a :class:`PreparedProblem` (the entry of callers that prepare once).
 
@@ -337,6 +338,10 @@ def solve_prepared(
     timings_ms : dict, optional
         When given, receives ``"dp"`` and ``"backtrack"`` (milliseconds) from
         the CPU solvers.
+    cancel : core.cancel.CancelToken, optional
+        Stops the CPU solvers between (and ``mitm`` within) stages when it is
+        cancelled from another thread; checked before and after the GPU and
+        ``brute`` solvers, which run for milliseconds.
 
     Returns
     -------
@@ -344,7 +349,13 @@ def solve_prepared(
         ``score`` is :func:`path_score` of the returned path; ``backend`` is
         "cpu" when the GPU ran out of memory and the CPU solved it instead
         (with a RuntimeWarning).
+
+    Raises
+    ------
+    core.cancel.Cancelled
+        When ``cancel`` was cancelled; other errors as :func:`solve`.
     """
+    from core.cancel import check
     from core.engine import BACKENDS, resolve_backend
 
     if not isinstance(prepared, PreparedProblem):
@@ -356,10 +367,12 @@ def solve_prepared(
     if method == "brute" and backend == "gpu":
         raise ValueError("method 'brute' runs on the CPU only; use backend 'cpu' or 'auto'")
     ran = "cpu" if method == "brute" else resolve_backend(backend)
+    check(cancel)
     path = _solve_on_gpu(prepared, method) if ran == "gpu" else None
     if path is None:  # the CPU, also when the GPU ran out of memory
         ran = "cpu"
-        path = _solve_on_cpu(prepared, method, timings_ms)
+        path = _solve_on_cpu(prepared, method, timings_ms, cancel)
+    check(cancel)
     start, indices, end = path
     indices = np.asarray(indices, dtype=np.int64)
     score = path_score(prepared, int(start), indices, int(end))

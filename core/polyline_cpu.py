@@ -31,7 +31,9 @@ write contiguous rows.
 
 The stage kernels are ``parallel=True`` (prange over blocks of states), are
 called under :data:`core.parallel.PARALLEL_LOCK`, and run small stages on one
-thread.
+thread.  Both solvers stop between stages when their cancel token is set
+(core.cancel); a ``mitm`` stage, O(d^3), also polls it before every block of
+states, since one stage at d = 1024 takes about a second.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ import numba
 import numpy as np
 from numba import njit, prange, uint64
 
-from core.parallel import PARALLEL_LOCK
+from core.cancel import check, flag_of
+from core.parallel import PARALLEL_LOCK, cancel_requested
 from core.polyline import PreparedProblem, check_memory, infeasible_error
 
 __all__ = ["solve_window", "solve_mitm"]
@@ -203,15 +206,18 @@ def _few_next_stage(values, table, lo, hi, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _scan_stage(values, table, lo, hi, out, arg):
+def _scan_stage(values, table, lo, hi, out, arg, cancel_flag):
     """One forward stage of Seredin's DP: every p checked for every state (q, r).
 
     values, table, lo, hi, out as in :func:`_window_stage` (``table`` may be
-    float64); arg : (d, n_next) int32, the maximising p, -1 when none.
+    float64); arg : (d, n_next) int32, the maximising p, -1 when none;
+    cancel_flag : (1,) uint8, the blocks left are skipped once it is set.
     """
     n_prev, d = values.shape
     n_next = table.shape[1]
     for block in prange((d + _TILE_COLUMNS - 1) // _TILE_COLUMNS):
+        if cancel_requested(cancel_flag):
+            continue
         q0 = block * _TILE_COLUMNS
         tile = np.empty((_TILE_COLUMNS, n_prev))
         for i in range(_load_tile(values, q0, tile)):
@@ -227,7 +233,7 @@ def _scan_stage(values, table, lo, hi, out, arg):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _scan_backward_stage(suffix, table, lo, hi, out, arg):
+def _scan_backward_stage(suffix, table, lo, hi, out, arg, cancel_flag):
     """One backward stage of Seredin's DP: every s checked for every state (q, r).
 
     suffix : (d, n_after) float64, ``B(k+1)[r, s]``: the best path from link r -> s on
@@ -236,10 +242,13 @@ def _scan_backward_stage(suffix, table, lo, hi, out, arg):
         when ``lo[r, s] <= q <= hi[r, s]``
     out : (n_k, d) float64, ``Bk[q, r] = Tk[q, r] + max_s B(k+1)[r, s]`` (written)
     arg : (n_k, d) int32, the maximising s, -1 when none
+    cancel_flag : (1,) uint8, the rows left are skipped once it is set
     """
     d, n_after = suffix.shape
     n_k = table.shape[0]
     for r in prange(d):
+        if cancel_requested(cancel_flag):
+            continue
         row, lo_r, hi_r = suffix[r], lo[r], hi[r]
         for q in range(n_k):
             best, best_s = -np.inf, -1
@@ -321,7 +330,7 @@ def _window_kernel(n_prev: int, d: int, n_next: int):
     return _window_stage, d * (n_prev + n_next)
 
 
-def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
+def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None, cancel=None):
     """The exact optimum by sliding-window maxima, O(m d^2).
 
     Parameters
@@ -329,6 +338,8 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
     prepared : PreparedProblem
     timings_ms : dict, optional
         Receives ``"dp"`` and ``"backtrack"`` in milliseconds.
+    cancel : core.cancel.CancelToken, optional
+        Checked between stages.
 
     Returns
     -------
@@ -342,6 +353,8 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
         When no polyline satisfies the angle limit.
     ValueError
         When the tables would not fit in the machine's memory.
+    core.cancel.Cancelled
+        When ``cancel`` was cancelled.
     """
     _check_solver_memory(prepared, "window")
     m = prepared.n_guides
@@ -350,6 +363,7 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
         values = _value_tables([prepared.table(k).shape for k in range(m + 1)])  # F1..F(m+1)
         values[0][:] = prepared.first
         for k in range(1, m + 1):
+            check(cancel)
             stage, steps = _window_kernel(values[k - 1].shape[0], prepared.n_points, values[k].shape[1])
             _use_threads_for(steps, threads)
             stage(values[k - 1], prepared.table(k), *prepared.ranges32[k - 1], values[k])
@@ -359,21 +373,23 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None):
     return _as_result(path)
 
 
-def _backward(prepared: PreparedProblem, k_to: int, args: dict, threads: int) -> np.ndarray:
+def _backward(prepared: PreparedProblem, k_to: int, args: dict, threads: int, cancel) -> np.ndarray:
     """B_k_to (n, d) from B_m = T_m by backward stages k = m-1..k_to; args[k] = argmax s."""
     suffix = prepared.last.astype(np.float64)  # one kernel specialisation for B
     for k in range(prepared.n_guides - 1, k_to - 1, -1):
+        check(cancel)
         table = prepared.table(k)
         out = np.empty(table.shape)
         arg = np.empty(table.shape, dtype=np.int32)
         _use_threads_for(suffix.size * table.shape[0], threads)
-        _scan_backward_stage(suffix, table, *prepared.ranges32[k], out, arg)  # the turn at layer k+1
+        # the turn at layer k+1
+        _scan_backward_stage(suffix, table, *prepared.ranges32[k], out, arg, flag_of(cancel))
         args[k] = arg
         suffix = out
     return suffix
 
 
-def solve_mitm(prepared: PreparedProblem, timings_ms: dict | None = None):
+def solve_mitm(prepared: PreparedProblem, timings_ms: dict | None = None, cancel=None):
     """The exact optimum by Seredin's meet-in-the-middle pair-state DP, O(m d^3).
 
     Forward stages run from L0 to the middle guide ``c = m // 2 + 1``, backward
@@ -389,16 +405,18 @@ def solve_mitm(prepared: PreparedProblem, timings_ms: dict | None = None):
     forward_args, backward_args = [], {}
     with _parallel_section() as threads:
         for k in range(1, c):
+            check(cancel)
             table = prepared.table(k)
             out, arg = np.empty(table.shape), np.empty(table.shape, dtype=np.int32)
             _use_threads_for(values.size * table.shape[1], threads)
-            _scan_stage(values, table, *prepared.ranges32[k - 1], out, arg)
+            _scan_stage(values, table, *prepared.ranges32[k - 1], out, arg, flag_of(cancel))
             forward_args.append(arg)
             values = out
-        suffix = _backward(prepared, c, backward_args, threads)
+        suffix = _backward(prepared, c, backward_args, threads, cancel)
         merged, merge_arg = np.empty(suffix.shape), np.empty(suffix.shape, dtype=np.int32)
         _use_threads_for(values.size * suffix.shape[1], threads)
-        _scan_stage(values, suffix, *prepared.ranges32[c - 1], merged, merge_arg)
+        _scan_stage(values, suffix, *prepared.ranges32[c - 1], merged, merge_arg, flag_of(cancel))
+    check(cancel)  # the stages skipped their blocks: the tables are garbage
     t1 = _record(timings_ms, "dp", t0)
     path = np.empty(m + 2, dtype=np.int64)
     path[c], path[c + 1] = _best_state(merged, prepared)

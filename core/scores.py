@@ -30,7 +30,8 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
-from core.parallel import PARALLEL_LOCK
+from core.cancel import check, flag_of
+from core.parallel import PARALLEL_LOCK, cancel_requested
 
 __all__ = ["MODES", "POLARITIES", "COMBINES", "link_score_tables", "option_codes", "stage_scores"]
 
@@ -122,14 +123,16 @@ def _link_score(gx, gy, col_off, row_off, inv_step, px, py, qx, qy, mode, radius
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radius, polarity, combine, out):
+def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radius, polarity, combine, out,
+                 cancel_flag):
     """Score every link of every stage in one parallel loop over all (source, target) pairs.
 
     ``stages[s] = (first source, n sources, first target, n targets)`` index
     ``points`` (P, 2); the scores of stage ``s`` follow those of the stages
     before it in ``out``, row-major (source, target).  One parallel region for
     the whole chain: every fork-join costs a thread wake-up, dear when the
-    machine is busy.
+    machine is busy.  Once ``cancel_flag[0]`` is set (core.cancel) the links
+    left are skipped and ``out`` is garbage.
     """
     n_stages = stages.shape[0]
     ends = np.empty(n_stages, dtype=np.int64)
@@ -138,6 +141,8 @@ def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radiu
         total += stages[s, 1] * stages[s, 3]
         ends[s] = total
     for flat in prange(total):
+        if cancel_requested(cancel_flag):  # one byte per link: nothing beside the link's samples
+            continue
         s = np.searchsorted(ends, flat, side="right")
         n_to = stages[s, 3]
         rest = flat - (ends[s] - stages[s, 1] * n_to)
@@ -149,7 +154,7 @@ def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radiu
         )
 
 
-def _score(gradient, points, stages, options) -> np.ndarray:
+def _score(gradient, points, stages, options, cancel=None) -> np.ndarray:
     """Flat float32 scores of ``stages`` over ``points`` (see :func:`_score_pairs`)."""
     mode_code, radius, polarity_code, combine_code = option_codes(*options)
     out = np.empty(int((stages[:, 1] * stages[:, 3]).sum()), dtype=np.float32)
@@ -159,8 +164,9 @@ def _score(gradient, points, stages, options) -> np.ndarray:
         _score_pairs(
             gx, gy, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px),
             np.ascontiguousarray(points, dtype=np.float64), stages, mode_code, radius, polarity_code, combine_code,
-            out,
+            out, flag_of(cancel),
         )
+    check(cancel)
     return out
 
 
@@ -197,7 +203,8 @@ def stage_scores(
     return _score(gradient, points, stages, options).reshape(n_stages, n_from, n_to)
 
 
-def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polarity="any", ribbon_combine="mean"):
+def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polarity="any", ribbon_combine="mean",
+                      cancel=None):
     """Score tables of every link between the layers of the guides.
 
     Parameters
@@ -213,6 +220,8 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
         Which edge pairs count in ``ribbon`` mode.
     ribbon_combine : {"mean", "geometric"}
         How the two edge responses of a ``ribbon`` sample combine (module docstring).
+    cancel : core.cancel.CancelToken, optional
+        Stops the scoring early when cancelled (from another thread).
 
     Returns
     -------
@@ -222,12 +231,18 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
         ``links[t, p, q]``: point ``p`` of guide ``t + 1`` to point ``q`` of guide ``t + 2``.
     last : (d, n1) float32 ndarray
         Links from guide ``m`` to the end layer.
+
+    Raises
+    ------
+    core.cancel.Cancelled
+        When ``cancel`` was cancelled before the scores were complete.
     """
     layers = guides.layer_points()
     sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     stages = np.stack([starts[:-1], sizes[:-1], starts[1:], sizes[1:]], axis=1)
-    flat = _score(gradient, np.concatenate(layers), stages, (mode, ribbon_width_px, polarity, ribbon_combine))
+    options = (mode, ribbon_width_px, polarity, ribbon_combine)
+    flat = _score(gradient, np.concatenate(layers), stages, options, cancel)
     n0, d, n1, m = sizes[0], sizes[1], sizes[-1], guides.n_guides
     first = flat[: n0 * d].reshape(n0, d)
     links = flat[n0 * d : n0 * d + (m - 1) * d * d].reshape(m - 1, d, d)
