@@ -55,12 +55,15 @@ class ToolController(QObject):
         viewer.left.connect(tool.leave)
         tool.piece_requested.connect(self._submit_piece)
         tool.preview_requested.connect(self._submit_preview)
+        tool.pieces_abandoned.connect(runner.drop_pieces)
+        tool.preview_abandoned.connect(runner.drop_preview)
         for event in (tool.changed, tool.outcomes_changed, tool.preview_changed, tool.selection_changed):
             event.connect(viewer.update)
         runner.piece_done.connect(self._on_piece_done)
         runner.piece_failed.connect(self._on_piece_failed)
         runner.preview_done.connect(self._on_preview_done)
         runner.preview_failed.connect(self._on_preview_failed)
+        runner.piece_dropped.connect(tool.request_dropped)
 
     def set_show_guides(self, show: bool) -> None:
         """Draw the guides and candidate points of the latest extraction, or not."""

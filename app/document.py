@@ -75,9 +75,9 @@ class ImageDocument:
                 self._by_band[band] = open_raster(self.source, band)
             return self._by_band[band]
 
-    def extract(self, extract_fn, start_xy, end_xy, settings):
+    def extract(self, extract_fn, start_xy, end_xy, settings, cancel=None):
         """Run ``extract_fn`` on the handle of ``settings.band`` (called on the worker thread)."""
-        return extract_fn(self.raster_for_band(settings.band), start_xy, end_xy, settings)
+        return extract_fn(self.raster_for_band(settings.band), start_xy, end_xy, settings, cancel=cancel)
 
     def close(self) -> None:
         """Close every handle (after the workers that use them have finished)."""

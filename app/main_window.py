@@ -66,11 +66,11 @@ def default_config_dir() -> Path:
     return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)) / "linesnap"
 
 
-def run_extraction(document, start_xy, end_xy, settings):
+def run_extraction(document, start_xy, end_xy, settings, cancel=None):
     """The runner's job: ``core.extract`` on the document's handle for ``settings.band``."""
     from core.extraction import extract
 
-    return document.extract(extract, start_xy, end_xy, settings)
+    return document.extract(extract, start_xy, end_xy, settings, cancel)
 
 
 class MainWindow(QMainWindow):
@@ -82,7 +82,8 @@ class MainWindow(QMainWindow):
         Folder of the settings file and the autosaved session
         (default :func:`default_config_dir`).
     extract_fn : callable, optional
-        ``extract_fn(document, start_xy, end_xy, settings)``; default :func:`run_extraction`.
+        ``extract_fn(document, start_xy, end_xy, settings, cancel=token)``; default
+        :func:`run_extraction`.
     """
 
     def __init__(self, config_dir=None, extract_fn=None):
@@ -301,13 +302,17 @@ class MainWindow(QMainWindow):
         if min(w, h) >= 64 and not self.runner.busy:
             # the first run after an install compiles the kernels (seconds): say so until it is done
             self.status.run_label.setText(PREPARING_TEXT)
-            self.runner.submit_warmup((w / 2 - 24, h / 2), (w / 2 + 24, h / 2), self.tool.settings)
+            # small sizes: what it loads depends on the settings' kinds, not on their sizes
+            settings = self.tool.settings
+            light = settings.replace(nodes=min(settings.nodes, 8), points=min(settings.points, 33))
+            self.runner.submit_warmup((w / 2 - 24, h / 2), (w / 2 + 24, h / 2), light)
 
     def _show_busy(self) -> None:
         """Long extractions (many points or nodes) say so, instead of leaving the last message up."""
         running = self.runner.running()
         if running is not None and running[0] != "warmup" and running[1] >= SHOW_BUSY_AFTER_S:
-            self.status.run_label.setText(f"computing the {running[0]}... {running[1]:.0f} s")
+            hint = " (Esc stops it)" if running[0] == "piece" else ""
+            self.status.run_label.setText(f"computing the {running[0]}... {running[1]:.0f} s{hint}")
             self._busy_shown = True
         elif running is None and self._busy_shown:
             self._busy_shown = False

@@ -51,8 +51,15 @@ class ExtractionTool:
     selection_changed()
     piece_requested(piece: PieceSpec)
         Run this piece's extraction and call :meth:`complete_piece`.
+    pieces_abandoned(piece_ids: list[int])
+        Requested pieces left the drawing before their result came (Esc,
+        Backspace, Undo): their extractions may stop; call
+        :meth:`request_dropped` for each one that will not come back.
     preview_requested(request: PreviewRequest)
         Run it and call :meth:`complete_preview`; a newer one supersedes it.
+    preview_abandoned()
+        No preview asked for so far is wanted any more (Esc, the cursor left,
+        the anchor or the settings changed): it may stop.
     settings_restored(settings)
         Undo or redo brought back the settings of that moment (a settings
         change that re-ran the current piece is undone with it).
@@ -79,7 +86,8 @@ class ExtractionTool:
         self._preview_min_seq = 0
         self._paused = False
         for name in ("changed", "outcomes_changed", "preview_changed", "selection_changed",
-                     "piece_requested", "preview_requested", "settings_restored"):
+                     "piece_requested", "pieces_abandoned", "preview_requested", "preview_abandoned",
+                     "settings_restored"):
             setattr(self, name, Event(name))
 
     # ------------------------------------------------------------------ queries
@@ -160,6 +168,9 @@ class ExtractionTool:
             self.selected_id = None
             self.selection_changed.emit()
         self.changed.emit()
+        abandoned = self._requested - {piece.id for feature in self._drawn_features() for piece in feature.pieces}
+        if abandoned:
+            self.pieces_abandoned.emit(sorted(abandoned))
         self._request_missing()
         if self.anchor_start() != old_anchor or new_state.current is None:
             self._restart_preview()
@@ -185,12 +196,13 @@ class ExtractionTool:
         self._set_state(state)
         return True
 
+    def _drawn_features(self) -> list[Feature]:
+        """The finished features and the feature in progress (not those of the history)."""
+        return list(self.state.features) + ([self.state.current] if self.state.current is not None else [])
+
     def _request_missing(self) -> None:
-        """Ask for every extraction the state needs that was never asked for."""
-        features = list(self.state.features)
-        if self.state.current is not None:
-            features.append(self.state.current)
-        for feature in features:
+        """Ask for every extraction the state needs that was never asked for (or was dropped)."""
+        for feature in self._drawn_features():
             for piece in feature.pieces:
                 if piece.kind == "extract" and piece.id not in self.outcomes and piece.id not in self._requested:
                     self._requested.add(piece.id)
@@ -247,6 +259,7 @@ class ExtractionTool:
         if current is None:
             return
         self._paused = True
+        self.preview_abandoned.emit()
         self._clear_preview()
         if not current.pieces:
             self._commit(replace(self.state, current=None))
@@ -288,6 +301,7 @@ class ExtractionTool:
     def leave(self) -> None:
         """The cursor left the image: no preview."""
         self._cursor = None
+        self.preview_abandoned.emit()
         self._clear_preview()
 
     def _update_preview(self) -> None:
@@ -309,6 +323,7 @@ class ExtractionTool:
     def _restart_preview(self) -> None:
         """The anchor or the settings changed: results of older requests are stale."""
         self._preview_min_seq = self._preview_seq + 1
+        self.preview_abandoned.emit()
         self._clear_preview()
         self._update_preview()
 
@@ -347,6 +362,14 @@ class ExtractionTool:
         self.outcomes_changed.emit()
         if self.anchor_start() != anchor_before:
             self._restart_preview()  # endpoint snapping moved the last vertex
+
+    def request_dropped(self, piece_id: int) -> None:
+        """The extraction asked for by ``piece_requested`` was dropped without a result.
+
+        If the piece is in the drawing again (a redo came first), it is asked for again.
+        """
+        self._requested.discard(piece_id)
+        self._request_missing()
 
     def fail_piece(self, piece_id: int, message: str) -> None:
         """The extraction of a piece failed: keep it as a straight segment marked failed."""

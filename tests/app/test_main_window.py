@@ -206,7 +206,7 @@ def test_gpu_backend_without_gpu_shows_a_dialog(qtbot, make_window, shown_errors
 def test_no_feasible_polyline_is_a_dialog_not_a_crash(qtbot, make_window, shown_errors):
     from core.polyline import NoFeasiblePolylineError
 
-    def failing(document, start, end, settings):
+    def failing(document, start, end, settings, cancel=None):
         raise NoFeasiblePolylineError("no polyline satisfies max_turn_deg = 0.1")
 
     window = make_window(extract_fn=failing)
@@ -340,7 +340,7 @@ def test_the_map_docks_hide_on_other_tabs_and_come_back_as_they_were(make_window
 def test_a_long_extraction_shows_its_time_in_the_status_bar(qtbot, make_window):
     import time
 
-    def slow(document, start, end, settings):  # as with thousands of points or dozens of nodes
+    def slow(document, start, end, settings, cancel=None):  # as with thousands of points or dozens of nodes
         time.sleep(1.2)
         return core_extract(document.path, start, end, settings)
 
@@ -352,3 +352,43 @@ def test_a_long_extraction_shows_its_time_in_the_status_bar(qtbot, make_window):
     qtbot.waitUntil(lambda: window.status.run_label.text().startswith("computing the "), timeout=5_000)
     wait_pieces(qtbot, window)
     qtbot.waitUntil(lambda: not window.status.run_label.text().startswith("computing"), timeout=5_000)
+
+
+HEAVY = dict(points=1024, nodes=20, half_width_px=40.0)  # scoring alone takes 6 s on 2 cores
+
+
+def start_heavy_piece(qtbot, window):
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    for name, value in HEAVY.items():
+        window.settings_panel._widgets[name].setValue(value)
+    assert window.settings_panel.apply_now()
+    click_image(qtbot, window, 600, 740)
+    click_image(qtbot, window, 800, 748)
+    qtbot.waitUntil(lambda: "Esc stops it" in window.status.run_label.text(), timeout=5_000)
+
+
+def test_escape_stops_a_long_extraction(qtbot, make_window, shown_errors):
+    import time
+
+    window = make_window()
+    start_heavy_piece(qtbot, window)
+    stopped_at = time.monotonic()
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    assert time.monotonic() - stopped_at < 3.0  # the kernels noticed; unstopped it runs for seconds
+    assert window.tool.current.pieces == () and not shown_errors
+    qtbot.waitUntil(lambda: not window.status.run_label.text().startswith("computing"), timeout=5_000)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the piece comes back
+    assert len(window.tool.current.pieces) == 1 and window.runner.busy  # and is computed again
+
+
+def test_closing_the_window_stops_a_long_extraction(qtbot, make_window):
+    import time
+
+    window = make_window()
+    start_heavy_piece(qtbot, window)
+    window.tool.mark_saved()
+    closing_at = time.monotonic()
+    window.close()
+    assert window.runner.wait(0) and time.monotonic() - closing_at < 3.0

@@ -327,3 +327,40 @@ def test_dirty_flag(tool):
 def test_clicks_must_be_finite(tool):
     with pytest.raises(ValueError, match="point"):
         tool.click((np.nan, 0))
+
+
+def test_pending_pieces_that_leave_the_drawing_are_abandoned_and_asked_again_if_they_return(tool):
+    rec = Recorder(tool)
+    abandoned, previews_abandoned = [], []
+    tool.pieces_abandoned.connect(abandoned.append)
+    tool.preview_abandoned.connect(lambda: previews_abandoned.append(True))
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.click((20, 0))
+    first, second = rec.pieces
+    tool.complete_piece(first.id, fake_outcome((0, 0), (10, 0)))
+    tool.cancel()  # Esc while the second piece is computed
+    assert abandoned == [[second.id]] and previews_abandoned
+    tool.request_dropped(second.id)  # its extraction stopped without a result
+    assert len(rec.pieces) == 2  # not in the drawing: not asked again
+    tool.undo()  # Esc's step is undone: the piece is back and needs its extraction
+    assert [p.id for p in rec.pieces] == [first.id, second.id, second.id]
+    tool.drop_last_piece()  # Backspace on the pending piece; the runner has not answered yet
+    tool.undo()
+    assert abandoned == [[second.id], [second.id]] and len(rec.pieces) == 3
+    tool.request_dropped(second.id)  # the answer to the Backspace arrives after the undo
+    assert len(rec.pieces) == 4 and tool.is_pending(tool.current.pieces[-1])
+    tool.complete_piece(second.id, fake_outcome((10, 0), (20, 0)))
+    tool.drop_last_piece()  # a piece with its outcome is never abandoned
+    assert len(abandoned) == 2
+
+def test_the_preview_is_abandoned_when_the_cursor_leaves_or_the_anchor_moves(tool):
+    rec = Recorder(tool)
+    abandoned = []
+    tool.preview_abandoned.connect(lambda: abandoned.append(len(rec.previews)))
+    tool.click((0, 0))
+    tool.move_cursor((10, 5))
+    tool.leave()
+    tool.move_cursor((10, 6))
+    tool.click((10, 6))  # the anchor moves: the old preview is stale, then a new one is asked for
+    assert abandoned[-2:] == [1, 2] and len(rec.previews) == 2
