@@ -152,12 +152,18 @@ def test_results_for_a_previous_image_are_ignored(qtbot, runner):
     assert events == [] and len(stub.calls) == 1
 
 
-def test_a_new_image_cancels_the_running_extraction(qtbot, runner):
+def holding_the_first_job(qtbot, runner, submit):
+    """A runner whose stub holds the job that ``submit(runner)`` started: (runner, stub, events)."""
     stub = StubExtract(auto=False)
     r = runner(stub)
     events = collect(r)
-    r.submit_piece(1, lambda: (0, 0), (3, 0), "S")
+    submit(r)
     qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
+    return r, stub, events
+
+
+def test_a_new_image_cancels_the_running_extraction(qtbot, runner):
+    r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_piece(1, lambda: (0, 0), (3, 0), "S"))
     r.set_image("other")
     assert stub.tokens[0].cancelled
     qtbot.waitUntil(lambda: not r.busy, timeout=5000)
@@ -165,10 +171,7 @@ def test_a_new_image_cancels_the_running_extraction(qtbot, runner):
 
 
 def test_shutdown_cancels_the_running_extraction(qtbot, runner):
-    stub = StubExtract(auto=False)
-    r = runner(stub)
-    r.submit_preview(1, (0, 0), (3, 0), "S")
-    qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
+    r, stub, _ = holding_the_first_job(qtbot, runner, lambda r: r.submit_preview(1, (0, 0), (3, 0), "S"))
     began = time.monotonic()
     r.shutdown()  # returns without anyone releasing the stub
     assert stub.tokens[0].cancelled and time.monotonic() - began < 5
@@ -195,11 +198,7 @@ def test_dropped_pieces_leave_the_queue_and_a_running_one_stops(qtbot, runner):
 
 
 def test_a_running_preview_stops_when_no_preview_is_wanted_unless_it_serves_a_piece(qtbot, runner):
-    stub = StubExtract(auto=False)
-    r = runner(stub)
-    events = collect(r)
-    r.submit_preview(1, (0, 0), (5, 5), "S")
-    qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
+    r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_preview(1, (0, 0), (5, 5), "S"))
     r.drop_preview()
     assert stub.tokens[0].cancelled
     qtbot.waitUntil(lambda: not r.busy, timeout=5000)
@@ -214,11 +213,7 @@ def test_a_running_preview_stops_when_no_preview_is_wanted_unless_it_serves_a_pi
 
 
 def test_a_slow_preview_gives_way_to_a_newer_one_after_the_patience(qtbot, runner):
-    stub = StubExtract(auto=False)
-    r = runner(stub)
-    events = collect(r)
-    r.submit_preview(1, (0, 0), (1, 0), "S")
-    qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
+    r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_preview(1, (0, 0), (1, 0), "S"))
     r.submit_preview(2, (0, 0), (2, 0), "S")
     assert not stub.tokens[0].cancelled  # a quick preview would come back before the patience ends
     qtbot.waitUntil(lambda: stub.tokens[0].cancelled, timeout=int(3000 * PREVIEW_PATIENCE_S + 1000))
@@ -229,11 +224,7 @@ def test_a_slow_preview_gives_way_to_a_newer_one_after_the_patience(qtbot, runne
 
 
 def test_a_preview_that_returns_within_the_patience_is_not_cancelled(qtbot, runner):
-    stub = StubExtract(auto=False)
-    r = runner(stub)
-    events = collect(r)
-    r.submit_preview(1, (0, 0), (1, 0), "S")
-    qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
+    r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_preview(1, (0, 0), (1, 0), "S"))
     r.submit_preview(2, (0, 0), (2, 0), "S")
     stub.release.release()
     stub.release.release()
@@ -244,11 +235,7 @@ def test_a_preview_that_returns_within_the_patience_is_not_cancelled(qtbot, runn
 
 
 def test_the_warm_up_gives_way_to_real_work_at_once(qtbot, runner):
-    stub = StubExtract(auto=False)
-    r = runner(stub)
-    events = collect(r)
-    r.submit_warmup((0, 0), (1, 0), "S")
-    qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
+    r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_warmup((0, 0), (1, 0), "S"))
     r.submit_piece(1, lambda: (0, 0), (2, 0), "S")
     assert stub.tokens[0].cancelled
     qtbot.waitUntil(lambda: len(stub.calls) == 2, timeout=5000)
