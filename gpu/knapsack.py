@@ -115,13 +115,17 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
     from gpu import config
     from gpu import knapsack_rows as kr
     from gpu.knapsack_common import value_dtype
-    from gpu.knapsack_plan import plan_batch
+    from gpu.knapsack_plan import PlanTooLargeError, plan_batch
 
-    plan = plan_batch(profits, w1, w2, c1, c2, config.KNAPSACK_ITEMS_PER_STEP, config.KNAPSACK_THREADS_PER_BLOCK,
-                      config.KNAPSACK_CELLS_PER_THREAD)
-    dtype = value_dtype(int(plan.profits.sum(axis=1).max()))
-    needed = kr.device_bytes(plan, dtype.itemsize)
-    if needed > budget:
+    try:
+        plan = plan_batch(profits, w1, w2, c1, c2, config.KNAPSACK_ITEMS_PER_STEP, config.KNAPSACK_THREADS_PER_BLOCK,
+                          config.KNAPSACK_CELLS_PER_THREAD)
+    except PlanTooLargeError as too_large:
+        plan, needed = None, too_large.needed_bytes
+    else:
+        dtype = value_dtype(int(plan.profits.sum(axis=1).max()))
+        needed = kr.device_bytes(plan, dtype.itemsize)
+    if plan is None or needed > budget:
         if len(profits) == 1:
             raise MemoryBudgetError("the KP dynamic program on the GPU", needed, budget)
         half = len(profits) // 2
