@@ -331,6 +331,15 @@ def test_a_write_into_a_missing_folder_names_the_file_not_the_temporary(tmp_path
     assert raised.value.filename == str(target) and ".tmp" not in str(raised.value)
 
 
+def test_a_write_onto_a_folder_names_the_folder_and_leaves_nothing_behind(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    with pytest.raises(IsADirectoryError) as raised:
+        write_geojson(target, [LineFeature([[0, 0], [1, 1]])])
+    assert raised.value.filename == str(target) and ".tmp" not in str(raised.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any(target.iterdir())
+
+
 def test_replacing_keeps_permissions(tmp_path):
     target = tmp_path / "lines.geojson"
     write_geojson(target, [LineFeature([[0, 0], [1, 1]])])
