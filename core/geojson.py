@@ -304,7 +304,8 @@ def _check_crs_member(crs, path) -> None:
     """RFC 7946 dropped ``crs``; an old file may still name one: only WGS84 lon/lat is accepted."""
     if crs is None:
         return
-    name = crs.get("properties", {}).get("name", "") if isinstance(crs, dict) else ""
+    properties = crs.get("properties") if isinstance(crs, dict) else None
+    name = properties.get("name", "") if isinstance(properties, dict) else ""
     if not re.search(r"CRS84$|EPSG:+4326$", str(name)):
         raise GeoJSONError(f"{path} names the coordinate system {name or crs!r} (a pre-RFC 7946 'crs' member); "
                            "only WGS84 longitude, latitude is supported: reproject it to EPSG:4326 first")

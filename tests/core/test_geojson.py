@@ -400,6 +400,8 @@ def test_line_feature_validation():
          '"geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, '
          '"properties": {"pixel_coordinates": [[0, 0], [1, 1]]}}], "crs": {"type": "name", '
          '"properties": {"name": "urn:ogc:def:crs:EPSG::3857"}}}', "EPSG::3857"),
+        ('{"type": "FeatureCollection", "features": [], "crs": {"type": "name", "properties": "EPSG:3857"}}',
+         "EPSG:3857"),
         ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
          '"geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {}}]}', "feature 0 is not a LineString"),
         ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
