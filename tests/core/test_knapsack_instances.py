@@ -286,6 +286,10 @@ def test_suri_sets(set_number):
         (lambda: pisinger("strongly", 10, instance=5, series=4), "instance must be in"),
         (lambda: curtis("half", -1), "n must be"),
         (lambda: suri(6), "set_number must be one of"),
+        (lambda: pisinger("strongly", 10, coefficient_range=10**20), r"coefficient_range must be an integer in \[10, "),
+        (lambda: pisinger("strongly", 10, seed=-1), "seed must be an integer >= 0"),
+        (lambda: curtis("half", 10, seed=1.5), "seed must be an integer >= 0"),
+        (lambda: suri(1, seed=-3), "seed must be an integer >= 0"),
     ],
 )
 def test_generator_validation(call, match):
