@@ -153,7 +153,7 @@ def _run(args) -> int:
     image, start, end, settings = _inputs(args)
     settings = ExtractionSettings(**settings)
     if args.output is not None:
-        _check_output(args.output)
+        _check_output(args.output, Path(image))
     with open_raster(image, band=settings.band) as raster:
         result = extract(raster, start, end, settings)
         name = args.name or ("demo" if args.demo else "")
@@ -195,12 +195,15 @@ def _attach_point_values(argv):
     return joined
 
 
-def _check_output(path: Path):
-    """Refuse an output that can never be written, before the extraction runs."""
+def _check_output(path: Path, image: Path):
+    """Refuse an output that can never be written, or that would replace the image, before the extraction runs."""
     if path.is_dir():
         raise ValueError(f"output {path} is a folder; give a file name such as {path / 'line.geojson'}")
     if not path.parent.is_dir():
         raise ValueError(f"output folder {path.parent} does not exist")
+    if path.exists() and image.exists() and path.samefile(image):
+        raise ValueError(f"output {path} is the input image, which the GeoJSON would replace; "
+                         "give another file name")
 
 
 def _point(text: str) -> tuple[float, float]:

@@ -17,6 +17,7 @@ intact and no temporary file behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -196,8 +197,16 @@ def atomic_write_text(path, text: str) -> None:
 
     A failure at any point leaves an existing ``path`` as it was and removes
     the temporary file.  A replaced file keeps its permission bits.
+
+    Raises
+    ------
+    OSError
+        Naming ``path``: IsADirectoryError for a folder, FileNotFoundError for
+        a missing folder, and whatever the write itself meets.
     """
     path = Path(path)
+    if path.is_dir():  # os.replace would fail only after the write, naming the temporary file
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -295,7 +304,8 @@ def _check_crs_member(crs, path) -> None:
     """RFC 7946 dropped ``crs``; an old file may still name one: only WGS84 lon/lat is accepted."""
     if crs is None:
         return
-    name = crs.get("properties", {}).get("name", "") if isinstance(crs, dict) else ""
+    properties = crs.get("properties") if isinstance(crs, dict) else None
+    name = properties.get("name", "") if isinstance(properties, dict) else ""
     if not re.search(r"CRS84$|EPSG:+4326$", str(name)):
         raise GeoJSONError(f"{path} names the coordinate system {name or crs!r} (a pre-RFC 7946 'crs' member); "
                            "only WGS84 longitude, latitude is supported: reproject it to EPSG:4326 first")

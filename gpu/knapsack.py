@@ -8,7 +8,8 @@ the GPU method that ran (``"mitm"``, ``"wavefront"``, ``"dp-rows"``,
 ``"trivial"``, ``"bitset"``, ``"g-vector"``, ``"dp"``).  Results are exact and
 checked on the host before they are returned.
 
-Methods (launch parameters in :mod:`gpu.config`):
+Methods (launch parameters in :mod:`gpu.config`), after the weights and the
+capacity of every dimension are divided by the weights' gcd, as on the CPU:
 
 - Instances with few usable items (``KNAPSACK_MITM_MAX_ITEMS``, e.g. MSB's 20):
   :mod:`gpu.knapsack_mitm`, an exact meet-in-the-middle search, one block per
@@ -92,6 +93,17 @@ def _check(kind: str, value: int, worth: int, feasible: bool) -> None:
         )
 
 
+def _divided(weights: np.ndarray, capacity: int):
+    """Weights and capacity divided by the gcd of all the weights (as the CPU solvers do).
+
+    Every weight is a multiple of the gcd, so a sum fits ``capacity`` exactly when
+    it fits ``capacity // gcd`` once divided: the same choices, a DP that many
+    times smaller (weights given in grams as multiples of 1000, say).
+    """
+    divisor = int(np.gcd.reduce(weights)) if weights.size and weights.any() else 1
+    return (weights // divisor, capacity // divisor) if divisor > 1 else (weights, capacity)
+
+
 def _solve_kp2_lists(profits, w1, w2, c1, c2, budget):
     """Meet in the middle for the instances with few items, the row DP for the rest."""
     from gpu import config
@@ -115,13 +127,17 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
     from gpu import config
     from gpu import knapsack_rows as kr
     from gpu.knapsack_common import value_dtype
-    from gpu.knapsack_plan import plan_batch
+    from gpu.knapsack_plan import PlanTooLargeError, plan_batch
 
-    plan = plan_batch(profits, w1, w2, c1, c2, config.KNAPSACK_ITEMS_PER_STEP, config.KNAPSACK_THREADS_PER_BLOCK,
-                      config.KNAPSACK_CELLS_PER_THREAD)
-    dtype = value_dtype(int(plan.profits.sum(axis=1).max()))
-    needed = kr.device_bytes(plan, dtype.itemsize)
-    if needed > budget:
+    try:
+        plan = plan_batch(profits, w1, w2, c1, c2, config.KNAPSACK_ITEMS_PER_STEP, config.KNAPSACK_THREADS_PER_BLOCK,
+                          config.KNAPSACK_CELLS_PER_THREAD)
+    except PlanTooLargeError as too_large:
+        plan, needed = None, too_large.needed_bytes
+    else:
+        dtype = value_dtype(int(plan.profits.sum(axis=1).max()))
+        needed = kr.device_bytes(plan, dtype.itemsize)
+    if plan is None or needed > budget:
         if len(profits) == 1:
             raise MemoryBudgetError("the KP dynamic program on the GPU", needed, budget)
         half = len(profits) // 2
@@ -153,7 +169,8 @@ def solve_kp1(problem: KP1, memory_budget_bytes=None, with_method=False):
     from gpu.knapsack_common import value_dtype
 
     budget = _budget(memory_budget_bytes)
-    p, w, c = problem.profits, problem.weights, problem.capacity
+    p = problem.profits
+    w, c = _divided(problem.weights, problem.capacity)
     usable = np.flatnonzero((w <= c) & (p > 0))
     plan = None
     if usable.size >= config.KNAPSACK_WAVEFRONT_MIN_ITEMS:
@@ -166,7 +183,7 @@ def solve_kp1(problem: KP1, memory_budget_bytes=None, with_method=False):
     else:
         zeros = np.zeros_like(w)
         (value, selected, method), = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget)
-    _check("KP1", value, int(p[selected].sum()), int(w[selected].sum()) <= c)
+    _check("KP1", value, int(p[selected].sum()), int(problem.weights[selected].sum()) <= problem.capacity)
     return (value, selected, method) if with_method else (value, selected)
 
 
@@ -198,9 +215,10 @@ def solve_kp2_batch(problems, memory_budget_bytes=None, with_method=False) -> li
     budget = _budget(memory_budget_bytes)
     # The choices are checked against the optima and capacities (knapsack_rows.selections,
     # knapsack_mitm._selections).
-    results = _solve_kp2_lists(
-        [q.profits for q in problems], [q.weights1 for q in problems], [q.weights2 for q in problems],
-        [q.capacity1 for q in problems], [q.capacity2 for q in problems], budget)
+    first = [_divided(q.weights1, q.capacity1) for q in problems]
+    second = [_divided(q.weights2, q.capacity2) for q in problems]
+    results = _solve_kp2_lists([q.profits for q in problems], [w for w, _ in first], [w for w, _ in second],
+                               [c for _, c in first], [c for _, c in second], budget)
     return results if with_method else [(value, selected) for value, selected, _ in results]
 
 
@@ -239,7 +257,10 @@ def solve_mckp(problem: MCKP, memory_budget_bytes=None, with_method=False):
 
     budget = _budget(memory_budget_bytes)
     dtype = value_dtype(sum(int(p.max()) for p, _ in problem.classes))
-    value, selected = km.solve(problem.classes, problem.capacity, budget, dtype, config.MCKP_PRUNE_DOMINATED)
+    sizes = np.cumsum([len(w) for _, w in problem.classes])[:-1]
+    weights, capacity = _divided(np.concatenate([w for _, w in problem.classes]), problem.capacity)
+    classes = [(p, w) for (p, _), w in zip(problem.classes, np.split(weights, sizes))]
+    value, selected = km.solve(classes, capacity, budget, dtype, config.MCKP_PRUNE_DOMINATED)
     worth = sum(int(p[t]) for (p, _), t in zip(problem.classes, selected))
     weight = sum(int(w[t]) for (_, w), t in zip(problem.classes, selected))
     _check("MCKP", value, worth, weight <= problem.capacity)

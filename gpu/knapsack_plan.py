@@ -12,7 +12,26 @@ import numpy as np
 
 from gpu import knapsack_rows as kr
 
-__all__ = ["BatchPlan", "plan_batch"]
+__all__ = ["BatchPlan", "PlanTooLargeError", "plan_batch"]
+
+#: Cells of a batch's widest windows past which the plan's int64 sizes (cells,
+#: decision words, their prefix sums) could overflow; far beyond any device.
+MAX_PLAN_CELLS = 2**56
+
+
+class PlanTooLargeError(ValueError):
+    """A batch whose DP windows are far beyond any device's memory.
+
+    Attributes
+    ----------
+    needed_bytes : int
+        A lower bound of the device memory the row method would need (its two
+        row buffers of int32 cells).
+    """
+
+    def __init__(self, cells: int):
+        self.needed_bytes = 2 * 4 * int(cells)
+        super().__init__(f"the KP dynamic program would need {self.needed_bytes:,} bytes or more")
 
 
 @dataclass(frozen=True)
@@ -86,9 +105,10 @@ def _sorted_items(profits, w1, w2, c1, c2, n_items):
     w1, w2 = np.where(swap[:, None], w2, w1), np.where(swap[:, None], w1, w2)
     cap1, cap2 = np.where(swap, cap2, cap1), np.where(swap, cap1, cap2)
     # Heavy items first: the windows hi = min(c, S) saturate early and lo = c - R
-    # rises late, which keeps the summed window area small.
-    key = np.where(keep, w1 * (cap2[:, None] + 1) + w2, -1)
-    order = np.argsort(-key, axis=1, kind="stable")
+    # rises late, which keeps the summed window area small.  Usable items before
+    # the others, then by w1 and by w2 (both descending): separate sort keys, as a
+    # combined key w1 * (c2 + 1) + w2 overflows int64 for large weights.
+    order = np.lexsort((-w2, -w1, ~keep), axis=1)
     take = lambda a: np.take_along_axis(np.where(keep, a, 0), order, axis=1)  # noqa: E731
     return take(profits), take(w1), take(w2), cap1, cap2, order, keep.sum(axis=1)
 
@@ -146,6 +166,17 @@ def _meta_table(windows, n_steps, M, tile_cells):
     return meta, words, row_starts, int(widest.sum())
 
 
+def _check_cells(windows) -> None:
+    """PlanTooLargeError when the widest windows add up to more than :data:`MAX_PLAN_CELLS`.
+
+    Counted in float64, which cannot overflow, before any int64 product is formed.
+    """
+    lo1, hi1, lo2, hi2 = (w.astype(np.float64) for w in windows)
+    cells = float(((hi1 - lo1 + 1) * (hi2 - lo2 + 1)).max(axis=1).sum())
+    if cells > MAX_PLAN_CELLS:
+        raise PlanTooLargeError(int(cells))
+
+
 def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells_per_thread=1):
     """Plan the row method for K instances of KP2 (KP1: ``w1 = 0``, ``c1 = 0``).
 
@@ -163,6 +194,11 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells
     Returns
     -------
     BatchPlan
+
+    Raises
+    ------
+    PlanTooLargeError
+        When the windows hold more than :data:`MAX_PLAN_CELLS` cells.
     """
     n_items = np.array([len(a) for a in profits], dtype=np.int64)
     n_max = max(1, int(n_items.max()))
@@ -173,6 +209,7 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells
     n_steps = -(-n_kept // M)
     S = max(1, int(n_steps.max()))
     windows = (*_stage_windows(a1, cap1, n_kept, M, S + 1), *_stage_windows(a2, cap2, n_kept, M, S + 1))
+    _check_cells(windows)
     meta, words, row_starts, row_cells = _meta_table(windows, n_steps, M, threads_per_block * cells_per_thread)
     tiles = np.where(meta[..., kr.NSUB] > 0, meta[..., kr.ROWS] * meta[..., kr.TPR], 0)
     tile_start = np.concatenate([np.zeros((S, 1), np.int64), np.cumsum(tiles, axis=1)], axis=1)

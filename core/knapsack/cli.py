@@ -30,6 +30,17 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _budget_bytes(text: str) -> int:
+    """``--memory-budget``: a positive integer number of bytes (argparse names the flag in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of bytes; got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="linesnap knapsack", description="Exact knapsack-family solvers (CPU and GPU).")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -37,12 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("file")
     solve.add_argument("--problem", choices=["kp1", "kp2", "subset-sum", "mckp"], help="default: from the file")
     solve.add_argument("--backend", choices=BACKENDS, default="auto")
-    solve.add_argument("--memory-budget", type=int, metavar="BYTES", help="default: half the available memory")
+    solve.add_argument("--memory-budget", type=_budget_bytes, metavar="BYTES", help="default: half the available memory")
     solve.add_argument("--json", action="store_true", help="print one JSON object")
     batch = sub.add_parser("batch", help="solve the instances of several files together (KP2 as one batch)")
     batch.add_argument("files", nargs="+")
     batch.add_argument("--backend", choices=BACKENDS, default="auto")
-    batch.add_argument("--memory-budget", type=int, metavar="BYTES")
+    batch.add_argument("--memory-budget", type=_budget_bytes, metavar="BYTES")
     batch.add_argument("--json", action="store_true")
     _add_generate(sub)
     return parser

@@ -31,10 +31,21 @@ SURI_VALUE_RANGE = (1, 10000)
 SURI_CLASS_SIZES = (10, 1024)
 
 
-def _positive_int(value, name: str, low: int = 1) -> int:
+#: Largest coefficient range R: numpy draws 1..R as int64, and sums must stay below 2**62.
+MAX_COEFFICIENT_RANGE = 2**62
+
+
+def _positive_int(value, name: str, low: int = 1, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}]; got {value!r}")
     return int(value)
+
+
+def _rng(seed):
+    """numpy's generator for a seed that is a non-negative integer (numpy's own message names no argument)."""
+    return np.random.default_rng(_positive_int(seed, "seed", 0))
 
 
 def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1, series: int = 100, seed: int = 0) -> KP1:
@@ -54,12 +65,12 @@ def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1
     if kind not in PISINGER_KINDS:
         raise ValueError(f"kind must be one of {', '.join(PISINGER_KINDS)}; got {kind!r}")
     n = _positive_int(n, "n")
-    r = _positive_int(coefficient_range, "coefficient_range", 10)
+    r = _positive_int(coefficient_range, "coefficient_range", 10, MAX_COEFFICIENT_RANGE)
     series = _positive_int(series, "series")
     instance = _positive_int(instance, "instance")
     if instance > series:
         raise ValueError(f"instance must be in [1, series={series}]; got {instance}")
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     w = rng.integers(1, r + 1, n)
     if kind == "uncorrelated":
         p = rng.integers(1, r + 1, n)
@@ -87,7 +98,7 @@ def curtis(kind: str, n: int, seed: int = 0) -> SubsetSum:
     if kind not in CURTIS_KINDS:
         raise ValueError(f"kind must be one of {', '.join(CURTIS_KINDS)}; got {kind!r}")
     n = _positive_int(n, "n")
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     if kind == "half":
         w = 10 * rng.integers(1, 10**5 + 1, n)
         return SubsetSum(w, int(w.sum()) // 20 * 10 + 5)
@@ -112,7 +123,7 @@ def suri(set_number: int, seed: int = 0, items_per_class: int | None = None) -> 
     if set_number not in SURI_SETS:
         raise ValueError(f"set_number must be one of {sorted(SURI_SETS)}; got {set_number!r}")
     m, capacity = SURI_SETS[set_number]
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     if items_per_class is None:
         sizes = rng.integers(SURI_CLASS_SIZES[0], SURI_CLASS_SIZES[1] + 1, m)
     else:

@@ -79,7 +79,8 @@ class _Lines:
     def __init__(self, path: Path):
         self.path = path
         try:
-            self.lines = path.read_text(encoding="utf-8").splitlines()
+            # utf-8-sig: files saved by Windows editors begin with a byte-order mark
+            self.lines = path.read_text(encoding="utf-8-sig").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
             raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
 
@@ -302,14 +303,15 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
     optimum = data.get("optimum")
     if optimum is not None and (isinstance(optimum, bool) or not isinstance(optimum, int)):
         raise KnapsackFormatError(f"{where}: 'optimum' must be an integer; got {optimum!r}")
-    return KnapsackInstance(str(data.get("name", "")), problem, optimum)
+    name = data.get("name")
+    return KnapsackInstance("" if name is None else str(name), problem, optimum)
 
 
 def read_json(path) -> list[KnapsackInstance]:
     """LineSnap's JSON: one instance object, or ``{"instances": [...]}``."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:
         raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:

@@ -171,6 +171,16 @@ def test_output_folder_must_exist(capsys, tmp_path, plain_png):
     assert_failed_cleanly(*got, "is a folder")
 
 
+def test_the_output_never_replaces_the_input_image(capsys, tmp_path, plain_png):
+    image = tmp_path / "image.png"
+    image.write_bytes(plain_png.read_bytes())
+    (tmp_path / "link.png").symlink_to(image)
+    for output in (image, tmp_path / "." / "image.png", tmp_path / "link.png"):
+        got = run_cli(capsys, image, "--start", "5,5", "--end", "50,50", "-o", output)
+        assert_failed_cleanly(*got, "is the input image")
+    assert image.read_bytes() == plain_png.read_bytes()
+
+
 @pytest.mark.skipif(gpu_available(), reason="a GPU (or the CUDA simulator) is present here")
 def test_gpu_without_one(capsys, plain_png):
     got = run_cli(capsys, plain_png, "--start", "5,5", "--end", "50,50", "--backend", "gpu")

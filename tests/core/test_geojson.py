@@ -331,6 +331,15 @@ def test_a_write_into_a_missing_folder_names_the_file_not_the_temporary(tmp_path
     assert raised.value.filename == str(target) and ".tmp" not in str(raised.value)
 
 
+def test_a_write_onto_a_folder_names_the_folder_and_leaves_nothing_behind(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    with pytest.raises(IsADirectoryError) as raised:
+        write_geojson(target, [LineFeature([[0, 0], [1, 1]])])
+    assert raised.value.filename == str(target) and ".tmp" not in str(raised.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any(target.iterdir())
+
+
 def test_replacing_keeps_permissions(tmp_path):
     target = tmp_path / "lines.geojson"
     write_geojson(target, [LineFeature([[0, 0], [1, 1]])])
@@ -391,6 +400,8 @@ def test_line_feature_validation():
          '"geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, '
          '"properties": {"pixel_coordinates": [[0, 0], [1, 1]]}}], "crs": {"type": "name", '
          '"properties": {"name": "urn:ogc:def:crs:EPSG::3857"}}}', "EPSG::3857"),
+        ('{"type": "FeatureCollection", "features": [], "crs": {"type": "name", "properties": "EPSG:3857"}}',
+         "EPSG:3857"),
         ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
          '"geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {}}]}', "feature 0 is not a LineString"),
         ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '

@@ -102,6 +102,8 @@ def test_generate_writes_json_that_solves(capsys, tmp_path, argv):
         (["frobnicate"], 2, "invalid choice"),
         (["generate", "suri", "--set", "9", "-o", "x.json"], 2, "invalid choice: 9"),
         (["generate", "pisinger", "-n", "0", "-o", "x.json"], 1, "n must be an integer >= 1"),
+        (["solve", "x.json", "--memory-budget", "0"], 2, "argument --memory-budget: expected a positive number of bytes"),
+        (["batch", "x.json", "--memory-budget", "-5"], 2, "argument --memory-budget: expected a positive number of bytes"),
     ],
 )
 def test_errors_are_one_line(capsys, argv, code, message):
@@ -148,3 +150,10 @@ def test_help_and_dispatch_through_linesnap(capsys, kp1_file):
     assert "solve" in capsys.readouterr().out
     assert linesnap(["knapsack", "solve", str(kp1_file), "--backend", "cpu"]) == 0
     assert "optimum 220" in capsys.readouterr().out
+
+
+def test_generate_onto_a_folder_is_a_one_line_error_naming_it(capsys, tmp_path):
+    code, out, err = _run(capsys, "generate", "pisinger", "-n", "5", "-o", str(tmp_path))
+    assert code == 1 and out == ""
+    assert err.startswith("linesnap knapsack: error: ") and str(tmp_path) in err and ".tmp" not in err
+    assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []

@@ -203,6 +203,31 @@ def test_json_lists_and_bare_problems(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # the temporary file is gone
 
 
+@pytest.mark.parametrize(
+    "name, text, optimum",
+    [
+        ("bom_knapPI", "2\n10\n3 4\n5 6\n", 8),
+        ("bom.csv", "knapPI_1_2_3_1\nn 2\nc 10\nz 8\ntime 0\n1,3,4,1\n2,5,6,1\n-----\n", 8),
+        ("bom.json", '{"problem": "kp1", "profits": [3, 5], "weights": [4, 6], "capacity": 10}', 8),
+        ("bom_class_a.txt", "a1;2;10;10;4,1;6,1\n", 10),
+        ("bom.ins2D", "2\n10 2\n1 4 1 1 0 0\n2 6 1 1 0 0\n", 10),
+    ],
+)
+def test_a_byte_order_mark_is_no_format_error(tmp_path, name, text, optimum):
+    # Windows editors save UTF-8 with a byte-order mark in front of the first line.
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (instance,) = read_instances(path)
+    assert "\ufeff" not in instance.name
+    assert solve(instance.problem, backend="cpu").value == optimum
+
+
+def test_a_json_name_of_null_falls_back_to_the_file_name(tmp_path):
+    path = tmp_path / "unnamed.json"
+    path.write_text('{"problem": "kp1", "profits": [1], "weights": [1], "capacity": 1, "name": null}')
+    assert [i.name for i in read_instances(path)] == ["unnamed"]
+
+
 def test_solution_to_dict():
     instance = KnapsackInstance("x", KP1([60, 100, 120], [10, 20, 30], 50), 220)
     out = solution_to_dict(solve(instance.problem, backend="cpu"), instance)
@@ -261,6 +286,10 @@ def test_suri_sets(set_number):
         (lambda: pisinger("strongly", 10, instance=5, series=4), "instance must be in"),
         (lambda: curtis("half", -1), "n must be"),
         (lambda: suri(6), "set_number must be one of"),
+        (lambda: pisinger("strongly", 10, coefficient_range=10**20), r"coefficient_range must be an integer in \[10, "),
+        (lambda: pisinger("strongly", 10, seed=-1), "seed must be an integer >= 0"),
+        (lambda: curtis("half", 10, seed=1.5), "seed must be an integer >= 0"),
+        (lambda: suri(1, seed=-3), "seed must be an integer >= 0"),
     ],
 )
 def test_generator_validation(call, match):

@@ -257,6 +257,27 @@ def test_results_match_the_cpu_solvers():
         assert gpu_solve(problem)[0] == solve(problem, backend="cpu").value
 
 
+@kernels
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_weights_with_a_common_factor_need_no_more_memory_than_without(path):
+    # Weights in units of 2**40: the DP over the raw capacities would need terabytes;
+    # divided by the weights' gcd (as on the CPU) it is tiny, with the same optimum.
+    from core.knapsack import solve, solve_many
+
+    unit = 2**40
+    rng = np.random.default_rng(5)
+    weights = rng.integers(1, 20, 9) * unit
+    kp1 = KP1(rng.integers(0, 50, 9), weights, int(weights.sum()) // 2 + 17)
+    kp2 = [KP2(rng.integers(0, 50, 7), rng.integers(1, 9, 7) * unit, rng.integers(1, 30, 7) * 3, 20 * unit, 70)
+           for _ in range(3)]
+    mckp = MCKP([(rng.integers(0, 40, 4), rng.integers(1, 30, 4) * unit) for _ in range(3)], 50 * unit + 3)
+    with configured(**PATHS[path]):
+        for problem in (kp1, mckp):
+            assert solve(problem, backend="gpu").value == solve(problem, backend="cpu").value
+        gpu_values = [s.value for s in solve_many(kp2, backend="gpu")]
+    assert gpu_values == [s.value for s in solve_many(kp2, backend="cpu")]
+
+
 # --- kernels: memory budgets --------------------------------------------------
 
 
