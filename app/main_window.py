@@ -24,7 +24,7 @@ from app.document import ImageDocument
 from app.errors import report_exception, reports_errors
 from app.features_dock import FeaturesPanel
 from app.io_actions import FeatureIO
-from app.session import SessionStore, session_summary, state_from_dict, tool_to_dict
+from app.session import SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
 from app.settings_dock import SettingsPanel
 from app.status import StatusBar, describe_position
 from app.tile_loader import TileLoader
@@ -90,7 +90,7 @@ class MainWindow(QMainWindow):
         self.config_dir = Path(config_dir) if config_dir is not None else default_config_dir()
         self.config_dir.mkdir(parents=True, exist_ok=True)
         self.qsettings = QSettings(str(self.config_dir / "linesnap.ini"), QSettings.Format.IniFormat)
-        self.session = SessionStore(self.config_dir)
+        self.session = SessionStore.claim(self.config_dir)
         self.document: ImageDocument | None = None
         self.loader: TileLoader | None = None
         self._samples: dict = {}
@@ -244,10 +244,8 @@ class MainWindow(QMainWindow):
         """
         from app.document import sample_scene_path
 
-        source = sample_scene_path() if source is None else source
         try:
-            document = ImageDocument(source)
-            loader = TileLoader(document.source, parent=self)
+            document, loader = self._open_document(sample_scene_path() if source is None else source)
         except Exception as err:  # the GUI edge: a dialog, and the old image stays
             report_exception(self, "Could not open the image", err)
             return False
@@ -257,6 +255,15 @@ class MainWindow(QMainWindow):
             return False
         self._replace_image(document, loader)
         return True
+
+    def _open_document(self, source) -> tuple[ImageDocument, TileLoader]:
+        """The image and its tile loader (raises what opening ``source`` raises)."""
+        document = ImageDocument(source)
+        try:
+            return document, TileLoader(document.source, parent=self)
+        except Exception:
+            document.close()
+            raise
 
     def _replace_image(self, document: ImageDocument, loader: TileLoader) -> None:
         old_document, old_loader = self.document, self.loader
@@ -374,23 +381,33 @@ class MainWindow(QMainWindow):
             self.status.showMessage(f"autosave failed: {err}", 10000)
 
     def restore_session_if_any(self) -> bool:
-        """Offer to restore an autosaved session with unsaved work; True when restored."""
+        """Offer to restore an autosaved session with unsaved work; True when restored.
+
+        A session that cannot be restored (its image was moved or is on a drive
+        not mounted now, a damaged file) stays where it is, to be offered again
+        at the next start, and this window autosaves to another file.
+        """
         from core.extraction import ExtractionSettings
 
         data = self.session.load()
-        if not data or not data.get("dirty") or not (data.get("features") or data.get("current")):
+        if not has_unsaved_work(data):
             return False
         if not dialogs.ask_restore_session(self, session_summary(data)):
             self.session.clear()
             return False
         try:
             state, outcomes = state_from_dict(data, ExtractionSettings.from_dict)
-        except ValueError as err:
-            report_exception(self, "Could not restore the session", err)
-            return False
-        if data.get("image") and not self.open_image(data["image"]):
+            if data.get("image"):
+                self._replace_image(*self._open_document(data["image"]))
+        except Exception as err:  # the GUI edge: a dialog, and the session is kept
+            kept = self.session.path
+            self.session.release()
+            self.session = SessionStore.claim(self.config_dir, adopt=False)
+            report_exception(self, "Could not restore the session", err,
+                             note=f"The session stays in {kept} and is offered again at the next start.")
             return False
         self.tool.restore(state, outcomes)
+        self.autosave()  # at once: opening the image wrote an empty session over this one
         return True
 
     # ------------------------------------------------------------- closing
@@ -400,6 +417,7 @@ class MainWindow(QMainWindow):
             return
         self.shutdown()
         self.session.clear()
+        self.session.release()
         event.accept()
 
     def shutdown(self) -> None:
