@@ -35,9 +35,12 @@ log = logging.getLogger("linesnap")
 def _outcome_to_dict(outcome: PieceOutcome | None):
     if outcome is None:
         return None
-    return {"vertices_px": np.asarray(outcome.vertices_px, dtype=float).tolist(), "status": outcome.status,
+    data = {"vertices_px": np.asarray(outcome.vertices_px, dtype=float).tolist(), "status": outcome.status,
             "score": outcome.score, "backend": outcome.backend, "method": outcome.method,
             "timings_ms": {k: float(v) for k, v in outcome.timings_ms.items()}, "error": outcome.error}
+    if "properties" in outcome.details:  # an imported line's attributes, exported with it
+        data["properties"] = outcome.details["properties"]
+    return data
 
 
 def _feature_to_dict(feature: Feature, outcomes: dict) -> dict:
@@ -63,8 +66,9 @@ def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Featur
                           str(p["kind"]), settings)
         if p.get("outcome") is not None:
             o = p["outcome"]
+            details = {"properties": dict(o["properties"])} if o.get("properties") is not None else {}
             outcomes[piece.id] = PieceOutcome(np.asarray(o["vertices_px"], dtype=np.float64), o["status"], o["score"],
-                                              o["backend"], o["method"], dict(o["timings_ms"]), o["error"])
+                                              o["backend"], o["method"], dict(o["timings_ms"]), o["error"], details)
         pieces.append(piece)
     return Feature(int(data["id"]), str(data["name"]), tuple(map(float, data["start_xy"])), tuple(pieces))
 
