@@ -139,11 +139,13 @@ class FeatureIO:
 
     @reports_errors("Could not import GeoJSON")
     def import_dialog(self) -> None:
-        path = dialogs.ask_import_path(self.window, str(Path(self.last_path).parent) if self.last_path else "")
+        # where the last export went, else the image's folder (not the folder LineSnap was started from)
+        path = dialogs.ask_import_path(self.window, str(Path(self._suggestion()).parent))
         if path:
             self.import_geojson(path)
 
     def _suggestion(self) -> str:
+        """The last file exported, else one named after the image, beside it."""
         if self.last_path:
             return self.last_path
         document = self.window.document

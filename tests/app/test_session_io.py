@@ -114,6 +114,18 @@ def test_export_and_import_through_the_menu_dialogs(qtbot, make_window, tmp_path
     assert len(shown_errors) == 1 and "no LineString" in shown_errors[0].message
 
 
+def test_the_import_dialog_opens_beside_the_image_then_where_the_last_export_went(make_window, tmp_path,
+                                                                                  monkeypatch):
+    window = make_window()
+    window.open_image(None)
+    folders = []
+    monkeypatch.setattr(dialogs, "ask_import_path", lambda parent, folder: folders.append(folder))
+    window.feature_io.import_dialog()
+    window.feature_io.export_geojson(tmp_path / "lines.geojson")
+    window.feature_io.import_dialog()
+    assert [Path(f) for f in folders] == [Path(window.document.path).parent, tmp_path]
+
+
 def test_session_dict_round_trip_keeps_pieces_and_outcomes():
     from core.extraction import ExtractionSettings
 
