@@ -6,6 +6,8 @@ instead of clicking through modal dialogs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 __all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session"]
@@ -27,11 +29,20 @@ def ask_import_path(parent, folder: str = "") -> str | None:
 
 
 def ask_export_path(parent, suggestion: str = "") -> str | None:
-    """Where to export the features as GeoJSON, or None."""
-    path, _ = QFileDialog.getSaveFileName(parent, "Export GeoJSON", suggestion, GEOJSON_FILTER)
-    if path and not path.lower().endswith((".geojson", ".json")):
-        path += ".geojson"
-    return path or None
+    """Where to export the features as GeoJSON, or None.
+
+    A name typed without a suffix gets ``.geojson`` from the dialog itself, so
+    the dialog asks before it replaces an existing ``NAME.geojson`` (a suffix
+    added after the dialog replaced such a file unasked).
+    """
+    dialog = QFileDialog(parent, "Export GeoJSON", str(Path(suggestion).parent) if suggestion else "", GEOJSON_FILTER)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dialog.setDefaultSuffix("geojson")
+    if suggestion:
+        dialog.selectFile(suggestion)
+    if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
+        return None
+    return dialog.selectedFiles()[0]
 
 
 def ask_unsaved(parent, what: str) -> str:
