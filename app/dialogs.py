@@ -10,10 +10,22 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session"]
+__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session",
+           "show_keys"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
+
+HELP_TEXT = """\
+Click: start a feature / add a piece to it (the optimal polyline)
+Shift + click: add a straight piece
+Double-click or Enter: finish the feature
+Esc: cancel the piece in progress
+Backspace: drop the last piece
+Delete: delete the feature selected in the Features list
+Ctrl+Z / Ctrl+Shift+Z: undo / redo
+Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
+G: show the guides and candidate points of the latest extraction"""
 
 
 def ask_open_image(parent, folder: str = "") -> str | None:
@@ -63,3 +75,8 @@ def ask_restore_session(parent, summary: str) -> bool:
         f"LineSnap did not close normally last time.\n{summary}\nRestore that work?",
         buttons.Yes | buttons.No, buttons.Yes)
     return answer == buttons.Yes
+
+
+def show_keys(parent) -> None:
+    """Help > Keys and Mouse: a short card of the mouse and key bindings."""
+    QMessageBox.information(parent, "LineSnap: keys and mouse", HELP_TEXT)

@@ -47,17 +47,6 @@ AUTOSAVE_DELAY_MS = 150
 OPTIONAL_TABS = (("app.knapsack_panel", "KnapsackPanel", "Knapsack"),)
 
 
-HELP_TEXT = """\
-Click: start a feature / add a piece to it (the optimal polyline)
-Shift + click: add a straight piece
-Double-click or Enter: finish the feature
-Esc: cancel the piece in progress
-Backspace: drop the last piece
-Ctrl+Z / Ctrl+Shift+Z: undo / redo
-Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
-G: show the guides and candidate points of the latest extraction"""
-
-
 def default_config_dir() -> Path:
     """Where settings and the autosaved session live ($LINESNAP_CONFIG_DIR overrides)."""
     override = os.environ.get("LINESNAP_CONFIG_DIR")
@@ -190,14 +179,9 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         view.addAction(self.settings_dock.toggleViewAction())
         view.addAction(self.features_dock.toggleViewAction())
-        self._action(bar.addMenu("&Help"), "&Keys and Mouse", self.show_help, QKeySequence.StandardKey.HelpContents)
+        self._action(bar.addMenu("&Help"), "&Keys and Mouse", lambda: dialogs.show_keys(self),
+                     QKeySequence.StandardKey.HelpContents)
         self._update_recent_menu()
-
-    def show_help(self) -> None:
-        """A short card of the mouse and key bindings."""
-        from PySide6.QtWidgets import QMessageBox
-
-        QMessageBox.information(self, "LineSnap: keys and mouse", HELP_TEXT)
 
     def _connect(self) -> None:
         self.settings_panel.settings_changed.connect(self.tool.set_settings)
