@@ -6,12 +6,26 @@ instead of clicking through modal dialogs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session"]
+__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session",
+           "show_keys"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
+
+HELP_TEXT = """\
+Click: start a feature / add a piece to it (the optimal polyline)
+Shift + click: add a straight piece
+Double-click or Enter: finish the feature
+Esc: cancel the piece in progress
+Backspace: drop the last piece
+Delete: delete the feature selected in the Features list
+Ctrl+Z / Ctrl+Shift+Z: undo / redo
+Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
+G: show the guides and candidate points of the latest extraction"""
 
 
 def ask_open_image(parent, folder: str = "") -> str | None:
@@ -27,11 +41,20 @@ def ask_import_path(parent, folder: str = "") -> str | None:
 
 
 def ask_export_path(parent, suggestion: str = "") -> str | None:
-    """Where to export the features as GeoJSON, or None."""
-    path, _ = QFileDialog.getSaveFileName(parent, "Export GeoJSON", suggestion, GEOJSON_FILTER)
-    if path and not path.lower().endswith((".geojson", ".json")):
-        path += ".geojson"
-    return path or None
+    """Where to export the features as GeoJSON, or None.
+
+    A name typed without a suffix gets ``.geojson`` from the dialog itself, so
+    the dialog asks before it replaces an existing ``NAME.geojson`` (a suffix
+    added after the dialog replaced such a file unasked).
+    """
+    dialog = QFileDialog(parent, "Export GeoJSON", str(Path(suggestion).parent) if suggestion else "", GEOJSON_FILTER)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dialog.setDefaultSuffix("geojson")
+    if suggestion:
+        dialog.selectFile(suggestion)
+    if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
+        return None
+    return dialog.selectedFiles()[0]
 
 
 def ask_unsaved(parent, what: str) -> str:
@@ -52,3 +75,8 @@ def ask_restore_session(parent, summary: str) -> bool:
         f"LineSnap did not close normally last time.\n{summary}\nRestore that work?",
         buttons.Yes | buttons.No, buttons.Yes)
     return answer == buttons.Yes
+
+
+def show_keys(parent) -> None:
+    """Help > Keys and Mouse: a short card of the mouse and key bindings."""
+    QMessageBox.information(parent, "LineSnap: keys and mouse", HELP_TEXT)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
 
+from app.wheel_guard import guard_wheel
+
 __all__ = ["DisplayPanel", "band_choices"]
 
 
@@ -51,6 +53,7 @@ class DisplayPanel(QGroupBox):
         self.guides = QCheckBox("Show guides and candidate points")
         self.guides.toggled.connect(self.show_guides_changed)
         form.addRow("", self.guides)
+        guard_wheel(self)
 
     def set_band_count(self, band_count: int) -> None:
         """Offer the choices of an image with ``band_count`` bands (the first is selected)."""

@@ -9,6 +9,7 @@ opening them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import traceback
@@ -64,9 +65,12 @@ def show_error(parent, report: ErrorReport) -> None:
     box.open()
 
 
-def report_exception(parent, title: str, err: BaseException, details: str | None = None) -> ErrorReport:
-    """Log ``err`` and show it as a dialog; returns the report."""
+def report_exception(parent, title: str, err: BaseException, details: str | None = None,
+                     note: str = "") -> ErrorReport:
+    """Log ``err`` and show it as a dialog (``note``: a line for the user after its message); returns the report."""
     report = report_from_exception(title, err, details)
+    if note:
+        report = dataclasses.replace(report, message=f"{report.message}\n\n{note}")
     log.error("%s: %s\n%s", title, report.message, report.details)
     show_error(parent, report)
     return report

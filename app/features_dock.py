@@ -38,6 +38,7 @@ class FeaturesPanel(QWidget):
         self.raster = None
         self._lengths: dict = {}
         self._refreshing = False
+        self._shown: tuple = ((), ())  # (features, their pending piece ids) as the rows show them
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Name", "Length", "Score"])
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -64,8 +65,8 @@ class FeaturesPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
-        tool.changed.connect(self.refresh)
-        tool.outcomes_changed.connect(self.refresh)
+        tool.changed.connect(self._refresh_if_changed)
+        tool.outcomes_changed.connect(self._refresh_if_changed)
         tool.selection_changed.connect(self._selection_from_tool)
         self.refresh()
 
@@ -86,10 +87,25 @@ class FeaturesPanel(QWidget):
             self._lengths[key] = feature_length(vertices, self.raster)
         return self._lengths[key]
 
+    def _refresh_if_changed(self) -> None:
+        """Rebuild the rows when the finished features or their outcomes changed.
+
+        Clicks and results of the feature in progress change neither, and a
+        rebuild costs a fraction of a second with thousands of features (and
+        would close a name being edited).
+        """
+        features = self.tool.features
+        if features is not self._shown[0] or self._pending(features) != self._shown[1]:
+            self.refresh()
+
+    def _pending(self, features) -> tuple:
+        return tuple(p.id for f in features for p in f.pieces if self.tool.is_pending(p))
+
     def refresh(self) -> None:
         """Rebuild the rows from the tool's features."""
         self._refreshing = True
         features = self.tool.features
+        self._shown = (features, self._pending(features))
         self.table.setRowCount(len(features))
         for row, feature in enumerate(features):
             name = QTableWidgetItem(feature.name)

@@ -20,12 +20,20 @@ def feature_properties(tool, feature) -> dict:
     """JSON-able properties of a feature: score, backend, settings, timings and its pieces.
 
     A feature imported whole and not extended keeps the properties it was
-    imported with, so export -> import -> export is stable.
+    imported with, so export -> import -> export is stable.  An imported line
+    that was extended keeps its file's attributes too (a road's id, type,
+    lanes), under LineSnap's own properties, which describe it now.
     """
-    if len(feature.pieces) == 1 and feature.pieces[0].kind == "imported":
-        outcome = tool.outcomes.get(feature.pieces[0].id)
-        if outcome is not None and "properties" in outcome.details:
-            return {k: v for k, v in outcome.details["properties"].items() if k != "name"}
+    outcomes = [tool.outcomes.get(p.id) for p in feature.pieces if p.kind == "imported"]
+    imported = [o.details["properties"] for o in outcomes if o is not None and "properties" in o.details]
+    carried = {k: v for properties in imported for k, v in properties.items() if k != "name"}
+    if len(feature.pieces) == 1 and imported:
+        return carried
+    return {**carried, **_drawn_properties(tool, feature)}
+
+
+def _drawn_properties(tool, feature) -> dict:
+    """LineSnap's properties of a feature made of pieces: its score, backend, settings, timings and pieces."""
     pieces = []
     for piece in feature.pieces:
         outcome = tool.outcomes.get(piece.id)
@@ -131,11 +139,13 @@ class FeatureIO:
 
     @reports_errors("Could not import GeoJSON")
     def import_dialog(self) -> None:
-        path = dialogs.ask_import_path(self.window, str(Path(self.last_path).parent) if self.last_path else "")
+        # where the last export went, else the image's folder (not the folder LineSnap was started from)
+        path = dialogs.ask_import_path(self.window, str(Path(self._suggestion()).parent))
         if path:
             self.import_geojson(path)
 
     def _suggestion(self) -> str:
+        """The last file exported, else one named after the image, beside it."""
         if self.last_path:
             return self.last_path
         document = self.window.document

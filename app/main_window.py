@@ -24,7 +24,7 @@ from app.document import ImageDocument
 from app.errors import report_exception, reports_errors
 from app.features_dock import FeaturesPanel
 from app.io_actions import FeatureIO
-from app.session import SessionStore, session_summary, state_from_dict, tool_to_dict
+from app.session import SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
 from app.settings_dock import SettingsPanel
 from app.status import StatusBar, describe_position
 from app.tile_loader import TileLoader
@@ -45,17 +45,6 @@ PREPARING_TEXT = "preparing the solver (the first time after an install takes a 
 AUTOSAVE_DELAY_MS = 150
 #: Optional panels added as tabs when their module exists: (module, class, tab title).
 OPTIONAL_TABS = (("app.knapsack_panel", "KnapsackPanel", "Knapsack"),)
-
-
-HELP_TEXT = """\
-Click: start a feature / add a piece to it (the optimal polyline)
-Shift + click: add a straight piece
-Double-click or Enter: finish the feature
-Esc: cancel the piece in progress
-Backspace: drop the last piece
-Ctrl+Z / Ctrl+Shift+Z: undo / redo
-Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
-G: show the guides and candidate points of the latest extraction"""
 
 
 def default_config_dir() -> Path:
@@ -91,7 +80,7 @@ class MainWindow(QMainWindow):
         self.config_dir = Path(config_dir) if config_dir is not None else default_config_dir()
         self.config_dir.mkdir(parents=True, exist_ok=True)
         self.qsettings = QSettings(str(self.config_dir / "linesnap.ini"), QSettings.Format.IniFormat)
-        self.session = SessionStore(self.config_dir)
+        self.session = SessionStore.claim(self.config_dir)
         self.document: ImageDocument | None = None
         self.loader: TileLoader | None = None
         self._samples: dict = {}
@@ -191,14 +180,9 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         view.addAction(self.settings_dock.toggleViewAction())
         view.addAction(self.features_dock.toggleViewAction())
-        self._action(bar.addMenu("&Help"), "&Keys and Mouse", self.show_help, QKeySequence.StandardKey.HelpContents)
+        self._action(bar.addMenu("&Help"), "&Keys and Mouse", lambda: dialogs.show_keys(self),
+                     QKeySequence.StandardKey.HelpContents)
         self._update_recent_menu()
-
-    def show_help(self) -> None:
-        """A short card of the mouse and key bindings."""
-        from PySide6.QtWidgets import QMessageBox
-
-        QMessageBox.information(self, "LineSnap: keys and mouse", HELP_TEXT)
 
     def _connect(self) -> None:
         self.settings_panel.settings_changed.connect(self.tool.set_settings)
@@ -245,10 +229,8 @@ class MainWindow(QMainWindow):
         """
         from app.document import sample_scene_path
 
-        source = sample_scene_path() if source is None else source
         try:
-            document = ImageDocument(source)
-            loader = TileLoader(document.source, parent=self)
+            document, loader = self._open_document(sample_scene_path() if source is None else source)
         except Exception as err:  # the GUI edge: a dialog, and the old image stays
             report_exception(self, "Could not open the image", err)
             return False
@@ -258,6 +240,15 @@ class MainWindow(QMainWindow):
             return False
         self._replace_image(document, loader)
         return True
+
+    def _open_document(self, source) -> tuple[ImageDocument, TileLoader]:
+        """The image and its tile loader (raises what opening ``source`` raises)."""
+        document = ImageDocument(source)
+        try:
+            return document, TileLoader(document.source, parent=self)
+        except Exception:
+            document.close()
+            raise
 
     def _replace_image(self, document: ImageDocument, loader: TileLoader) -> None:
         old_document, old_loader = self.document, self.loader
@@ -379,23 +370,33 @@ class MainWindow(QMainWindow):
             self.status.showMessage(f"autosave failed: {err}", 10000)
 
     def restore_session_if_any(self) -> bool:
-        """Offer to restore an autosaved session with unsaved work; True when restored."""
+        """Offer to restore an autosaved session with unsaved work; True when restored.
+
+        A session that cannot be restored (its image was moved or is on a drive
+        not mounted now, a damaged file) stays where it is, to be offered again
+        at the next start, and this window autosaves to another file.
+        """
         from core.extraction import ExtractionSettings
 
         data = self.session.load()
-        if not data or not data.get("dirty") or not (data.get("features") or data.get("current")):
+        if not has_unsaved_work(data):
             return False
         if not dialogs.ask_restore_session(self, session_summary(data)):
             self.session.clear()
             return False
         try:
             state, outcomes = state_from_dict(data, ExtractionSettings.from_dict)
-        except ValueError as err:
-            report_exception(self, "Could not restore the session", err)
-            return False
-        if data.get("image") and not self.open_image(data["image"]):
+            if data.get("image"):
+                self._replace_image(*self._open_document(data["image"]))
+        except Exception as err:  # the GUI edge: a dialog, and the session is kept
+            kept = self.session.path
+            self.session.release()
+            self.session = SessionStore.claim(self.config_dir, adopt=False)
+            report_exception(self, "Could not restore the session", err,
+                             note=f"The session stays in {kept} and is offered again at the next start.")
             return False
         self.tool.restore(state, outcomes)
+        self.autosave()  # at once: opening the image wrote an empty session over this one
         return True
 
     # ------------------------------------------------------------- closing
@@ -405,6 +406,7 @@ class MainWindow(QMainWindow):
             return
         self.shutdown()
         self.session.clear()
+        self.session.release()
         event.accept()
 
     def shutdown(self) -> None:

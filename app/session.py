@@ -1,8 +1,11 @@
 """Autosave of the session (the image and every feature) so that a crash or a kill loses nothing.
 
 The window writes the session after every change (atomically: a temporary file
-and a rename) and removes it on a normal exit.  A session file found at start
-means the last run did not end normally: the window offers to restore it.
+and a rename) and removes it on a normal exit.  Each running window holds a lock
+on its own session file (``session.json``, else ``session-2.json``, ...), so two
+windows never write over each other's work.  A session file with unsaved work
+and no live owner means that run did not end normally: the next window adopts
+it and offers to restore it.
 The format is LineSnap's own JSON; pieces keep their clicks, settings and
 computed vertices, so restored features stay editable (Backspace, undo, more
 pieces), and pieces that were still being computed are computed again.
@@ -12,25 +15,32 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
+from PySide6.QtCore import QLockFile
 
 from app.pieces import Feature, PieceOutcome, PieceSpec, ToolState
 
-__all__ = ["SessionStore", "tool_to_dict", "state_from_dict", "SESSION_FORMAT"]
+__all__ = ["SessionStore", "tool_to_dict", "state_from_dict", "has_unsaved_work", "SESSION_FORMAT"]
 
 SESSION_FORMAT = "linesnap-session"
 SESSION_VERSION = 1
+#: Session files ``session.json``, ``session-2.json``, ...: one per window running at once.
+MAX_SLOTS = 16
 log = logging.getLogger("linesnap")
 
 
 def _outcome_to_dict(outcome: PieceOutcome | None):
     if outcome is None:
         return None
-    return {"vertices_px": np.asarray(outcome.vertices_px, dtype=float).tolist(), "status": outcome.status,
+    data = {"vertices_px": np.asarray(outcome.vertices_px, dtype=float).tolist(), "status": outcome.status,
             "score": outcome.score, "backend": outcome.backend, "method": outcome.method,
             "timings_ms": {k: float(v) for k, v in outcome.timings_ms.items()}, "error": outcome.error}
+    if "properties" in outcome.details:  # an imported line's attributes, exported with it
+        data["properties"] = outcome.details["properties"]
+    return data
 
 
 def _feature_to_dict(feature: Feature, outcomes: dict) -> dict:
@@ -56,8 +66,9 @@ def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Featur
                           str(p["kind"]), settings)
         if p.get("outcome") is not None:
             o = p["outcome"]
+            details = {"properties": dict(o["properties"])} if o.get("properties") is not None else {}
             outcomes[piece.id] = PieceOutcome(np.asarray(o["vertices_px"], dtype=np.float64), o["status"], o["score"],
-                                              o["backend"], o["method"], dict(o["timings_ms"]), o["error"])
+                                              o["backend"], o["method"], dict(o["timings_ms"]), o["error"], details)
         pieces.append(piece)
     return Feature(int(data["id"]), str(data["name"]), tuple(map(float, data["start_xy"])), tuple(pieces))
 
@@ -82,12 +93,65 @@ def state_from_dict(data: dict, settings_from_dict) -> tuple[ToolState, dict]:
     return ToolState(features, current), outcomes
 
 
-class SessionStore:
-    """The autosave file ``session.json`` in ``folder``."""
+def has_unsaved_work(data: dict | None) -> bool:
+    """Whether a session dict holds work that was never exported (worth offering back)."""
+    return bool(data and data.get("dirty") and (data.get("features") or data.get("current")))
 
-    def __init__(self, folder):
+
+class SessionStore:
+    """The autosave file of one window: ``session.json`` (slot 0) or ``session-<slot + 1>.json`` in ``folder``.
+
+    Use :meth:`claim` to get a slot that no other running window writes to.
+    """
+
+    def __init__(self, folder, slot: int = 0):
         self.folder = Path(folder)
-        self.path = self.folder / "session.json"
+        self.slot = slot
+        self.path = self.folder / ("session.json" if slot == 0 else f"session-{slot + 1}.json")
+        self._lock: QLockFile | None = None
+
+    @classmethod
+    def claim(cls, folder, adopt: bool = True) -> SessionStore:
+        """The session slot of this window, locked until :meth:`release`.
+
+        Slots locked by a running window are skipped.  With ``adopt``, a free
+        slot left with unsaved work (its window was killed) is preferred, so
+        that the work is offered back; without it such slots are left alone.
+        """
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        empty = None
+        for slot in range(MAX_SLOTS):
+            store = cls(folder, slot)
+            if not store._try_lock():
+                continue
+            if has_unsaved_work(store.load()):
+                if adopt:
+                    if empty is not None:
+                        empty.release()
+                    return store
+                store.release()
+            elif empty is None:
+                empty = store
+            else:
+                store.release()
+        if empty is not None:
+            return empty
+        # Every slot is taken: an unlocked file of this process's own still beats no autosave.
+        return cls(folder, MAX_SLOTS + os.getpid())
+
+    def _try_lock(self) -> bool:
+        lock = QLockFile(str(self.path) + ".lock")
+        lock.setStaleLockTime(0)  # only a dead owner makes a lock stale, never its age
+        if not lock.tryLock(0):
+            return False
+        self._lock = lock
+        return True
+
+    def release(self) -> None:
+        """Give the slot up (the file stays; :meth:`clear` removes it)."""
+        if self._lock is not None:
+            self._lock.unlock()
+            self._lock = None
 
     def save(self, data: dict) -> None:
         """Write the session atomically (an earlier file stays intact if writing fails)."""

@@ -16,6 +16,8 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QPushButton, QSpinBox, QVBoxLayout)
 
+from app.wheel_guard import guard_wheel
+
 __all__ = ["SettingsPanel", "SETTINGS_KEY", "backend_description"]
 
 SETTINGS_KEY = "extraction/settings"
@@ -76,6 +78,7 @@ class SettingsPanel(QGroupBox):
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS, timeout=self.apply_now)
         self._undo_keys = _PassUndoKeys(self)
         self._build()
+        guard_wheel(self)
         self.settings = self._restored()
         self.show_settings(self.settings)
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-__all__ = ["PositionText", "describe_position", "describe_run", "StatusBar"]
+__all__ = ["PositionText", "describe_position", "describe_run", "crs_label", "StatusBar"]
+
+#: Longer CRS names are cut: a status bar label never shrinks, so it would widen the window.
+MAX_CRS_NAME = 40
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,25 @@ def describe_position(raster, x: float, y: float) -> PositionText:
     if raster.crs.is_geographic:
         return PositionText(pixel, "", lonlat)
     mx, my = raster.pixel_to_map([x], [y])
-    return PositionText(pixel, f"E {float(mx[0]):.2f}  N {float(my[0]):.2f}  ({raster.crs.to_string()})", lonlat)
+    return PositionText(pixel, f"E {float(mx[0]):.2f}  N {float(my[0]):.2f}  ({crs_label(raster.crs)})", lonlat)
+
+
+@functools.lru_cache(maxsize=8)
+def crs_label(crs) -> str:
+    """A short name of a CRS: its authority code ("EPSG:32633"), else the name its WKT gives it.
+
+    Not ``crs.to_string()``: for a CRS without an authority code (national
+    grids written by some tools, local survey grids) that is the whole WKT,
+    hundreds of characters, and it takes ~30 ms, at every cursor move.
+    """
+    authority = crs.to_authority()
+    if authority is not None:
+        return ":".join(authority)
+    match = re.match(r'\s*\w+\["([^"]*)"', crs.to_wkt())
+    name = match.group(1).strip() if match else ""
+    if not name or name.lower() == "unknown":
+        return "custom CRS"
+    return name if len(name) <= MAX_CRS_NAME else name[:MAX_CRS_NAME - 1] + "…"
 
 
 def describe_run(result) -> str:

@@ -114,6 +114,18 @@ def test_export_and_import_through_the_menu_dialogs(qtbot, make_window, tmp_path
     assert len(shown_errors) == 1 and "no LineString" in shown_errors[0].message
 
 
+def test_the_import_dialog_opens_beside_the_image_then_where_the_last_export_went(make_window, tmp_path,
+                                                                                  monkeypatch):
+    window = make_window()
+    window.open_image(None)
+    folders = []
+    monkeypatch.setattr(dialogs, "ask_import_path", lambda parent, folder: folders.append(folder))
+    window.feature_io.import_dialog()
+    window.feature_io.export_geojson(tmp_path / "lines.geojson")
+    window.feature_io.import_dialog()
+    assert [Path(f) for f in folders] == [Path(window.document.path).parent, tmp_path]
+
+
 def test_session_dict_round_trip_keeps_pieces_and_outcomes():
     from core.extraction import ExtractionSettings
 
@@ -137,6 +149,27 @@ def test_session_dict_round_trip_keeps_pieces_and_outcomes():
     np.testing.assert_array_equal(restored.outcomes[state.features[0].pieces[1].id].vertices_px, [[30, 4], [60, 9]])
     with pytest.raises(ValueError, match="session"):
         state_from_dict({"format": "other"}, ExtractionSettings.from_dict)
+
+
+def test_an_imported_line_keeps_its_attributes_when_extended_and_through_an_autosave():
+    from core.extraction import ExtractionSettings
+
+    from app.io_actions import feature_properties
+
+    tool = ExtractionTool(ExtractionSettings())
+    attributes = {"road_id": 22455, "lane_number": "2", "paved": "1"}
+    (road,) = tool.add_features([("Main St", np.array([[10.0, 10.0], [10.0, 90.0]]), attributes)])
+    tool.reopen(road.id)
+    tool.click((14.0, 140.0), straight=True)  # the road goes on
+    tool.finish()
+    exported = feature_properties(tool, tool.features[0])
+    assert {k: exported[k] for k in attributes} == attributes
+    assert [p["kind"] for p in exported["pieces"]] == ["imported", "straight"]
+    # a crash and a restore later, the export is the same
+    data = json.loads(json.dumps(tool_to_dict(tool, "/some/image.tif")))
+    restored = ExtractionTool(ExtractionSettings())
+    restored.restore(*state_from_dict(data, ExtractionSettings.from_dict))
+    assert feature_properties(restored, restored.features[0]) == exported
 
 
 def test_autosave_survives_a_kill_and_is_restored(qtbot, make_window, tmp_path, monkeypatch):

@@ -1,0 +1,50 @@
+"""The export dialog, driven as a user would: type a name, answer the question about replacing a file."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMessageBox
+
+from app import dialogs
+
+
+def export_typing(qtbot, tmp_path, name: str, replace: bool):
+    """Run ``ask_export_path``, type ``name`` and accept; answer a replace question with ``replace``.
+
+    Returns (the path it gave, the questions asked).
+    """
+    questions = []
+
+    def drive():
+        widget = QApplication.activeModalWidget()
+        if isinstance(widget, QMessageBox):
+            questions.append(widget.text())
+            widget.button(QMessageBox.StandardButton.Yes if replace else QMessageBox.StandardButton.No).click()
+        elif isinstance(widget, QFileDialog):
+            if questions and not replace:
+                widget.reject()  # the user changed their mind
+            else:
+                widget.findChild(QLineEdit, "fileNameEdit").setText(name)  # typed in the suggestion's folder
+                QTimer.singleShot(0, widget.accept)  # later: a question it asks must not block this timer
+
+    timer = QTimer(interval=50, timeout=drive)
+    timer.start()
+    try:
+        path = dialogs.ask_export_path(None, str(tmp_path / "suggested.geojson"))
+    finally:
+        timer.stop()
+    return path, questions
+
+
+def test_a_name_without_suffix_gets_geojson(qtbot, tmp_path):
+    path, questions = export_typing(qtbot, tmp_path, "roads", replace=False)
+    assert path == str(tmp_path / "roads.geojson") and questions == []
+
+
+def test_the_dialog_asks_before_replacing_the_geojson_that_a_bare_name_stands_for(qtbot, tmp_path):
+    (tmp_path / "roads.geojson").write_text("{}")
+    path, questions = export_typing(qtbot, tmp_path, "roads", replace=False)
+    assert len(questions) == 1 and "roads.geojson" in questions[0]
+    assert path is None
+    path, questions = export_typing(qtbot, tmp_path, "roads", replace=True)
+    assert len(questions) == 1 and path == str(tmp_path / "roads.geojson")
