@@ -120,10 +120,10 @@ class FeatureIO:
         if features and not any(on_image):
             raise GeoJSONError(f"none of the {len(features)} lines in {Path(path).name} lies on {document.title}: "
                                "were they digitized on another image?")
-        existing = [self.tool.feature_vertices(f) for f in self.tool.features]
-        again = sum(any(np.array_equal(vertices, f.vertices_px) for vertices in existing) for f in features)
+        existing = {_vertices_key(self.tool.feature_vertices(f)) for f in self.tool.features}  # a set: n + m, not n m
+        again = sum(_vertices_key(f.vertices_px) in existing for f in features)
         added = self.tool.add_features([(f.name, f.vertices_px, f.properties) for f in features])
-        message = f"imported {len(added)} features from {path}"
+        message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {path}"
         if not all(on_image):
             message += f"; {on_image.count(False)} of them lie outside the image"
         if again:
@@ -169,3 +169,9 @@ def _touches_image(vertices, width: int, height: int) -> bool:
     """Whether a polyline's bounding box overlaps the image (a line beside it may pass, one far away may not)."""
     (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
     return x1 >= 0 and y1 >= 0 and x0 <= width and y0 <= height
+
+
+def _vertices_key(vertices) -> tuple:
+    """Equal for vertex arrays of equal shape and values (0.0 and -0.0 alike)."""
+    array = np.asarray(vertices, dtype=np.float64) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return array.shape, array.tobytes()

@@ -284,6 +284,9 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
     if not isinstance(data, dict):
         raise KnapsackFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
     kind = data.get("problem")
+    if kind is None:
+        raise KnapsackFormatError(f"{where}: not a knapsack instance: it has no 'problem' field "
+                                  f"(one of {', '.join(_FIELDS)})")
     if kind not in _FIELDS:
         raise KnapsackFormatError(f"{where}: 'problem' must be one of {', '.join(_FIELDS)}; got {kind!r}")
     cls, fields = _FIELDS[kind]

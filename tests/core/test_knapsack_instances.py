@@ -143,6 +143,7 @@ def test_class_a_as_kp2():
         ("a.txt", "a1;2;10;10;1,2\n", r"a.txt:1: expected 2 item types"),
         ("a.txt", "a1;1;10;x;1,2\n", r"a.txt:1: expected integers"),
         ("p.json", "{\"problem\": \"kp3\"}", r"'problem' must be one of"),
+        ("p.json", "{\"type\": \"FeatureCollection\"}", r"p.json: not a knapsack instance: it has no 'problem'"),
         ("p.json", "{\"problem\": \"kp1\", \"profits\": [1]}", r"needs the fields weights, capacity"),
         ("p.json", "{\"problem\": \"kp1\", \"profits\": [1], \"weights\": [1, 2], \"capacity\": 3}", r"equal lengths"),
         ("p.json", "{\"problem\": \"mckp\", \"classes\": [1], \"capacity\": 3}", r"'classes' must be a list"),
