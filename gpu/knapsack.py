@@ -94,13 +94,10 @@ def _check(kind: str, value: int, worth: int, feasible: bool) -> None:
 
 
 def _divided(weights: np.ndarray, capacity: int):
-    """Weights and capacity divided by the gcd of all the weights (as the CPU solvers do).
+    """Weights and capacity divided by the weights' gcd (core.knapsack.problems.weights_gcd), as on the CPU."""
+    from core.knapsack.problems import weights_gcd
 
-    Every weight is a multiple of the gcd, so a sum fits ``capacity`` exactly when
-    it fits ``capacity // gcd`` once divided: the same choices, a DP that many
-    times smaller (weights given in grams as multiples of 1000, say).
-    """
-    divisor = int(np.gcd.reduce(weights)) if weights.size and weights.any() else 1
+    divisor = weights_gcd(weights)
     return (weights // divisor, capacity // divisor) if divisor > 1 else (weights, capacity)
 
 

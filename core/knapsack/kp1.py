@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
-from core.knapsack.problems import KP1, MemoryBudgetError
+from core.knapsack.problems import KP1, MemoryBudgetError, weights_gcd
 
 __all__ = ["capacity_windows", "row_dtype", "solve_kp1"]
 
@@ -212,7 +212,7 @@ def solve_kp1(problem: KP1, budget: int):
     state = {"method": "dp"}
     chosen = items
     if int(weights[items].sum()) > problem.capacity:
-        gcd = int(np.gcd.reduce(weights[items]))
+        gcd = weights_gcd(weights[items])
         dtype = row_dtype(int(profits[items].sum()))
         capacity = problem.capacity // gcd
         mask = _solve_items(profits[items].astype(dtype), weights[items] // gcd, capacity, budget, state)

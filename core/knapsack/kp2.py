@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.kp1 import capacity_windows, row_dtype
-from core.knapsack.problems import KP2, MemoryBudgetError
+from core.knapsack.problems import KP2, MemoryBudgetError, weights_gcd
 from core.parallel import PARALLEL_LOCK
 
 __all__ = ["solve_kp2", "solve_kp2_batch"]
@@ -135,7 +135,7 @@ def _reduce(problem: KP2):
     items = items[np.argsort(size, kind="stable")]
     scaled = []
     for w, c in ((w1[items], c1), (w2[items], c2)):
-        g = int(np.gcd.reduce(w)) if len(w) and w.any() else 1
+        g = weights_gcd(w)
         scaled.append((w // g, min(c // g, int(w.sum()) // g)))
     (sw1, sc1), (sw2, sc2) = scaled
     dtype = row_dtype(int(p[items].sum()))

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from core.knapsack.kp1 import capacity_windows, row_dtype
-from core.knapsack.problems import MCKP, MemoryBudgetError
+from core.knapsack.problems import MCKP, MemoryBudgetError, weights_gcd
 
 __all__ = ["dominance_filter", "solve_mckp"]
 
@@ -119,7 +119,7 @@ class _Reduced:
         self.class_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         weights = np.concatenate(wts) if wts else np.zeros(0, np.int64)
         # as for KP1, KP2 and subset sum: the weights' gcd divides out of the weights and the capacity
-        gcd = int(np.gcd.reduce(weights)) if weights.any() else 1
+        gcd = weights_gcd(weights)
         self.weights = weights // gcd
         heaviest = np.array([x[-1] for x in wts], np.int64) // gcd
         self.capacity = min(capacity // gcd, int(heaviest.sum()))

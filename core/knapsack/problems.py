@@ -22,6 +22,7 @@ __all__ = [
     "PROBLEM_KINDS",
     "SubsetSum",
     "problem_kind",
+    "weights_gcd",
 ]
 
 #: Sums of profits and weights stay below this, so that no solver overflows int64.
@@ -265,6 +266,16 @@ class KnapsackSolution:
     backend: str
     method: str
     time_ms: float = field(default=0.0)
+
+
+def weights_gcd(weights: np.ndarray) -> int:
+    """The gcd of the weights (1 when there are none or all are 0): every solver divides it out.
+
+    Every sum of weights is a multiple of it, so a sum fits a capacity ``c``
+    exactly when, divided, it fits ``c // gcd``: the same choices, a dynamic
+    program that many times smaller (weights in grams as multiples of 1000).
+    """
+    return int(np.gcd.reduce(weights)) if len(weights) and weights.any() else 1
 
 
 def problem_kind(problem) -> str:

@@ -32,7 +32,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from core.knapsack.kp1 import capacity_windows
-from core.knapsack.problems import MemoryBudgetError, SubsetSum
+from core.knapsack.problems import MemoryBudgetError, SubsetSum, weights_gcd
 
 __all__ = ["METHODS", "solve_subset_sum"]
 
@@ -278,7 +278,7 @@ def solve_subset_sum(problem: SubsetSum, budget: int, method: str = "bitset"):
     state = {"method": "trivial"}
     chosen = items
     if int(weights[items].sum()) > capacity:
-        gcd = int(np.gcd.reduce(weights[items]))
+        gcd = weights_gcd(weights[items])
         scaled, cap = weights[items] // gcd, capacity // gcd
         mask, greedy_sum = _greedy(scaled, cap)
         if greedy_sum < cap:
