@@ -187,9 +187,7 @@ class ExtractionRunner(QObject):
         A running preview that also serves a piece goes on.
         """
         self._preview = None
-        running = self._running
-        if running is not None and running.kind == "preview" and not running.pieces:
-            running.cancel.cancel()
+        self._cancel_bare_preview()
 
     def drop_pieces(self, piece_ids) -> None:
         """These pieces are not wanted now (dropped, undone): forget their requests.
@@ -260,9 +258,13 @@ class ExtractionRunner(QObject):
             self._patience.start(max(0, round(1000 * (PREVIEW_PATIENCE_S - waited))))
 
     def _cancel_stale_preview(self) -> None:
+        if self._preview is not None or self._pieces:
+            self._cancel_bare_preview()
+
+    def _cancel_bare_preview(self) -> None:
+        """Cancel the running job if it is a preview that serves no piece."""
         running = self._running
-        if running is not None and running.kind == "preview" and not running.pieces \
-                and (self._preview is not None or self._pieces):
+        if running is not None and running.kind == "preview" and not running.pieces:
             running.cancel.cancel()
 
     def _cancel_running(self) -> None:
