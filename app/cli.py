@@ -18,11 +18,11 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, end="")
         return 0
     if argv[:1] == ["extract"]:
-        from core.cli import extract_main
+        from core.cli.extract import extract_main
 
         return extract_main(argv[1:])
     if argv[:1] == ["knapsack"]:
-        from core.knapsack.cli import main as knapsack_main
+        from core.cli.knapsack import main as knapsack_main
 
         return knapsack_main(argv[1:])
     from app.main import run_gui  # Qt is imported only for the window

@@ -78,8 +78,8 @@ class FeatureIO:
         return not self.window.runner.busy
 
     def line_features(self) -> list:
-        """The finished features as ``core.geojson.LineFeature`` (the feature in progress is finished first)."""
-        from core.geojson import LineFeature
+        """The finished features as ``core.io.geojson.LineFeature`` (the feature in progress is finished first)."""
+        from core.io.geojson import LineFeature
 
         self.tool.finish()
         self.wait_for_pieces()
@@ -92,7 +92,7 @@ class FeatureIO:
 
     def export_geojson(self, path) -> int:
         """Write every feature to ``path`` (RFC 7946, atomically); returns how many."""
-        from core.geojson import write_geojson
+        from core.io.geojson import write_geojson
 
         features = self.line_features()
         raster = self.window.document.raster if self.window.document is not None else None
@@ -110,7 +110,7 @@ class FeatureIO:
         its georeference).  Nothing is added when no line touches the image;
         lines beside it are added and counted in the status message.
         """
-        from core.geojson import GeoJSONError, read_geojson
+        from core.io.geojson import GeoJSONError, read_geojson
 
         document = self.window.document
         if document is None:

@@ -36,7 +36,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def demo_clicks(document, sample: bool) -> tuple[tuple, tuple, dict]:
     """(start, end, settings overrides) for the screenshot's extraction."""
-    from app.document import sample_demo
+    from app.model.document import sample_demo
 
     demo = sample_demo() if sample else None
     if demo:

@@ -2,7 +2,7 @@
 
 The window owns the long-lived pieces (tool model, extraction runner, tile
 loader, open image) and connects them; what happens on a click lives in
-:mod:`app.controller`, the model in :mod:`app.tool`.  Further panels (the
+:mod:`app.map.controller`, the model in :mod:`app.model.tool`.  Further panels (the
 knapsack panel) go into ``self.tabs`` through :meth:`MainWindow.add_tab`.
 """
 
@@ -18,20 +18,20 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 from app import dialogs
-from app.controller import ToolController
-from app.display_panel import DisplayPanel
-from app.document import ImageDocument
+from app.docks.display import DisplayPanel
+from app.docks.features import FeaturesPanel
+from app.docks.settings import SettingsPanel
 from app.errors import report_exception, reports_errors
-from app.features_dock import FeaturesPanel
 from app.io_actions import FeatureIO
+from app.map.controller import ToolController
+from app.map.runner import ExtractionRunner
+from app.map.tile_loader import TileLoader
+from app.map.viewer import KEY_ZOOM, RasterViewer
+from app.model.document import ImageDocument
+from app.model.tiles import compute_stretch
+from app.model.tool import ExtractionTool
 from app.session import SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
-from app.settings_dock import SettingsPanel
 from app.status import StatusBar, describe_position
-from app.tile_loader import TileLoader
-from app.tiles import compute_stretch
-from app.tool import ExtractionTool
-from app.viewer import KEY_ZOOM, RasterViewer
-from app.workers import ExtractionRunner
 
 __all__ = ["MainWindow", "default_config_dir", "run_extraction"]
 
@@ -44,7 +44,7 @@ PREPARING_TEXT = "preparing the solver (the first time after an install takes a 
 #: Edits are written to the autosave file this long after the last one (the write fsyncs).
 AUTOSAVE_DELAY_MS = 150
 #: Optional panels added as tabs when their module exists: (module, class, tab title).
-OPTIONAL_TABS = (("app.knapsack_panel", "KnapsackPanel", "Knapsack"),)
+OPTIONAL_TABS = (("app.knapsack.panel", "KnapsackPanel", "Knapsack"),)
 
 
 def default_config_dir() -> Path:
@@ -227,7 +227,7 @@ class MainWindow(QMainWindow):
         Unexported features of the previous image are offered for export first
         (they are in that image's pixel coordinates).
         """
-        from app.document import sample_scene_path
+        from app.model.document import sample_scene_path
 
         try:
             document, loader = self._open_document(sample_scene_path() if source is None else source)

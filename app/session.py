@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QLockFile
 
-from app.pieces import Feature, PieceOutcome, PieceSpec, ToolState
+from app.model.pieces import Feature, PieceOutcome, PieceSpec, ToolState
 
 __all__ = ["SessionStore", "tool_to_dict", "state_from_dict", "has_unsaved_work", "SESSION_FORMAT"]
 
@@ -51,7 +51,7 @@ def _feature_to_dict(feature: Feature, outcomes: dict) -> dict:
 
 
 def tool_to_dict(tool, image_path: str | None) -> dict:
-    """The session of an :class:`app.tool.ExtractionTool` on ``image_path`` as a JSON-able dict."""
+    """The session of an :class:`app.model.tool.ExtractionTool` on ``image_path`` as a JSON-able dict."""
     current = tool.current
     return {"format": SESSION_FORMAT, "version": SESSION_VERSION, "image": image_path, "dirty": bool(tool.dirty),
             "features": [_feature_to_dict(f, tool.outcomes) for f in tool.features],
@@ -155,7 +155,7 @@ class SessionStore:
 
     def save(self, data: dict) -> None:
         """Write the session atomically (an earlier file stays intact if writing fails)."""
-        from core.geojson import atomic_write_text
+        from core.io.geojson import atomic_write_text
 
         self.folder.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.path, json.dumps(data))

@@ -1,13 +1,15 @@
 """Backend selection: the GPU through numba.cuda when there is one, else the CPU.
 
-``gpu`` is imported lazily, so importing ``core`` never needs CUDA, Qt or a display.
+This is the one module of ``core`` that reaches into ``gpu``
+(:func:`gpu_package`), and only on first use, so importing ``core`` never
+needs CUDA, Qt or a display.
 """
 
 from __future__ import annotations
 
 import functools
 
-__all__ = ["BACKENDS", "BackendUnavailableError", "gpu_available", "resolve_backend"]
+__all__ = ["BACKENDS", "BackendUnavailableError", "gpu_available", "gpu_package", "resolve_backend"]
 
 BACKENDS = ("auto", "cpu", "gpu")
 
@@ -52,3 +54,17 @@ def resolve_backend(backend: str) -> str:
             "Use backend 'cpu' or 'auto'."
         )
     return "cpu"
+
+
+def gpu_package(name: str):
+    """The GPU twin package ``gpu.polyline`` or ``gpu.knapsack``, imported on first use.
+
+    Importing it needs no GPU; its solvers raise BackendUnavailableError without one.
+    """
+    if name == "polyline":
+        import gpu.polyline as package
+    elif name == "knapsack":
+        import gpu.knapsack as package
+    else:
+        raise ValueError(f"no GPU package {name!r}; use 'polyline' or 'knapsack'")
+    return package

@@ -10,7 +10,7 @@ several blocks and a partial last block.  The defaults were chosen on an H100
 THREADS_PER_BLOCK = 256
 
 #: Largest number of threads per block of any reduction kernel: the size of
-#: the shared-memory arrays of :func:`gpu.kernels_polyline.group_max_argmax`.
+#: the shared-memory arrays of :func:`gpu.polyline.kernels_dp.group_max_argmax`.
 MAX_REDUCE_THREADS = 1024
 
 #: Threads that reduce one pair state (q, r) of the ``mitm`` DP over the
@@ -37,7 +37,7 @@ MERGE_THREADS = 256
 #: Blocks of the first pass of the final max + argmax (a grid-stride pass).
 MERGE_BLOCKS = 256
 
-# --- Knapsack kernels (gpu/knapsack*.py) ------------------------------------
+# --- Knapsack kernels (gpu/knapsack/solve*.py) ------------------------------------
 
 #: Threads per block of the knapsack row kernels; a multiple of 32 (one tile of cells).
 KNAPSACK_THREADS_PER_BLOCK = 256
@@ -59,7 +59,7 @@ KNAPSACK_ITEMS_PER_STEP = 2
 #: Share of the free device memory that one knapsack solve may use by default.
 KNAPSACK_DEVICE_MEMORY_SHARE = 0.7
 
-#: Keep the large DP buffers between solves (gpu.knapsack.release_memory() frees them).
+#: Keep the large DP buffers between solves (gpu.knapsack.solve.release_memory() frees them).
 KNAPSACK_KEEP_WORKSPACE = True
 
 #: KP1 with at least this many items runs the persistent wavefront kernel when it fits.

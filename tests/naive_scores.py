@@ -1,6 +1,6 @@
 """Slow, loop-based reference of the link score (no numba), written from the formula.
 
-Shared by the CPU (core/scores.py) and GPU (gpu/) tests.  It follows the text of
+Shared by the CPU (core/extraction/scores.py) and GPU (gpu/) tests.  It follows the text of
 /work/notes/interfaces.md literally, one sample and one neighbour at a time.
 """
 

@@ -13,7 +13,7 @@ __all__ = ["KP1", "KP2", "MCKP", "KnapsackSolution", "MemoryBudgetError", "Subse
 def __getattr__(name):
     # The solvers import numba; loading them on first use keeps ``import core.knapsack`` cheap.
     if name in ("solve", "solve_many"):
-        from core.knapsack import solvers
+        from core.knapsack import dispatch as solvers
 
         return getattr(solvers, name)
     raise AttributeError(f"module 'core.knapsack' has no attribute {name!r}")

@@ -337,7 +337,7 @@ def write_json(path, instances) -> None:
         data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "instances": [instance_to_dict(i) for i in instances]}
     else:
         data = instance_to_dict(instances)
-    from core.geojson import atomic_write_text
+    from core.io.geojson import atomic_write_text
 
     atomic_write_text(path, json.dumps(data) + "\n")
 

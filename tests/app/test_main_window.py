@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableWidget
 
-from app.document import sample_demo, sample_scene_path
+from app.model.document import sample_demo, sample_scene_path
 from tests.app.conftest import click_image, move_to_image, wait_idle, wait_pieces
 from tests.shared_data import shared_file
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from app import dialogs
+from app.model.tool import ExtractionTool
 from app.session import SessionStore, state_from_dict, tool_to_dict
-from app.tool import ExtractionTool
 from tests.app.conftest import click_image, wait_idle, wait_pieces
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,9 +152,8 @@ def test_session_dict_round_trip_keeps_pieces_and_outcomes():
 
 
 def test_an_imported_line_keeps_its_attributes_when_extended_and_through_an_autosave():
-    from core.extraction import ExtractionSettings
-
     from app.io_actions import feature_properties
+    from core.extraction import ExtractionSettings
 
     tool = ExtractionTool(ExtractionSettings())
     attributes = {"road_id": 22455, "lane_number": "2", "paved": "1"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 
 from app import dialogs
-from app.document import sample_scene_path
+from app.model.document import sample_scene_path
+from app.model.tool import ExtractionTool
 from app.session import SessionStore, tool_to_dict
-from app.tool import ExtractionTool
 from tests.app.conftest import wait_idle
 
 

@@ -32,7 +32,7 @@ def write_raster(path, crs):
     ("EPSG:32633", "EPSG:32633"),
 ])
 def test_the_map_read_out_names_the_crs_in_a_few_words(tmp_path, crs, expected):
-    from core.raster import open_raster
+    from core.io.raster import open_raster
 
     with open_raster(write_raster(tmp_path / "image.tif", crs)) as raster:
         text = describe_position(raster, 10.5, 20.5).map

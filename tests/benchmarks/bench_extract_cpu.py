@@ -105,7 +105,7 @@ def main(argv=None) -> int:
         print(f"{VEGAS} is absent: nothing to measure", file=sys.stderr)
         return 1
     from core.extraction import ExtractionSettings
-    from core.raster import open_raster
+    from core.io.raster import open_raster
 
     load_before = os.getloadavg()[0]
     size = 5200 if args.quick else 20000

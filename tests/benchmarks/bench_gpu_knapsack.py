@@ -62,7 +62,7 @@ def patched(**values):
 
 def phases(run):
     """Run ``run(timer)`` once and return its CUDA-event phases in ms."""
-    from gpu.knapsack_common import PhaseTimer
+    from gpu.knapsack.common import PhaseTimer
 
     timer = PhaseTimer()
     run(timer)
@@ -95,9 +95,9 @@ def bench_launch(n=3000):
 
 
 def bench_kp1(quick):
-    from gpu import knapsack
-    from gpu import knapsack_wavefront as wf
-    from gpu.knapsack_common import value_dtype
+    from gpu.knapsack import solve as knapsack
+    from gpu.knapsack import wavefront as wf
+    from gpu.knapsack.common import value_dtype
 
     size = 1000 if quick else 10000
     rows = []
@@ -126,9 +126,9 @@ def bench_kp1(quick):
 
 def bench_kp1_variants(problem, opt, default_plan):
     """Wavefront geometries on the last (strongly correlated) instance, and the copy-back alternative."""
-    from gpu import knapsack
-    from gpu import knapsack_wavefront as wf
-    from gpu.knapsack_common import value_dtype
+    from gpu.knapsack import solve as knapsack
+    from gpu.knapsack import wavefront as wf
+    from gpu.knapsack.common import value_dtype
 
     p, w, c = problem.profits, problem.weights, problem.capacity
     out = []
@@ -163,10 +163,10 @@ def highs_kp(profits, weight_rows, capacities):
 
 
 def bench_msb(quick):
-    from gpu import knapsack
-    from gpu import knapsack_rows as kr
-    from gpu.knapsack_common import value_dtype
-    from gpu.knapsack_plan import plan_batch
+    from gpu.knapsack import rows as kr
+    from gpu.knapsack import solve as knapsack
+    from gpu.knapsack.common import value_dtype
+    from gpu.knapsack.plan import plan_batch
 
     files = sorted((KNAPSACK / "msb630").glob("*.ins2D"))[: 63 if quick else None]
     problems = [read_ins2d(f)[0].problem for f in files]
@@ -215,7 +215,7 @@ def bench_msb(quick):
 
 def subset_row(plan, method, persistent, budget, cpu_value, n, per_sm):
     """One forced-DP subset-sum variant: wall ms, item-loop ms and the traffic it implies."""
-    from gpu import knapsack_subset_host as ssh
+    from gpu.knapsack import subset_sum as ssh
 
     value, _, items = ssh.solve_plan(plan, method, budget, persistent=persistent)
     assert value == cpu_value
@@ -230,8 +230,8 @@ def subset_row(plan, method, persistent, budget, cpu_value, n, per_sm):
 
 
 def bench_subset(quick):
-    from gpu import knapsack
-    from gpu import knapsack_subset_host as ssh
+    from gpu.knapsack import solve as knapsack
+    from gpu.knapsack import subset_sum as ssh
 
     n = 2000 if quick else 10000
     problem = curtis("half", n, seed=1)
@@ -280,9 +280,9 @@ def highs_mckp(problem, time_limit_s=300.0):
 
 
 def bench_mckp(quick):
-    from gpu import knapsack
-    from gpu import knapsack_mckp as km
-    from gpu.knapsack_common import value_dtype
+    from gpu.knapsack import mckp as km
+    from gpu.knapsack import solve as knapsack
+    from gpu.knapsack.common import value_dtype
 
     problem = suri(3 if quick else 5, seed=1)
     sizes = [len(p) for p, _ in problem.classes]
@@ -324,7 +324,7 @@ def guarded(name, section, *args):
 
 def render(launch_us, kp1, msb, subset, mckp):
     parts = [
-        "### GPU knapsack solvers (gpu/knapsack*.py)",
+        "### GPU knapsack solvers (gpu/knapsack/solve*.py)",
         machine_description(with_gpu=True),
         f"A numba kernel launch costs {launch_us:.1f} us of host time here (3 arrays, 2 ints); "
         "that bounds every one-launch-per-item method.",
@@ -385,7 +385,7 @@ def render_mckp(mckp):
 
 def profile_run():
     """One solve of each profiled kind, for ``ncu`` (no timing, no report)."""
-    from gpu import knapsack
+    from gpu.knapsack import solve as knapsack
 
     problem = read_pisinger(KNAPSACK / "pisinger/large_scale/knapPI_3_10000_1000_1")[0].problem
     knapsack.solve_kp1(problem)
@@ -393,7 +393,8 @@ def profile_run():
     knapsack.solve_kp2_batch(problems)
     knapsack.solve_mckp(suri(5, seed=1))
     out = Path(os.environ.get("OUT", "."))
-    from gpu import knapsack_rows, knapsack_wavefront
+    from gpu.knapsack import rows as knapsack_rows
+    from gpu.knapsack import wavefront as knapsack_wavefront
 
     for name, kernel in (("kp_step", knapsack_rows.step_kernel(2, 4)),
                          ("wavefront", knapsack_wavefront.wavefront_kernel("int32", 1))):

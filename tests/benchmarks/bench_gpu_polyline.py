@@ -11,7 +11,7 @@ rotation so that the 50 MB L2 cache does not hold the previous run's tables;
 the time runs from the first launch to the path on the host) and the CPU
 ``window`` solver (``core.polyline.solve_prepared`` on the machine's own CPU),
 and checks every GPU path against the CPU optimum.  Then it times the
-end-to-end GPU extraction at 8 x 1024 (``gpu.polyline.score_and_solve`` from a
+end-to-end GPU extraction at 8 x 1024 (``gpu.polyline.solve.score_and_solve`` from a
 gradient window in host memory: upload, link scores, turn ranges, DP,
 backtracking), splits the kernels' time with CUDA events to say what bounds
 each, and sweeps the ``mitm`` threads per state.  The markdown goes to ``--out``
@@ -75,7 +75,7 @@ def check_path(prepared, out, expected_score: float, label: str) -> None:
 
 def grid_row(nodes: int, points: int, rng, repeat: int, cpu_repeat: int) -> dict:
     """Median DP times of GPU mitm, GPU window and CPU window on one grid cell, all checked."""
-    from gpu.polyline_dp import LOCK, solve_device, upload
+    from gpu.polyline.dp import LOCK, solve_device, upload
 
     prepared = [prepare(random_problem(nodes, points, rng)) for _ in range(3)]
     expected = [solve_prepared(p, "window", "cpu").score for p in prepared]
@@ -114,7 +114,7 @@ def grid_table(rows) -> str:
 
 def synthetic_gradient(guides, rng, sigma_px: float = 1.5):
     """A textured window with a bright 12 px road wandering along the axis, and its gradient."""
-    from core.gradient import gradient_window
+    from core.extraction.gradient import gradient_window
 
     col_off, row_off, width, height = guides.bounds_px(3 * sigma_px + 2)
     ys, xs = np.mgrid[row_off : row_off + height, col_off : col_off + width] + 0.5
@@ -128,9 +128,9 @@ def synthetic_gradient(guides, rng, sigma_px: float = 1.5):
 def end_to_end(rng, points: int, repeat: int) -> dict:
     """Median phases (ms) of score_and_solve at 8 nodes, fresh gradient objects (uploaded every run)."""
     from core.extraction import ExtractionSettings
-    from core.guides import build_guides
-    from core.scores import link_score_tables
-    from gpu.polyline import score_and_solve
+    from core.extraction.guides import build_guides
+    from core.extraction.scores import link_score_tables
+    from gpu.polyline.solve import score_and_solve
 
     start = np.array([500.0, 600.0])
     angle = rng.uniform(0, 2 * np.pi)
@@ -218,9 +218,10 @@ def copy_tbps(n_bytes: int = 1 << 29) -> float:
 
 def kernel_breakdown(rng, e2e: dict) -> dict:
     """Device time (events) of each kernel group at 8 x 1024, with the work it does."""
-    from gpu import polyline as gpu_polyline
-    from gpu import polyline_dp, scoring
     from gpu.launching import LaunchList
+    from gpu.polyline import dp as polyline_dp
+    from gpu.polyline import scores as scoring
+    from gpu.polyline import solve as gpu_polyline
 
     points = e2e["guides"].offsets.size
     prepared = prepare(random_problem(8, points, rng))
@@ -246,8 +247,8 @@ def kernel_breakdown(rng, e2e: dict) -> dict:
 
 
 def host_ranges_ms(guides) -> float:
-    """Host time (ms) of the inner layers' angles and turn ranges (core.turns), for comparison."""
-    from core.turns import feasible_ranges, link_angles
+    """Host time (ms) of the inner layers' angles and turn ranges (core.polyline.turns), for comparison."""
+    from core.polyline.turns import feasible_ranges, link_angles
 
     def run():
         angles = link_angles(guides.offsets, guides.offsets, guides.spacing)
@@ -269,7 +270,7 @@ def window_bytes(m: int, d: int) -> int:
 def sweep_mitm(rng, points: int, repeat: int) -> list:
     """Median mitm time at 8 x points for several threads-per-state / block sizes."""
     from gpu import config
-    from gpu.polyline_dp import LOCK, solve_device, upload
+    from gpu.polyline.dp import LOCK, solve_device, upload
 
     saved = (config.MITM_THREADS_PER_STATE, config.MITM_BLOCK_THREADS)
     rows = []
@@ -288,8 +289,8 @@ def launch_costs_us(problem) -> tuple[float, float]:
     """Host time (us) per launch of a window plan's DP: ordinary numba launches, and replayed ones."""
     from numba import cuda
 
-    from gpu import polyline_dp
     from gpu.launching import run_launches
+    from gpu.polyline import dp as polyline_dp
 
     polyline_dp.solve_device(problem, "window")  # builds and packs the plan
     plan = next(plan for key, plan in problem.plans.items() if key[0] == "window")
@@ -337,7 +338,7 @@ def bounds_text(b: dict, e2e: dict, row: dict) -> str:
         "conversion work (an inference from the counts, not a profiler measurement).",
         f"- Turn ranges: {b['ranges']:.3f} ms (three angle tables, 1.0 M float64 atan2, and binary searches; "
         f"replayed launches); the host takes {b['host_ranges']:.1f} ms for the inner layers alone "
-        "(numpy arctan2 of the d x d angles and core.turns.feasible_ranges).",
+        "(numpy arctan2 of the d x d angles and core.polyline.turns.feasible_ranges).",
     ])
 
 
@@ -360,7 +361,7 @@ def markdown(rows, e2e, bounds, sweep, seed: int, repeat: int) -> str:
         grid_table(rows),
         f"At 8 x 1024, {last['triples'] / 1e9:.2f} G (p, q, r) triples are feasible, "
         f"{last['triples'] / (6 * last['points'] ** 3):.0%} of the m d^3 that an unconstrained mitm evaluates.",
-        "### End-to-end GPU extraction at 8 x 1024 (`gpu.polyline.score_and_solve`)",
+        "### End-to-end GPU extraction at 8 x 1024 (`gpu.polyline.solve.score_and_solve`)",
         f"Ribbon mode (12 px, bright), gradient window {e2e['window_px'][1]} x {e2e['window_px'][0]} px in host "
         "memory, uploaded every run (a fresh GradientWindow object each time).",
         markdown_table(["phase", "median (ms)"], [

@@ -61,7 +61,7 @@ def click_pairs(kind: str, n: int, size_px: int = 0) -> list[tuple[tuple[float, 
     if kind == "vegas":
         # The east-west street of the Vegas tile (y ~ 725 in vegas_roads.geojson), clicked 1 px off.
         return [((60.0 + 47 * k, 724.0), (310.0 + 47 * k, 726.0)) for k in range(n)]
-    from app.document import sample_demo
+    from app.model.document import sample_demo
 
     demo = sample_demo()
     (x0, y0), (x1, y1) = demo["start"], demo["end"]
@@ -75,9 +75,7 @@ class ClickTimer:
     """Clicks through the viewer and times until the piece is drawn."""
 
     def __init__(self, window, app):
-        from PySide6.QtCore import QEventLoop
-
-        from PySide6.QtCore import QTimer
+        from PySide6.QtCore import QEventLoop, QTimer
 
         self.window, self.app = window, app
         self.loop = QEventLoop()

@@ -25,14 +25,12 @@ import os
 import statistics
 import time
 
-import numpy as np
-
 from core.knapsack import solve, solve_many
 from core.knapsack.generators import curtis, suri
 from core.knapsack.io import read_instances
 from core.knapsack.mckp import dominance_filter
-from core.knapsack.memory import resolve_budget
 from core.knapsack.subset_sum import solve_subset_sum
+from core.memory import resolve_budget
 from tests.benchmarks.report import machine_description, markdown_table, median_ms, write_section
 from tests.shared_data import SHARED_DATA
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.raster import open_raster
+from core.io.raster import open_raster
 from tests.benchmarks.report import machine_description, markdown_table, write_section
 from tests.shared_data import SHARED_DATA
 

@@ -14,9 +14,9 @@ import pytest
 import rasterio
 from rasterio.transform import Affine
 
-from core.cli import extract_main
+from core.cli.extract import extract_main
 from core.extraction import extract
-from core.raster import RasterError, open_raster
+from core.io.raster import RasterError, open_raster
 
 pytestmark = pytest.mark.filterwarnings("ignore::rasterio.errors.NotGeoreferencedWarning")
 

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from core import polyline_cpu
 from core.cancel import Cancelled, CancelToken, check, flag_of
 from core.extraction import extract
+from core.extraction.scores import _score_pairs
 from core.parallel import cancel_requested
 from core.polyline import PolylineProblem, prepare, solve_prepared
-from core.scores import _score_pairs
+from core.polyline import cpu as polyline_cpu
 
 RNG_SEED = 7
 

@@ -1,0 +1,1 @@
+"""The panels beside the map: extraction settings, features, display options."""

@@ -1,0 +1,1 @@
+"""The knapsack tab: the panel, its widgets, and the solves it runs in a worker process."""

@@ -1,0 +1,260 @@
+"""Knapsack solves for the panel: the job, its result, and the worker process's main loop.
+
+Qt-free on purpose: :func:`worker_main` runs in the child process that
+:class:`app.knapsack.runner.KnapsackRunner` starts (``spawn``), so that a long
+dynamic program can be cancelled by ending that process and a solver that
+runs out of memory cannot take the window down with it.
+
+The two processes exchange pickled tuples over a ``multiprocessing`` pipe::
+
+    parent -> child   ("job", job_id, SolveJob) | ("stop",)
+    child -> parent   ("ready",)
+                      ("progress", job_id, done_steps, total_steps, text)
+                      ("done", job_id, JobResult)
+                      ("failed", job_id, app.errors.ErrorReport)
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from app.errors import report_from_exception
+from core.knapsack.problems import problem_kind
+
+__all__ = ["JobResult", "SolveJob", "error_title", "run_job", "worker_main"]
+
+#: (backend, problem kind, batch) whose solvers this process has already run once.
+_warmed: set = set()
+
+
+@dataclass(frozen=True, eq=False)
+class SolveJob:
+    """Instances to solve on one or more backends.
+
+    Attributes
+    ----------
+    instances : tuple of core.knapsack.io.KnapsackInstance
+    backends : tuple of str
+        Each ``"auto"``, ``"cpu"`` or ``"gpu"``; several compare the backends
+        (they must resolve to different backends).
+    batch : bool
+        Solve all instances in one :func:`core.knapsack.solve_many` call (KP2
+        instances as one batch) instead of one :func:`core.knapsack.solve` each.
+    memory_budget_bytes : int or None
+        Passed to the solvers; None for their default share of free memory.
+    """
+
+    instances: tuple
+    backends: tuple = ("auto",)
+    batch: bool = False
+    memory_budget_bytes: int | None = None
+
+    @property
+    def total_steps(self) -> int:
+        """Progress steps: one per instance and backend (one per backend for a batch)."""
+        return len(self.backends) * (1 if self.batch else len(self.instances))
+
+
+@dataclass(frozen=True, eq=False)
+class JobResult:
+    """The solutions of a :class:`SolveJob`.
+
+    Attributes
+    ----------
+    solutions : dict of str to list of KnapsackSolution
+        Keyed by the backend that ran (``"cpu"`` / ``"gpu"``, in the order
+        they ran); each list in the order of the job's instances.
+    wall_ms : dict of str to float
+        Wall time of all solves on that backend in milliseconds (warm-up excluded).
+    batch : bool
+        Whether the instances were solved together (each solution's ``time_ms``
+        is then the time of the whole batch).
+    """
+
+    solutions: dict = field(default_factory=dict)
+    wall_ms: dict = field(default_factory=dict)
+    batch: bool = False
+
+    @property
+    def backends(self) -> list[str]:
+        return list(self.solutions)
+
+
+def _no_progress(done: int, total: int, text: str) -> None:
+    pass
+
+
+def run_job(job: SolveJob, progress: Callable[[int, int, str], None] = _no_progress) -> JobResult:
+    """Solve every instance of ``job`` on each of its backends.
+
+    Parameters
+    ----------
+    job : SolveJob
+    progress : callable, optional
+        ``progress(done_steps, total_steps, text)``, called before each step
+        and once at the end.
+
+    Returns
+    -------
+    JobResult
+
+    Raises
+    ------
+    ValueError
+        For an empty job, or backends that resolve to the same one; and what
+        the solvers raise (MemoryBudgetError, BackendUnavailableError, ...).
+    """
+    from core.engine import resolve_backend
+
+    if not job.instances or not job.backends:
+        raise ValueError("a solve job needs at least one instance and one backend")
+    resolved = [resolve_backend(b) for b in job.backends]
+    if len(set(resolved)) != len(resolved):
+        raise ValueError(f"backends {job.backends} resolve to the same backend twice ({resolved})")
+    solutions, wall_ms, done = {}, {}, 0
+    for backend in resolved:
+        _warm_up(backend, job, lambda text: progress(done, job.total_steps, text))
+        start = time.perf_counter()
+        solutions[backend], done = _solve_on(backend, job, done, progress)
+        wall_ms[backend] = (time.perf_counter() - start) * 1e3
+    progress(job.total_steps, job.total_steps, "done")
+    return JobResult(solutions, wall_ms, job.batch)
+
+
+def _solve_on(backend: str, job: SolveJob, done: int, progress) -> tuple[list, int]:
+    from core.knapsack import solve, solve_many
+
+    n, name = len(job.instances), backend.upper()
+    if job.batch:
+        progress(done, job.total_steps, f"solving {n} instances together on the {name}")
+        return solve_many([i.problem for i in job.instances], backend, job.memory_budget_bytes), done + 1
+    out = []
+    for k, instance in enumerate(job.instances):
+        progress(done, job.total_steps, f"solving {instance.name} ({k + 1} of {n}) on the {name}")
+        out.append(solve(instance.problem, backend, job.memory_budget_bytes))
+        done += 1
+    return out, done
+
+
+def scaled_down(problem):
+    """The same items with a capacity of about one item's weight: a cheap instance to warm up on.
+
+    The solvers choose their method and compiled variant by the items (their
+    count, gcd and value types), which the copy keeps; its capacity is at
+    most the original's, so its DP costs at most what the real one does and
+    usually far less.
+    """
+    from core.knapsack import KP1, KP2, MCKP, SubsetSum
+
+    kind = problem_kind(problem)
+    if kind == "kp1":
+        return KP1(problem.profits, problem.weights, min(problem.capacity, int(problem.weights.max())))
+    if kind == "kp2":
+        return KP2(problem.profits, problem.weights1, problem.weights2,
+                   min(problem.capacity1, int(problem.weights1.max())),
+                   min(problem.capacity2, int(problem.weights2.max())))
+    if kind == "subset-sum":
+        return SubsetSum(problem.weights, min(problem.capacity, 2 * int(problem.weights.max()) + 1))
+    spread = max(int(w.max() - w.min()) for _, w in problem.classes)
+    return MCKP(problem.classes, min(problem.capacity, problem.min_weight + spread))
+
+
+def _warm_key(backend: str, problem, batch: bool) -> tuple:
+    """What decides which compiled code a solve runs: backend, kind, batch, size class, value width."""
+    kind = problem_kind(problem)
+    if kind == "mckp":
+        items, worth = sum(len(p) for p, _ in problem.classes), sum(int(p.max()) for p, _ in problem.classes)
+    else:
+        items = problem.n_items
+        worth = int(problem.weights.sum() if kind == "subset-sum" else problem.profits.sum())
+    return backend, kind, batch, items.bit_length(), worth >= 2**31 - 1
+
+
+def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
+    """Solve scaled-down copies of the job's instances first (untimed), once per kind of solve.
+
+    The first solve of a kind in a process loads numba's cached machine code
+    or compiles GPU kernels (seconds); done here, the times shown are those of
+    the solve alone.
+    """
+    from core.knapsack import solve, solve_many
+
+    cold = {}
+    for instance in job.instances:
+        cold.setdefault(_warm_key(backend, instance.problem, job.batch), []).append(instance.problem)
+    for key, problems in cold.items():
+        if key in _warmed:
+            continue
+        say(f"preparing the {backend.upper()} {key[1]} solver for this size (first use)")
+        if job.batch:
+            solve_many([scaled_down(p) for p in problems], backend, job.memory_budget_bytes)
+        else:
+            solve(scaled_down(problems[0]), backend, job.memory_budget_bytes)
+        _warmed.add(key)
+
+
+def error_title(err: BaseException) -> str:
+    """The dialog title for an error of a solve."""
+    from core.engine import BackendUnavailableError
+    from core.knapsack.problems import MemoryBudgetError
+
+    if isinstance(err, MemoryBudgetError):
+        return "Not enough memory to solve the instance"
+    if isinstance(err, BackendUnavailableError):
+        return "The GPU is not available"
+    return "Solving failed"
+
+
+def worker_main(conn) -> None:
+    """The worker process: solve the jobs that arrive on ``conn`` until told to stop.
+
+    Parameters
+    ----------
+    conn : multiprocessing.connection.Connection
+        The child's end of a duplex pipe (protocol in the module docstring).
+    """
+    import core.knapsack.dispatch  # noqa: F401  (numba and the solvers load before the first job)
+
+    _exit_with_parent()
+    conn.send(("ready",))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the window went away
+            return
+        if message[0] != "job":
+            return
+        _, job_id, job = message
+
+        def progress(done, total, text, job_id=job_id):
+            conn.send(("progress", job_id, done, total, text))
+
+        try:
+            result = run_job(job, progress)
+        except Exception as err:  # reported to the window as a dialog
+            conn.send(("failed", job_id, report_from_exception(error_title(err), err)))
+        else:
+            conn.send(("done", job_id, result))
+
+
+def _exit_with_parent() -> None:
+    """End this process as soon as its parent is gone, even in the middle of a solve.
+
+    A window that was killed cannot end its worker; without this, the worker
+    would run its solve to the end.  The solvers release the GIL, so the
+    watching thread gets to run.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch():
+        parent.join()
+        os._exit(0)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()

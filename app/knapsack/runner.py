@@ -1,0 +1,187 @@
+"""Knapsack solves in a separate process that the GUI can end at any moment.
+
+A knapsack dynamic program is one long compiled loop: it cannot stop halfway
+on a flag, and a huge instance may run for minutes or exhaust memory.  The
+runner therefore solves in a child process (``multiprocessing``, ``spawn``:
+no forked copy of the GUI's threads) running
+:func:`app.knapsack.jobs.worker_main`.  Cancel ends that process at once
+(SIGTERM, then SIGKILL) and joins it, so no zombie remains; the next job
+starts a fresh one.  The process stays alive between jobs, so only the first
+job pays for its start (about a second: Python, numpy, numba).
+
+Messages from the child are polled on the GUI thread by a timer (every
+``POLL_MS``), so signals arrive on the GUI thread and nothing ever blocks it
+for long: a job is sent only once the child reported that it is ready to read it.
+
+As with every ``spawn`` start, the child imports the parent's main script
+(not ``python -m`` modules): a script that builds the panel must keep that
+under ``if __name__ == "__main__":`` (the ``linesnap`` command does).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.errors import ErrorReport
+from app.knapsack.jobs import worker_main
+
+__all__ = ["KnapsackRunner"]
+
+POLL_MS = 20
+#: How long an ended worker may take to go before it is killed.
+STOP_TIMEOUT_S = 2.0
+
+
+class KnapsackRunner(QObject):
+    """Runs one :class:`app.knapsack.jobs.SolveJob` at a time in a worker process.
+
+    Parameters
+    ----------
+    parent : QObject, optional
+    target : callable, optional
+        The child's main function, ``target(conn)``; default
+        :func:`app.knapsack.jobs.worker_main`.
+
+    Signals
+    -------
+    progress(job_id, done_steps, total_steps, text)
+    finished(job_id, JobResult)
+    failed(job_id, ErrorReport)
+        The solve raised, or the worker process died (e.g. out of memory).
+    cancelled(job_id)
+    """
+
+    progress = Signal(int, int, int, str)
+    finished = Signal(int, object)
+    failed = Signal(int, object)
+    cancelled = Signal(int)
+
+    def __init__(self, parent=None, target=None):
+        super().__init__(parent)
+        self._target = target or worker_main
+        self._context = multiprocessing.get_context("spawn")
+        self._process = None
+        self._conn = None
+        self._ready = False
+        self._job_id = 0
+        self._running: int | None = None
+        self._unsent = None
+        self._timer = QTimer(self, interval=POLL_MS, timeout=self._poll)
+
+    @property
+    def busy(self) -> bool:
+        """True while a job runs (or waits for the worker to start)."""
+        return self._running is not None
+
+    @property
+    def process(self):
+        """The worker's ``multiprocessing.Process``, or None when there is none."""
+        return self._process
+
+    def start(self) -> None:
+        """Start the worker process now if there is none (a job then starts at once)."""
+        if self._process is not None and self._process.is_alive():
+            return
+        self._stop_process()
+        parent_end, child_end = self._context.Pipe()
+        process = self._context.Process(target=self._target, args=(child_end,), daemon=True,
+                                        name="linesnap-knapsack-worker")
+        process.start()
+        child_end.close()
+        self._process, self._conn, self._ready = process, parent_end, False
+        self._timer.start()
+
+    def submit(self, job) -> int:
+        """Run ``job`` in the worker; returns its id.  RuntimeError while another job runs."""
+        if self.busy:
+            raise RuntimeError("a knapsack job is already running; cancel it first")
+        self.start()
+        self._job_id += 1
+        self._running, self._unsent = self._job_id, job
+        self._timer.start()
+        self._send_unsent()
+        return self._job_id
+
+    def cancel(self) -> None:
+        """End the running job now: the worker process is ended and reaped."""
+        job_id = self._running
+        if job_id is None:
+            return
+        self._running, self._unsent = None, None
+        self._stop_process()
+        self.cancelled.emit(job_id)
+
+    def shutdown(self) -> None:
+        """End the worker process (and any job): nothing outlives this call."""
+        self._running, self._unsent = None, None
+        self._stop_process()
+
+    # ------------------------------------------------------------ internals
+    def _stop_process(self) -> None:
+        self._timer.stop()
+        process, conn = self._process, self._conn
+        self._process, self._conn, self._ready = None, None, False
+        if conn is not None:
+            conn.close()
+        if process is None:
+            return
+        if process.is_alive():
+            process.terminate()
+            process.join(STOP_TIMEOUT_S)
+        if process.is_alive():
+            process.kill()
+        process.join()
+        process.close()
+
+    def _send_unsent(self) -> None:
+        if not self._ready or self._unsent is None or self._conn is None:
+            return
+        job, self._unsent = self._unsent, None
+        try:
+            self._conn.send(("job", self._running, job))
+        except (OSError, ValueError):  # the worker is gone; _poll reports it
+            pass
+
+    def _poll(self) -> None:
+        try:
+            while self._conn is not None and self._conn.poll():
+                self._handle(self._conn.recv())
+        except (EOFError, OSError):
+            self._worker_died()
+            return
+        if self._process is not None and not self._process.is_alive():
+            self._worker_died()
+        elif self._running is None and self._ready:
+            self._timer.stop()  # idle and warm: nothing to wait for
+
+    def _handle(self, message) -> None:
+        kind = message[0]
+        if kind == "ready":
+            self._ready = True
+            self._send_unsent()
+            return
+        job_id = message[1]
+        if job_id != self._running:
+            return
+        if kind == "progress":
+            self.progress.emit(job_id, *message[2:])
+            return
+        self._running = None
+        if kind == "done":
+            self.finished.emit(job_id, message[2])
+        else:
+            self.failed.emit(job_id, message[2])
+
+    def _worker_died(self) -> None:
+        exitcode = self._process.exitcode if self._process is not None else None
+        job_id = self._running
+        self._running, self._unsent = None, None
+        self._stop_process()
+        if job_id is not None:
+            self.failed.emit(job_id, ErrorReport(
+                "Solving failed",
+                f"The solver process stopped unexpectedly (exit code {exitcode}); "
+                "it may have run out of memory. Try a smaller instance or a memory budget.",
+                "", "WorkerDied"))

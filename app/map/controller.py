@@ -1,0 +1,120 @@
+"""Wiring of the extraction tool: viewer input -> tool model -> worker -> tool model -> viewer.
+
+The model (:class:`app.model.tool.ExtractionTool`) decides; the runner
+(:class:`app.map.runner.ExtractionRunner`) computes off the GUI thread; the viewer
+draws.  This module only connects them and turns results and errors into what
+the model and the user see.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from app import errors
+from app.map.overlays import OverlayOptions, ToolOverlay
+from app.model.pieces import PieceOutcome
+
+__all__ = ["ToolController", "outcome_from_result"]
+
+
+def outcome_from_result(result) -> PieceOutcome:
+    """The tool's view of a ``core.extraction.ExtractionResult``."""
+    return PieceOutcome(
+        vertices_px=result.vertices_px,
+        status="done",
+        score=float(result.score),
+        backend=result.backend,
+        method=result.method,
+        timings_ms=dict(result.timings_ms),
+        details={"guides": result.guides, "settings": result.settings},
+    )
+
+
+class ToolController(QObject):
+    """Connects a tool model, an extraction runner and a viewer.
+
+    Signals
+    -------
+    extraction_finished(result)
+        Any extraction (piece or preview) came back: for the status bar.
+    message(text)
+        Something worth a line in the status bar.
+    """
+
+    extraction_finished = Signal(object)
+    message = Signal(str)
+
+    def __init__(self, tool, runner, viewer, parent=None):
+        super().__init__(parent)
+        self.tool, self.runner, self.viewer = tool, runner, viewer
+        self.overlay = ToolOverlay(tool, OverlayOptions())
+        viewer.overlay_painters.append(self.overlay)
+        viewer.clicked.connect(self._on_click)
+        viewer.double_clicked.connect(lambda x, y: tool.finish())
+        viewer.hovered.connect(self._on_hover)
+        viewer.left.connect(tool.leave)
+        tool.piece_requested.connect(self._submit_piece)
+        tool.preview_requested.connect(self._submit_preview)
+        tool.pieces_abandoned.connect(runner.drop_pieces)
+        tool.preview_abandoned.connect(runner.drop_preview)
+        for event in (tool.changed, tool.outcomes_changed, tool.preview_changed, tool.selection_changed):
+            event.connect(viewer.update)
+        runner.piece_done.connect(self._on_piece_done)
+        runner.piece_failed.connect(self._on_piece_failed)
+        runner.preview_done.connect(self._on_preview_done)
+        runner.preview_failed.connect(self._on_preview_failed)
+        runner.piece_dropped.connect(tool.request_dropped)
+
+    def set_show_guides(self, show: bool) -> None:
+        """Draw the guides and candidate points of the latest extraction, or not."""
+        self.overlay.options.show_guides = bool(show)
+        self.viewer.update()
+
+    # -------------------------------------------------------------- input
+    def _on_click(self, x: float, y: float, straight: bool) -> None:
+        if not self.viewer.contains_image_point(x, y):
+            self.message.emit(f"({x:.0f}, {y:.0f}) is outside the image: click on the image")
+            return
+        self.tool.click((x, y), straight=straight)
+
+    def _on_hover(self, x: float, y: float, straight: bool) -> None:
+        if self.viewer.contains_image_point(x, y):
+            self.tool.move_cursor((x, y), straight=straight)
+        else:
+            self.tool.leave()
+
+    # ------------------------------------------------------------ requests
+    def _submit_piece(self, piece) -> None:
+        tool = self.tool
+
+        def start_now(piece_id=piece.id, fallback=piece.click_start):
+            try:
+                return tool.start_of_piece(piece_id)
+            except KeyError:  # undone before it ran: any start will do, the result is kept by id
+                return fallback
+
+        self.runner.submit_piece(piece.id, start_now, piece.click_end, piece.settings)
+
+    def _submit_preview(self, request) -> None:
+        self.runner.submit_preview(request.seq, request.start_xy, request.end_xy, request.settings)
+
+    # ------------------------------------------------------------- results
+    def _on_piece_done(self, piece_id: int, result) -> None:
+        self.tool.complete_piece(piece_id, outcome_from_result(result))
+        self.extraction_finished.emit(result)
+
+    def _on_piece_failed(self, piece_id: int, report) -> None:
+        try:
+            self.tool.fail_piece(piece_id, report.message)
+        except KeyError:
+            pass  # a piece of a closed image
+        errors.log.error("extraction failed: %s\n%s", report.message, report.details)
+        errors.show_error(self.viewer.window(), errors.ErrorReport(
+            "Extraction failed", report.message, report.details, report.kind))
+
+    def _on_preview_done(self, seq: int, result) -> None:
+        if self.tool.complete_preview(seq, outcome_from_result(result)):
+            self.extraction_finished.emit(result)
+
+    def _on_preview_failed(self, seq: int, report) -> None:
+        self.message.emit(f"preview: {report.message}")

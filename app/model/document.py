@@ -1,0 +1,87 @@
+"""The open image: its raster handles and what the window needs to know about it.
+
+One :class:`core.io.raster.Raster` serves the extractions (read on the extraction
+worker, one at a time) and the coordinate read-outs; an extraction with a
+chosen band gets a handle opened on that band (``core.extract`` reads the band
+an open Raster was opened with).  The tiles have their own handles
+(:class:`app.map.tile_loader.TileLoader`).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import threading
+from pathlib import Path
+
+__all__ = ["ImageDocument", "sample_scene_path", "sample_demo"]
+
+
+def sample_scene_path() -> Path:
+    """The bundled sample scene (resources/sample_scene.tif)."""
+    return Path(str(importlib.resources.files("resources").joinpath("sample_scene.tif")))
+
+
+def sample_demo() -> dict | None:
+    """The sample scene's demo clicks ``{"start", "end", "settings"}`` from its truth file, or None."""
+    truth = Path(str(importlib.resources.files("resources").joinpath("sample_scene.json")))
+    try:
+        return json.loads(truth.read_text(encoding="utf-8")).get("demo")
+    except (OSError, ValueError):
+        return None
+
+
+class ImageDocument:
+    """An open image.
+
+    Parameters
+    ----------
+    source : str or os.PathLike or ndarray
+        What ``core.io.raster.open_raster`` opens.
+
+    Attributes
+    ----------
+    raster : core.io.raster.Raster
+        Opened with the derived intensity band.
+    path : str or None
+    title : str
+        For the window title and messages.
+    """
+
+    def __init__(self, source):
+        from core.io.raster import open_raster
+
+        self.source = str(source) if isinstance(source, Path) else source
+        self.raster = open_raster(self.source)
+        self.path = self.raster.path
+        self.title = Path(self.path).name if self.path else "array"
+        self._by_band = {None: self.raster}
+        self._lock = threading.Lock()
+
+    @property
+    def width(self) -> int:
+        return self.raster.width
+
+    @property
+    def height(self) -> int:
+        return self.raster.height
+
+    def raster_for_band(self, band: int | None):
+        """The Raster that reads ``band`` (None: the derived intensity), opened on first use."""
+        from core.io.raster import open_raster
+
+        with self._lock:
+            if band not in self._by_band:
+                self._by_band[band] = open_raster(self.source, band)
+            return self._by_band[band]
+
+    def extract(self, extract_fn, start_xy, end_xy, settings, cancel=None):
+        """Run ``extract_fn`` on the handle of ``settings.band`` (called on the worker thread)."""
+        return extract_fn(self.raster_for_band(settings.band), start_xy, end_xy, settings, cancel=cancel)
+
+    def close(self) -> None:
+        """Close every handle (after the workers that use them have finished)."""
+        with self._lock:
+            for raster in self._by_band.values():
+                raster.close()
+            self._by_band.clear()

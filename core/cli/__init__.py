@@ -1,0 +1,1 @@
+"""The headless commands of ``linesnap``: ``extract`` (one extraction as GeoJSON) and ``knapsack``."""

@@ -1,0 +1,240 @@
+"""``linesnap extract``: one extraction from the command line, as RFC 7946 GeoJSON.
+
+    linesnap extract IMAGE --start X,Y --end X,Y [options] [-o OUT]
+    linesnap extract --demo [options] [-o OUT]
+
+The FeatureCollection goes to stdout, or atomically to ``OUT``.  Its single
+feature carries ``score``, ``pixel_coordinates``, the ``settings`` used,
+``backend``, ``method`` and ``timings_ms``; coordinates are WGS84 lon/lat for
+georeferenced rasters and pixel ``(x, y)`` otherwise (the collection's
+``"linesnap:coordinates"`` member says which).  Options left out take the
+defaults of :class:`core.extraction.ExtractionSettings`.  Any bad input ends
+with exit status 1 (2 for a malformed command line), one line
+``linesnap: error: ...`` on stderr, and nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+__all__ = ["build_parser", "demo_inputs", "extract_main"]
+
+PROG = "linesnap extract"
+_NEGATIVE_POINT = re.compile(r"^-[\d.]")
+
+#: Options that map one to one onto ExtractionSettings fields (option dest = field name).
+SETTING_OPTIONS = (
+    "nodes", "points", "half_width_px", "max_turn_deg", "sigma_px", "mode", "ribbon_width_px",
+    "polarity", "ribbon_combine", "snap_endpoints", "snap_half_width_px", "solver", "backend", "band",
+)
+
+
+class _CommandLineError(Exception):
+    """A malformed command line (argparse's complaint, kept to one line)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _CommandLineError(message)
+
+
+def extract_main(argv: list[str] | None = None) -> int:
+    """Run ``linesnap extract`` with the arguments after ``extract``; returns the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Default ``sys.argv[2:]``.
+
+    Returns
+    -------
+    int
+        0 on success, 1 for bad input or a failed extraction, 2 for a
+        malformed command line.
+    """
+    argv = list(sys.argv[2:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(_attach_point_values(argv))
+        return _run(args)
+    except SystemExit as done:  # -h / --help
+        return done.code if isinstance(done.code, int) else 0
+    except _CommandLineError as err:
+        return _fail(f"{err} (see '{PROG} -h')", status=2)
+    except (ValueError, TypeError, OSError, RuntimeError, MemoryError) as err:
+        return _fail(_message(err))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``linesnap extract`` (defaults left to ExtractionSettings)."""
+    parser = _Parser(
+        prog=PROG,
+        description="Find the best angle-constrained polyline between two points of an image and "
+        "print it as GeoJSON (lon/lat for georeferenced rasters, pixel x, y otherwise).",
+        epilog="Coordinates X,Y are pixels: x = column, y = row, (0, 0) the top-left corner of the image. "
+        "Options left out take the defaults of core.extraction.ExtractionSettings.",
+    )
+    parser.add_argument("image", nargs="?", metavar="IMAGE", help="GeoTIFF, PNG or JPEG")
+    parser.add_argument("--start", type=_point, metavar="X,Y", help="first clicked point (pixels)")
+    parser.add_argument("--end", type=_point, metavar="X,Y", help="second clicked point (pixels)")
+    parser.add_argument("--demo", action="store_true",
+                        help="run on the bundled sample scene, between two points of one of its roads")
+    _add_settings_options(parser.add_argument_group("extraction settings"))
+    output = parser.add_argument_group("output")
+    output.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the GeoJSON here instead of stdout")
+    output.add_argument("--name", default="", help="name of the feature")
+    return parser
+
+
+def _add_settings_options(group):
+    """One option per ExtractionSettings field; the help shows the field's default."""
+    from core.extraction import ExtractionSettings
+    from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX
+
+    defaults = ExtractionSettings().to_dict()
+    shown = {"band": "luminance", "snap_half_width_px": f"min(half-width, {DEFAULT_SNAP_HALF_WIDTH_PX:g})"}
+
+    def option(flag, dest, text, **kwargs):
+        default = shown.get(dest, defaults[dest]) if defaults[dest] is None else defaults[dest]
+        group.add_argument(flag, dest=dest, help=f"{text} (default: {default})", **kwargs)
+
+    option("--nodes", "nodes", "split points of the span, endpoints included (>= 3)", type=int, metavar="N")
+    option("--points", "points", "candidate points per guide (>= 2)", type=int, metavar="D")
+    option("--half-width", "half_width_px", "guide half-width in pixels (> 0)", type=_number, metavar="W")
+    option("--max-turn", "max_turn_deg", "largest turning angle at a guide point, degrees in (0, 180]",
+           type=_number, metavar="DEG")
+    option("--sigma", "sigma_px", "Gaussian smoothing before the gradient, pixels (> 0)", type=_number, metavar="S")
+    option("--mode", "mode", "follow one edge, or a ribbon's centre line", choices=("edge", "ribbon"))
+    option("--ribbon-width", "ribbon_width_px", "full width of the ribbon (road) in pixels, ribbon mode",
+           type=_number, metavar="R")
+    option("--polarity", "polarity", "ribbon brighter or darker than its surroundings, or any",
+           choices=("any", "bright", "dark"))
+    option("--ribbon-combine", "ribbon_combine",
+           "how a ribbon's two edges combine: their mean, or their geometric mean (needs both edges)",
+           choices=("mean", "geometric"))
+    option("--snap-endpoints", "snap_endpoints", "let the endpoints slide across the span onto the object",
+           action=argparse.BooleanOptionalAction, default=None)
+    option("--snap-half-width", "snap_half_width_px", "how far (pixels) the endpoints may slide",
+           type=_number, metavar="W")
+    option("--solver", "solver", "exact DP (all give the same optimum)", choices=("window", "mitm", "brute"))
+    option("--backend", "backend", "auto uses an NVIDIA GPU when present", choices=("auto", "cpu", "gpu"))
+    option("--band", "band", "1-based band to use", type=int, metavar="K")
+
+
+def demo_inputs() -> tuple[Path, tuple[float, float], tuple[float, float], dict]:
+    """The bundled sample scene, the demo's endpoints on one of its roads, and the demo's settings.
+
+    Returns
+    -------
+    image : Path
+        ``resources/sample_scene.tif``.
+    start, end : (float, float)
+        Pixel ``(x, y)`` points on the road's centre line (from the truth file).
+    settings : dict
+        ExtractionSettings fields suited to that road (ribbon width, polarity).
+    """
+    from importlib.resources import files
+
+    folder = Path(str(files("resources")))
+    truth = json.loads((folder / "sample_scene.json").read_text(encoding="utf-8"))
+    demo = truth["demo"]
+    return folder / "sample_scene.tif", tuple(demo["start"]), tuple(demo["end"]), dict(demo["settings"])
+
+
+def _run(args) -> int:
+    from core.extraction import ExtractionSettings, extract
+    from core.io.geojson import atomic_write_text, feature_from_result, format_geojson, to_feature_collection
+    from core.io.raster import open_raster
+
+    image, start, end, settings = _inputs(args)
+    settings = ExtractionSettings(**settings)
+    if args.output is not None:
+        _check_output(args.output, Path(image))
+    with open_raster(image, band=settings.band) as raster:
+        result = extract(raster, start, end, settings)
+        name = args.name or ("demo" if args.demo else "")
+        collection = to_feature_collection([feature_from_result(result, name)], raster)
+    text = format_geojson(collection)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        atomic_write_text(args.output, text)
+        print(f"linesnap: wrote {args.output}: {len(result.vertices_px)} vertices, score {result.score:.6g}, "
+              f"{result.timings_ms['total']:.1f} ms ({result.backend}, {result.method})", file=sys.stderr)
+    return 0
+
+
+def _inputs(args):
+    """Image, endpoints and settings fields from the command line (and the demo's defaults)."""
+    settings = {name: getattr(args, name) for name in SETTING_OPTIONS if getattr(args, name) is not None}
+    image, start, end = args.image, args.start, args.end
+    if args.demo:
+        demo_image, demo_start, demo_end, demo_settings = demo_inputs()
+        image, start, end = image or demo_image, start or demo_start, end or demo_end
+        settings = {**demo_settings, **settings}
+    missing = [label for label, value in (("IMAGE", image), ("--start", start), ("--end", end)) if value is None]
+    if missing:
+        raise _CommandLineError(f"the following arguments are required: {', '.join(missing)} (or use --demo)")
+    return image, start, end, settings
+
+
+def _attach_point_values(argv):
+    """``--start -3,5`` -> ``--start=-3,5``: argparse would take a leading minus for an option."""
+    joined, k = [], 0
+    while k < len(argv):
+        if argv[k] in ("--start", "--end") and k + 1 < len(argv) and _NEGATIVE_POINT.match(argv[k + 1]):
+            joined.append(f"{argv[k]}={argv[k + 1]}")
+            k += 2
+        else:
+            joined.append(argv[k])
+            k += 1
+    return joined
+
+
+def _check_output(path: Path, image: Path):
+    """Refuse an output that can never be written, or that would replace the image, before the extraction runs."""
+    if path.is_dir():
+        raise ValueError(f"output {path} is a folder; give a file name such as {path / 'line.geojson'}")
+    if not path.parent.is_dir():
+        raise ValueError(f"output folder {path.parent} does not exist")
+    if path.exists() and image.exists() and path.samefile(image):
+        raise ValueError(f"output {path} is the input image, which the GeoJSON would replace; "
+                         "give another file name")
+
+
+def _point(text: str) -> tuple[float, float]:
+    parts = text.split(",")
+    try:
+        x, y = (float(part) for part in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected X,Y (two numbers and a comma); got {text!r}") from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise argparse.ArgumentTypeError(f"expected finite coordinates; got {text!r}")
+    return x, y
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}")
+    return value
+
+
+def _message(err: BaseException) -> str:
+    """One line: the error's message, or its class name when it has none."""
+    text = " ".join(str(err).split())
+    if isinstance(err, MemoryError):
+        return f"out of memory: {text}" if text else "out of memory"
+    return text or type(err).__name__
+
+
+def _fail(message: str, status: int = 1) -> int:
+    print(f"linesnap: error: {message}", file=sys.stderr)
+    return status

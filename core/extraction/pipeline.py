@@ -1,0 +1,305 @@
+"""One line extraction end to end: window read, gradient, link scores, exact DP.
+
+``extract(image, start, end)`` lays the guides between the two clicked points,
+reads only the raster window that the guides (plus a smoothing margin) cover,
+scores every candidate link there and solves the angle-constrained polyline
+problem, on the GPU when the backend resolves to it.  The cost depends on the
+guides, never on the raster's size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.cancel import check, flag_of
+from core import engine
+from core.extraction.gradient import GAUSSIAN_TRUNCATE, GradientWindow, gradient_window
+from core.extraction.guides import Guides, build_guides
+from core.extraction.settings import ExtractionSettings
+
+__all__ = ["ExtractionSettings", "ExtractionResult", "extract", "window_margin_px", "gradient_step_px",
+           "FINE_GRID_BELOW_SIGMA_PX"]
+
+#: Below this smoothing (px) the gradient is computed on the half-pixel grid
+#: (core.extraction.gradient): a thin line's flanks then peak on its boundaries, and edge
+#: mode runs 0.5-1 px from a 1 px line instead of ~1 px (mean 0.81 px against
+#: 1.06 px over the thin lines of tests/core/extraction/test_accuracy_synthetic.py).  Wider
+#: smoothing spreads every edge over several pixels, where the pixel-centre
+#: grid is as good (Vegas roads at the defaults: 1.87 px on the fine grid,
+#: 1.86 px on the coarse one) and the gradient costs 2-3 times less (0.9
+#: against 2.0 ms for a 250 px horizontal span, 2.0 against 6.4 ms diagonal).
+FINE_GRID_BELOW_SIGMA_PX = 2.0
+
+#: Bytes per candidate link that scoring and the DP hold at once: the float32
+#: score, the float64 DP value and the int64 backtracking index.
+_BYTES_PER_LINK = 4 + 8 + 8
+
+
+@dataclass(frozen=True, eq=False)
+class ExtractionResult:
+    """The optimal polyline of one extraction.
+
+    Attributes
+    ----------
+    vertices_px : (m + 2, 2) float64 ndarray
+        ``(x, y)`` pixel vertices from start to end, the endpoints included
+        (the snapped ones when snapping).
+    score : float
+        Sum of the link scores along the polyline.
+    settings : ExtractionSettings
+    backend : {"cpu", "gpu"}
+        The backend that ran.
+    method : str
+        The solver that ran.
+    timings_ms : dict of str to float
+        Milliseconds of ``read``, ``gradient``, ``scoring``, ``dp``,
+        ``backtrack`` and ``total``.
+    guides : core.extraction.guides.Guides
+        The candidate geometry (for overlays).
+    indices : (m,) int64 ndarray
+        Chosen candidate on each guide.
+    start_index, end_index : int
+        Chosen start and end candidates (0 without snapping).
+    """
+
+    vertices_px: np.ndarray
+    score: float
+    settings: ExtractionSettings
+    backend: str
+    method: str
+    timings_ms: dict = field(default_factory=dict)
+    guides: Guides | None = None
+    indices: np.ndarray | None = None
+    start_index: int = 0
+    end_index: int = 0
+
+
+def window_margin_px(settings: ExtractionSettings) -> float:
+    """Pixels read around the guides: the Gaussian's reach, the ribbon half-width and 2 px."""
+    ribbon = 0.5 * settings.ribbon_width_px if settings.mode == "ribbon" else 0.0
+    return GAUSSIAN_TRUNCATE * settings.sigma_px + ribbon + 2.0
+
+
+def gradient_step_px(settings: ExtractionSettings) -> float:
+    """Grid step (px) of the gradient for these settings: 0.5 below ``FINE_GRID_BELOW_SIGMA_PX``, else 1.0."""
+    return 0.5 if settings.sigma_px < FINE_GRID_BELOW_SIGMA_PX else 1.0
+
+
+def extract(image, start, end, settings: ExtractionSettings | None = None, *, cancel=None,
+            **overrides) -> ExtractionResult:
+    """Find the best polyline between two points of an image.
+
+    Parameters
+    ----------
+    image : str, os.PathLike, core.io.raster.Raster or ndarray
+        A file (opened and closed here), an open Raster (the cheap way to
+        extract repeatedly: it stays open and its band is used) or an (H, W)
+        or (H, W, C) array.
+    start, end : (2,) array_like of float
+        The clicked points in pixel coordinates ``(x, y)``, inside the raster.
+    settings : ExtractionSettings, optional
+        Default ``ExtractionSettings()``.
+    cancel : core.cancel.CancelToken, optional
+        Lets another thread stop the extraction: it is checked between the
+        steps, and the long CPU kernels poll it while they run.
+    **overrides
+        Fields of the settings to change for this call (e.g. ``nodes=6``).
+
+    Returns
+    -------
+    ExtractionResult
+
+    Raises
+    ------
+    ValueError
+        For bad settings, endpoints outside the raster or equal, a window
+        without valid pixels, problems larger than the machine's memory, or
+        no feasible polyline (core.polyline.NoFeasiblePolylineError).
+    core.io.raster.RasterError
+        For unreadable images.
+    core.engine.BackendUnavailableError
+        For ``backend="gpu"`` without a usable GPU.
+    core.cancel.Cancelled
+        When ``cancel`` was cancelled before the result was complete.
+    """
+    t_begin = time.perf_counter()
+    flag_of(cancel)  # a wrong type fails here, before any work
+    settings = _settings(settings, overrides)
+    backend = _backend(settings)
+    with _opened(image, settings.band) as raster:
+        _check_memory(settings)  # before the guides: their points alone can be more than the memory
+        guides = _guides_on_raster(raster, start, end, settings)
+        box, intensity = _read_window(raster, guides, settings)
+    t_read = time.perf_counter()
+    check(cancel)
+    gradient = gradient_window(intensity, settings.sigma_px, box[0], box[1], step_px=gradient_step_px(settings))
+    t_gradient = time.perf_counter()
+    timings = {"read": (t_read - t_begin) * 1e3, "gradient": (t_gradient - t_read) * 1e3}
+    check(cancel)
+    if backend == "gpu":
+        solution = _score_and_solve_gpu(gradient, guides, settings, timings)
+        check(cancel)
+    else:
+        solution = _score_and_solve_cpu(gradient, guides, settings, timings, cancel)
+    if solution.score == 0.0:
+        solution = _straight_among_ties(solution, guides, settings)
+    vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
+    timings["total"] = (time.perf_counter() - t_begin) * 1e3
+    return ExtractionResult(
+        vertices_px=vertices,
+        score=float(solution.score),
+        settings=settings,
+        backend=solution.backend or backend,
+        method=solution.method or settings.solver,
+        timings_ms=timings,
+        guides=guides,
+        indices=np.asarray(solution.indices, dtype=np.int64),
+        start_index=int(solution.start_index),
+        end_index=int(solution.end_index),
+    )
+
+
+def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):
+    """The feasible polyline nearest the straight segment, where every polyline scores 0.
+
+    Link scores are never negative, so an optimum of 0 means every feasible
+    polyline scores 0: nothing in the window to follow (a flat or nodata area,
+    or a ribbon whose one side lies beyond the image's border).  The solver's
+    tie-break then picks an arbitrary zigzag, often off the image near a
+    border; the straight segment is the honest answer and one of the optima
+    (DESIGN: any optimal polyline is acceptable).  Kept as it is when the
+    angle limit does not allow it (only possible with an even number of points).
+    """
+    from core.polyline.turns import link_angles, turn_is_feasible, turn_limit_rad
+
+    centre = lambda offsets: int(np.argmin(np.abs(offsets)))  # noqa: E731
+    start, inner, end = centre(guides.start_offsets), centre(guides.offsets), centre(guides.end_offsets)
+    offsets = [guides.start_offsets[start]] + [guides.offsets[inner]] * guides.n_guides + [guides.end_offsets[end]]
+    angles = [link_angles([a], [b], guides.spacing)[0, 0] for a, b in zip(offsets[:-1], offsets[1:])]
+    limit = turn_limit_rad(settings.max_turn_deg)
+    if not all(turn_is_feasible(a, b, limit) for a, b in zip(angles[:-1], angles[1:])):
+        return solution
+    indices = np.full(guides.n_guides, inner, dtype=np.int64)
+    return dataclasses.replace(solution, indices=indices, start_index=start, end_index=end)
+
+
+def _backend(settings: ExtractionSettings) -> str:
+    """The backend that will run (``brute`` is CPU-only, so ``auto`` means the CPU for it)."""
+    if settings.solver == "brute" and settings.backend == "auto":
+        return "cpu"
+    return engine.resolve_backend(settings.backend)
+
+
+def _read_window(raster, guides: Guides, settings: ExtractionSettings):
+    """``(box, intensity)``: the guides' window plus the smoothing margin, which must hold valid pixels."""
+    box = guides.bounds_px(window_margin_px(settings))
+    intensity = raster.read_window(*box)
+    if not np.isfinite(intensity).any():
+        raise ValueError(
+            f"the window {box[2]} x {box[3]} px at ({box[0]}, {box[1]}) around the endpoints has no valid "
+            "pixel (all nodata)"
+        )
+    return box, intensity
+
+
+def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: ExtractionSettings, timings: dict,
+                         cancel=None):
+    from core.extraction.scores import link_score_tables
+    from core.polyline import PolylineProblem, prepare, solve_prepared
+
+    t0 = time.perf_counter()
+    first, links, last = link_score_tables(
+        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine,
+        cancel=cancel,
+    )
+    t1 = time.perf_counter()
+    problem = PolylineProblem(
+        first, links, last, guides.offsets, guides.spacing, settings.max_turn_deg,
+        start_offsets=guides.start_offsets, end_offsets=guides.end_offsets,
+    )
+    solver_ms: dict = {}
+    solution = solve_prepared(prepare(problem), settings.solver, "cpu", timings_ms=solver_ms, cancel=cancel)
+    t2 = time.perf_counter()
+    backtrack = solver_ms.get("backtrack", 0.0)
+    timings.update(scoring=(t1 - t0) * 1e3, dp=(t2 - t1) * 1e3 - backtrack, backtrack=backtrack)
+    return solution
+
+
+def _score_and_solve_gpu(gradient: GradientWindow, guides: Guides, settings: ExtractionSettings, timings: dict):
+    solution, gpu_ms = engine.gpu_package("polyline").score_and_solve(gradient, guides, settings)
+    timings.update({key: float(gpu_ms.get(key, 0.0)) for key in ("scoring", "dp", "backtrack")})
+    return solution
+
+
+def _settings(settings, overrides) -> ExtractionSettings:
+    if settings is None:
+        settings = ExtractionSettings()
+    elif not isinstance(settings, ExtractionSettings):
+        raise TypeError(f"settings must be an ExtractionSettings; got {type(settings).__name__}")
+    return settings.replace(**overrides) if overrides else settings
+
+
+@contextlib.contextmanager
+def _opened(image, band):
+    """The image as an open Raster; files and arrays opened here are closed here."""
+    from core.io.raster import Raster, open_raster
+
+    if isinstance(image, Raster):
+        if band is not None and image.band != band:
+            raise ValueError(
+                f"settings.band = {band} but the open raster reads band {image.band}; "
+                "open it with that band or leave settings.band None"
+            )
+        yield image
+        return
+    raster = open_raster(image, band=band)
+    try:
+        yield raster
+    finally:
+        raster.close()
+
+
+def _guides_on_raster(raster, start, end, settings: ExtractionSettings) -> Guides:
+    for name, point in (("start", start), ("end", end)):
+        xy = np.asarray(point, dtype=np.float64) if _is_pair(point) else None
+        if xy is None:
+            raise TypeError(f"{name} must be a pair of numbers (x, y); got {point!r}")
+        if not (np.all(np.isfinite(xy)) and 0 <= xy[0] <= raster.width and 0 <= xy[1] <= raster.height):
+            raise ValueError(
+                f"{name} ({xy[0]:g}, {xy[1]:g}) lies outside the raster of {raster.width} x {raster.height} "
+                f"pixels (x in [0, {raster.width}], y in [0, {raster.height}])"
+            )
+    return build_guides(
+        start, end, settings.nodes, settings.points, settings.half_width_px,
+        snap_endpoints=settings.snap_endpoints, snap_half_width_px=settings.snap_half_width_px,
+    )
+
+
+def _check_memory(settings: ExtractionSettings) -> None:
+    """Refuse, before allocating, problems whose tables exceed the machine's memory.
+
+    The link tables (score, DP value, backtracking index) and the turn-range
+    tables of :func:`core.polyline.prepare` live at the same time, so they are
+    counted together (measured peaks: 21-35 bytes per link; counted: 20 per
+    link plus the ranges).
+    """
+    from core.memory import check_memory
+    from core.polyline.validation import preparation_bytes
+
+    d, m = settings.points, settings.nodes - 2
+    n0 = n1 = d if settings.snap_endpoints else 1
+    n_links = n0 * d + (m - 1) * d * d + d * n1
+    nbytes = n_links * _BYTES_PER_LINK + preparation_bytes((), d, n1, m) + max(n0, d) * max(d, n1)
+    check_memory(nbytes, f"scoring and solving {n_links} candidate links ({settings.nodes} nodes x {d} points)")
+
+
+def _is_pair(point) -> bool:
+    try:
+        return np.shape(point) == (2,) and np.asarray(point).dtype.kind in "iuf"
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,394 @@
+"""GeoJSON export and import of digitized lines (RFC 7946 FeatureCollections of LineStrings).
+
+For a georeferenced raster every vertex goes pixel ``(x, y)`` -> map coordinates
+(the raster's affine transform) -> WGS84 longitude, latitude (rasterio.warp), as
+RFC 7946 requires (no ``crs`` member).  For a plain image the coordinates stay
+pixel ``(x, y)`` and the collection says so in the foreign member
+``"linesnap:coordinates": "pixel"`` (``"lonlat"`` otherwise).  Either way every
+feature's properties carry its ``pixel_coordinates``.  :func:`read_geojson`
+places lines by their geometry (so edits made in other programs count) and
+also reads plain RFC 7946 lines of other tools onto a georeferenced image.
+
+Files are written atomically: a temporary file in the same folder, flushed to
+disk, then renamed over the target, so a failed export leaves any earlier file
+intact and no temporary file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import math
+import os
+import re
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "COORDINATES_MEMBER",
+    "GeoJSONError",
+    "LineFeature",
+    "atomic_write_text",
+    "feature_from_result",
+    "format_geojson",
+    "read_geojson",
+    "to_feature_collection",
+    "write_geojson",
+]
+
+#: Foreign member of LineSnap's collections: "lonlat" (WGS84) or "pixel".
+COORDINATES_MEMBER = "linesnap:coordinates"
+
+_NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_NUMBER_PAIR = re.compile(r"\[\n\s*" + _NUMBER + r",\n\s*" + _NUMBER + r"\n\s*\]")
+
+
+class GeoJSONError(ValueError):
+    """A feature cannot be exported, or a file is not LineSnap GeoJSON."""
+
+
+@dataclass(eq=False)
+class LineFeature:
+    """One digitized line.
+
+    Attributes
+    ----------
+    vertices_px : (k, 2) float64 ndarray
+        Vertices in pixel space ``(x, y) = (col, row)``, ``k >= 2``, finite.
+    name : str
+        Free text shown to the user.
+    properties : dict
+        JSON-able extra properties, e.g. score, settings, backend, timings_ms.
+    """
+
+    vertices_px: np.ndarray
+    name: str = ""
+    properties: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.vertices_px = _check_vertices(self.vertices_px, "vertices_px")
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str; got {type(self.name).__name__}")
+        if not isinstance(self.properties, dict):
+            raise TypeError(f"properties must be a dict; got {type(self.properties).__name__}")
+
+
+def feature_from_result(result, name: str = "") -> LineFeature:
+    """The feature of one extraction.
+
+    Parameters
+    ----------
+    result : core.extraction.ExtractionResult
+    name : str
+
+    Returns
+    -------
+    LineFeature
+        Vertices of the result; properties ``score``, ``settings`` (a dict,
+        with the snapping half-width that was used where the settings left it
+        to the default), ``backend``, ``method`` and ``timings_ms``.
+    """
+    settings = result.settings.to_dict() if hasattr(result.settings, "to_dict") else dict(result.settings)
+    guides = getattr(result, "guides", None)
+    if settings.get("snap_endpoints") and settings.get("snap_half_width_px") is None and guides is not None:
+        settings["snap_half_width_px"] = float(guides.start_offsets[-1])  # the default's value, as used
+    properties = {
+        "score": float(result.score),
+        "settings": settings,
+        "backend": result.backend,
+        "method": result.method,
+        "timings_ms": {key: float(value) for key, value in result.timings_ms.items()},
+    }
+    return LineFeature(np.array(result.vertices_px, np.float64), name, properties)
+
+
+def to_feature_collection(features, raster=None) -> dict:
+    """An RFC 7946 FeatureCollection (a JSON-able dict) of line features.
+
+    Parameters
+    ----------
+    features : iterable of LineFeature
+    raster : core.io.raster.Raster, optional
+        The image the lines were digitized on.  When it is georeferenced the
+        coordinates are WGS84 ``[lon, lat]`` in degrees; otherwise (or without
+        a raster) pixel ``[x, y]``, marked by ``"linesnap:coordinates": "pixel"``.
+
+    Returns
+    -------
+    dict
+    """
+    features = list(features)
+    for k, feature in enumerate(features):
+        if not isinstance(feature, LineFeature):
+            raise TypeError(f"features[{k}] must be a LineFeature; got {type(feature).__name__}")
+    lonlat = raster is not None and raster.georeferenced
+    collection = {"type": "FeatureCollection", COORDINATES_MEMBER: "lonlat" if lonlat else "pixel"}
+    if raster is not None:
+        collection["linesnap:image"] = raster.path
+        if lonlat:
+            collection["linesnap:source_crs"] = raster.crs.to_string()
+    collection["features"] = [_feature_dict(f, raster if lonlat else None, k) for k, f in enumerate(features)]
+    return collection
+
+
+def _feature_dict(feature: LineFeature, raster, k: int) -> dict:
+    vertices = feature.vertices_px
+    if raster is None:
+        positions = vertices
+    else:
+        try:
+            lon, lat = raster.pixel_to_lonlat(vertices[:, 0], vertices[:, 1])
+        except ValueError as err:  # core.io.raster.RasterError: PROJ failed for these positions
+            raise GeoJSONError(f"feature {k} ({feature.name!r}): {err}") from err
+        positions = np.column_stack([lon, lat])
+        if not (np.isfinite(positions).all() and np.all(np.abs(lat) <= 90)):
+            raise GeoJSONError(f"feature {k} ({feature.name!r}) has vertices with no valid lon/lat position")
+    properties = {"name": feature.name}
+    properties.update(_jsonable(feature.properties, f"features[{k}].properties"))
+    properties["pixel_coordinates"] = vertices.tolist()
+    return {
+        "type": "Feature",
+        "geometry": {"type": "LineString", "coordinates": positions.tolist()},
+        "properties": properties,
+    }
+
+
+def write_geojson(path, features, raster=None) -> None:
+    """Write features as an RFC 7946 FeatureCollection, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.geojson`` file; replaced if it exists.
+    features : iterable of LineFeature
+    raster : core.io.raster.Raster, optional
+        As for :func:`to_feature_collection`.
+
+    Raises
+    ------
+    GeoJSONError, TypeError
+        For features that cannot be exported (nothing is written).
+    OSError
+        When the file cannot be written (an earlier file stays intact).
+    """
+    atomic_write_text(path, format_geojson(to_feature_collection(features, raster)))
+
+
+def format_geojson(collection: dict) -> str:
+    """Indented JSON text of a collection, one ``[x, y]`` position per line, ending in a newline.
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite numbers, which JSON cannot hold.
+    """
+    text = json.dumps(collection, indent=1, allow_nan=False)
+    # JSON strings hold no raw newline, so only real number pairs match.
+    return _NUMBER_PAIR.sub(r"[\1, \2]", text) + "\n"
+
+
+def atomic_write_text(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
+
+    A failure at any point leaves an existing ``path`` as it was and removes
+    the temporary file.  A replaced file keeps its permission bits.
+
+    Raises
+    ------
+    OSError
+        Naming ``path``: IsADirectoryError for a folder, FileNotFoundError for
+        a missing folder, and whatever the write itself meets.
+    """
+    path = Path(path)
+    if path.is_dir():  # os.replace would fail only after the write, naming the temporary file
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:  # name the user's file, not the hidden temporary one
+        raise OSError(err.errno, err.strerror, str(path)) from err
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def read_geojson(path, raster=None) -> list[LineFeature]:
+    """Read the lines of a GeoJSON file into features in pixel space.
+
+    LineSnap's own files and plain RFC 7946 files (WGS84 lon/lat, as QGIS or
+    OpenStreetMap tools write them) are both read.  The geometry is what
+    places a line, so a file edited in another program comes back as edited:
+
+    - ``"linesnap:coordinates": "pixel"`` files hold pixel ``(x, y)``;
+    - lon/lat files (LineSnap's ``"lonlat"`` ones and files of other tools)
+      go through ``raster.lonlat_to_pixel``, so they need a georeferenced
+      ``raster`` and land on the same ground whichever image of it is open.
+      Called without a raster, LineSnap's lon/lat files fall back to their
+      ``pixel_coordinates`` property.
+
+    A LineSnap feature's ``pixel_coordinates`` are kept exactly where its
+    geometry still agrees with them (to 1e-6 px), so export -> import is exact.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    raster : core.io.raster.Raster, optional
+        The image the lines are imported onto.
+
+    Returns
+    -------
+    list of LineFeature
+        In file order (a MultiLineString gives one feature per part), with each
+        feature's ``name`` and its other properties (``pixel_coordinates``
+        removed).  Features of other tools with other geometries (points,
+        polygons) or none are skipped; in LineSnap's own files they are errors.
+
+    Raises
+    ------
+    GeoJSONError
+        Missing or unreadable file, invalid JSON, not a FeatureCollection, a
+        broken feature, no line at all, a ``crs`` member other than WGS84, or
+        lon/lat coordinates with no georeferenced raster to place them on.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise GeoJSONError(f"cannot read {path}: {err.strerror if isinstance(err, OSError) else err}") from err
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise GeoJSONError(f"{path} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from err
+    if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
+        raise GeoJSONError(f"{path} is not a GeoJSON FeatureCollection")
+    features = document.get("features")
+    if not isinstance(features, list):
+        raise GeoJSONError(f"{path}: 'features' must be a list")
+    ours = COORDINATES_MEMBER in document
+    kind = document.get(COORDINATES_MEMBER, "lonlat")
+    if kind not in ("pixel", "lonlat"):
+        raise GeoJSONError(f"{path}: {COORDINATES_MEMBER!r} must be 'pixel' or 'lonlat'; got {kind!r}")
+    _check_crs_member(document.get("crs"), path)
+    georeferenced = raster is not None and raster.georeferenced
+    if kind == "lonlat" and not georeferenced and (raster is not None or not ours):
+        raise GeoJSONError(
+            f"{path} holds WGS84 longitudes and latitudes (RFC 7946): open a georeferenced image to import it onto"
+        )
+    lines = []
+    for k, item in enumerate(features):
+        lines += _line_features(item, f"{path}: feature {k}", ours)
+    if not lines and not ours:
+        raise GeoJSONError(f"{path} holds no LineString or MultiLineString feature")
+    if kind == "lonlat" and georeferenced:
+        lines = [_placed_on(raster, feature, saved) for feature, saved in lines]
+    else:
+        lines = [LineFeature(saved if saved is not None and kind == "lonlat" else feature.vertices_px,
+                             feature.name, feature.properties) for feature, saved in lines]
+    return lines
+
+
+def _check_crs_member(crs, path) -> None:
+    """RFC 7946 dropped ``crs``; an old file may still name one: only WGS84 lon/lat is accepted."""
+    if crs is None:
+        return
+    properties = crs.get("properties") if isinstance(crs, dict) else None
+    name = properties.get("name", "") if isinstance(properties, dict) else ""
+    if not re.search(r"CRS84$|EPSG:+4326$", str(name)):
+        raise GeoJSONError(f"{path} names the coordinate system {name or crs!r} (a pre-RFC 7946 'crs' member); "
+                           "only WGS84 longitude, latitude is supported: reproject it to EPSG:4326 first")
+
+
+def _placed_on(raster, feature: LineFeature, saved) -> LineFeature:
+    """``feature`` (lon/lat vertices) in ``raster``'s pixels; ``saved`` pixel coordinates win where they agree."""
+    xs, ys = raster.lonlat_to_pixel(feature.vertices_px[:, 0], feature.vertices_px[:, 1])
+    vertices = np.column_stack([xs, ys])
+    if not np.isfinite(vertices).all():
+        raise GeoJSONError(f"feature {feature.name!r} has positions that do not map onto the image's CRS")
+    if saved is not None and saved.shape == vertices.shape and np.abs(saved - vertices).max() <= 1e-6:
+        vertices = saved
+    return LineFeature(vertices, feature.name, feature.properties)
+
+
+def _line_features(item, where: str, ours: bool) -> list[tuple[LineFeature, np.ndarray | None]]:
+    """(feature with the geometry's positions, its saved ``pixel_coordinates`` or None) per line of ``item``."""
+    if not isinstance(item, dict) or item.get("type") != "Feature":
+        raise GeoJSONError(f"{where} is not a GeoJSON Feature")
+    geometry = item.get("geometry")
+    kind = geometry.get("type") if isinstance(geometry, dict) else None
+    if kind not in ("LineString", "MultiLineString"):
+        if ours:
+            raise GeoJSONError(f"{where} is not a LineString")
+        return []
+    properties = item.get("properties")
+    properties = dict(properties) if isinstance(properties, dict) else {}
+    saved = properties.pop("pixel_coordinates", None)
+    if ours and saved is None:
+        raise GeoJSONError(f"{where} has no 'pixel_coordinates' property")
+    name = properties.pop("name", "")
+    name = "" if name is None else name if isinstance(name, str) else str(name)
+    parts = geometry.get("coordinates")
+    parts = [parts] if kind == "LineString" else parts
+    if not isinstance(parts, list) or not parts:
+        raise GeoJSONError(f"{where} has no coordinates")
+    lines = []
+    for j, part in enumerate(parts):
+        label = where if kind == "LineString" else f"{where}, part {j}"
+        try:
+            positions = np.array(part, dtype=np.float64)
+            if positions.ndim == 2 and positions.shape[1] > 2:  # [lon, lat, elevation]: the elevation goes
+                positions = positions[:, :2]
+            positions = _check_vertices(positions, "coordinates")
+        except (TypeError, ValueError) as err:
+            raise GeoJSONError(f"{label}: {str(err)[:160]}") from err
+        saved_px = None
+        if saved is not None and kind == "LineString":
+            try:
+                saved_px = _check_vertices(saved, "pixel_coordinates")
+            except (TypeError, ValueError) as err:
+                if ours:
+                    raise GeoJSONError(f"{label}: {str(err)[:160]}") from err
+                # another program rewrote a LineSnap line (e.g. as text): only a hint, the geometry places it
+        part_name = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
+        lines.append((LineFeature(positions, part_name, properties), saved_px))
+    return lines
+
+
+def _check_vertices(vertices, name: str) -> np.ndarray:
+    """(k, 2) float64 copy of ``vertices``; ValueError unless k >= 2 and all finite."""
+    try:
+        array = np.array(vertices, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a (k, 2) array of numbers: {str(err)[:80]}") from err
+    if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] < 2:
+        raise ValueError(f"{name} must have shape (k, 2) with k >= 2; got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite; got NaN or infinite values")
+    return array
+
+
+def _jsonable(value, where: str):
+    """``value`` with numpy types turned into plain JSON types; non-finite floats become None."""
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item, f"{where}[{key!r}]") for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(item, f"{where}[{k}]") for k, item in enumerate(value)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    raise GeoJSONError(f"{where} is a {type(value).__name__}, which GeoJSON cannot hold")

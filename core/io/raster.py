@@ -1,0 +1,359 @@
+"""Raster access: one intensity band of a GeoTIFF, PNG, JPEG or numpy array, read by windows.
+
+A :class:`Raster` is opened once and read many times (the GUI keeps one open).
+Reads are windowed, so their cost depends on the window, not on the raster's
+size, and every read returns float32 with NaN wherever the pixel is not valid
+data: the file's nodata value, its internal mask or alpha band, NaN or
+infinite floats, and anything outside the raster (windows may overhang the
+edges).
+
+Pixel space follows DESIGN.md: arrays are ``[row, col]``, geometry is
+``(x, y) = (col, row)``, pixel ``[r, c]`` covers ``[c, c+1) x [r, r+1)`` and
+``transform * (x, y)`` is the map position of ``(x, y)``.
+
+``rasterio`` is imported lazily (inside functions): the GPU machine imports
+``core`` without it, and ``import core`` must stay cheap.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from core.io.readers import ArrayReader, DatasetReader, RasterError
+
+__all__ = ["LUMINANCE_WEIGHTS", "Raster", "RasterError", "open_raster"]
+
+#: ITU-R BT.601 luma weights of red, green and blue.
+LUMINANCE_WEIGHTS = (0.299, 0.587, 0.114)
+
+
+def open_raster(source, band: int | None = None, *, nodata: float | None = None) -> Raster:
+    """Open an image for windowed reading of one intensity band.
+
+    Parameters
+    ----------
+    source : str or os.PathLike or ndarray
+        A GeoTIFF, PNG or JPEG file (anything GDAL reads), or an array of
+        shape ``(H, W)`` or ``(H, W, C)`` (kept by reference, not copied, and
+        never modified; it has no georeference).
+    band : int, optional
+        1-based band to use as the intensity.  ``None`` derives it: a single
+        band as is, two bands their mean, three or more the BT.601 luminance
+        of the first three.  Alpha bands of files never count as data.
+    nodata : float, optional
+        For array sources only: the value that marks invalid pixels.
+
+    Returns
+    -------
+    Raster
+
+    Raises
+    ------
+    RasterError
+        Missing, empty, unreadable, corrupt or truncated files; empty arrays;
+        a band out of range.
+    TypeError
+        A source that is neither a path nor an array, or a non-integer band.
+    """
+    if isinstance(source, np.ndarray):
+        reader = ArrayReader(source, nodata)
+    elif isinstance(source, (str, os.PathLike)):
+        if nodata is not None:
+            raise TypeError("nodata is for array sources; files carry their own nodata value")
+        reader = DatasetReader(Path(source))
+    else:
+        raise TypeError(f"source must be a file path or a numpy array; got {type(source).__name__}")
+    try:
+        return Raster(reader, band)
+    except Exception:
+        reader.close()
+        raise
+
+
+class Raster:
+    """An open image, read by windows as one float32 intensity band (NaN = no data).
+
+    Create it with :func:`open_raster`.  All reads are serialised by a lock, so
+    one Raster may be shared by several threads.
+
+    Attributes
+    ----------
+    width, height : int
+        Size in pixels.
+    band_count : int
+        Number of bands of the source.
+    dtype : numpy.dtype
+        Data type of the source's pixels.
+    crs : rasterio.crs.CRS or None
+        Coordinate reference system; None for plain images and arrays.
+    transform : affine.Affine
+        Pixel ``(x, y)`` to map coordinates; identity for plain images.
+    nodata : float or None
+        The nodata value, where the source has one.
+    georeferenced : bool
+        True when the source has a CRS that converts to WGS84 longitude and
+        latitude (tested at the image's centre).  A local engineering CRS,
+        which PROJ cannot relate to the Earth, leaves it False: such an image
+        is handled like a plain one (pixel coordinates).
+    path : str or None
+        The file, or None for arrays.
+    band : int or None
+        The chosen band, or None for the derived intensity.
+    """
+
+    def __init__(self, reader, band):
+        self._reader = reader
+        self._lock = threading.Lock()
+        self.width, self.height = reader.width, reader.height
+        self.band_count, self.dtype = reader.band_count, reader.dtype
+        self.crs, self.transform, self.nodata = reader.crs, reader.transform, reader.nodata
+        self.georeferenced = self.crs is not None and _converts_to_lonlat(self)
+        self.path = reader.path
+        self.band = _check_band(band, self.band_count, "band")
+        self._bands, self._weights = _intensity_recipe(self.band, reader.data_bands())
+
+    def __repr__(self):
+        source = self.path or "array"
+        return f"<Raster {source} {self.width}x{self.height} bands={self.band_count} {self.dtype}>"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        """Release the file; later reads raise RasterError."""
+        with self._lock:
+            self._reader.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has run."""
+        return self._reader.closed
+
+    def read_window(self, col_off: int, row_off: int, width: int, height: int) -> np.ndarray:
+        """Read the intensity of a pixel window.
+
+        Parameters
+        ----------
+        col_off, row_off : int
+            Top-left pixel of the window; may be negative.
+        width, height : int
+            Window size in pixels, >= 1; the window may overhang the raster.
+
+        Returns
+        -------
+        (height, width) float32 ndarray
+            Intensity in the source's units; NaN where there is no data.
+        """
+        box = _check_box(col_off, row_off, width, height)
+        self._check_memory(width, height, len(self._bands) + 1)
+        bands = self._read_clipped(self._bands, box, (height, width))
+        return _weighted_sum(bands, self._weights)
+
+    def read_decimated(self, col_off, row_off, width, height, out_width, out_height, bands=None) -> np.ndarray:
+        """Read a pixel window resampled (nearest) to an output size, for display.
+
+        Uses the file's overviews where it has them, so a zoomed-out view of a
+        huge raster reads little.
+
+        Parameters
+        ----------
+        col_off, row_off, width, height : int
+            Source window in pixels (may overhang the raster).
+        out_width, out_height : int
+            Output size, >= 1.
+        bands : list of int, optional
+            1-based bands to return (e.g. ``[1, 2, 3]`` for RGB); None for the
+            intensity band.
+
+        Returns
+        -------
+        (out_height, out_width) or (out_height, out_width, k) float32 ndarray
+            Pixel values, NaN where there is no data.
+        """
+        box = _check_box(col_off, row_off, width, height)
+        out_shape = _check_size(out_width, "out_width"), _check_size(out_height, "out_height")
+        out_shape = out_shape[::-1]
+        if bands is None:
+            self._check_memory(out_shape[1], out_shape[0], len(self._bands) + 1)
+            return _weighted_sum(self._read_clipped(self._bands, box, out_shape), self._weights)
+        if isinstance(bands, (str, bytes)) or not hasattr(bands, "__iter__"):
+            raise TypeError(f"bands must be a list of 1-based band numbers; got {bands!r}")
+        bands = [_check_band(b, self.band_count, "bands") for b in bands]
+        if not bands:
+            raise ValueError("bands must name at least one band")
+        self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
+        return np.ascontiguousarray(np.moveaxis(self._read_clipped(bands, box, out_shape), 0, -1))
+
+    def pixel_to_map(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
+        """Map coordinates ``transform * (x, y)`` of pixel positions (float64 arrays, CRS units)."""
+        xs, ys = _as_coordinates(xs, ys)
+        t = self.transform
+        return t.a * xs + t.b * ys + t.c, t.d * xs + t.e * ys + t.f
+
+    def map_to_pixel(self, mxs, mys) -> tuple[np.ndarray, np.ndarray]:
+        """Pixel positions ``(x, y)`` of map coordinates (the inverse of :meth:`pixel_to_map`)."""
+        mxs, mys = _as_coordinates(mxs, mys)
+        t = ~self.transform
+        return t.a * mxs + t.b * mys + t.c, t.d * mxs + t.e * mys + t.f
+
+    def pixel_to_lonlat(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
+        """WGS84 longitude and latitude (degrees) of pixel positions, through rasterio.warp.
+
+        Raises
+        ------
+        RasterError
+            For a raster without a CRS.
+        """
+        mxs, mys = self.pixel_to_map(xs, ys)
+        return self._warp(self.crs, "EPSG:4326", mxs, mys)
+
+    def lonlat_to_pixel(self, lons, lats) -> tuple[np.ndarray, np.ndarray]:
+        """Pixel positions ``(x, y)`` of WGS84 longitudes and latitudes (degrees)."""
+        lons, lats = _as_coordinates(lons, lats)
+        mxs, mys = self._warp("EPSG:4326", self.crs, lons, lats)
+        return self.map_to_pixel(mxs, mys)
+
+    def _warp(self, src_crs, dst_crs, xs, ys):
+        if not self.georeferenced:
+            reason = "no coordinate reference system" if self.crs is None else \
+                f"a coordinate reference system ({_crs_name(self.crs)}) with no known relation to WGS84"
+            raise RasterError(f"{self.path or 'the array'} has {reason} (not georeferenced)")
+        return _warp_points(src_crs, dst_crs, xs, ys)
+
+    def _check_memory(self, width, height, n_planes):
+        """Refuse, before allocating, a read of ``n_planes`` float32 planes larger than the memory."""
+        needed = width * height * n_planes * 4
+        available = _physical_memory_bytes()
+        if needed > available:
+            raise RasterError(
+                f"reading a window of {width} x {height} pixels needs {needed / 2**30:.1f} GiB, more than "
+                f"the {available / 2**30:.1f} GiB of memory of this machine"
+            )
+
+    def _read_clipped(self, bands, box, out_shape):
+        """(k, *out_shape) float32 of ``bands`` over ``box``, NaN outside the raster and where masked."""
+        col_off, row_off, width, height = box
+        c0, c1 = max(col_off, 0), min(col_off + width, self.width)
+        r0, r1 = max(row_off, 0), min(row_off + height, self.height)
+        if (c0, c1, r0, r1) == (col_off, col_off + width, row_off, row_off + height):
+            with self._lock:  # the usual case, inside the raster: no padding to allocate
+                return self._reader.read(bands, (r0, r1, c0, c1), tuple(out_shape))
+        out = np.full((len(bands),) + tuple(out_shape), np.nan, np.float32)
+        # Output cells that the part inside the raster covers (exact for unit scale).
+        j0, j1 = (round((c - col_off) * out_shape[1] / width) for c in (c0, c1))
+        i0, i1 = (round((r - row_off) * out_shape[0] / height) for r in (r0, r1))
+        if c0 < c1 and r0 < r1 and j0 < j1 and i0 < i1:
+            with self._lock:
+                out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0))
+        return out
+
+
+def _warp_points(src_crs, dst_crs, xs, ys):
+    """``(xs, ys)`` from ``src_crs`` to ``dst_crs`` through rasterio.warp; RasterError where PROJ fails."""
+    if xs.size == 0:
+        return xs.copy(), ys.copy()
+    from rasterio.warp import transform
+
+    try:
+        out_x, out_y = transform(src_crs, dst_crs, xs.ravel(), ys.ravel())
+    except Exception as err:  # rasterio's CPLE_* errors (no public base class) for failed PROJ operations
+        if not type(err).__module__.startswith("rasterio"):
+            raise
+        raise RasterError(f"cannot convert positions from {_crs_name(src_crs)} to {_crs_name(dst_crs)}: "
+                          f"{str(err).splitlines()[0][:200]}") from err
+    return np.asarray(out_x, np.float64).reshape(xs.shape), np.asarray(out_y, np.float64).reshape(ys.shape)
+
+
+def _crs_name(crs) -> str:
+    """EPSG code, else the CRS's name, for messages."""
+    from rasterio.crs import CRS
+
+    crs = CRS.from_user_input(crs)
+    return crs.to_string() if crs.to_epsg() is not None else repr(crs.to_dict().get("name") or crs.to_wkt()[:60])
+
+
+def _converts_to_lonlat(raster) -> bool:
+    """Whether PROJ relates the raster's CRS to WGS84: its centre gets a finite lon/lat."""
+    mx, my = raster.pixel_to_map(raster.width / 2, raster.height / 2)
+    try:
+        lon, lat = _warp_points(raster.crs, "EPSG:4326", np.atleast_1d(mx), np.atleast_1d(my))
+    except RasterError:
+        return False
+    return bool(np.isfinite(lon).all() and np.isfinite(lat).all() and abs(lat[0]) <= 90)
+
+
+def _intensity_recipe(band, data_bands):
+    """The bands and weights whose weighted sum is the intensity."""
+    if band is not None:
+        return [band], [1.0]
+    if len(data_bands) == 0:
+        raise RasterError("the image has no data bands (only alpha); choose a band")
+    if len(data_bands) == 1:
+        return data_bands, [1.0]
+    if len(data_bands) == 2:
+        return data_bands, [0.5, 0.5]
+    return data_bands[:3], list(LUMINANCE_WEIGHTS)
+
+
+def _weighted_sum(bands, weights):
+    """float32 weighted sum over the first axis, in place in ``bands[0]``; NaN in any band gives NaN."""
+    out = bands[0]
+    if weights[0] != 1.0:
+        out *= np.float32(weights[0])
+    for plane, weight in zip(bands[1:], weights[1:]):
+        plane *= np.float32(weight)
+        out += plane
+    return out
+
+
+def _check_band(band, band_count, name):
+    if band is None and name == "band":
+        return None
+    if isinstance(band, bool) or not isinstance(band, numbers.Integral):
+        raise TypeError(f"{name} must be a 1-based band number (int); got {band!r}")
+    if not 1 <= band <= band_count:
+        raise RasterError(f"{name} {band} is out of range: the image has bands 1..{band_count}")
+    return int(band)
+
+
+def _check_int(value, name):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real) and float(value).is_integer():
+        return int(value)
+    raise TypeError(f"{name} must be an integer number of pixels; got {value!r}")
+
+
+def _check_size(value, name):
+    value = _check_int(value, name)
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1 pixel; got {value}")
+    return value
+
+
+def _check_box(col_off, row_off, width, height):
+    return (
+        _check_int(col_off, "col_off"),
+        _check_int(row_off, "row_off"),
+        _check_size(width, "width"),
+        _check_size(height, "height"),
+    )
+
+
+def _as_coordinates(xs, ys):
+    xs, ys = np.asarray(xs, np.float64), np.asarray(ys, np.float64)
+    if xs.shape != ys.shape:
+        raise ValueError(f"coordinate arrays must have the same shape; got {xs.shape} and {ys.shape}")
+    return xs, ys
+
+
+def _physical_memory_bytes():
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

@@ -1,0 +1,174 @@
+"""The two sources a :class:`core.io.raster.Raster` reads from: a rasterio dataset or a numpy array.
+
+Both offer the same small interface (``width``, ``height``, ``band_count``,
+``dtype``, ``nodata``, ``crs``, ``transform``, ``path``, ``closed``,
+``data_bands()``, ``read(bands, rows_cols, out_shape)``, ``close()``); reads
+return float32 with NaN where the data is not valid.  ``rasterio`` is imported
+inside the methods, so arrays work where rasterio is absent.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ArrayReader", "DatasetReader", "RasterError"]
+
+
+class RasterError(ValueError):
+    """The raster cannot be used: missing, unreadable, corrupt, truncated or unsupported."""
+
+
+class DatasetReader:
+    """A rasterio dataset; every read is windowed (out_shape reads use overviews)."""
+
+    def __init__(self, path: Path):
+        import rasterio
+        from rasterio.errors import NotGeoreferencedWarning
+
+        _check_file(path)
+        self.path = str(path)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NotGeoreferencedWarning)
+                self._ds = rasterio.open(path)
+        except Exception as err:  # rasterio raises several unrelated classes
+            raise RasterError(f"cannot open {path}: not a readable image ({_reason(err)})") from err
+        ds = self._ds
+        self.width, self.height, self.band_count = ds.width, ds.height, ds.count
+        self.dtype = np.dtype(ds.dtypes[0]) if ds.count else None
+        self.crs, self.transform = ds.crs, ds.transform
+        self.nodata = ds.nodata
+        try:
+            self._check_usable()
+        except Exception:
+            self.close()
+            raise
+
+    def _check_usable(self):
+        if self.width < 1 or self.height < 1 or self.band_count < 1:
+            raise RasterError(f"{self.path} is empty ({self.width} x {self.height} pixels, {self.band_count} bands)")
+        if self.dtype.kind not in "uif":
+            raise RasterError(f"{self.path} has pixels of type {self.dtype}; only integer and float images work")
+        # A truncated file usually opens but lacks its last blocks: find out now.
+        self.read([self.band_count], (self.height - 1, self.height, self.width - 1, self.width), (1, 1))
+
+    def data_bands(self):
+        from rasterio.enums import ColorInterp
+
+        return [b for b in range(1, self.band_count + 1) if self._ds.colorinterp[b - 1] != ColorInterp.alpha]
+
+    @property
+    def closed(self):
+        return self._ds.closed
+
+    def close(self):
+        self._ds.close()
+
+    def read(self, bands, rows_cols, out_shape):
+        """(k, *out_shape) float32 of window ``rows_cols`` = (r0, r1, c0, c1), NaN where masked."""
+        from rasterio.enums import MaskFlags
+        from rasterio.windows import Window
+
+        if self._ds.closed:
+            raise RasterError(f"{self.path} is closed")
+        r0, r1, c0, c1 = rows_cols
+        window = Window(c0, r0, c1 - c0, r1 - r0)
+        shape = (len(bands),) + tuple(out_shape)
+        try:
+            data = self._ds.read(bands, window=window, out_shape=shape, out_dtype=np.float32)
+            needs_mask = [MaskFlags.all_valid not in self._ds.mask_flag_enums[b - 1] for b in bands]
+            masks = self._ds.read_masks(bands, window=window, out_shape=shape) if any(needs_mask) else None
+        except Exception as err:  # GDAL read errors come as several classes
+            raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): {_reason(err)}") from err
+        if masks is not None:
+            data[masks == 0] = np.nan
+        if self.dtype.kind == "f":
+            data[~np.isfinite(data)] = np.nan
+        return data
+
+
+def _check_file(path: Path):
+    if not path.exists():
+        raise RasterError(f"image file {path} does not exist")
+    if path.is_dir():
+        raise RasterError(f"{path} is a folder, not an image file")
+    if path.stat().st_size == 0:
+        raise RasterError(f"image file {path} is empty (0 bytes)")
+
+
+def _reason(err):
+    """The most telling message of a rasterio error: its cause often says more."""
+    chain = [err, err.__cause__ or err.__context__]
+    messages = [str(e) for e in chain if e is not None and str(e)]
+    detailed = [m for m in messages if "previous exception" not in m]
+    return (detailed or messages or [type(err).__name__])[0]
+
+
+class ArrayReader:
+    """A numpy array as a raster: ``(H, W)`` or ``(H, W, C)``, no georeference."""
+
+    def __init__(self, array: np.ndarray, nodata):
+        if array.ndim not in (2, 3):
+            raise RasterError(f"image array must have shape (H, W) or (H, W, C); got shape {array.shape}")
+        if array.dtype.kind not in "uif":
+            raise TypeError(f"image array must hold integers or floats; got dtype {array.dtype}")
+        if array.size == 0:
+            raise RasterError(f"image array is empty (shape {array.shape})")
+        if nodata is not None and not isinstance(nodata, numbers.Real):
+            raise TypeError(f"nodata must be a number; got {nodata!r}")
+        self._array = array if array.ndim == 3 else array[:, :, np.newaxis]
+        self.height, self.width, self.band_count = self._array.shape
+        self.dtype, self.nodata, self.path = array.dtype, nodata, None
+        self.crs, self.transform = None, _identity_transform()
+        self.closed = False
+
+    def data_bands(self):
+        return list(range(1, self.band_count + 1))
+
+    def close(self):
+        self.closed = True
+
+    def read(self, bands, rows_cols, out_shape):
+        if self.closed:
+            raise RasterError("the image array has been closed")
+        r0, r1, c0, c1 = rows_cols
+        # Nearest-neighbour resampling: the source pixel under each output cell's centre.
+        rows = r0 + ((np.arange(out_shape[0]) + 0.5) * (r1 - r0) / out_shape[0]).astype(np.intp)
+        cols = c0 + ((np.arange(out_shape[1]) + 0.5) * (c1 - c0) / out_shape[1]).astype(np.intp)
+        raw = np.moveaxis(self._array[rows[:, None], cols[None, :]][:, :, [b - 1 for b in bands]], -1, 0)
+        data = raw.astype(np.float32)
+        invalid = ~np.isfinite(data)
+        if self.nodata is not None and np.isnan(self.nodata):
+            invalid |= np.isnan(raw)
+        elif self.nodata is not None:
+            invalid |= raw == self.nodata  # compared in the array's own type, not float32
+        data[invalid] = np.nan
+        return data
+
+
+def _identity_transform():
+    """affine.Affine.identity(), or a stand-in where rasterio (and affine) is absent."""
+    try:
+        from affine import Affine
+    except ImportError:  # the GPU machine has no rasterio; arrays still work there
+        return _PlainTransform()
+    return Affine.identity()
+
+
+class _PlainTransform:
+    """The identity transform with the attributes of affine.Affine that Raster uses."""
+
+    a, b, c, d, e, f = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0
+
+    def __invert__(self):
+        return self
+
+    def __mul__(self, xy):
+        return tuple(xy)
+
+    def __repr__(self):
+        return "Affine.identity()"

@@ -1,0 +1,151 @@
+"""``solve`` and ``solve_many``: one knapsack-family problem or many, on the CPU or the GPU.
+
+The backend is chosen by :func:`core.engine.resolve_backend`; the GPU solvers
+of :mod:`gpu.knapsack.solve` are imported only when the GPU runs.  Every solution is
+checked before it is returned: the chosen items respect the capacities and
+add up to the reported value.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from core import engine
+from core.knapsack.kp1 import solve_kp1
+from core.knapsack.kp2 import solve_kp2, solve_kp2_batch
+from core.knapsack.mckp import solve_mckp
+from core.knapsack.problems import KP2, KnapsackSolution, problem_kind
+from core.knapsack.subset_sum import solve_subset_sum
+from core.memory import resolve_budget
+
+__all__ = ["solve", "solve_many"]
+
+_CPU = {"kp1": solve_kp1, "kp2": solve_kp2, "subset-sum": solve_subset_sum, "mckp": solve_mckp}
+_GPU = {"kp1": "solve_kp1", "kp2": "solve_kp2", "subset-sum": "solve_subset_sum", "mckp": "solve_mckp"}
+
+
+def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None) -> KnapsackSolution:
+    """Solve one knapsack-family problem exactly.
+
+    Parameters
+    ----------
+    problem : KP1, KP2, SubsetSum or MCKP
+    backend : {"auto", "cpu", "gpu"}
+        ``auto`` uses the GPU when numba.cuda finds one, else the CPU.
+    memory_budget_bytes : int, optional
+        Most bytes the solver may allocate for its tables; default a safe share
+        of the free host (CPU) or device (GPU) memory.  Past it the solver
+        switches to a memory-light method or raises MemoryBudgetError.
+
+    Returns
+    -------
+    KnapsackSolution
+
+    Raises
+    ------
+    TypeError
+        For an object that is not one of the problem classes.
+    ValueError
+        For an unknown backend or a bad budget; MemoryBudgetError (a ValueError)
+        when the problem cannot be solved within the budget.
+    core.engine.BackendUnavailableError
+        For ``backend="gpu"`` without a usable GPU.
+    """
+    kind = problem_kind(problem)
+    resolved = engine.resolve_backend(backend)
+    budget = resolve_budget(memory_budget_bytes) if resolved == "cpu" else _check_budget(memory_budget_bytes)
+    start = time.perf_counter()
+    if resolved == "gpu":
+        value, selected, method = getattr(engine.gpu_package("knapsack"), _GPU[kind])(problem, memory_budget_bytes=budget,
+                                                                     with_method=True)
+    else:
+        value, selected, method = _CPU[kind](problem, budget)
+    elapsed_ms = (time.perf_counter() - start) * 1e3
+    return _checked(problem, value, selected, resolved, method, elapsed_ms)
+
+
+def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None = None) -> list:
+    """Solve several problems; all KP2 instances among them are solved as one batch.
+
+    Parameters
+    ----------
+    problems : sequence of KP1, KP2, SubsetSum or MCKP
+    backend, memory_budget_bytes
+        As for :func:`solve`; the budget holds for the batch as a whole.
+
+    Returns
+    -------
+    list of KnapsackSolution
+        In the order of ``problems``.  A batched solution's ``time_ms`` is the
+        wall time of the whole batch.
+    """
+    problems = list(problems)
+    kinds = [problem_kind(problem) for problem in problems]
+    resolved = engine.resolve_backend(backend)
+    budget = resolve_budget(memory_budget_bytes) if resolved == "cpu" else _check_budget(memory_budget_bytes)
+    batch = [k for k, kind in enumerate(kinds) if kind == "kp2"]
+    out = [None] * len(problems)
+    if batch:
+        for k, solution in zip(batch, _solve_kp2_batch([problems[k] for k in batch], resolved, budget)):
+            out[k] = solution
+    for k, problem in enumerate(problems):
+        if out[k] is None:
+            out[k] = solve(problem, resolved, memory_budget_bytes)
+    return out
+
+
+def _solve_kp2_batch(problems: list[KP2], resolved: str, budget) -> list[KnapsackSolution]:
+    start = time.perf_counter()
+    if resolved == "gpu":
+        results = engine.gpu_package("knapsack").solve_kp2_batch(problems, memory_budget_bytes=budget, with_method=True)
+    else:
+        results = solve_kp2_batch(problems, budget)
+    elapsed_ms = (time.perf_counter() - start) * 1e3
+    return [
+        _checked(problem, value, selected, resolved, method, elapsed_ms)
+        for problem, (value, selected, method) in zip(problems, results)
+    ]
+
+
+def _check_budget(memory_budget_bytes):
+    """The GPU side picks its own default; still reject a malformed budget here."""
+    return None if memory_budget_bytes is None else resolve_budget(memory_budget_bytes)
+
+
+def _checked(problem, value, selected, backend, method, elapsed_ms) -> KnapsackSolution:
+    """Build the solution after checking that the choice is feasible and worth ``value``."""
+    kind = problem_kind(problem)
+    selected = np.asarray(selected, dtype=np.int64)
+    if kind != "mckp":
+        selected = np.unique(selected)
+    worth, feasible = _evaluate(problem, kind, selected)
+    if not feasible or worth != int(value):
+        raise RuntimeError(
+            f"the {backend} {kind} solver returned an inconsistent solution "
+            f"(reported value {value}, chosen items worth {worth}, feasible: {feasible})"
+        )
+    return KnapsackSolution(int(value), selected, backend, method, float(elapsed_ms))
+
+
+def _evaluate(problem, kind, selected):
+    """(value of the choice, whether it respects the capacities and index ranges)."""
+    if kind == "mckp":
+        if selected.shape != (problem.n_classes,):
+            return None, False
+        if np.any(selected < 0) or any(j >= len(p) for (p, _), j in zip(problem.classes, selected)):
+            return None, False
+        profit = sum(int(p[j]) for (p, _), j in zip(problem.classes, selected))
+        weight = sum(int(w[j]) for (_, w), j in zip(problem.classes, selected))
+        return profit, weight <= problem.capacity
+    if len(selected) and (selected[0] < 0 or selected[-1] >= problem.n_items):
+        return None, False
+    if kind == "subset-sum":
+        weight = int(problem.weights[selected].sum())
+        return weight, weight <= problem.capacity
+    profit = int(problem.profits[selected].sum())
+    if kind == "kp1":
+        return profit, int(problem.weights[selected].sum()) <= problem.capacity
+    fits = int(problem.weights1[selected].sum()) <= problem.capacity1
+    return profit, fits and int(problem.weights2[selected].sum()) <= problem.capacity2

@@ -1,0 +1,74 @@
+"""Validation of a :class:`PolylineProblem` into the chain-of-layers form every backend consumes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.memory import check_memory
+from core.polyline import validation
+from core.polyline.problem import PolylineProblem, PreparedProblem
+from core.polyline.turns import feasible_ranges, link_angles
+
+__all__ = ["prepare"]
+
+
+def _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m):
+    def layer_ranges(prev_offsets, next_offsets):
+        angles_in = link_angles(prev_offsets, offsets, spacing)
+        angles_out = link_angles(offsets, next_offsets, spacing)
+        return feasible_ranges(angles_in, angles_out, max_turn_deg)
+
+    if m == 1:
+        return (layer_ranges(start_offsets, end_offsets),)
+    inner = (layer_ranges(offsets, offsets),) * (m - 2) if m > 2 else ()
+    return (layer_ranges(start_offsets, offsets),) + inner + (layer_ranges(offsets, end_offsets),)
+
+
+def prepare(problem: PolylineProblem) -> PreparedProblem:
+    """Validate a problem and bring it into the chain-of-layers form of every backend.
+
+    Parameters
+    ----------
+    problem : PolylineProblem
+
+    Returns
+    -------
+    PreparedProblem
+        float32 C-contiguous tables (the inputs themselves when they already
+        are; they are never modified), float64 offsets and the turn ranges.
+
+    Raises
+    ------
+    TypeError
+        For a problem that is not a PolylineProblem or non-numeric fields.
+    ValueError
+        For wrong shapes, non-finite scores or offsets, descending offsets,
+        ``spacing <= 0``, ``max_turn_deg`` outside (0, 180], or turn ranges
+        larger than the machine's memory.
+    """
+    if not isinstance(problem, PolylineProblem):
+        raise TypeError(f"problem must be a PolylineProblem; got {type(problem).__name__}")
+    offsets = validation.offsets(problem.offsets, "offsets")
+    on_axis = [0.0]  # a fixed endpoint
+    start_offsets = problem.start_offsets if problem.start_offsets is not None else on_axis
+    end_offsets = problem.end_offsets if problem.end_offsets is not None else on_axis
+    start_offsets = validation.offsets(start_offsets, "start_offsets")
+    end_offsets = validation.offsets(end_offsets, "end_offsets")
+    spacing = validation.real_number(problem.spacing, "spacing")
+    if spacing <= 0:
+        raise ValueError(f"spacing must be > 0 px; got {spacing}")
+    max_turn_deg = validation.real_number(problem.max_turn_deg, "max_turn_deg")
+    if not 0 < max_turn_deg <= 180:
+        raise ValueError(f"max_turn_deg must be in (0, 180] degrees; got {max_turn_deg}")
+    d, n0, n1 = offsets.size, start_offsets.size, end_offsets.size
+    arrays = validation.score_arrays(problem, n0, d, n1)
+    m = arrays[1].shape[0] + 1
+    check_memory(validation.preparation_bytes(arrays, d, n1, m), "preparing the problem (tables, turn ranges)")
+    first = validation.float32_table(arrays[0], "start_scores", (n0, d))
+    links = validation.float32_table(arrays[1], "link_scores", arrays[1].shape)
+    last = validation.float32_table(arrays[2], "end_scores", (d, n1))
+    ranges = _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m)
+    narrow = {id(pair): (pair[0].astype(np.int32), pair[1].astype(np.int32)) for pair in ranges}
+    ranges32 = tuple(narrow[id(pair)] for pair in ranges)  # shared where ``ranges`` are
+    return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg,
+                           ranges, ranges32)

@@ -1,0 +1,210 @@
+"""The angle-constrained polyline problem and its public solver entry.
+
+A polyline runs from a start point, through one point on each of ``m`` guides,
+to an end point.  Every guide carries the same ``d`` candidate points at the
+sorted ``offsets`` (pixels, along the left normal of the axis), consecutive
+guides are ``spacing`` pixels apart along the axis, so every link advances by
+``spacing`` and its direction is ``atan2(delta_offset, spacing)``.  The turning
+angle at a guide point is the difference of the directions of the link into it
+and the link out of it; it must not exceed ``max_turn_deg`` at any guide point.
+There is no limit at the start and end points.
+
+In the fixed-endpoint case (DESIGN.md's contract) the start and end points lie
+on the axis (offset 0).  With endpoint snapping they become guides of their own:
+``start_scores`` is then ``(n0, d)`` over ``start_offsets`` and ``end_scores``
+``(d, n1)`` over ``end_offsets``, and the solver chooses the start and end too.
+
+Seen as a chain of layers L0 (start), L1..Lm (guides), L(m+1) (end), the score
+tables are T0 = ``first`` (n0, d), T1..T(m-1) = ``links``, Tm = ``last``
+(d, n1); :func:`prepare` validates a problem once into that form, with the
+feasible index ranges of every inner layer, and every backend consumes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.polyline import validation
+
+__all__ = [
+    "METHODS",
+    "TURN_SLACK_RAD",
+    "NoFeasiblePolylineError",
+    "PolylineProblem",
+    "PolylineSolution",
+    "PreparedProblem",
+    "infeasible_error",
+    "path_score",
+]
+
+METHODS = ("brute", "mitm", "window")
+
+#: Turns up to ``max_turn + TURN_SLACK_RAD`` count as feasible, so that a turn
+#: exactly at the limit survives floating-point rounding in every solver alike.
+TURN_SLACK_RAD = 1e-9
+
+
+class NoFeasiblePolylineError(ValueError):
+    """No polyline between the endpoints satisfies the turning-angle limit."""
+
+
+@dataclass(frozen=True, eq=False)
+class PolylineProblem:
+    """Score tables and geometry of one angle-constrained polyline search.
+
+    Parameters
+    ----------
+    start_scores : (d,) float32 ndarray, or (n0, d) with snapping
+        Score of the link from the start point to point ``p`` of guide 1.
+    link_scores : (m - 1, d, d) float32 ndarray
+        ``link_scores[t, p, q]`` scores the link from point ``p`` of guide
+        ``t + 1`` to point ``q`` of guide ``t + 2``.  Shape ``(0, d, d)`` when
+        ``m == 1``.
+    end_scores : (d,) float32 ndarray, or (d, n1) with snapping
+        Score of the link from point ``p`` of guide ``m`` to the end point.
+    offsets : (d,) float64 ndarray
+        Ascending offsets (px) of the candidate points, shared by all guides.
+    spacing : float
+        Distance (px) between consecutive guides along the axis, ``h > 0``.
+    max_turn_deg : float
+        Largest turning angle allowed at a guide point, in ``(0, 180]``.
+    start_offsets, end_offsets : (n,) float64 ndarray, optional
+        Ascending offsets of the start and end candidates; default ``[0.0]``
+        (the fixed endpoints on the axis).
+    """
+
+    start_scores: np.ndarray
+    link_scores: np.ndarray
+    end_scores: np.ndarray
+    offsets: np.ndarray
+    spacing: float
+    max_turn_deg: float
+    start_offsets: np.ndarray | None = field(default=None)
+    end_offsets: np.ndarray | None = field(default=None)
+
+
+@dataclass(frozen=True, eq=False)
+class PolylineSolution:
+    """Optimal polyline of a :class:`PolylineProblem`.
+
+    Attributes
+    ----------
+    score : float
+        Sum of the link scores of the chosen polyline (recomputed in float64
+        from the tables, in path order).
+    indices : (m,) int64 ndarray
+        Chosen point index on each guide.
+    start_index, end_index : int
+        Chosen candidate of the start and end (always 0 for fixed endpoints).
+    method, backend : str
+        The solver and the backend that produced the solution.
+    """
+
+    score: float
+    indices: np.ndarray
+    start_index: int = 0
+    end_index: int = 0
+    method: str = ""
+    backend: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedProblem:
+    """A validated :class:`PolylineProblem` as a chain of layers, ready for any backend.
+
+    Attributes
+    ----------
+    first : (n0, d) float32 ndarray
+        T0: scores of the links from the start candidates to guide 1.
+    links : (m - 1, d, d) float32 ndarray
+        T1..T(m-1): ``links[t - 1, p, q]`` scores guide t point p -> guide t+1 point q.
+    last : (d, n1) float32 ndarray
+        Tm: scores of the links from guide m to the end candidates.
+    offsets : (d,) float64 ndarray
+    start_offsets : (n0,) float64 ndarray
+    end_offsets : (n1,) float64 ndarray
+        Non-decreasing offsets (px) of the layers.
+    spacing : float
+        Guide spacing ``h`` (px).
+    max_turn_deg : float
+    ranges : tuple of m pairs (lo, hi) of (d, n_next) int64 ndarrays
+        For inner layer k (``ranges[k - 1]``), point ``p`` of layer k-1 may
+        precede the link ``q -> r`` (q on layer k, r on layer k+1) exactly when
+        ``lo[q, r] <= p <= hi[q, r]`` (:func:`core.polyline.turns.feasible_ranges`).
+        The inner layers 2..m-1 share one pair of arrays.
+    ranges32 : tuple
+        The same pairs as int32 (what the CPU solvers read: half the memory
+        traffic of int64 in their streaming loops), shared likewise.
+    """
+
+    first: np.ndarray
+    links: np.ndarray
+    last: np.ndarray
+    offsets: np.ndarray
+    start_offsets: np.ndarray
+    end_offsets: np.ndarray
+    spacing: float
+    max_turn_deg: float
+    ranges: tuple
+    ranges32: tuple
+
+    @property
+    def n_guides(self) -> int:
+        """m, the number of guides (inner layers)."""
+        return self.links.shape[0] + 1
+
+    @property
+    def n_points(self) -> int:
+        """d, the number of candidate points per guide."""
+        return self.offsets.shape[0]
+
+    def table(self, k: int) -> np.ndarray:
+        """T_k, the float32 scores of the links from layer k to layer k+1 (k = 0..m)."""
+        if k == 0:
+            return self.first
+        return self.last if k == self.n_guides else self.links[k - 1]
+
+
+def infeasible_error(prepared: PreparedProblem) -> NoFeasiblePolylineError:
+    """The error every backend raises when no polyline satisfies the angle limit."""
+    return NoFeasiblePolylineError(
+        f"no polyline satisfies max_turn_deg = {prepared.max_turn_deg:g}: every path through "
+        f"the {prepared.n_guides} guide(s) ({prepared.n_points} points over offsets "
+        f"[{prepared.offsets[0]:g}, {prepared.offsets[-1]:g}] px, spacing {prepared.spacing:g} px) "
+        "turns more than that somewhere; raise max_turn_deg or change the guides"
+    )
+
+
+def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: int) -> float:
+    """The float64 sum of the tables along one path, in path order.
+
+    Parameters
+    ----------
+    prepared : PreparedProblem
+    start_index : int
+        Start candidate, in ``[0, n0)``.
+    indices : (m,) int array
+        Point index on each guide, in ``[0, d)``.
+    end_index : int
+        End candidate, in ``[0, n1)``.
+
+    Returns
+    -------
+    float
+        ``first[s, i1] + links[0, i1, i2] + ... + last[im, e]``, summed left to
+        right in float64.  It does not check the angle limit.
+    """
+    m, d = prepared.n_guides, prepared.n_points
+    indices = np.asarray(indices)
+    if indices.shape != (m,) or indices.dtype.kind not in "iu":
+        raise ValueError(f"indices must be an (m,) = ({m},) integer array; got {indices.dtype} {indices.shape}")
+    if indices.min() < 0 or indices.max() >= d:
+        raise ValueError(f"indices must lie in [0, {d - 1}]")
+    path = [validation.index(start_index, prepared.first.shape[0], "start_index"), *indices.tolist(),
+            validation.index(end_index, prepared.last.shape[1], "end_index")]
+    total = float(prepared.first[path[0], path[1]])
+    for t in range(1, m):
+        total += float(prepared.links[t - 1, path[t], path[t + 1]])
+    return total + float(prepared.last[path[m], path[m + 1]])

@@ -1,0 +1,377 @@
+"""Device-resident polyline problems and the two GPU DP drivers.
+
+A :class:`DeviceProblem` owns the score tables, turn ranges and scratch arrays
+of one problem shape on the GPU, whether uploaded from a
+:class:`core.polyline.PreparedProblem` (:func:`upload`) or scored there
+(:mod:`gpu.polyline.scores`).  :func:`solve_device` runs ``window`` or ``mitm`` on it
+and brings back only the path: the optimum, ``m + 2`` point indices and the
+``m + 1`` table values along the path.
+
+numba spends tens of microseconds of host time on every device-array view and
+every launch, so each problem keeps its launch plans (argument tuples and
+views built once, launches packed once: :class:`gpu.launching.LaunchList`)
+and the workspace keeps the problems of the last shapes used
+(:func:`workspace_problem`): a repeated solve of the same shape is a handful
+of launches and one small copy.  Callers hold :data:`LOCK`
+around every use (the GUI runs extractions on worker threads).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import cuda
+
+from gpu import config
+from gpu.launching import LaunchList
+from gpu.polyline.kernels_dp import finish, merge_partial, mitm_stage, reverse_ranges
+from gpu.polyline.kernels_window import shared_bytes, window_stage
+
+__all__ = [
+    "LOCK", "DeviceProblem", "buffer", "workspace_problem", "workspace_ready", "upload", "solve_device", "range_slots",
+    "grid_blocks", "release_workspace", "bytes_needed", "free_bytes", "WINDOW_SHARED_LIMIT",
+]
+
+#: Serialises all use of the workspace and the device.
+LOCK = threading.RLock()
+
+#: Shared memory (bytes) a block may use without opting in: bounds ``d`` of ``window``.
+WINDOW_SHARED_LIMIT = 48 * 1024
+
+#: Problem shapes whose device arrays the workspace keeps.
+WORKSPACE_SHAPES = 2
+
+_buffers: dict = {}
+_workspace: OrderedDict = OrderedDict()
+
+
+def buffer(name: str, shape: tuple, dtype) -> cuda.devicearray.DeviceNDArray:
+    """The workspace's device array ``name``, (re)allocated when its shape or dtype changes."""
+    shape = tuple(int(s) for s in shape)
+    array = _buffers.get(name)
+    if array is None or array.shape != shape or array.dtype != np.dtype(dtype):
+        _buffers.pop(name, None)  # free the old one before allocating the new one
+        array = cuda.device_array(shape, dtype=dtype)
+        _buffers[name] = array
+    return array
+
+
+def range_slots(m: int) -> list[int]:
+    """Which distinct range pair each inner layer k = 1..m uses (0: first, 1: inner, 2: last)."""
+    if m == 1:
+        return [0]
+    return [0] + [1] * (m - 2) + [2]
+
+
+def grid_blocks(n_items: int) -> int:
+    """Blocks of a grid-stride launch over ``n_items`` (at least one)."""
+    return max(1, min(65536, -(-n_items // config.THREADS_PER_BLOCK)))
+
+
+def _config_key() -> tuple:
+    """The launch configuration a plan was built with (tests and sweeps patch it)."""
+    return (config.THREADS_PER_BLOCK, config.WINDOW_THREADS, config.MITM_THREADS_PER_STATE,
+            config.MITM_BLOCK_THREADS, config.RMQ_BLOCK_BITS, config.MERGE_THREADS, config.MERGE_BLOCKS)
+
+
+@dataclass(eq=False)
+class DeviceProblem:
+    """Tables, turn ranges and scratch arrays of one problem on the device.
+
+    Attributes
+    ----------
+    m, d, n0, n1 : int
+        Guides, points per guide, start and end candidates.
+    first : (n0, d) float32 device array
+        T0; ``first_t`` (d, n0) is its transpose (the first forward states).
+    links : (max(m - 1, 1), d, d) float32 device array
+        T1..T(m-1) in ``links[:m - 1]``.
+    last : (d, n1) float32 device array
+        Tm.
+    ranges : list of m (lo, hi) pairs of (d, n_next) int32 device arrays
+        Feasible previous points of every inner layer (the inner layers share one pair).
+    ranges_changed : bool
+        Set by whoever writes the ranges: the reversed ranges of ``mitm`` are stale.
+    """
+
+    m: int
+    d: int
+    n0: int
+    n1: int
+    first: object
+    first_t: object
+    links: object
+    last: object
+    ranges: list
+    ranges_changed: bool = True
+    scratch_arrays: dict = field(default_factory=dict)
+    plans: dict = field(default_factory=dict)
+
+    @classmethod
+    def allocate(cls, m: int, d: int, n0: int, n1: int) -> DeviceProblem:
+        """A problem with all its tables and range arrays allocated (not filled)."""
+        pairs = {}
+        for slot in range_slots(m):
+            n_next = n1 if slot == 2 or m == 1 else d
+            pairs.setdefault(slot, cuda.device_array((2, d, n_next), np.int32))
+        return cls(
+            m, d, n0, n1,
+            first=cuda.device_array((n0, d), np.float32),
+            first_t=cuda.device_array((d, n0), np.float32),
+            links=cuda.device_array((m - 1, d, d) if m > 1 else (1, 1, 1), np.float32),
+            last=cuda.device_array((d, n1), np.float32),
+            ranges=[(pairs[slot][0], pairs[slot][1]) for slot in range_slots(m)],
+        )
+
+    def table(self, k: int):
+        """T_k (k = 0..m) as a device array."""
+        if k == 0:
+            return self.first
+        return self.last if k == self.m else self.links[k - 1]
+
+    def size(self, layer: int) -> int:
+        """Number of points of layer 0..m+1."""
+        if layer == 0:
+            return self.n0
+        return self.n1 if layer == self.m + 1 else self.d
+
+    def scratch(self, name: str, shape: tuple, dtype):
+        """This problem's device array ``name`` of that shape, allocated on first use."""
+        key = (name, tuple(int(s) for s in shape), np.dtype(dtype).str)
+        if key not in self.scratch_arrays:
+            self.scratch_arrays[key] = cuda.device_array(key[1], dtype=dtype)
+        return self.scratch_arrays[key]
+
+    def reverse(self, k: int):
+        """Feasible next points ``(rlo, rhi)`` (n_(k-1), d) of the links into layer k."""
+        self.refresh_reverse()
+        slot = range_slots(self.m)[k - 1]
+        pair = self.scratch(f"reverse{slot}", (2, self.size(k - 1), self.d), np.int32)
+        return pair[0], pair[1]
+
+    def refresh_reverse(self) -> None:
+        """Recompute the reversed ranges (for ``mitm``) when the ranges changed."""
+        if not self.ranges_changed:
+            return
+        done = set()
+        for k, slot in enumerate(range_slots(self.m), start=1):
+            if slot not in done:
+                done.add(slot)
+                lo, hi = self.ranges[k - 1]
+                pair = self.scratch(f"reverse{slot}", (2, self.size(k - 1), self.d), np.int32)
+                reverse_ranges[grid_blocks(pair[0].size), config.THREADS_PER_BLOCK](lo, hi, pair[0], pair[1])
+        self.ranges_changed = False
+
+
+def workspace_problem(m: int, d: int, n0: int, n1: int) -> DeviceProblem:
+    """The workspace's problem of this shape (kept for the last :data:`WORKSPACE_SHAPES` shapes)."""
+    key = (m, d, n0, n1)
+    problem = _workspace.pop(key, None)
+    if problem is None:
+        while len(_workspace) >= WORKSPACE_SHAPES:
+            _workspace.popitem(last=False)  # free the least recently used shape first
+        problem = DeviceProblem.allocate(m, d, n0, n1)
+    _workspace[key] = problem
+    return problem
+
+
+def workspace_ready(m: int, d: int, n0: int, n1: int, method: str) -> bool:
+    """True when the workspace holds a problem of this shape that ``method`` already ran on."""
+    problem = _workspace.get((m, d, n0, n1))
+    return problem is not None and any(key[0] == method for key in problem.plans)
+
+
+def upload(prepared, reuse: bool = True) -> DeviceProblem:
+    """Copy a :class:`core.polyline.PreparedProblem` to the device.
+
+    Parameters
+    ----------
+    prepared : core.polyline.PreparedProblem
+    reuse : bool
+        Copy into the workspace's problem of that shape (the default) rather
+        than into a new one.
+    """
+    m, d = prepared.n_guides, prepared.n_points
+    n0, n1 = prepared.first.shape[0], prepared.last.shape[1]
+    problem = workspace_problem(m, d, n0, n1) if reuse else DeviceProblem.allocate(m, d, n0, n1)
+    problem.first.copy_to_device(prepared.first)
+    problem.first_t.copy_to_device(np.ascontiguousarray(prepared.first.T))
+    if m > 1:
+        problem.links.copy_to_device(prepared.links)
+    problem.last.copy_to_device(prepared.last)
+    done = set()
+    for k, slot in enumerate(range_slots(m), start=1):
+        if slot not in done:
+            done.add(slot)
+            lo, hi = prepared.ranges[k - 1]
+            problem.ranges[k - 1][0].copy_to_device(np.ascontiguousarray(lo, dtype=np.int32))
+            problem.ranges[k - 1][1].copy_to_device(np.ascontiguousarray(hi, dtype=np.int32))
+    problem.ranges_changed = True
+    return problem
+
+
+@dataclass
+class _Plan:
+    """One solve: the DP launches, the backtracking launch, and the path's device array."""
+
+    dp: LaunchList
+    backtrack: LaunchList
+    out: object
+
+
+def _window_launches(problem: DeviceProblem, fwd_arg) -> tuple[list, object]:
+    """All m forward steps with range-maximum queries; returns the launches and F_(m+1) transposed."""
+    bits = config.RMQ_BLOCK_BITS
+    launches = []
+    fwd = problem.first_t
+    for k in range(1, problem.m + 1):
+        n_next = problem.size(k + 1)
+        out = problem.scratch(f"fwd{k % 2}", (n_next, problem.d), np.float32)
+        lo, hi = problem.ranges[k - 1]
+        launch = (problem.d, config.WINDOW_THREADS, 0, shared_bytes(fwd.shape[1], bits))
+        launches.append((window_stage, launch, (fwd, out, problem.table(k), lo, hi, fwd_arg[k - 1, :, :n_next], bits)))
+        fwd = out
+    return launches, fwd
+
+
+def _mitm_launch(fwd_step, bwd_step):
+    """One (kernel, launch configuration, args) of :func:`mitm_stage` over a forward and a backward step.
+
+    ``fwd_step`` is ``(fwd_in, fwd_out, table, lo, hi, arg)`` and ``bwd_step``
+    ``(bwd_in, bwd_out, table, rlo, rhi, arg, add_table)``; either may be None
+    (the kernel then gets the other's arrays with zero states).
+    """
+    steps = [step for step in (fwd_step, bwd_step) if step is not None]
+    longest = max(step[0].shape[1] for step in steps)  # the reduction length
+    group = min(config.MITM_THREADS_PER_STATE, 1 << max(0, (longest - 1).bit_length()))
+    per_block = max(1, config.MITM_BLOCK_THREADS // group)
+    n_fwd = fwd_step[1].size if fwd_step is not None else 0
+    n_bwd = bwd_step[1].size if bwd_step is not None else 0
+    fwd_args = fwd_step if fwd_step is not None else bwd_step[:6]
+    bwd_args = bwd_step if bwd_step is not None else fwd_step + (0,)
+    blocks = -(-n_fwd // per_block) + -(-n_bwd // per_block)
+    return mitm_stage, (blocks, per_block * group), (group, n_fwd, *fwd_args, n_bwd, *bwd_args)
+
+
+def _mitm_launches(problem: DeviceProblem, fwd_arg, bwd_arg):
+    """Forward over layers 1..j-1 and backward over layers m..j at once (j = m // 2 + 1).
+
+    Returns the launches, the merge layer j, ``F_j`` transposed (n_j, n_(j-1))
+    and the best continuation ``M_j`` (n_(j-1), n_j) of every link into layer j.
+    """
+    m, d = problem.m, problem.d
+    n_fwd_steps = m // 2
+    merge_layer = n_fwd_steps + 1
+    fwd, bwd = problem.first_t, problem.last
+    launches = []
+    for step in range(m - n_fwd_steps):
+        fwd_step = None
+        if step < n_fwd_steps:
+            k = step + 1  # the turn at layer k; n_(k+1) = d since k < m
+            lo, hi = problem.ranges[k - 1]
+            out = problem.scratch(f"fwd{k % 2}", (d, d), np.float32)
+            fwd_step = (fwd, out, problem.table(k), lo, hi, fwd_arg[k - 1])
+            fwd = out
+        k = m - step
+        n_prev = problem.size(k - 1)
+        rlo, rhi = problem.reverse(k)
+        out = problem.scratch(f"bwd{k % 2}", (n_prev, d), np.float32)
+        add_table = 1 if k > merge_layer else 0
+        bwd_step = (bwd, out, problem.table(k - 1), rlo, rhi, bwd_arg[k - 1, :n_prev], add_table)
+        bwd = out
+        launches.append(_mitm_launch(fwd_step, bwd_step))
+    return launches, merge_layer, fwd, bwd
+
+
+def _plan(problem: DeviceProblem, method: str) -> _Plan:
+    m, d = problem.m, problem.d
+    fwd_arg = problem.scratch("fwd_arg", (m, d, max(d, problem.n1)), np.int32)
+    if method == "window":
+        launches, fwd = _window_launches(problem, fwd_arg)
+        merge_layer, bwd, with_bwd = m + 1, fwd, 0
+        bwd_arg = problem.scratch("no_bwd_arg", (1, 1, 1), np.int32)
+    else:
+        bwd_arg = problem.scratch("bwd_arg", (m, max(d, problem.n0), d), np.int32)
+        launches, merge_layer, fwd, bwd = _mitm_launches(problem, fwd_arg, bwd_arg)
+        with_bwd = 1
+    threads = config.MERGE_THREADS
+    blocks = max(1, min(config.MERGE_BLOCKS, -(-fwd.size // threads)))
+    part_val = problem.scratch("part_val", (blocks,), np.float32)
+    part_idx = problem.scratch("part_idx", (blocks,), np.int32)
+    launches.append((merge_partial, (blocks, threads), (fwd, bwd, with_bwd, part_val, part_idx)))
+    out = problem.scratch("path_out", (2 * m + 4,), np.float64)
+    backtrack = [(finish, (1, threads), (part_val, part_idx, fwd.shape[0], merge_layer, fwd_arg, bwd_arg,
+                                         problem.first, problem.links, problem.last, out))]
+    return _Plan(LaunchList(launches), LaunchList(backtrack), out)
+
+
+def solve_device(problem: DeviceProblem, method: str, timings_ms: dict | None = None) -> np.ndarray:
+    """Run the DP on the device and backtrack there.
+
+    Parameters
+    ----------
+    problem : DeviceProblem
+    method : {"window", "mitm"}
+    timings_ms : dict, optional
+        When given, receives ``"dp"`` (the DP and the merge maximum) and
+        ``"backtrack"`` (backtracking and the copy of the path to the host) in
+        milliseconds; the device is synchronised in between.
+
+    Returns
+    -------
+    (2 m + 4,) float64 ndarray
+        ``[optimum, point of layer 0..m+1, T_0..T_m along the path]``; the
+        optimum is -inf when no polyline is feasible.
+    """
+    started = time.perf_counter()
+    if method == "mitm":
+        problem.refresh_reverse()
+    key = (method, _config_key())
+    plan = problem.plans.get(key)
+    if plan is None:
+        plan = problem.plans[key] = _plan(problem, method)
+    plan.dp.run()
+    if timings_ms is not None:
+        cuda.synchronize()
+        timings_ms["dp"] = (time.perf_counter() - started) * 1e3
+        started = time.perf_counter()
+    plan.backtrack.run()
+    host = plan.out.copy_to_host()
+    if timings_ms is not None:
+        timings_ms["backtrack"] = (time.perf_counter() - started) * 1e3
+    return host
+
+
+def release_workspace() -> None:
+    """Drop every workspace array (after an out-of-memory error, or to give memory back)."""
+    _buffers.clear()
+    _workspace.clear()
+
+
+def bytes_needed(m: int, d: int, n0: int, n1: int, method: str) -> int:
+    """Device memory (bytes) of one solve: tables, ranges, states and argmax tables."""
+    nmax = max(d, n0, n1)
+    tables = 4 * (2 * n0 * d + max(m - 1, 1) * d * d + d * n1)
+    ranges = 3 * 2 * 4 * d * nmax * (2 if method == "mitm" else 1)
+    states = 4 * 4 * nmax * nmax
+    arguments = 4 * m * d * nmax * (2 if method == "mitm" else 1)
+    return tables + ranges + states + arguments
+
+
+def free_bytes() -> int | None:
+    """Free device memory plus what the workspace already holds (None when unknown)."""
+    try:
+        free, _ = cuda.current_context().get_memory_info()
+    except Exception:  # no memory information: do not refuse
+        return None
+    if not np.isfinite(free):  # the simulator reports infinite memory
+        return None
+    held = sum(int(array.nbytes) for array in _buffers.values())
+    for problem in _workspace.values():
+        arrays = [problem.first, problem.first_t, problem.links, problem.last, *problem.scratch_arrays.values()]
+        held += sum(int(array.nbytes) for array in arrays)
+    return int(free) + held

@@ -1,0 +1,304 @@
+"""CUDA kernels of the angle-constrained polyline DP (see core/polyline.py).
+
+The chain of layers L0 (n0 points), L1..Lm (d points), L(m+1) (n1 points) and
+its tables T0..Tm are those of :class:`core.polyline.PreparedProblem`.  State
+arrays hold one value per link:
+
+- forward ``F_k`` (prefix ending with the link p -> q, layers k-1 -> k) is kept
+  transposed, ``fwd[q, p]``, so that the reduction over p reads a row;
+- backward ``B_k`` (suffix starting with the link p -> q) is kept as
+  ``bwd[p, q]``, so that the reduction over the next point r reads a row.
+
+The turn at layer k is feasible for p -> q -> r exactly when
+``lo[q, r] <= p <= hi[q, r]`` (:func:`core.polyline.turns.feasible_ranges`); the reversed
+ranges ``rlo[p, q] <= r <= rhi[p, q]`` serve the backward direction.
+
+Every max + argmax over a block's threads goes through :func:`group_max_argmax`.
+Values are float32 (the DP accumulates in float32; the reported score is
+recomputed in float64 by the host).  An empty maximum is ``-inf`` with the
+index :data:`NO_INDEX`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda, float32, int32, int64
+
+from gpu.config import MAX_REDUCE_THREADS
+
+#: Index of an empty maximum: larger than any real index, so real ones win ties.
+NO_INDEX = 2**30
+
+
+@cuda.jit(device=True)
+def group_max_argmax(value, index, sh_val, sh_idx, group):
+    """Max and argmax over each group of ``group`` consecutive threads of the block.
+
+    Every thread of the block must call it (it synchronises the block).
+    ``group`` must divide ``blockDim.x``, which must not exceed the length of
+    the shared arrays.  Ties go to the smaller index.
+
+    Parameters
+    ----------
+    value : float32
+        This thread's candidate value.
+    index : int
+        Its index (:data:`NO_INDEX` for none).
+    sh_val : (>= blockDim.x,) float32 shared array
+    sh_idx : (>= blockDim.x,) int32 shared array
+    group : int
+        Threads per group.
+
+    Returns
+    -------
+    (float32, int)
+        The group's maximum and its index, in every thread of the group.
+    """
+    t = cuda.threadIdx.x
+    sh_val[t] = value
+    sh_idx[t] = index
+    cuda.syncthreads()
+    lane = t % group
+    stride = 1
+    while stride < group:
+        stride *= 2
+    stride //= 2
+    while stride > 0:
+        if lane < stride and lane + stride < group:
+            other_val = sh_val[t + stride]
+            other_idx = sh_idx[t + stride]
+            if other_val > sh_val[t] or (other_val == sh_val[t] and other_idx < sh_idx[t]):
+                sh_val[t] = other_val
+                sh_idx[t] = other_idx
+        cuda.syncthreads()
+        stride //= 2
+    lead = t - lane
+    best_val = sh_val[lead]
+    best_idx = sh_idx[lead]
+    cuda.syncthreads()  # the shared arrays may be reused right after
+    return best_val, best_idx
+
+
+@cuda.jit(device=True)
+def _row_max(row, first, last, start, step):
+    """Max and argmax of ``row[first..last]`` over the indices ``start, start + step, ...``."""
+    best = float32(-math.inf)
+    best_idx = NO_INDEX
+    for i in range(first + start, last + 1, step):
+        value = row[i]
+        if value > best:
+            best = value
+            best_idx = i
+    return best, best_idx
+
+
+@cuda.jit(cache=True)
+def mitm_stage(group,
+               n_fwd, fwd_in, fwd_out, fwd_table, lo, hi, fwd_arg,
+               n_bwd, bwd_in, bwd_out, bwd_table, rlo, rhi, bwd_arg, bwd_add_table):
+    """One forward and one backward step of Seredin's DP, in one launch.
+
+    ``group`` consecutive threads reduce one state; the first
+    ``ceil(n_fwd / states_per_block)`` blocks hold forward states, the rest
+    backward ones, so every block runs one direction only.
+
+    Forward (turn at layer k): state ``s -> (q, r) = divmod(s, n_next)``,
+    ``fwd_out[r, q] = fwd_table[q, r] + max over p in [lo, hi] of fwd_in[q, p]``,
+    ``fwd_arg[q, r] = p*``.  Backward (turn at layer k'): state
+    ``s -> (q, p) = divmod(s, n_prev)``, ``bwd_out[p, q] = [bwd_table[p, q]] +
+    max over r in [rlo, rhi] of bwd_in[q, r]`` (the table only when
+    ``bwd_add_table``), ``bwd_arg[p, q] = r*``.  In both directions
+    neighbouring states share the row (q) that they reduce, so that
+    neighbouring blocks find it in L1.
+    """
+    sh_val = cuda.shared.array(MAX_REDUCE_THREADS, float32)
+    sh_idx = cuda.shared.array(MAX_REDUCE_THREADS, int32)
+    per_block = cuda.blockDim.x // group
+    slot = cuda.threadIdx.x // group
+    lane = cuda.threadIdx.x % group
+    fwd_blocks = (n_fwd + per_block - 1) // per_block
+    forward = cuda.blockIdx.x < fwd_blocks
+    if forward:
+        state = cuda.blockIdx.x * per_block + slot
+        n_states = n_fwd
+        width = fwd_out.shape[0]
+    else:
+        state = (cuda.blockIdx.x - fwd_blocks) * per_block + slot
+        n_states = n_bwd
+        width = bwd_out.shape[0]
+    row = state // width  # q in both directions
+    col = state - row * width  # r forward, p backward
+    best = float32(-math.inf)
+    best_idx = NO_INDEX
+    if state < n_states:
+        if forward:
+            best, best_idx = _row_max(fwd_in[row], lo[row, col], hi[row, col], lane, group)
+        else:
+            best, best_idx = _row_max(bwd_in[row], rlo[col, row], rhi[col, row], lane, group)
+    best, best_idx = group_max_argmax(best, best_idx, sh_val, sh_idx, group)
+    if lane != 0 or state >= n_states:
+        return
+    if forward:
+        fwd_out[col, row] = fwd_table[row, col] + best
+        fwd_arg[row, col] = best_idx
+    else:
+        base = bwd_table[col, row] if bwd_add_table else float32(0.0)
+        bwd_out[col, row] = base + best
+        bwd_arg[col, row] = best_idx
+
+
+@cuda.jit(device=True)
+def _first_at_most(row, n, value):
+    """First index i < n with ``row[i] <= value`` in a non-increasing row (n if none)."""
+    low = 0
+    high = n
+    while low < high:
+        mid = (low + high) // 2
+        if row[mid] <= value:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+@cuda.jit(cache=True)
+def reverse_ranges(lo, hi, rlo, rhi):
+    """Feasible next points of each link p -> q from the feasible previous points of q -> r.
+
+    ``lo[q, :]`` and ``hi[q, :]`` do not increase with r, so
+    ``{r : lo[q, r] <= p <= hi[q, r]}`` is the interval ``[rlo[p, q], rhi[p, q]]``:
+    ``rlo`` is the first r with ``lo[q, r] <= p``, ``rhi`` the last r with
+    ``hi[q, r] >= p`` (binary searches).  Shapes: lo, hi (d, n_next);
+    rlo, rhi (n_prev, d) int32.  Grid-stride over the (p, q) pairs.
+    """
+    n_prev, d = rlo.shape
+    n_next = lo.shape[1]
+    start = cuda.grid(1)
+    for flat in range(start, n_prev * d, cuda.gridsize(1)):
+        p = flat // d
+        q = flat - p * d
+        rlo[p, q] = _first_at_most(lo[q], n_next, p)
+        rhi[p, q] = _first_at_most(hi[q], n_next, p - 1) - 1
+
+
+@cuda.jit(cache=True)
+def link_angle_table(from_offsets, to_offsets, params, angles):
+    """:func:`core.polyline.turns.link_angles` on the device: ``angles[i, j] = atan2(to[j] - from[i], h)``.
+
+    Shapes: from (n_from,), to (n_to,) float64; ``params[0]`` the spacing h;
+    angles (n_from, n_to) float64.  Grid-stride over the entries.
+    """
+    spacing = params[0]
+    n_from, n_to = angles.shape
+    for flat in range(cuda.grid(1), n_from * n_to, cuda.gridsize(1)):
+        i = flat // n_to
+        j = flat - i * n_to
+        angles[i, j] = math.atan2(to_offsets[j] - from_offsets[i], spacing)
+
+
+@cuda.jit(cache=True)
+def turn_ranges(angles_in, angles_out, params, lo, hi):
+    """:func:`core.polyline.turns.feasible_ranges` on the device, from the two angle tables.
+
+    With ``D(p) = angles_out[q, r] - angles_in[p, q]`` (non-decreasing in p),
+    ``lo[q, r]`` is the first p with ``D(p) >= -limit`` (n_prev if none) and
+    ``hi[q, r]`` the last p with ``D(p) <= limit`` (-1 if none), found by
+    binary search.  Shapes: angles_in (n_prev, d), angles_out (d, n_next)
+    float64; ``params[1]`` the limit (rad); lo, hi (d, n_next) int32.
+    Grid-stride over (q, r).
+    """
+    limit_rad = params[1]
+    d, n_next = lo.shape
+    n_prev = angles_in.shape[0]
+    for flat in range(cuda.grid(1), d * n_next, cuda.gridsize(1)):
+        q = flat // n_next
+        r = flat - q * n_next
+        angle_out = angles_out[q, r]
+        low = 0
+        high = n_prev
+        while low < high:  # first p with D(p) >= -limit
+            mid = (low + high) // 2
+            if angle_out - angles_in[mid, q] >= -limit_rad:
+                high = mid
+            else:
+                low = mid + 1
+        lo[q, r] = low
+        low = 0
+        high = n_prev
+        while low < high:  # first p with D(p) > limit
+            mid = (low + high) // 2
+            if angle_out - angles_in[mid, q] > limit_rad:
+                high = mid
+            else:
+                low = mid + 1
+        hi[q, r] = low - 1
+
+
+@cuda.jit(cache=True)
+def merge_partial(fwd, bwd, with_bwd, part_val, part_idx):
+    """First pass of the max + argmax over the links a -> b of the merge layer.
+
+    The value of a link is ``fwd[b, a]`` (forward states, transposed) plus
+    ``bwd[a, b]`` when ``with_bwd`` (the best continuation after the link).
+    Each block writes its best value and flat index ``a * n_b + b``.
+    """
+    sh_val = cuda.shared.array(MAX_REDUCE_THREADS, float32)
+    sh_idx = cuda.shared.array(MAX_REDUCE_THREADS, int32)
+    n_b, n_a = fwd.shape
+    best = float32(-math.inf)
+    best_idx = NO_INDEX
+    for flat in range(cuda.grid(1), n_a * n_b, cuda.gridsize(1)):
+        b = flat // n_a
+        a = flat - b * n_a
+        value = fwd[b, a]
+        if with_bwd:
+            value += bwd[a, b]
+        index = a * n_b + b
+        if value > best or (value == best and index < best_idx):
+            best = value
+            best_idx = index
+    best, best_idx = group_max_argmax(best, best_idx, sh_val, sh_idx, cuda.blockDim.x)
+    if cuda.threadIdx.x == 0:
+        part_val[cuda.blockIdx.x] = best
+        part_idx[cuda.blockIdx.x] = best_idx
+
+
+@cuda.jit(cache=True)
+def finish(part_val, part_idx, n_b, merge_layer, fwd_arg, bwd_arg, first, links, last, out):
+    """Second pass of the merge maximum, then backtracking, in one block.
+
+    The optimum is the link a -> b from layer ``j - 1`` to layer ``j``
+    (``j = merge_layer``).  Layers below j - 1 follow the forward argmax
+    tables (``fwd_arg[k - 1, q, r]``: best p before q -> r, turn at layer k),
+    layers above j the backward ones (``bwd_arg[k - 1, p, q]``: best r after
+    p -> q).  ``out`` (float64, 2 m + 4): ``out[0]`` the DP optimum (-inf: no
+    feasible polyline), ``out[1 + k]`` the point of layer k (k = 0..m+1),
+    ``out[m + 3 + k]`` the table value ``T_k`` along the path (k = 0..m).
+    """
+    sh_val = cuda.shared.array(MAX_REDUCE_THREADS, float32)
+    sh_idx = cuda.shared.array(MAX_REDUCE_THREADS, int32)
+    best = float32(-math.inf)
+    best_idx = NO_INDEX
+    for i in range(cuda.threadIdx.x, part_val.shape[0], cuda.blockDim.x):
+        if part_val[i] > best or (part_val[i] == best and part_idx[i] < best_idx):
+            best = part_val[i]
+            best_idx = part_idx[i]
+    best, best_idx = group_max_argmax(best, best_idx, sh_val, sh_idx, cuda.blockDim.x)
+    if cuda.threadIdx.x != 0:
+        return
+    m = (out.shape[0] - 4) // 2
+    out[0] = best
+    if best == -math.inf:
+        return
+    a = best_idx // n_b
+    out[merge_layer] = a
+    out[merge_layer + 1] = best_idx - a * n_b
+    for k in range(merge_layer - 1, 0, -1):  # layer k - 1 from the link of layers k -> k + 1
+        out[k] = fwd_arg[k - 1, int64(out[k + 1]), int64(out[k + 2])]
+    for k in range(merge_layer, m + 1):  # layer k + 1 from the link of layers k - 1 -> k
+        out[k + 2] = bwd_arg[k - 1, int64(out[k]), int64(out[k + 1])]
+    out[m + 3] = first[int64(out[1]), int64(out[2])]
+    for k in range(1, m):
+        out[m + 3 + k] = links[k - 1, int64(out[k + 1]), int64(out[k + 2])]
+    out[2 * m + 3] = last[int64(out[m + 1]), int64(out[m + 2])]

@@ -1,0 +1,184 @@
+"""CUDA twin of core/extraction/scores.py: the link score tables, one thread per link.
+
+For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
+``n_e``, the gradient (on a grid of step ``step_px``, see core.extraction.gradient) is
+sampled bilinearly at ``s_k = P + (k + 0.5) / K (Q - P)``,
+``K = max(2, ceil(l))``, and the score is ``sum_k w(s_k) l / K`` (edge mode:
+``w = |g . n_e|``; ribbon mode: the two edges at ``s +- r n_e`` with a polarity,
+combined by their mean or their geometric mean).
+Geometry (sample positions) and sums are float64 as in the CPU module, the
+bilinear interpolation float32 (half the cost of float64 on the GPU; the
+tables are float32 anyway).
+The gradient window is stored as complex64, ``grad[i, j] = gx + i gy``, so that
+one bilinear corner is one 8-byte read.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda, float32
+
+from core.extraction.scores import COMBINES, MODES, POLARITIES
+
+#: Mode, polarity and combination codes: those of core.extraction.scores.option_codes.
+EDGE, RIBBON = (MODES.index(name) for name in ("edge", "ribbon"))
+ANY, BRIGHT, DARK = (POLARITIES.index(name) for name in ("any", "bright", "dark"))
+MEAN, GEOMETRIC = (COMBINES.index(name) for name in ("mean", "geometric"))
+
+
+_ZERO = float32(0.0)
+_ONE = float32(1.0)
+_HALF = float32(0.5)
+
+
+@cuda.jit(device=True)
+def _corner(grad, i, j, nx, ny):
+    """``g[i, j] . n`` (float32) for one bilinear corner; 0 outside the window."""
+    if i < 0 or j < 0 or i >= grad.shape[0] or j >= grad.shape[1]:
+        return _ZERO
+    g = grad[i, j]
+    return g.real * nx + g.imag * ny
+
+
+@cuda.jit(device=True)
+def _normal_gradient(grad, u, v, nx, ny):
+    """Bilinear ``g . n`` at grid coordinates ``(u, v) = ((x - col_off - 0.5), (y - row_off - 0.5)) / step_px``.
+
+    The position is float64 (as on the CPU), the fractional weights and the
+    interpolation float32; neighbours outside the window count 0.
+    """
+    fj = math.floor(u)
+    fi = math.floor(v)
+    fu = float32(u - fj)
+    fv = float32(v - fi)
+    i0 = int(fi)
+    j0 = int(fj)
+    if 0 <= i0 and i0 + 1 < grad.shape[0] and 0 <= j0 and j0 + 1 < grad.shape[1]:  # the common case
+        g = grad[i0, j0]
+        top_left = g.real * nx + g.imag * ny
+        g = grad[i0, j0 + 1]
+        top_right = g.real * nx + g.imag * ny
+        g = grad[i0 + 1, j0]
+        bottom_left = g.real * nx + g.imag * ny
+        g = grad[i0 + 1, j0 + 1]
+        bottom_right = g.real * nx + g.imag * ny
+    else:
+        top_left = _corner(grad, i0, j0, nx, ny)
+        top_right = _corner(grad, i0, j0 + 1, nx, ny)
+        bottom_left = _corner(grad, i0 + 1, j0, nx, ny)
+        bottom_right = _corner(grad, i0 + 1, j0 + 1, nx, ny)
+    top = (_ONE - fu) * top_left + fu * top_right
+    bottom = (_ONE - fu) * bottom_left + fu * bottom_right
+    return (_ONE - fv) * top + fv * bottom
+
+
+@cuda.jit(device=True)
+def _sample_weight(grad, u, v, du, dv, nx, ny, mode, polarity, combine):
+    """``w(s)`` of one sample at window coordinates (u, v); ``(du, dv) = r n_e`` (float64)."""
+    if mode == EDGE:
+        return abs(_normal_gradient(grad, u, v, nx, ny))
+    g_plus = _normal_gradient(grad, u + du, v + dv, nx, ny)
+    g_minus = _normal_gradient(grad, u - du, v - dv, nx, ny)
+    if polarity == ANY:
+        a, b = abs(g_plus), abs(g_minus)
+    elif polarity == BRIGHT:
+        a, b = max(_ZERO, -g_plus), max(_ZERO, g_minus)
+    else:
+        a, b = max(_ZERO, g_plus), max(_ZERO, -g_minus)
+    if combine == MEAN:
+        return _HALF * (a + b)
+    return math.sqrt(a * b)
+
+
+@cuda.jit(device=True)
+def _link_score(grad, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, polarity, combine):
+    """Score of the link ``(px, py) -> (qx, qy)``, summed in float64; ``inv_step = 1 / step_px``."""
+    dx = qx - px
+    dy = qy - py
+    length = math.sqrt(dx * dx + dy * dy)
+    if length == 0.0:
+        return 0.0
+    n_samples = max(2, int(math.ceil(length)))
+    nx = -dy / length
+    ny = dx / length
+    nx32 = float32(nx)
+    ny32 = float32(ny)
+    u0 = (px - col_off - 0.5) * inv_step
+    v0 = (py - row_off - 0.5) * inv_step
+    du = dx * inv_step
+    dv = dy * inv_step
+    inverse = 1.0 / n_samples  # one division per link, not per sample
+    total = 0.0
+    for k in range(n_samples):
+        t = (k + 0.5) * inverse
+        total += _sample_weight(
+            grad, u0 + t * du, v0 + t * dv, radius * nx * inv_step, radius * ny * inv_step, nx32, ny32,
+            mode, polarity, combine,
+        )
+    return total * length * inverse
+
+
+@cuda.jit(cache=True)
+def link_scores(
+    grad, col_off, row_off, inv_step, points, n0, n1, mode, radius, polarity, combine, first, first_t, links, last
+):
+    """Score every link of every stage; grid-stride over all of them.
+
+    Parameters
+    ----------
+    grad : (Hg, Wg) complex64
+        ``gx + i gy`` of the window; element ``[i, j]`` sits at
+        ``(col_off + 0.5 + j * step_px, row_off + 0.5 + i * step_px)``.
+    col_off, row_off : float
+    inv_step : float
+        ``1 / step_px`` of the gradient grid (1.0: pixel centres).
+    points : (m + 2, n_max, 2) float64
+        ``(x, y)`` of the points of layer k in ``points[k, :n_k]``.
+    n0, n1 : int
+        Points of the start and end layers.
+    mode, radius, polarity : int, float, int
+        :data:`EDGE` or :data:`RIBBON`, the ribbon half-width (px), :data:`ANY`,
+        :data:`BRIGHT` or :data:`DARK`.
+    combine : int
+        :data:`MEAN` or :data:`GEOMETRIC`: how a ribbon sample's two edges combine.
+    first : (n0, d) float32
+        Receives T0; ``first_t`` (d, n0) receives it transposed (the first
+        forward states of the DP).
+    links : (>= m - 1, d, d) float32
+        Receives T1..T(m-1) in ``links[:m - 1]``.
+    last : (d, n1) float32
+        Receives Tm.
+    """
+    m = points.shape[0] - 2
+    d = first.shape[1]
+    n_first = n0 * d
+    n_inner = (m - 1) * d * d
+    total = n_first + n_inner + d * n1
+    for flat in range(cuda.grid(1), total, cuda.gridsize(1)):
+        if flat < n_first:
+            stage = 0
+            i = flat // d
+            j = flat - i * d
+        elif flat < n_first + n_inner:
+            rest = flat - n_first
+            stage = 1 + rest // (d * d)
+            rest -= (stage - 1) * d * d
+            i = rest // d
+            j = rest - i * d
+        else:
+            rest = flat - n_first - n_inner
+            stage = m
+            i = rest // n1
+            j = rest - i * n1
+        score = _link_score(
+            grad, col_off, row_off, inv_step, points[stage, i, 0], points[stage, i, 1],
+            points[stage + 1, j, 0], points[stage + 1, j, 1], mode, radius, polarity, combine,
+        )
+        if stage == 0:
+            first[i, j] = score
+            first_t[j, i] = score
+        elif stage == m:
+            last[i, j] = score
+        else:
+            links[stage - 1, i, j] = score

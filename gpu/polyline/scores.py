@@ -1,0 +1,127 @@
+"""Link scores and turn ranges computed on the device (for :func:`gpu.polyline.solve.score_and_solve`).
+
+The tables are written straight into the workspace's problem buffers, where the
+DP reads them: nothing goes back to the host between scoring and DP.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from core.polyline.turns import turn_limit_rad
+from gpu import config
+from gpu.launching import LaunchList
+from gpu.polyline.dp import DeviceProblem, grid_blocks, range_slots, workspace_problem
+from gpu.polyline.kernels_dp import link_angle_table, turn_ranges
+from gpu.polyline.kernels_scores import link_scores
+
+__all__ = ["score_on_device", "turn_ranges_on_device", "synchronize"]
+
+
+def synchronize() -> None:
+    """Wait for the device (so that host clocks measure finished work)."""
+    cuda.synchronize()
+
+
+def _points(guides) -> np.ndarray:
+    """``(m + 2, n_max, 2)`` float64: the (x, y) of every layer's points, zero-padded."""
+    layers = guides.layer_points()
+    points = np.zeros((len(layers), max(layer.shape[0] for layer in layers), 2))
+    for k, layer in enumerate(layers):
+        points[k, : layer.shape[0]] = layer
+    return points
+
+
+def score_on_device(
+    grad, col_off, row_off, guides, mode: int, radius: float, polarity: int, step_px: float = 1.0,
+    combine: int = 0,
+) -> DeviceProblem:
+    """Score every link of the guides into the tables of the workspace's problem of that shape.
+
+    Parameters
+    ----------
+    grad : (Hg, Wg) complex64 device array
+        ``gx + i gy`` of the gradient window.
+    col_off, row_off : int
+        Position of the window in the raster (pixels).
+    guides : core.extraction.guides.Guides
+    mode, radius, polarity : int, float, int
+        Codes of :mod:`gpu.polyline.kernels_scores` and the ribbon half-width (px).
+    step_px : float
+        Grid step of the gradient window (``GradientWindow.step_px``).
+    combine : int
+        :data:`gpu.polyline.kernels_scores.MEAN` or ``GEOMETRIC`` (ribbon mode).
+
+    Returns
+    -------
+    DeviceProblem
+        With its tables being filled (asynchronously); its ranges are those
+        of the previous solve until :func:`turn_ranges_on_device`.
+    """
+    m, d = guides.n_guides, guides.offsets.shape[0]
+    n0, n1 = guides.start_offsets.shape[0], guides.end_offsets.shape[0]
+    problem = workspace_problem(m, d, n0, n1)
+    host_points = _points(guides)
+    points = problem.scratch("points", host_points.shape, np.float64)
+    points.copy_to_device(host_points)
+    total = n0 * d + (m - 1) * d * d + d * n1
+    link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
+        grad, float(col_off), float(row_off), 1.0 / float(step_px), points, n0, n1, mode, float(radius), polarity,
+        combine, problem.first, problem.first_t, problem.links, problem.last,
+    )
+    return problem
+
+
+def _ranges_plan(problem: DeviceProblem):
+    """The parameter array and launches of :func:`turn_ranges_on_device`, built once per problem.
+
+    ``params`` holds ``[spacing, limit, start offsets, guide offsets, end
+    offsets]`` (one copy per call), so that the launches themselves never
+    change and replay cheaply.
+    """
+    key = ("ranges", config.THREADS_PER_BLOCK)
+    if key in problem.plans:
+        return problem.plans[key]
+    n0, d = problem.n0, problem.d
+    params = problem.scratch("range_params", (2 + n0 + d + problem.n1,), np.float64)
+    start, inner, end = params[2 : 2 + n0], params[2 + n0 : 2 + n0 + d], params[2 + n0 + d :]
+    launches = []
+
+    def angles(name, source, target):
+        table = problem.scratch(name, (source.shape[0], target.shape[0]), np.float64)
+        launches.append((link_angle_table, (grid_blocks(table.size), config.THREADS_PER_BLOCK),
+                         (source, target, params, table)))
+        return table
+
+    inner_angles = angles("angles_inner", inner, inner)
+    start_angles = angles("angles_start", start, inner)
+    end_angles = angles("angles_end", inner, end)
+    tables = {0: (start_angles, end_angles if problem.m == 1 else inner_angles),
+              1: (inner_angles, inner_angles), 2: (inner_angles, end_angles)}
+    done = set()
+    for k, slot in enumerate(range_slots(problem.m), start=1):
+        if slot not in done:
+            done.add(slot)
+            lo, hi = problem.ranges[k - 1]
+            launches.append((turn_ranges, (grid_blocks(lo.size), config.THREADS_PER_BLOCK),
+                             (*tables[slot], params, lo, hi)))
+    plan = problem.plans[key] = (params, LaunchList(launches))
+    return plan
+
+
+def turn_ranges_on_device(problem: DeviceProblem, guides, max_turn_deg: float) -> None:
+    """Write the feasible index ranges of every inner layer into ``problem.ranges``.
+
+    The same rule as :func:`core.polyline.turns.feasible_ranges` over
+    :func:`core.polyline.turns.link_angles`: the angle tables are computed on the
+    device (float64 ``atan2``, which may differ from numpy's in the last bit:
+    that moves a decision only for a turn within ~1e-15 rad of
+    ``max_turn + TURN_SLACK_RAD``), then binary searches give the ranges.
+    The inner layers share one (d, d) table and one pair of ranges.
+    """
+    params, launches = _ranges_plan(problem)
+    header = [float(guides.spacing), turn_limit_rad(max_turn_deg)]
+    params.copy_to_device(np.concatenate((header, guides.start_offsets, guides.offsets, guides.end_offsets)))
+    launches.run()
+    problem.ranges_changed = True

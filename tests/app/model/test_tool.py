@@ -1,0 +1,366 @@
+"""The extraction tool's Qt-free model: clicks, chaining, undo/redo, cancel, preview."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.model.pieces import PieceOutcome, feature_vertices
+from app.model.tool import ExtractionTool
+
+
+class Recorder:
+    """Collects the tool's requests, as the window's worker would receive them."""
+
+    def __init__(self, tool: ExtractionTool):
+        self.pieces, self.previews, self.changes = [], [], 0
+        tool.piece_requested.connect(self.pieces.append)
+        tool.preview_requested.connect(self.previews.append)
+        tool.changed.connect(self._count)
+
+    def _count(self):
+        self.changes += 1
+
+
+def fake_outcome(start, end, n=3, score=1.0):
+    """A bent polyline from start to end, as an extraction would return."""
+    start, end = np.asarray(start, float), np.asarray(end, float)
+    t = np.linspace(0, 1, n)[:, None]
+    vertices = start + t * (end - start)
+    vertices[1:-1, 1] += 1.0
+    return PieceOutcome(vertices, score=score, backend="cpu", method="window")
+
+
+@pytest.fixture
+def tool():
+    return ExtractionTool(settings="S1")
+
+
+def test_two_clicks_request_one_piece_and_chain(tool):
+    rec = Recorder(tool)
+    tool.click((10, 10))
+    assert tool.current is not None and tool.current.pieces == ()
+    assert rec.pieces == []
+    tool.click((50, 10))
+    tool.click((90, 30))
+    assert [(p.click_start, p.click_end) for p in rec.pieces] == [((10, 10), (50, 10)), ((50, 10), (90, 30))]
+    assert all(p.settings == "S1" and p.kind == "extract" for p in rec.pieces)
+    assert all(tool.is_pending(p) for p in tool.current.pieces)
+
+
+def test_vertices_are_placeholders_until_outcomes_arrive(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.click((20, 0))
+    np.testing.assert_array_equal(tool.feature_vertices(tool.current), [[0, 0], [10, 0], [20, 0]])
+    tool.complete_piece(rec.pieces[1].id, fake_outcome((10, 0), (20, 0)))
+    tool.complete_piece(rec.pieces[0].id, fake_outcome((0, 0), (10, 0), score=2.5))
+    np.testing.assert_array_equal(tool.feature_vertices(tool.current),
+                                  [[0, 0], [5, 1], [10, 0], [15, 1], [20, 0]])
+    assert tool.feature_score(tool.current) == pytest.approx(3.5)
+
+
+def test_finish_names_and_stores_the_feature(tool):
+    tool.click((0, 0))
+    tool.click((10, 0))
+    feature = tool.finish()
+    assert feature.name == "Line 1" and tool.current is None
+    assert tool.features == (feature,)
+    tool.click((5, 5))
+    tool.click((6, 9))
+    assert tool.finish().name == "Line 2"
+
+
+def test_finish_without_pieces_drops_the_lone_click(tool):
+    tool.click((0, 0))
+    assert tool.finish() is None
+    assert tool.current is None and tool.features == ()
+
+
+def test_undo_redo_walk_the_history(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.click((20, 5))
+    tool.finish()
+    states = []
+    while tool.can_undo:
+        states.append((len(tool.features), tool.current and len(tool.current.pieces)))
+        tool.undo()
+    assert states == [(1, None), (0, 2), (0, 1), (0, 0)]
+    assert tool.current is None and tool.features == ()
+    assert not tool.undo()
+    while tool.redo():
+        pass
+    assert len(tool.features) == 1 and len(tool.features[0].pieces) == 2
+    assert len(rec.pieces) == 2  # redo reuses the requests already made
+
+
+def test_outcome_arriving_after_undo_is_kept_for_redo(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    piece = rec.pieces[0]
+    tool.undo()
+    tool.complete_piece(piece.id, fake_outcome((0, 0), (10, 0)))
+    tool.redo()
+    assert not tool.is_pending(tool.current.pieces[0])
+    assert len(rec.pieces) == 1
+
+
+def test_new_edit_clears_redo(tool):
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.undo()
+    assert tool.can_redo
+    tool.click((5, 5))
+    assert not tool.can_redo
+
+
+def test_backspace_drops_last_piece_then_the_start(tool):
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.click((20, 0))
+    tool.drop_last_piece()
+    assert [p.click_end for p in tool.current.pieces] == [(10, 0)]
+    tool.drop_last_piece()
+    assert tool.current.pieces == ()
+    tool.drop_last_piece()
+    assert tool.current is None
+    tool.drop_last_piece()  # nothing left: no error, no history entry
+    assert tool.current is None
+
+
+def test_escape_cancels_the_pending_piece_and_stops_the_preview(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.complete_piece(rec.pieces[0].id, fake_outcome((0, 0), (10, 0)))
+    tool.click((20, 0))  # still being computed
+    tool.move_cursor((30, 3))
+    tool.cancel()
+    assert [p.click_end for p in tool.current.pieces] == [(10, 0)]
+    assert tool.preview is None
+    n = len(rec.previews)
+    tool.move_cursor((31, 3))
+    assert len(rec.previews) == n  # paused until the next click
+    tool.click((40, 0))
+    assert len(tool.current.pieces) == 2 and tool.current.pieces[1].click_start == (10, 0)
+
+
+def test_escape_after_only_the_start_click_cancels_the_feature(tool):
+    tool.click((0, 0))
+    tool.cancel()
+    assert tool.current is None
+
+
+def test_escape_keeps_finished_pieces(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.complete_piece(rec.pieces[0].id, fake_outcome((0, 0), (10, 0)))
+    tool.cancel()
+    assert len(tool.current.pieces) == 1
+
+
+def test_straight_piece_needs_no_extraction(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 4), straight=True)
+    assert rec.pieces == []
+    piece = tool.current.pieces[0]
+    assert piece.kind == "straight" and not tool.is_pending(piece)
+    np.testing.assert_array_equal(tool.feature_vertices(tool.current), [[0, 0], [10, 4]])
+
+
+def test_preview_requests_follow_the_cursor_and_stale_results_are_dropped(tool):
+    rec = Recorder(tool)
+    tool.move_cursor((5, 5))
+    assert rec.previews == []  # nothing clicked yet
+    tool.click((0, 0))
+    tool.move_cursor((5, 5))
+    tool.move_cursor((6, 5))
+    tool.move_cursor((6, 5))  # same place: no new request
+    first, second = rec.previews
+    assert (first.start_xy, first.end_xy, second.end_xy) == ((0, 0), (5, 5), (6, 5))
+    assert second.seq > first.seq
+    assert tool.complete_preview(second.seq, fake_outcome((0, 0), (6, 5)))
+    assert not tool.complete_preview(first.seq, fake_outcome((0, 0), (5, 5)))  # older than shown
+    np.testing.assert_array_equal(tool.preview.vertices_px[-1], (6, 5))
+
+
+def test_older_preview_is_shown_while_the_latest_is_computed(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.move_cursor((5, 5))
+    tool.move_cursor((6, 5))
+    assert tool.complete_preview(rec.previews[0].seq, fake_outcome((0, 0), (5, 5)))
+    assert tool.complete_preview(rec.previews[1].seq, fake_outcome((0, 0), (6, 5)))
+
+
+def test_preview_from_a_previous_anchor_is_never_shown(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.move_cursor((5, 5))
+    stale = rec.previews[-1]
+    tool.click((5, 5))
+    assert not tool.complete_preview(stale.seq, fake_outcome((0, 0), (5, 5)))
+    tool.move_cursor((9, 9))
+    assert rec.previews[-1].start_xy == (5, 5)
+
+
+def test_shift_preview_is_straight_and_immediate(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.move_cursor((8, 3), straight=True)
+    assert rec.previews == []
+    np.testing.assert_array_equal(tool.preview.vertices_px, [[0, 0], [8, 3]])
+
+
+def test_settings_change_reruns_the_current_piece_and_the_preview(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.move_cursor((20, 2))
+    old_piece, n_previews = tool.current.pieces[-1], len(rec.previews)
+    tool.set_settings("S2")
+    new_piece = tool.current.pieces[-1]
+    assert new_piece.id != old_piece.id and new_piece.settings == "S2"
+    assert (new_piece.click_start, new_piece.click_end) == (old_piece.click_start, old_piece.click_end)
+    assert rec.pieces[-1] is new_piece
+    assert len(rec.previews) == n_previews + 1 and rec.previews[-1].settings == "S2"
+    restored = []
+    tool.settings_restored.connect(restored.append)
+    tool.undo()  # the re-run was an edit: undo brings back the piece and the settings it ran with
+    assert tool.current.pieces[-1].id == old_piece.id and tool.settings == "S1" and restored == ["S1"]
+    tool.redo()
+    assert tool.current.pieces[-1].id == new_piece.id and tool.settings == "S2" and restored == ["S1", "S2"]
+    tool.undo()
+    tool.set_settings("S2")  # choosing the undone settings again re-runs the piece again
+    assert tool.current.pieces[-1].settings == "S2" and tool.current.pieces[-1].id != old_piece.id
+
+
+def test_settings_changed_with_nothing_to_rerun_are_not_undone(tool):
+    restored = []
+    tool.settings_restored.connect(restored.append)
+    tool.click((0, 0))
+    tool.set_settings("S2")  # only a start click: nothing re-runs, no step in the history
+    tool.click((10, 0))
+    assert tool.current.pieces[-1].settings == "S2"
+    tool.undo()
+    assert tool.settings == "S2" and restored == [] and tool.current.pieces == ()
+    tool.redo()
+    tool.finish()
+    tool.set_settings("S3")  # after the finish: nothing to re-run
+    tool.undo()  # undoes the finish, not the settings
+    assert tool.current is not None and tool.settings == "S3" and restored == []
+
+
+def test_failed_piece_is_a_marked_straight_segment(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.fail_piece(rec.pieces[0].id, "no feasible polyline")
+    outcome = tool.outcomes[rec.pieces[0].id]
+    assert outcome.status == "failed" and "feasible" in outcome.error
+    np.testing.assert_array_equal(outcome.vertices_px, [[0, 0], [10, 0]])
+
+
+def test_snapped_end_becomes_the_next_start(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    snapped = PieceOutcome(np.array([[0, 1.0], [5, 1.5], [10, 2.0]]), score=1.0)
+    tool.complete_piece(rec.pieces[0].id, snapped)
+    assert tool.anchor_start() == (10.0, 2.0)
+    tool.move_cursor((20, 0))
+    assert rec.previews[-1].start_xy == (10.0, 2.0)
+
+
+def test_rename_delete_select_and_reopen(tool):
+    tool.click((0, 0))
+    tool.click((10, 0))
+    feature = tool.finish()
+    tool.select(feature.id)
+    tool.rename(feature.id, "  Main street ")
+    assert tool.features[0].name == "Main street"
+    with pytest.raises(ValueError, match="name"):
+        tool.rename(feature.id, "  ")
+    tool.reopen(feature.id)
+    assert tool.features == () and tool.current.id == feature.id
+    tool.click((20, 5))
+    assert len(tool.current.pieces) == 2
+    tool.finish()
+    tool.delete(feature.id)
+    assert tool.features == () and tool.selected_id is None
+    tool.undo()
+    assert tool.features[0].name == "Main street"
+    with pytest.raises(KeyError):
+        tool.delete(12345)
+
+
+def test_add_features_imports_editable_lines(tool):
+    vertices = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 4.0]])
+    added = tool.add_features([("road", vertices, {"score": 7.5}), ("", vertices[:2], {}), ("", vertices, {})])
+    assert [f.name for f in added] == ["road", "Line 1", "Line 2"]
+    np.testing.assert_array_equal(tool.feature_vertices(tool.features[0]), vertices)
+    assert tool.feature_score(tool.features[0]) == 7.5
+    assert tool.feature_score(tool.features[1]) is None
+    tool.reopen(added[0].id)
+    tool.drop_last_piece()
+    np.testing.assert_array_equal(feature_vertices(tool.current, tool.outcomes), [[1.0, 2.0]])
+    with pytest.raises(ValueError, match="vertices_px"):
+        tool.add_features([("bad", np.zeros((1, 2)), {})])
+
+
+def test_dirty_flag(tool):
+    assert not tool.dirty
+    tool.click((0, 0))
+    assert tool.dirty
+    tool.mark_saved()
+    assert not tool.dirty
+    tool.undo()
+    assert tool.dirty
+
+
+def test_clicks_must_be_finite(tool):
+    with pytest.raises(ValueError, match="point"):
+        tool.click((np.nan, 0))
+
+
+def test_pending_pieces_that_leave_the_drawing_are_abandoned_and_asked_again_if_they_return(tool):
+    rec = Recorder(tool)
+    abandoned, previews_abandoned = [], []
+    tool.pieces_abandoned.connect(abandoned.append)
+    tool.preview_abandoned.connect(lambda: previews_abandoned.append(True))
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.click((20, 0))
+    first, second = rec.pieces
+    tool.complete_piece(first.id, fake_outcome((0, 0), (10, 0)))
+    tool.cancel()  # Esc while the second piece is computed
+    assert abandoned == [[second.id]] and previews_abandoned
+    tool.request_dropped(second.id)  # its extraction stopped without a result
+    assert len(rec.pieces) == 2  # not in the drawing: not asked again
+    tool.undo()  # Esc's step is undone: the piece is back and needs its extraction
+    assert [p.id for p in rec.pieces] == [first.id, second.id, second.id]
+    tool.drop_last_piece()  # Backspace on the pending piece; the runner has not answered yet
+    tool.undo()
+    assert abandoned == [[second.id], [second.id]] and len(rec.pieces) == 3
+    tool.request_dropped(second.id)  # the answer to the Backspace arrives after the undo
+    assert len(rec.pieces) == 4 and tool.is_pending(tool.current.pieces[-1])
+    tool.complete_piece(second.id, fake_outcome((10, 0), (20, 0)))
+    tool.drop_last_piece()  # a piece with its outcome is never abandoned
+    assert len(abandoned) == 2
+
+def test_the_preview_is_abandoned_when_the_cursor_leaves_or_the_anchor_moves(tool):
+    rec = Recorder(tool)
+    abandoned = []
+    tool.preview_abandoned.connect(lambda: abandoned.append(len(rec.previews)))
+    tool.click((0, 0))
+    tool.move_cursor((10, 5))
+    tool.leave()
+    tool.move_cursor((10, 6))
+    tool.click((10, 6))  # the anchor moves: the old preview is stale, then a new one is asked for
+    assert abandoned[-2:] == [1, 2] and len(rec.previews) == 2

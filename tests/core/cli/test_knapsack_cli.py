@@ -1,0 +1,159 @@
+"""``linesnap knapsack``: solve, batch, generate; one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.cli import main as linesnap
+from core.cli.knapsack import main
+from core.knapsack.io import KnapsackInstance, read_instances, write_json
+from core.knapsack.problems import KP1, KP2, MCKP
+from tests.shared_data import shared_file
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def kp1_file(tmp_path):
+    path = tmp_path / "kp1.json"
+    write_json(path, KnapsackInstance("toy", KP1([60, 100, 120], [10, 20, 30], 50), 220))
+    return path
+
+
+def test_solve_prints_optimum_items_time_backend(capsys, kp1_file):
+    code, out, err = _run(capsys, "solve", str(kp1_file), "--backend", "cpu")
+    assert code == 0 and err == ""
+    first, second = out.splitlines()
+    assert first.startswith("toy: optimum 220 (known optimum 220); ") and first.endswith(" ms on cpu (dp)")
+    assert second == "  2 items chosen: 1 2"
+
+
+def test_solve_json(capsys, kp1_file):
+    code, out, _ = _run(capsys, "solve", str(kp1_file), "--backend", "cpu", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["count"] == 1
+    (row,) = data["instances"]
+    assert (row["value"], row["selected"], row["backend"], row["problem"]) == (220, [1, 2], "cpu", "kp1")
+    assert row["file"] == str(kp1_file) and row["time_ms"] >= 0
+
+
+def test_solve_as_subset_sum(capsys, kp1_file):
+    code, out, _ = _run(capsys, "solve", str(kp1_file), "--problem", "subset-sum", "--backend", "cpu", "--json")
+    assert code == 0
+    assert json.loads(out)["instances"][0]["value"] == 50  # weights 20 + 30
+
+
+def test_solve_real_pisinger_file(capsys):
+    path = shared_file("knapsack/pisinger/large_scale/knapPI_2_200_1000_1")
+    code, out, _ = _run(capsys, "solve", str(path), "--backend", "cpu")
+    assert code == 0
+    assert out.startswith("knapPI_2_200_1000_1: optimum 1634 (known optimum 1634)")
+
+
+def test_batch_of_msb_files(capsys):
+    files = sorted(shared_file("knapsack/msb630").glob("*.ins2D"))[:5]
+    code, out, _ = _run(capsys, "batch", *map(str, files), "--backend", "cpu", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["count"] == 5
+    assert {row["problem"] for row in data["instances"]} == {"kp2"}
+    assert data["instances"][0]["value"] == 330651  # OPP_2D_20_1s_10I_0W (checked against OR-Tools)
+
+
+def test_batch_text(capsys, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    write_json(a, KP2([5, 4, 3], [2, 3, 1], [3, 1, 2], 4, 4))
+    write_json(b, [KP1([3], [1], 1), KP1([3, 4], [1, 1], 1)])
+    code, out, _ = _run(capsys, "batch", str(a), str(b), "--backend", "cpu")
+    assert code == 0
+    assert out.splitlines()[-1].startswith("3 instances solved in ")
+    assert "a: optimum 7;" in out and "b-1: optimum 4;" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["generate", "pisinger", "--type", "weakly", "-n", "30", "--seed", "3"],
+        ["generate", "curtis", "--type", "p", "-n", "12"],
+        ["generate", "suri", "--set", "2", "--items-per-class", "12"],
+    ],
+)
+def test_generate_writes_json_that_solves(capsys, tmp_path, argv):
+    out_path = tmp_path / "gen.json"
+    code, out, _ = _run(capsys, *argv, "-o", str(out_path))
+    assert code == 0 and out.startswith("wrote ")
+    (instance,) = read_instances(out_path)
+    assert instance.name.startswith(argv[1])
+    code, out, _ = _run(capsys, "solve", str(out_path), "--backend", "cpu")
+    assert code == 0 and "optimum" in out
+
+
+@pytest.mark.parametrize(
+    "argv, code, message",
+    [
+        (["solve", "/no/such/file.json"], 1, "/no/such/file.json: no such file"),
+        (["solve"], 2, "the following arguments are required: file"),
+        (["solve", "x.json", "--backend", "tpu"], 2, "invalid choice: 'tpu'"),
+        (["frobnicate"], 2, "invalid choice"),
+        (["generate", "suri", "--set", "9", "-o", "x.json"], 2, "invalid choice: 9"),
+        (["generate", "pisinger", "-n", "0", "-o", "x.json"], 1, "n must be an integer >= 1"),
+        (["solve", "x.json", "--memory-budget", "0"], 2, "argument --memory-budget: expected a positive number of bytes"),
+        (["batch", "x.json", "--memory-budget", "-5"], 2, "argument --memory-budget: expected a positive number of bytes"),
+    ],
+)
+def test_errors_are_one_line(capsys, argv, code, message):
+    got, out, err = _run(capsys, *argv)
+    assert got == code and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("linesnap knapsack: error: ")
+    assert message in err
+
+
+def test_wrong_problem_for_file(capsys, tmp_path):
+    path = tmp_path / "k.json"
+    write_json(path, KP2([1], [1], [1], 1, 1))
+    code, _, err = _run(capsys, "solve", str(path), "--problem", "kp1")
+    assert code == 1 and "holds kp2 instances; --problem kp1 does not apply" in err
+
+
+def test_memory_budget_refusal_is_one_line(capsys, tmp_path):
+    path = tmp_path / "big.json"
+    write_json(path, KP1(list(range(1, 401)), list(range(1, 401)), 40_000))
+    code, _, err = _run(capsys, "solve", str(path), "--backend", "cpu", "--memory-budget", "1000")
+    assert code == 1 and "memory budget is 1,000 bytes" in err and len(err.splitlines()) == 1
+    assert "raise --memory-budget" in err  # the flag, not the API's keyword
+    # capacities near int64's range (weights without a common factor): a one-line budget refusal
+    huge = tmp_path / "huge.json"
+    write_json(huge, MCKP([([5, 1, 3], [0, 2**59 + 1, 2**60 + 3]), ([1, 7, 4], [0, 2**59, 2**60 + 7]),
+                           ([2, 9, 6], [0, 3**37, 2**60 + 11])], 2**61 + 5))
+    code, _, err = _run(capsys, "solve", str(huge), "--backend", "cpu")
+    assert code == 1 and "memory budget" in err and len(err.splitlines()) == 1
+
+
+def test_allocation_failures_are_one_line(capsys, monkeypatch, tmp_path):
+    import core.knapsack.generators as generators
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 7.28 TiB")
+
+    monkeypatch.setattr(generators, "pisinger", no_memory)
+    code, _, err = _run(capsys, "generate", "pisinger", "-n", "1000000000000", "-o", str(tmp_path / "x.json"))
+    assert code == 1 and err == "linesnap knapsack: error: not enough memory: Unable to allocate 7.28 TiB\n"
+
+
+def test_help_and_dispatch_through_linesnap(capsys, kp1_file):
+    assert main(["-h"]) == 0
+    assert "solve" in capsys.readouterr().out
+    assert linesnap(["knapsack", "solve", str(kp1_file), "--backend", "cpu"]) == 0
+    assert "optimum 220" in capsys.readouterr().out
+
+
+def test_generate_onto_a_folder_is_a_one_line_error_naming_it(capsys, tmp_path):
+    code, out, err = _run(capsys, "generate", "pisinger", "-n", "5", "-o", str(tmp_path))
+    assert code == 1 and out == ""
+    assert err.startswith("linesnap knapsack: error: ") and str(tmp_path) in err and ".tmp" not in err
+    assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
