@@ -127,7 +127,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.benchmarks.report import machine_description, markdown_table, write_section
-from tests.core.test_accuracy_synthetic import distance_to_polyline, middle_samples
+from tests.core.extraction.test_accuracy_synthetic import distance_to_polyline, middle_samples
 from tests.shared_data import PROJECT_ROOT, SHARED_DATA
 
 SEED = 20261125
@@ -292,7 +292,7 @@ def _sample_lines(tile: Tile) -> list[TrueLine]:
 @functools.cache
 def true_lines(tile_name: str) -> tuple[TrueLine, ...]:
     """The true centre lines of a tile in pixel coordinates."""
-    from core.raster import open_raster
+    from core.io.raster import open_raster
 
     tile = TILES[tile_name]
     if tile.kind == "sample":
@@ -303,7 +303,7 @@ def true_lines(tile_name: str) -> tuple[TrueLine, ...]:
 
 @functools.cache
 def _raster_size(path: Path) -> tuple[int, int]:
-    from core.raster import open_raster
+    from core.io.raster import open_raster
 
     with open_raster(path) as raster:
         return raster.width, raster.height
@@ -480,7 +480,7 @@ def evaluate(method, tiles=None, *, cases=None, progress=False) -> list[Record]:
 
     Returns one Record per case, in order; the raster of each tile is opened once.
     """
-    from core.raster import open_raster
+    from core.io.raster import open_raster
 
     if isinstance(tiles, str):
         tiles = (tiles,)
@@ -729,7 +729,7 @@ def draw_case(record: Record, path, settings=None, others=(), margin_px=45, rast
     import matplotlib.pyplot as plt
 
     from core.extraction_settings import ExtractionSettings
-    from core.raster import open_raster
+    from core.io.raster import open_raster
 
     case = record.case
     settings = settings or ExtractionSettings()
