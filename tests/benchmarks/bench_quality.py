@@ -363,7 +363,7 @@ class LineSnapMethod:
     """``core.extract`` with given settings, as a method; keeps the last ExtractionResult."""
 
     def __init__(self, settings=None, name: str | None = None, **overrides):
-        from core.extraction_settings import ExtractionSettings
+        from core.extraction import ExtractionSettings
 
         base = settings if settings is not None else ExtractionSettings()
         self.settings = base.replace(**overrides) if overrides else base
@@ -580,7 +580,7 @@ def write_csv(records, path) -> Path:
 
 def as_method(candidate):
     """A method from a method, an ExtractionSettings or a dict of overrides of the defaults."""
-    from core.extraction_settings import ExtractionSettings
+    from core.extraction import ExtractionSettings
 
     if isinstance(candidate, ExtractionSettings):
         return linesnap(candidate)
@@ -728,7 +728,7 @@ def draw_case(record: Record, path, settings=None, others=(), margin_px=45, rast
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from core.extraction_settings import ExtractionSettings
+    from core.extraction import ExtractionSettings
     from core.io.raster import open_raster
 
     case = record.case
@@ -827,7 +827,7 @@ def main(argv=None) -> int:
         print("no tile available", file=sys.stderr)
         return 1
     from core.engine import resolve_backend
-    from core.extraction_settings import ExtractionSettings
+    from core.extraction import ExtractionSettings
 
     load_before = os.getloadavg()[0]
     t_start = time.perf_counter()
