@@ -33,7 +33,7 @@ from app.model.tool import ExtractionTool
 from app.session import SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
 from app.status import StatusBar, describe_position
 
-__all__ = ["MainWindow", "default_config_dir", "run_extraction"]
+__all__ = ["MainWindow", "default_config_dir"]
 
 MAX_RECENT = 8
 #: A piece or preview running longer than this (s) is shown in the status bar, with its time.
@@ -55,13 +55,6 @@ def default_config_dir() -> Path:
     return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)) / "linesnap"
 
 
-def run_extraction(document, start_xy, end_xy, settings, cancel=None):
-    """The runner's job: ``core.extract`` on the document's handle for ``settings.band``."""
-    from core.extraction import extract
-
-    return document.extract(extract, start_xy, end_xy, settings, cancel)
-
-
 class MainWindow(QMainWindow):
     """The application window.
 
@@ -71,8 +64,9 @@ class MainWindow(QMainWindow):
         Folder of the settings file and the autosaved session
         (default :func:`default_config_dir`).
     extract_fn : callable, optional
-        ``extract_fn(document, start_xy, end_xy, settings, cancel=token)``; default
-        :func:`run_extraction`.
+        ``extract_fn(document, start_xy, end_xy, settings, cancel=token)``, run
+        on the extraction worker; default :meth:`ImageDocument.extract`.  The
+        one place where the extraction is chosen (tests pass slow or failing ones).
     """
 
     def __init__(self, config_dir=None, extract_fn=None):
@@ -94,7 +88,7 @@ class MainWindow(QMainWindow):
         self.settings_panel = SettingsPanel(self.qsettings)
         self.display_panel = DisplayPanel()
         self.tool = ExtractionTool(self.settings_panel.settings)
-        self.runner = ExtractionRunner(extract_fn or run_extraction, self)
+        self.runner = ExtractionRunner(extract_fn or ImageDocument.extract, self)
         self.controller = ToolController(self.tool, self.runner, self.viewer, self)
         self.features_panel = FeaturesPanel(self.tool)
         self.feature_io = FeatureIO(self)
