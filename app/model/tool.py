@@ -30,7 +30,6 @@ import numpy as np
 from app.model import editing
 from app.model.events import EventDescriptor
 from app.model.history import History
-from app.model.preview import LivePreview
 from app.model.pieces import (
     Feature,
     PieceOutcome,
@@ -44,6 +43,7 @@ from app.model.pieces import (
     start_is_final,
     straight_outcome,
 )
+from app.model.preview import LivePreview
 
 __all__ = ["ExtractionTool"]
 
@@ -155,7 +155,8 @@ class ExtractionTool:
             self.selected_id = None
             self.selection_changed.emit()
         self.changed.emit()
-        abandoned = self._requested.keys() - {piece.id for feature in self._drawn_features() for piece in feature.pieces}
+        drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
+        abandoned = self._requested.keys() - drawn
         if abandoned:
             self.pieces_abandoned.emit(sorted(abandoned))
         self._request_ready()
