@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import sys
 
+import PySide6
+from PySide6.QtCore import QObject, Signal
+
 __all__ = ["QtBindingError", "check_qt_binding", "singleton_refcount_leaks"]
 
 _PROBE_CALLS = 16
@@ -27,7 +30,6 @@ def singleton_refcount_leaks() -> tuple[bool, bool]:
     """(void calls leak None, emits leak True), measured on a throw-away QObject."""
     if sys.version_info >= (3, 12):
         return False, False  # immortal singletons: a lost reference cannot free them
-    from PySide6.QtCore import QObject, Signal
 
     class _Probe(QObject):
         ping = Signal()
@@ -47,8 +49,6 @@ def singleton_refcount_leaks() -> tuple[bool, bool]:
 def check_qt_binding() -> None:
     """Raise :class:`QtBindingError` when the installed PySide6 has the leak."""
     if any(singleton_refcount_leaks()):
-        import PySide6
-
         raise QtBindingError(
             f"PySide6 {PySide6.__version__} loses references to None/True on Python "
             f"{sys.version_info.major}.{sys.version_info.minor} and would crash LineSnap; "
