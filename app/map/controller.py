@@ -33,6 +33,15 @@ def outcome_from_result(result) -> PieceOutcome:
 class ToolController(QObject):
     """Connects a tool model, an extraction runner and a viewer.
 
+    Parameters
+    ----------
+    tool : app.model.tool.ExtractionTool
+    runner : app.map.runner.ExtractionRunner
+        Gets the tool's complete requests (``piece_requested(piece, start_xy)``
+        becomes ``submit_piece``); its results go back to the tool.
+    viewer : app.map.viewer.RasterViewer
+    parent : QObject, optional
+
     Signals
     -------
     extraction_finished(result)

@@ -15,15 +15,10 @@ A piece whose request equals a preview that was just computed or is being
 computed (the click landed where the cursor rested) takes that result instead
 of running again.
 
-Each job carries a :class:`core.cancel.CancelToken`, so an extraction that
-nobody wants any more stops within milliseconds instead of holding the worker
-for seconds (thousands of points, dozens of nodes, ``mitm``).  The running job
-is cancelled when a new image replaces the old one or the window closes; when
-the pieces it computes were dropped (Esc, Backspace, Undo); when it is the
-warm-up and real work arrives; and when it is a preview that a newer preview
-or a piece waits behind, once it has run :data:`PREVIEW_PATIENCE_S`.  A quick
-preview is never cancelled, so the preview still follows a moving cursor with
-results on the way.
+Each job carries a :class:`core.cancel.CancelToken`.  The running job is
+cancelled when its image goes, when the pieces it computes were dropped, when
+it is the warm-up and real work arrives, and when it is a preview that newer
+work has waited behind for :data:`PREVIEW_PATIENCE_S` (docs/notes/gui.md).
 """
 
 from __future__ import annotations
@@ -164,7 +159,7 @@ class ExtractionRunner(QObject):
         return self._running.kind, time.monotonic() - self._started_at
 
     def set_image(self, image) -> None:
-        """Extract from ``image`` (a ``core.io.raster.Raster`` or an array) from now on.
+        """Extract from ``image`` (``extract_fn``'s first argument; the window's ImageDocument) from now on.
 
         Waiting work is dropped, and a running extraction is cancelled (its
         result would be ignored).
@@ -177,7 +172,16 @@ class ExtractionRunner(QObject):
         self._cancel_running()
 
     def submit_piece(self, piece_id: int, start_xy, end_xy, settings) -> None:
-        """Queue the extraction of a piece; it runs after the pieces submitted before it."""
+        """Queue the extraction of a piece; it runs after the pieces submitted before it.
+
+        Parameters
+        ----------
+        piece_id : int
+            Reported back with ``piece_done``, ``piece_failed`` or ``piece_dropped``.
+        start_xy, end_xy : tuple of float
+            The piece's final endpoints (x, y) px.
+        settings : core.extraction.ExtractionSettings
+        """
         self._pieces.append(ExtractionJob("piece", piece_id, tuple(start_xy), tuple(end_xy), settings,
                                           self._generation, [piece_id]))
         self._pump()
