@@ -1,4 +1,8 @@
-"""The ``linesnap`` command: ``extract`` and ``knapsack`` run headless; anything else opens the window."""
+"""The ``linesnap`` command: ``extract`` and ``knapsack`` run headless; anything else opens the window.
+
+Each branch imports what it runs, so that the headless commands never load Qt
+and neither loads the other's solvers.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         from core.cli.knapsack import main as knapsack_main
 
         return knapsack_main(argv[1:])
-    from app.main import run_gui  # Qt is imported only for the window
+    from app.main import run_gui
 
     return run_gui(argv)
 

@@ -5,6 +5,9 @@ under "Show Details...", the traceback.  Nothing below the GUI shows dialogs,
 and no error kills the application.  Tests replace :func:`show_error` (a
 module-level function looked up at call time) to record dialogs instead of
 opening them.
+
+Qt is imported inside :func:`show_error` only: the knapsack worker process
+(:mod:`app.knapsack.jobs`, Qt-free) makes its :class:`ErrorReport` here too.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from PySide6.QtCore import QCoreApplication
 
 from app import dialogs
 from app.errors import reports_errors
+from core.io.geojson import GeoJSONError, LineFeature, read_geojson, write_geojson
 
 __all__ = ["FeatureIO", "feature_properties"]
 
@@ -79,8 +80,6 @@ class FeatureIO:
 
     def line_features(self) -> list:
         """The finished features as ``core.io.geojson.LineFeature`` (the feature in progress is finished first)."""
-        from core.io.geojson import LineFeature
-
         self.tool.finish()
         self.wait_for_pieces()
         features = []
@@ -92,8 +91,6 @@ class FeatureIO:
 
     def export_geojson(self, path) -> int:
         """Write every feature to ``path`` (RFC 7946, atomically); returns how many."""
-        from core.io.geojson import write_geojson
-
         features = self.line_features()
         raster = self.window.document.raster if self.window.document is not None else None
         write_geojson(path, features, raster)
@@ -110,8 +107,6 @@ class FeatureIO:
         its georeference).  Nothing is added when no line touches the image;
         lines beside it are added and counted in the status message.
         """
-        from core.io.geojson import GeoJSONError, read_geojson
-
         document = self.window.document
         if document is None:
             raise GeoJSONError("open the image the lines belong to before importing them")

@@ -17,6 +17,9 @@ import time
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
+from app.errors import report_exception
+from app.main_window import MainWindow
+from app.model.document import sample_demo
 from app.qt_compat import QtBindingError, check_qt_binding
 
 __all__ = ["run_gui", "parse_args", "ScreenshotDriver", "demo_clicks", "install_excepthook"]
@@ -36,8 +39,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def demo_clicks(document, sample: bool) -> tuple[tuple, tuple, dict]:
     """(start, end, settings overrides) for the screenshot's extraction."""
-    from app.model.document import sample_demo
-
     demo = sample_demo() if sample else None
     if demo:
         return tuple(demo["start"]), tuple(demo["end"]), dict(demo.get("settings", {}))
@@ -128,7 +129,6 @@ def install_excepthook(window) -> None:
     (PySide6 hands exceptions raised in Python code called from Qt to
     ``sys.excepthook``; the application goes on either way.)
     """
-    from app.errors import report_exception
 
     def hook(kind, value, traceback):
         if issubclass(kind, KeyboardInterrupt):
@@ -151,8 +151,6 @@ def run_gui(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(["linesnap"])
     app.setApplicationName("LineSnap")
     app.setOrganizationName("LineSnap")
-    from app.main_window import MainWindow
-
     if args.screenshot:
         config = tempfile.TemporaryDirectory(prefix="linesnap-screenshot-")
         window = MainWindow(config_dir=config.name)

@@ -1,20 +1,17 @@
-"""LineSnap's main window: viewer tab, settings and features docks, menus, status bar.
+"""LineSnap's main window: map and knapsack tabs, settings and features docks, status bar.
 
 The window owns the long-lived pieces (tool model, extraction runner, tile
 loader, open image) and connects them; what happens on a click lives in
-:mod:`app.map.controller`, the model in :mod:`app.model.tool`.  Further panels (the
-knapsack panel) go into ``self.tabs`` through :meth:`MainWindow.add_tab`.
+:mod:`app.map.controller`, the model in :mod:`app.model.tool`, the menus in
+:mod:`app.menus`.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 from app import dialogs
@@ -23,19 +20,21 @@ from app.docks.features import FeaturesPanel
 from app.docks.settings import SettingsPanel
 from app.errors import report_exception, reports_errors
 from app.io_actions import FeatureIO
+from app.knapsack.panel import KnapsackPanel
 from app.map.controller import ToolController
 from app.map.runner import ExtractionRunner
 from app.map.tile_loader import TileLoader
-from app.map.viewer import KEY_ZOOM, RasterViewer
-from app.model.document import ImageDocument
+from app.map.viewer import RasterViewer
+from app.menus import RecentFiles, build_menus
+from app.model.document import ImageDocument, sample_scene_path
 from app.model.tiles import compute_stretch
 from app.model.tool import ExtractionTool
 from app.session import SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
 from app.status import StatusBar, describe_position
+from core.extraction import ExtractionSettings
 
-__all__ = ["MainWindow", "default_config_dir", "run_extraction"]
+__all__ = ["MainWindow", "default_config_dir"]
 
-MAX_RECENT = 8
 #: A piece or preview running longer than this (s) is shown in the status bar, with its time.
 SHOW_BUSY_AFTER_S = 0.5
 BUSY_POLL_MS = 250
@@ -43,8 +42,6 @@ BUSY_POLL_MS = 250
 PREPARING_TEXT = "preparing the solver (the first time after an install takes a few seconds)..."
 #: Edits are written to the autosave file this long after the last one (the write fsyncs).
 AUTOSAVE_DELAY_MS = 150
-#: Optional panels added as tabs when their module exists: (module, class, tab title).
-OPTIONAL_TABS = (("app.knapsack.panel", "KnapsackPanel", "Knapsack"),)
 
 
 def default_config_dir() -> Path:
@@ -53,13 +50,6 @@ def default_config_dir() -> Path:
     if override:
         return Path(override)
     return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)) / "linesnap"
-
-
-def run_extraction(document, start_xy, end_xy, settings, cancel=None):
-    """The runner's job: ``core.extract`` on the document's handle for ``settings.band``."""
-    from core.extraction import extract
-
-    return document.extract(extract, start_xy, end_xy, settings, cancel)
 
 
 class MainWindow(QMainWindow):
@@ -71,8 +61,9 @@ class MainWindow(QMainWindow):
         Folder of the settings file and the autosaved session
         (default :func:`default_config_dir`).
     extract_fn : callable, optional
-        ``extract_fn(document, start_xy, end_xy, settings, cancel=token)``; default
-        :func:`run_extraction`.
+        ``extract_fn(document, start_xy, end_xy, settings, cancel=token)``, run
+        on the extraction worker; default :meth:`ImageDocument.extract`.  The
+        one place where the extraction is chosen (tests pass slow or failing ones).
     """
 
     def __init__(self, config_dir=None, extract_fn=None):
@@ -94,20 +85,21 @@ class MainWindow(QMainWindow):
         self.settings_panel = SettingsPanel(self.qsettings)
         self.display_panel = DisplayPanel()
         self.tool = ExtractionTool(self.settings_panel.settings)
-        self.runner = ExtractionRunner(extract_fn or run_extraction, self)
+        self.runner = ExtractionRunner(extract_fn or ImageDocument.extract, self)
         self.controller = ToolController(self.tool, self.runner, self.viewer, self)
         self.features_panel = FeaturesPanel(self.tool)
         self.feature_io = FeatureIO(self)
         self.status = StatusBar()
         self.setStatusBar(self.status)
         self._build_docks()
-        self._build_menus()
+        self.undo_action, self.redo_action, self.guides_action, self.recent_menu = build_menus(self)
+        self.recent = RecentFiles(self.qsettings, self.recent_menu, self.open_image)
         self._connect()
         self._autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_DELAY_MS, timeout=self.autosave)
         self._busy_shown = False
         self._busy_timer = QTimer(self, interval=BUSY_POLL_MS, timeout=self._show_busy)
         self._busy_timer.start()
-        self._add_optional_tabs()
+        self.add_tab(KnapsackPanel(), "Knapsack")
 
     # ------------------------------------------------------------- layout
     def _build_docks(self) -> None:
@@ -131,58 +123,6 @@ class MainWindow(QMainWindow):
     def add_tab(self, widget: QWidget, title: str) -> int:
         """Add a panel as a tab beside the map; returns its index."""
         return self.tabs.addTab(widget, title)
-
-    def _add_optional_tabs(self) -> None:
-        for module_name, class_name, title in OPTIONAL_TABS:
-            if importlib.util.find_spec(module_name) is not None:
-                self.add_tab(getattr(importlib.import_module(module_name), class_name)(), title)
-
-    def _action(self, menu, text, slot, shortcut=None, viewer_only=False, checkable=False) -> QAction:
-        action = QAction(text, self, checkable=checkable)
-        action.triggered.connect(lambda checked=False: slot(checked) if checkable else slot())
-        if shortcut is not None:
-            shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
-            action.setShortcuts([QKeySequence(s) for s in shortcuts])
-        if viewer_only:  # keys that text fields need too: only while the map has the focus
-            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-            self.viewer.addAction(action)
-        menu.addAction(action)
-        return action
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self._action(file_menu, "&Open Image...", self.open_image_dialog, QKeySequence.StandardKey.Open)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self._action(file_menu, "Open &Sample Scene", lambda: self.open_image(None))
-        file_menu.addSeparator()
-        self._action(file_menu, "&Import GeoJSON...", self.feature_io.import_dialog, "Ctrl+I")
-        self._action(file_menu, "&Export GeoJSON...", self.feature_io.export_dialog, "Ctrl+E")
-        file_menu.addSeparator()
-        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        edit = bar.addMenu("&Edit")
-        self.undo_action = self._action(edit, "&Undo", self.tool.undo, "Ctrl+Z")
-        self.redo_action = self._action(edit, "&Redo", self.tool.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
-        edit.addSeparator()
-        self._action(edit, "&Finish Feature", self.tool.finish, ["Return", "Enter"], viewer_only=True)
-        self._action(edit, "&Cancel Piece", self.tool.cancel, "Esc", viewer_only=True)
-        self._action(edit, "Drop &Last Piece", self.tool.drop_last_piece, "Backspace", viewer_only=True)
-        self._action(edit, "&Delete Selected Feature", self.features_panel.delete_selected, "Delete",
-                     viewer_only=True)
-        view = bar.addMenu("&View")
-        # Plain keys (+, -, F, 1) also work while the map has the focus: RasterViewer.keyPressEvent.
-        self._action(view, "Zoom &In", lambda: self.viewer.zoom_by(KEY_ZOOM), ["Ctrl++", "Ctrl+="])
-        self._action(view, "Zoom &Out", lambda: self.viewer.zoom_by(1 / KEY_ZOOM), "Ctrl+-")
-        self._action(view, "&Fit Image", self.viewer.fit, "Ctrl+0")
-        self._action(view, "&1:1 Pixels", self.viewer.one_to_one, "Ctrl+1")
-        self.guides_action = self._action(view, "Show &Guides", self.display_panel.guides.setChecked, "G",
-                                          viewer_only=True, checkable=True)
-        view.addSeparator()
-        view.addAction(self.settings_dock.toggleViewAction())
-        view.addAction(self.features_dock.toggleViewAction())
-        self._action(bar.addMenu("&Help"), "&Keys and Mouse", lambda: dialogs.show_keys(self),
-                     QKeySequence.StandardKey.HelpContents)
-        self._update_recent_menu()
 
     def _connect(self) -> None:
         self.settings_panel.settings_changed.connect(self.tool.set_settings)
@@ -227,8 +167,6 @@ class MainWindow(QMainWindow):
         Unexported features of the previous image are offered for export first
         (they are in that image's pixel coordinates).
         """
-        from app.model.document import sample_scene_path
-
         try:
             document, loader = self._open_document(sample_scene_path() if source is None else source)
         except Exception as err:  # the GUI edge: a dialog, and the old image stays
@@ -270,7 +208,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"LineSnap — {document.title}")
         self.status.clearMessage()  # a message about the previous image no longer applies
         if document.path:
-            self._remember_recent(document.path)
+            self.recent.remember(document.path)
         self._warm_up(document)
         self.autosave()
 
@@ -339,23 +277,9 @@ class MainWindow(QMainWindow):
         if bands in self._samples:
             self.viewer.set_display(bands, compute_stretch(self._samples[bands], *self.display_panel.percentiles))
 
-    # --------------------------------------------------------- recent files
     def recent_files(self) -> list[str]:
         """Recently opened image paths, newest first."""
-        value = self.qsettings.value("recent_files", [])
-        return [value] if isinstance(value, str) else list(value or [])
-
-    def _remember_recent(self, path: str) -> None:
-        path = str(Path(path).resolve())
-        recent = [path] + [p for p in self.recent_files() if p != path]
-        self.qsettings.setValue("recent_files", recent[:MAX_RECENT])
-        self._update_recent_menu()
-
-    def _update_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for path in self.recent_files():
-            self.recent_menu.addAction(Path(path).name, lambda p=path: self.open_image(p)).setToolTip(path)
-        self.recent_menu.setEnabled(bool(self.recent_files()))
+        return self.recent.paths()
 
     # ------------------------------------------------------------ session
     def _schedule_autosave(self) -> None:
@@ -376,8 +300,6 @@ class MainWindow(QMainWindow):
         not mounted now, a damaged file) stays where it is, to be offered again
         at the next start, and this window autosaves to another file.
         """
-        from core.extraction import ExtractionSettings
-
         data = self.session.load()
         if not has_unsaved_work(data):
             return False

@@ -22,6 +22,7 @@ import numpy as np
 from PySide6.QtCore import QLockFile
 
 from app.model.pieces import Feature, PieceOutcome, PieceSpec, ToolState
+from core.io.geojson import atomic_write_text
 
 __all__ = ["SessionStore", "tool_to_dict", "state_from_dict", "has_unsaved_work", "SESSION_FORMAT"]
 
@@ -155,8 +156,6 @@ class SessionStore:
 
     def save(self, data: dict) -> None:
         """Write the session atomically (an earlier file stays intact if writing fails)."""
-        from core.io.geojson import atomic_write_text
-
         self.folder.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.path, json.dumps(data))
 

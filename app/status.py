@@ -49,7 +49,7 @@ def crs_label(crs) -> str:
 
     Not ``crs.to_string()``: for a CRS without an authority code (national
     grids written by some tools, local survey grids) that is the whole WKT,
-    hundreds of characters, and it takes ~30 ms, at every cursor move.
+    too long for the status bar and slow at every cursor move.
     """
     authority = crs.to_authority()
     if authority is not None:

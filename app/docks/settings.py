@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.docks.wheel_guard import guard_wheel
+from core.engine import BackendUnavailableError, gpu_available, resolve_backend
+from core.extraction import ExtractionSettings
 
 __all__ = ["SettingsPanel", "SETTINGS_KEY", "backend_description"]
 
@@ -58,8 +60,6 @@ _CHOICES = (
 
 def backend_description(backend: str) -> str:
     """Which backend a setting runs on here, e.g. ``"runs on: CPU"``."""
-    from core.engine import BackendUnavailableError, resolve_backend
-
     try:
         return f"runs on: {resolve_backend(backend).upper()}"
     except BackendUnavailableError:
@@ -79,8 +79,6 @@ class SettingsPanel(QGroupBox):
 
     def __init__(self, qsettings=None, parent=None):
         super().__init__("Extraction", parent)
-        from core.extraction import ExtractionSettings
-
         self._cls = ExtractionSettings
         self._qsettings = qsettings
         self._widgets: dict = {}
@@ -117,8 +115,6 @@ class SettingsPanel(QGroupBox):
             combo.currentTextChanged.connect(self._edited)
             self._widgets[name] = combo
             form.addRow(label, combo)
-        from core.engine import gpu_available
-
         if not gpu_available():  # as in the knapsack panel: offered only where it can run
             gpu_item = self._widgets["backend"].model().item(self._widgets["backend"].findText("gpu"))
             gpu_item.setEnabled(False)

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from app.errors import report_from_exception
-from core.knapsack.problems import problem_kind
+from core.engine import BackendUnavailableError, resolve_backend
+from core.knapsack import KP1, KP2, MCKP, SubsetSum, solve, solve_many
+from core.knapsack.problems import MemoryBudgetError, problem_kind
 
 __all__ = ["JobResult", "SolveJob", "error_title", "run_job", "worker_main"]
 
@@ -109,8 +111,6 @@ def run_job(job: SolveJob, progress: Callable[[int, int, str], None] = _no_progr
         For an empty job, or backends that resolve to the same one; and what
         the solvers raise (MemoryBudgetError, BackendUnavailableError, ...).
     """
-    from core.engine import resolve_backend
-
     if not job.instances or not job.backends:
         raise ValueError("a solve job needs at least one instance and one backend")
     resolved = [resolve_backend(b) for b in job.backends]
@@ -127,8 +127,6 @@ def run_job(job: SolveJob, progress: Callable[[int, int, str], None] = _no_progr
 
 
 def _solve_on(backend: str, job: SolveJob, done: int, progress) -> tuple[list, int]:
-    from core.knapsack import solve, solve_many
-
     n, name = len(job.instances), backend.upper()
     if job.batch:
         progress(done, job.total_steps, f"solving {n} instances together on the {name}")
@@ -149,8 +147,6 @@ def scaled_down(problem):
     most the original's, so its DP costs at most what the real one does and
     usually far less.
     """
-    from core.knapsack import KP1, KP2, MCKP, SubsetSum
-
     kind = problem_kind(problem)
     if kind == "kp1":
         return KP1(problem.profits, problem.weights, min(problem.capacity, int(problem.weights.max())))
@@ -182,8 +178,6 @@ def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
     or compiles GPU kernels (seconds); done here, the times shown are those of
     the solve alone.
     """
-    from core.knapsack import solve, solve_many
-
     cold = {}
     for instance in job.instances:
         cold.setdefault(_warm_key(backend, instance.problem, job.batch), []).append(instance.problem)
@@ -200,9 +194,6 @@ def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
 
 def error_title(err: BaseException) -> str:
     """The dialog title for an error of a solve."""
-    from core.engine import BackendUnavailableError
-    from core.knapsack.problems import MemoryBudgetError
-
     if isinstance(err, MemoryBudgetError):
         return "Not enough memory to solve the instance"
     if isinstance(err, BackendUnavailableError):
@@ -218,7 +209,8 @@ def worker_main(conn) -> None:
     conn : multiprocessing.connection.Connection
         The child's end of a duplex pipe (protocol in the module docstring).
     """
-    import core.knapsack.dispatch  # noqa: F401  (numba and the solvers load before the first job)
+    # Here, not at the top: only the child needs numba and the solvers, loaded before it says "ready".
+    import core.knapsack.dispatch  # noqa: F401
 
     _exit_with_parent()
     conn.send(("ready",))

@@ -11,29 +11,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 from app import errors
+from app.docks.settings import backend_description
 from app.errors import reports_errors
 from app.knapsack import widgets as widgets
 from app.knapsack.jobs import SolveJob
+from app.knapsack.layout import build_panel
 from app.knapsack.runner import KnapsackRunner
-from app.knapsack.widgets import RowsModel, make_table, spin
 from app.model.knapsack import (
     CORE_KIND,
     GENERATORS,
-    PROBLEMS,
     export_csv,
     export_json,
     generate_instance,
@@ -44,11 +34,11 @@ from app.model.knapsack import (
     loaded_summary,
     result_summary,
 )
+from core.engine import gpu_available
 from core.knapsack.problems import problem_kind
 
 __all__ = ["KnapsackPanel"]
 
-BACKEND_CHOICES = (("Auto", "auto"), ("CPU", "cpu"), ("GPU", "gpu"))
 #: Generator defaults per problem: (type, items).
 GENERATOR_DEFAULTS = {"kp1": ("strongly", 1000), "subset-sum": ("half", 1000), "mckp": ("set 5", 0)}
 
@@ -72,8 +62,6 @@ class KnapsackPanel(QWidget):
 
     def __init__(self, parent=None, runner: KnapsackRunner | None = None):
         super().__init__(parent)
-        from core.engine import gpu_available
-
         self.problem = "kp1"
         self.instances: tuple = ()
         self.sources: tuple = ()
@@ -85,7 +73,11 @@ class KnapsackPanel(QWidget):
         self._stage = ""
         self._clock = QElapsedTimer()
         self._tick = QTimer(self, interval=100, timeout=self._show_progress_text)
-        self._build()
+        build_panel(self)
+        self.problem_combo.currentIndexChanged.connect(self._problem_chosen)
+        self.backend_combo.currentIndexChanged.connect(self._show_backend)
+        self.instances_view.selectionModel().currentRowChanged.connect(lambda *_: self._show_items())
+        self._show_backend()
         for signal, slot in ((self.runner.progress, self._on_progress), (self.runner.finished, self._on_finished),
                              (self.runner.failed, self._on_failed), (self.runner.cancelled, self._on_cancelled)):
             signal.connect(slot)
@@ -97,111 +89,6 @@ class KnapsackPanel(QWidget):
     def busy(self) -> bool:
         """True while this panel's job runs."""
         return self._job_id is not None
-
-    # ------------------------------------------------------------ building
-    def _build(self) -> None:
-        layout = QVBoxLayout(self)
-        self.problem_combo = QComboBox(toolTip="The knapsack-family problem to solve.")
-        for key, label in PROBLEMS.items():
-            self.problem_combo.addItem(label, key)
-        self.problem_combo.currentIndexChanged.connect(self._problem_chosen)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Problem"))
-        row.addWidget(self.problem_combo)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self._build_instances_box())
-        layout.addWidget(self._build_solve_box())
-        layout.addWidget(self._build_results(), 1)
-
-    def _build_instances_box(self) -> QGroupBox:
-        box = QGroupBox("Instances")
-        self.load_button = QPushButton("Load Files...", clicked=lambda: self.load_files(),
-                                       toolTip="knapPI_* and Pisinger .csv (KP1), .ins2D and class-A lines (KP2), "
-                                               "LineSnap JSON (every problem); several files for a batch.")
-        self.family_label = QLabel()
-        self.kind_combo = QComboBox(toolTip="The generator's instance type.")
-        self.items_spin = spin(0, 1_000_000, 1000, "Number of items (MCKP: items per class).")
-        self.range_spin = spin(10, 10_000_000, 1000, "Pisinger's coefficient range R: weights drawn from 1..R.")
-        self.v_spin = spin(1, 100, 1, "Pisinger's instance v of 100: capacity v * sum(w) / 101.")
-        self.seed_spin = spin(0, 2**31 - 1, 0, "Seed of the random generator.")
-        self.generate_button = QPushButton("Generate", clicked=lambda: self.generate())
-        self._labels = {name: QLabel(name) for name in ("Items", "R", "v", "Seed")}
-        # two rows, so that the window fits a 1280 px screen beside the docks
-        top = QHBoxLayout()
-        for widget in (self.load_button, QLabel("or generate:"), self.family_label, self.kind_combo):
-            top.addWidget(widget)
-        top.addStretch(1)
-        generator = QHBoxLayout()
-        for label, widget in (("Items", self.items_spin), ("R", self.range_spin), ("v", self.v_spin),
-                              ("Seed", self.seed_spin)):
-            generator.addWidget(self._labels[label])
-            generator.addWidget(widget)
-        generator.addWidget(self.generate_button)
-        generator.addStretch(1)
-        self.summary_label = QLabel(wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout = QVBoxLayout(box)
-        layout.addLayout(top)
-        layout.addLayout(generator)
-        layout.addWidget(self.summary_label)
-        return box
-
-    def _build_solve_box(self) -> QGroupBox:
-        box = QGroupBox("Solve")
-        self.backend_combo = QComboBox(toolTip="auto: the GPU when one is present, else the CPU.")
-        for label, key in BACKEND_CHOICES:
-            self.backend_combo.addItem(label, key)
-        if not self.gpu_present:
-            self.backend_combo.model().item(2).setEnabled(False)
-            self.backend_combo.model().item(2).setToolTip("No usable CUDA GPU here.")
-        self.backend_combo.currentIndexChanged.connect(self._show_backend)
-        self.backend_label = QLabel()
-        self.budget_spin = spin(0, 16_000_000, 0, "Most memory the solver's tables may take; past it a "
-                                 "memory-light method runs or the solve is refused.", special="auto")
-        self.budget_spin.setSuffix(" MiB")
-        self.solve_button = QPushButton("Solve", clicked=lambda: self.solve())
-        self.compare_button = QPushButton("Compare CPU and GPU", clicked=lambda: self.compare_backends())
-        self.cancel_button = QPushButton("Cancel", clicked=lambda: self.cancel(), enabled=False)
-        self.progress_bar = QProgressBar(visible=False, textVisible=True)
-        self.status_label = QLabel(wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout = QVBoxLayout(box)
-        row = QHBoxLayout()
-        for widget in (QLabel("Backend"), self.backend_combo, self.backend_label, QLabel("Memory budget"),
-                       self.budget_spin):
-            row.addWidget(widget)
-        row.addStretch(1)
-        layout.addLayout(row)
-        row = QHBoxLayout()
-        for widget in (self.solve_button, self.compare_button, self.cancel_button):
-            row.addWidget(widget)
-        row.addWidget(self.progress_bar, 1)
-        layout.addLayout(row)
-        layout.addWidget(self.status_label)
-        self._show_backend()
-        return box
-
-    def _build_results(self) -> QSplitter:
-        self.instances_model, self.items_model = RowsModel(self), RowsModel(self)
-        self.instances_view = make_table(self.instances_model)
-        self.instances_view.selectionModel().currentRowChanged.connect(lambda *_: self._show_items())
-        self.items_view = make_table(self.items_model, stretch_last=False)
-        self.items_label = QLabel()
-        self.export_json_button = QPushButton("Export JSON...", clicked=lambda: self.export("json"))
-        self.export_csv_button = QPushButton("Export CSV...", clicked=lambda: self.export("csv"))
-        items = QWidget()
-        layout = QVBoxLayout(items)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.items_label)
-        layout.addWidget(self.items_view, 1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.export_json_button)
-        row.addWidget(self.export_csv_button)
-        layout.addLayout(row)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.instances_view)
-        splitter.addWidget(items)
-        return splitter
 
     # ------------------------------------------------------------ state
     def _problem_chosen(self, _index: int) -> None:
@@ -237,16 +124,14 @@ class KnapsackPanel(QWidget):
         self.items_spin.setMinimum(0 if mckp else 1)
         self.items_spin.setSpecialValueText("10..1024" if mckp else "")
         self.items_spin.setValue(default_items)
-        self._labels["Items"].setText("Items per class" if mckp else "Items")
+        self.generator_labels["Items"].setText("Items per class" if mckp else "Items")
         for widget in (self.kind_combo, self.items_spin, self.seed_spin, self.generate_button,
-                       self._labels["Items"], self._labels["Seed"]):
+                       self.generator_labels["Items"], self.generator_labels["Seed"]):
             widget.setVisible(bool(family))
-        for widget in (self.range_spin, self.v_spin, self._labels["R"], self._labels["v"]):
+        for widget in (self.range_spin, self.v_spin, self.generator_labels["R"], self.generator_labels["v"]):
             widget.setVisible(self.problem == "kp1")
 
     def _show_backend(self) -> None:
-        from app.docks.settings import backend_description
-
         self.backend_label.setText(backend_description(self.backend_combo.currentData()))
 
     def _show_results(self) -> None:

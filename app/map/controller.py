@@ -33,6 +33,15 @@ def outcome_from_result(result) -> PieceOutcome:
 class ToolController(QObject):
     """Connects a tool model, an extraction runner and a viewer.
 
+    Parameters
+    ----------
+    tool : app.model.tool.ExtractionTool
+    runner : app.map.runner.ExtractionRunner
+        Gets the tool's complete requests (``piece_requested(piece, start_xy)``
+        becomes ``submit_piece``); its results go back to the tool.
+    viewer : app.map.viewer.RasterViewer
+    parent : QObject, optional
+
     Signals
     -------
     extraction_finished(result)
@@ -84,16 +93,8 @@ class ToolController(QObject):
             self.tool.leave()
 
     # ------------------------------------------------------------ requests
-    def _submit_piece(self, piece) -> None:
-        tool = self.tool
-
-        def start_now(piece_id=piece.id, fallback=piece.click_start):
-            try:
-                return tool.start_of_piece(piece_id)
-            except KeyError:  # undone before it ran: any start will do, the result is kept by id
-                return fallback
-
-        self.runner.submit_piece(piece.id, start_now, piece.click_end, piece.settings)
+    def _submit_piece(self, piece, start_xy) -> None:
+        self.runner.submit_piece(piece.id, start_xy, piece.click_end, piece.settings)
 
     def _submit_preview(self, request) -> None:
         self.runner.submit_preview(request.seq, request.start_xy, request.end_xy, request.settings)
@@ -107,7 +108,7 @@ class ToolController(QObject):
         try:
             self.tool.fail_piece(piece_id, report.message)
         except KeyError:
-            pass  # a piece of a closed image
+            pass  # no request is out for it any more: a piece of a closed image
         errors.log.error("extraction failed: %s\n%s", report.message, report.details)
         errors.show_error(self.viewer.window(), errors.ErrorReport(
             "Extraction failed", report.message, report.details, report.kind))

@@ -82,9 +82,8 @@ class ToolOverlay:
     def __init__(self, tool, options: OverlayOptions | None = None):
         self.tool = tool
         self.options = options or OverlayOptions()
-        # The finished features as last drawn (antialiased strokes cost ~0.2 ms
-        # per feature): the preview and the piece in progress repaint often,
-        # the finished features rarely change.
+        # The finished features as last drawn: the preview and the piece in
+        # progress repaint often, the finished features rarely change.
         self._layer: QPixmap | None = None
         self._layer_key: tuple = ()
 

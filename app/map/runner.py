@@ -1,10 +1,12 @@
-"""Extractions off the GUI thread: one live worker, pieces in order, the latest preview.
+"""Extractions off the GUI thread: a queue of fully specified jobs, one live worker.
 
 Every extraction uses all cores (numba ``parallel=True`` under one lock), so
 running two at once gains nothing: the runner keeps at most one worker alive on
-its own ``QThreadPool``.  Waiting work is of two kinds:
+its own ``QThreadPool``.  Jobs come complete (start, end, settings: the tool
+has decided where a piece starts) and wait in two kinds:
 
-* pieces (the user clicked): run in click order, never dropped;
+* pieces (the user clicked): run in the order they were submitted, never
+  dropped unless :meth:`ExtractionRunner.drop_pieces` says so;
 * the preview (the cursor moved): only the newest request waits; an older one
   that has not started is dropped, so the preview always ends on the latest
   cursor position however fast the cursor moves.
@@ -13,15 +15,10 @@ A piece whose request equals a preview that was just computed or is being
 computed (the click landed where the cursor rested) takes that result instead
 of running again.
 
-Each job carries a :class:`core.cancel.CancelToken`, so an extraction that
-nobody wants any more stops within milliseconds instead of holding the worker
-for seconds (thousands of points, dozens of nodes, ``mitm``).  The running job
-is cancelled when a new image replaces the old one or the window closes; when
-the pieces it computes were dropped (Esc, Backspace, Undo); when it is the
-warm-up and real work arrives; and when it is a preview that a newer preview
-or a piece waits behind, once it has run :data:`PREVIEW_PATIENCE_S`.  A quick
-preview is never cancelled, so the preview still follows a moving cursor with
-results on the way.
+Each job carries a :class:`core.cancel.CancelToken`.  The running job is
+cancelled when its image goes, when the pieces it computes were dropped, when
+it is the warm-up and real work arrives, and when it is a preview that newer
+work has waited behind for :data:`PREVIEW_PATIENCE_S` (docs/notes/gui.md).
 """
 
 from __future__ import annotations
@@ -30,6 +27,7 @@ import time
 import traceback
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
@@ -84,14 +82,16 @@ class _Signals(QObject):
 
 
 class _Worker(QRunnable):
-    def __init__(self, extract_fn: Callable, image, job: ExtractionJob, signals: _Signals):
+    """Runs ``call()`` for ``job`` and reports through ``signals``."""
+
+    def __init__(self, call: Callable[[], Any], job: ExtractionJob, signals: _Signals):
         super().__init__()
-        self._extract, self._image, self._job, self._signals = extract_fn, image, job, signals
+        self._call, self._job, self._signals = call, job, signals
 
     def run(self):
         job = self._job
         try:
-            result = self._extract(self._image, job.start_xy, job.end_xy, job.settings, cancel=job.cancel)
+            result = self._call()
         except Cancelled:
             self._signals.cancelled.emit(job)
         except Exception as err:  # becomes a dialog or a status message on the GUI thread
@@ -105,10 +105,10 @@ class ExtractionRunner(QObject):
 
     Parameters
     ----------
-    extract_fn : callable, optional
+    extract_fn : callable
         ``extract_fn(image, start_xy, end_xy, settings, cancel=token) -> result``,
-        raising ``core.cancel.Cancelled`` when the token stops it; default
-        ``core.extraction.extract`` (imported on first use).
+        called on the worker thread; raises ``core.cancel.Cancelled`` when the
+        token stops it.
 
     Signals
     -------
@@ -128,12 +128,12 @@ class ExtractionRunner(QObject):
     piece_dropped = Signal(int)
     idle = Signal()
 
-    def __init__(self, extract_fn: Callable | None = None, parent=None):
+    def __init__(self, extract_fn: Callable, parent=None):
         super().__init__(parent)
         self._extract_fn = extract_fn
         self._image = None
         self._generation = 0
-        self._pieces: deque = deque()
+        self._pieces: deque[ExtractionJob] = deque()
         self._preview: ExtractionJob | None = None
         self._running: ExtractionJob | None = None
         self._recent: OrderedDict = OrderedDict()
@@ -159,7 +159,7 @@ class ExtractionRunner(QObject):
         return self._running.kind, time.monotonic() - self._started_at
 
     def set_image(self, image) -> None:
-        """Extract from ``image`` (a ``core.io.raster.Raster`` or an array) from now on.
+        """Extract from ``image`` (``extract_fn``'s first argument; the window's ImageDocument) from now on.
 
         Waiting work is dropped, and a running extraction is cancelled (its
         result would be ignored).
@@ -171,9 +171,19 @@ class ExtractionRunner(QObject):
         self._recent.clear()
         self._cancel_running()
 
-    def submit_piece(self, piece_id: int, start_fn: Callable[[], tuple], end_xy, settings) -> None:
-        """Queue a piece; ``start_fn()`` gives its start when it is dispatched (after earlier pieces)."""
-        self._pieces.append((piece_id, start_fn, tuple(end_xy), settings))
+    def submit_piece(self, piece_id: int, start_xy, end_xy, settings) -> None:
+        """Queue the extraction of a piece; it runs after the pieces submitted before it.
+
+        Parameters
+        ----------
+        piece_id : int
+            Reported back with ``piece_done``, ``piece_failed`` or ``piece_dropped``.
+        start_xy, end_xy : tuple of float
+            The piece's final endpoints (x, y) px.
+        settings : core.extraction.ExtractionSettings
+        """
+        self._pieces.append(ExtractionJob("piece", piece_id, tuple(start_xy), tuple(end_xy), settings,
+                                          self._generation, [piece_id]))
         self._pump()
 
     def submit_preview(self, seq: int, start_xy, end_xy, settings) -> None:
@@ -197,9 +207,8 @@ class ExtractionRunner(QObject):
         (a piece that already has its result is not).
         """
         ids = set(piece_ids)
-        kept = deque(entry for entry in self._pieces if entry[0] not in ids)
-        dropped = [entry[0] for entry in self._pieces if entry[0] in ids]
-        self._pieces = kept
+        dropped = [job.tag for job in self._pieces if job.tag in ids]
+        self._pieces = deque(job for job in self._pieces if job.tag not in ids)
         running = self._running
         if running is not None and running.pieces and ids.issuperset(running.pieces):
             if running.kind == "piece":
@@ -234,11 +243,10 @@ class ExtractionRunner(QObject):
             self._preview = None
             return
         while self._running is None and self._pieces:
-            piece_id, start_fn, end_xy, settings = self._pieces.popleft()
-            job = ExtractionJob("piece", piece_id, tuple(start_fn()), end_xy, settings, self._generation, [piece_id])
+            job = self._pieces.popleft()
             if job.key in self._recent:  # the preview already computed it
                 result = self._recent[job.key]
-                QTimer.singleShot(0, lambda pid=piece_id, r=result: self.piece_done.emit(pid, r))
+                QTimer.singleShot(0, lambda pid=job.tag, r=result: self.piece_done.emit(pid, r))
                 continue
             self._start(job)
         if self._running is None and self._preview is not None:
@@ -274,22 +282,14 @@ class ExtractionRunner(QObject):
     def _attach_waiting_pieces(self) -> None:
         """A waiting piece equal to the running preview takes its result instead of running again."""
         running = self._running
-        while self._pieces:
-            piece_id, start_fn, end_xy, settings = self._pieces[0]
-            probe = ExtractionJob("piece", piece_id, tuple(start_fn()), end_xy, settings, self._generation)
-            if probe.key != running.key:
-                return
-            self._pieces.popleft()
-            running.pieces.append(piece_id)
+        while self._pieces and self._pieces[0].key == running.key:
+            running.pieces.append(self._pieces.popleft().tag)
 
     def _start(self, job: ExtractionJob) -> None:
-        if self._extract_fn is None:
-            from core.extraction import extract
-
-            self._extract_fn = extract
         self._running = job
         self._started_at = time.monotonic()
-        self._pool.start(_Worker(self._extract_fn, self._image, job, self._signals))
+        call = partial(self._extract_fn, self._image, job.start_xy, job.end_xy, job.settings, cancel=job.cancel)
+        self._pool.start(_Worker(call, job, self._signals))
 
     def _finish(self, job: ExtractionJob) -> bool:
         """Bookkeeping after a worker; False when the job belongs to a previous image."""

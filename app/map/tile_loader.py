@@ -15,6 +15,7 @@ import threading
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from app.model.tiles import TileKey, tile_window
+from core.io.raster import open_raster
 
 __all__ = ["TileLoader", "SAMPLE_PX"]
 
@@ -63,8 +64,6 @@ class TileLoader(QObject):
 
     def __init__(self, source, band=None, max_threads: int = 2, parent=None):
         super().__init__(parent)
-        from core.io.raster import open_raster
-
         self._open = lambda: open_raster(source, band)
         first = self._open()
         self.width, self.height, self.band_count = first.width, first.height, first.band_count

@@ -14,6 +14,9 @@ import json
 import threading
 from pathlib import Path
 
+from core.extraction import extract
+from core.io.raster import open_raster
+
 __all__ = ["ImageDocument", "sample_scene_path", "sample_demo"]
 
 
@@ -49,8 +52,6 @@ class ImageDocument:
     """
 
     def __init__(self, source):
-        from core.io.raster import open_raster
-
         self.source = str(source) if isinstance(source, Path) else source
         self.raster = open_raster(self.source)
         self.path = self.raster.path
@@ -68,16 +69,26 @@ class ImageDocument:
 
     def raster_for_band(self, band: int | None):
         """The Raster that reads ``band`` (None: the derived intensity), opened on first use."""
-        from core.io.raster import open_raster
-
         with self._lock:
             if band not in self._by_band:
                 self._by_band[band] = open_raster(self.source, band)
             return self._by_band[band]
 
-    def extract(self, extract_fn, start_xy, end_xy, settings, cancel=None):
-        """Run ``extract_fn`` on the handle of ``settings.band`` (called on the worker thread)."""
-        return extract_fn(self.raster_for_band(settings.band), start_xy, end_xy, settings, cancel=cancel)
+    def extract(self, start_xy, end_xy, settings, cancel=None):
+        """``core.extraction.extract`` on the handle of ``settings.band`` (called on the worker thread).
+
+        Parameters
+        ----------
+        start_xy, end_xy : tuple of float
+            The endpoints (x, y) px.
+        settings : core.extraction.ExtractionSettings
+        cancel : core.cancel.CancelToken, optional
+
+        Returns
+        -------
+        core.extraction.ExtractionResult
+        """
+        return extract(self.raster_for_band(settings.band), start_xy, end_xy, settings, cancel=cancel)
 
     def close(self) -> None:
         """Close every handle (after the workers that use them have finished)."""

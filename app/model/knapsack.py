@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.io.geojson import atomic_write_text
+from core.knapsack import generators
 from core.knapsack.io import KnapsackInstance, read_instances, solution_to_dict
 from core.knapsack.problems import SubsetSum, problem_kind
 
@@ -48,18 +50,15 @@ PROBLEMS = {
 CORE_KIND = {"kp1": "kp1", "kp2": "kp2", "kp2-batch": "kp2", "subset-sum": "subset-sum", "mckp": "mckp"}
 
 
-def _generator_kinds() -> dict:
-    from core.knapsack.generators import CURTIS_KINDS, PISINGER_KINDS, SURI_SETS
-
-    return {
-        "kp1": ("Pisinger", PISINGER_KINDS),
-        "subset-sum": ("Curtis", CURTIS_KINDS),
-        "mckp": ("Suri et al.", tuple(f"set {k}" for k in SURI_SETS)),
-    }
+#: The generators of each choice: (family, instance types).
+GENERATORS = {
+    "kp1": ("Pisinger", generators.PISINGER_KINDS),
+    "subset-sum": ("Curtis", generators.CURTIS_KINDS),
+    "mckp": ("Suri et al.", tuple(f"set {k}" for k in generators.SURI_SETS)),
+}
 
 
 #: problem -> (family, instance types) of the generators of core.knapsack.generators (none for KP2).
-GENERATORS = _generator_kinds()
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,8 +132,6 @@ def generate_instance(problem: str, kind: str, size: int, seed: int, coefficient
     coefficient_range, capacity_instance : int
         Pisinger's ``R`` and ``v`` (capacity ``v * sum(w) // 101``).
     """
-    from core.knapsack import generators
-
     if problem not in GENERATORS:
         raise ValueError(f"no generator for {PROBLEMS.get(problem, problem)!r}: load its instances from files")
     if kind not in GENERATORS[problem][1]:
@@ -305,8 +302,6 @@ def solutions_document(instances, result) -> dict:
 
 def export_json(path, instances, result) -> None:
     """Write :func:`solutions_document` to ``path`` atomically."""
-    from core.io.geojson import atomic_write_text
-
     atomic_write_text(path, json.dumps(solutions_document(instances, result), indent=1) + "\n")
 
 
@@ -319,8 +314,6 @@ def export_csv(path, instances, result) -> None:
 
     A solution that chose nothing still gets one row, with empty item columns.
     """
-    from core.io.geojson import atomic_write_text
-
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)

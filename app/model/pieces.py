@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 
 __all__ = ["PIECE_KINDS", "PieceSpec", "Feature", "PieceOutcome", "PreviewRequest", "ToolState",
-           "straight_outcome", "as_xy", "piece_start", "piece_vertices", "feature_vertices",
+           "straight_outcome", "as_xy", "piece_start", "start_is_final", "piece_vertices", "feature_vertices",
            "feature_score", "imported_feature"]
 
 PIECE_KINDS = ("extract", "straight", "imported")
+#: Vertices closer than this (px, along x and y) are the same vertex of a feature.
+SAME_VERTEX_PX = 1e-9
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,15 @@ class PieceSpec:
     click_end: tuple[float, float]
     kind: str = "extract"
     settings: Any = None
+
+    @property
+    def ends_at_click(self) -> bool:
+        """False for an extraction with endpoint snapping (``settings.snap_endpoints``).
+
+        Such a piece may end away from ``click_end``, so the next piece's start
+        is known only once its outcome is; every other piece ends at its click.
+        """
+        return not (self.kind == "extract" and bool(getattr(self.settings, "snap_endpoints", False)))
 
 
 @dataclass(frozen=True)
@@ -121,17 +132,26 @@ def as_xy(point) -> tuple[float, float]:
 
 
 def piece_start(feature: Feature, index: int, outcomes: dict[int, PieceOutcome]) -> tuple[float, float]:
-    """Where piece ``index`` of ``feature`` starts.
+    """Where piece ``index`` of ``feature`` starts: (x, y) px.
 
-    The previous piece's last vertex once its outcome is known (with endpoint
-    snapping it may differ from the click), else the previous click.
+    The previous click, except after a piece with endpoint snapping whose
+    outcome is known: then that outcome's last vertex.
     """
     if index == 0:
         return feature.start_xy
-    outcome = outcomes.get(feature.pieces[index - 1].id)
-    if outcome is None:
-        return feature.pieces[index - 1].click_end
+    previous = feature.pieces[index - 1]
+    outcome = outcomes.get(previous.id)
+    if previous.ends_at_click or outcome is None:
+        return previous.click_end
     return (float(outcome.vertices_px[-1, 0]), float(outcome.vertices_px[-1, 1]))
+
+
+def start_is_final(feature: Feature, index: int, outcomes: dict[int, PieceOutcome]) -> bool:
+    """True when :func:`piece_start` of piece ``index`` can no longer change."""
+    if index == 0:
+        return True
+    previous = feature.pieces[index - 1]
+    return previous.ends_at_click or previous.id in outcomes
 
 
 def piece_vertices(feature: Feature, index: int, outcomes: dict[int, PieceOutcome]) -> np.ndarray:
@@ -148,13 +168,15 @@ def feature_vertices(feature: Feature, outcomes: dict[int, PieceOutcome]) -> np.
 
     The pieces' vertices in order (the start click alone for a feature without
     pieces).  Where a piece does not start at the previous piece's last vertex
-    (a snapped start), the two are joined by a straight link.
+    (a snapped start), the two are joined by a straight link.  Vertices closer
+    than :data:`SAME_VERTEX_PX` are one: an extraction ends at its click only
+    up to rounding.
     """
     if not feature.pieces:
         return np.array([feature.start_xy], dtype=np.float64)
     vertices = np.concatenate([piece_vertices(feature, i, outcomes) for i in range(len(feature.pieces))])
     keep = np.ones(len(vertices), dtype=bool)
-    keep[1:] = np.any(vertices[1:] != vertices[:-1], axis=1)
+    keep[1:] = np.any(np.abs(vertices[1:] - vertices[:-1]) > SAME_VERTEX_PX, axis=1)
     return vertices[keep]
 
 

@@ -131,7 +131,7 @@ def test_session_dict_round_trip_keeps_pieces_and_outcomes():
 
     tool = ExtractionTool(ExtractionSettings())
     requests = []
-    tool.piece_requested.connect(requests.append)
+    tool.piece_requested.connect(lambda piece, start: requests.append(piece))
     tool.click((1, 2))
     tool.click((30, 4))
     tool.click((60, 9), straight=True)
@@ -142,7 +142,7 @@ def test_session_dict_round_trip_keeps_pieces_and_outcomes():
     state, outcomes = state_from_dict(data, ExtractionSettings.from_dict)
     restored = ExtractionTool(ExtractionSettings())
     again = []
-    restored.piece_requested.connect(again.append)
+    restored.piece_requested.connect(lambda piece, start: again.append(piece))
     restored.restore(state, outcomes)
     assert restored.state == tool.state
     assert sorted(p.id for p in again) == sorted(p.id for p in requests)  # nothing had come back: all re-run

@@ -62,14 +62,12 @@ def collect(runner):
     return events
 
 
-def test_pieces_run_in_order_and_resolve_their_start_at_dispatch(qtbot, runner):
+def test_pieces_run_in_order_from_the_start_they_were_given(qtbot, runner):
     stub = StubExtract()
     r = runner(stub)
     events = collect(r)
-    starts = {"next": (0.0, 0.0)}
-    r.submit_piece(1, lambda: (0.0, 0.0), (10, 0), "S")
-    r.submit_piece(2, lambda: starts["next"], (20, 0), "S")
-    starts["next"] = (10.0, 1.0)  # known only once piece 1 is done
+    r.submit_piece(1, (0.0, 0.0), (10, 0), "S")
+    r.submit_piece(2, (10.0, 1.0), (20, 0), "S")  # the tool asks once piece 1's snapped end is known
     qtbot.waitUntil(lambda: len(events) == 2, timeout=5000)
     assert [e[1] for e in events] == [1, 2]
     assert stub.calls[1][1] == (10.0, 1.0)
@@ -98,14 +96,14 @@ def test_a_piece_takes_the_result_of_an_equal_preview(qtbot, runner):
     events = collect(r)
     r.submit_preview(1, (0, 0), (5, 5), "S")
     qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
-    r.submit_piece(7, lambda: (0, 0), (5, 5), "S")  # the click where the cursor rests
+    r.submit_piece(7, (0, 0), (5, 5), "S")  # the click where the cursor rests
     stub.release.release()
     qtbot.waitUntil(lambda: len(events) == 2, timeout=5000)
     assert {e[0] for e in events} == {"preview", "piece"} and len(stub.calls) == 1
-    r.submit_piece(8, lambda: (0, 0), (5, 5), "S")  # the preview's result is still at hand
+    r.submit_piece(8, (0, 0), (5, 5), "S")  # the preview's result is still at hand
     qtbot.waitUntil(lambda: len(events) == 3, timeout=5000)
     assert events[-1][:2] == ("piece", 8) and len(stub.calls) == 1
-    r.submit_piece(9, lambda: (0, 0), (5, 5), "other settings")
+    r.submit_piece(9, (0, 0), (5, 5), "other settings")
     stub.release.release()
     qtbot.waitUntil(lambda: len(events) == 4, timeout=5000)
     assert len(stub.calls) == 2
@@ -118,7 +116,7 @@ def test_pieces_come_before_waiting_previews(qtbot, runner):
     r.submit_preview(1, (0, 0), (1, 0), "S")
     qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
     r.submit_preview(2, (0, 0), (2, 0), "S")
-    r.submit_piece(3, lambda: (0, 0), (3, 0), "S")
+    r.submit_piece(3, (0, 0), (3, 0), "S")
     for _ in range(3):
         stub.release.release()
     qtbot.waitUntil(lambda: len(events) == 3, timeout=5000)
@@ -128,7 +126,7 @@ def test_pieces_come_before_waiting_previews(qtbot, runner):
 def test_errors_come_back_as_reports(qtbot, runner):
     r = runner(StubExtract())
     events = collect(r)
-    r.submit_piece(1, lambda: (0, 0), (3, 0), "boom")
+    r.submit_piece(1, (0, 0), (3, 0), "boom")
     r.submit_preview(2, (0, 0), (4, 0), "boom")
     qtbot.waitUntil(lambda: len(events) == 2, timeout=5000)
     kinds = {e[0]: e[2] for e in events}
@@ -143,9 +141,9 @@ def test_results_for_a_previous_image_are_ignored(qtbot, runner):
     events = collect(r)
     idle = []
     r.idle.connect(lambda: idle.append(True))
-    r.submit_piece(1, lambda: (0, 0), (3, 0), "S")
+    r.submit_piece(1, (0, 0), (3, 0), "S")
     qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
-    r.submit_piece(2, lambda: (0, 0), (4, 0), "S")
+    r.submit_piece(2, (0, 0), (4, 0), "S")
     r.set_image("other")
     stub.release.release()
     qtbot.waitUntil(lambda: bool(idle), timeout=5000)
@@ -163,7 +161,7 @@ def holding_the_first_job(qtbot, runner, submit):
 
 
 def test_a_new_image_cancels_the_running_extraction(qtbot, runner):
-    r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_piece(1, lambda: (0, 0), (3, 0), "S"))
+    r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_piece(1, (0, 0), (3, 0), "S"))
     r.set_image("other")
     assert stub.tokens[0].cancelled
     qtbot.waitUntil(lambda: not r.busy, timeout=5000)
@@ -182,7 +180,7 @@ def test_dropped_pieces_leave_the_queue_and_a_running_one_stops(qtbot, runner):
     r = runner(stub)
     events = collect(r)
     for piece_id in (1, 2, 3):
-        r.submit_piece(piece_id, lambda: (0, 0), (piece_id, 0), "S")
+        r.submit_piece(piece_id, (0, 0), (piece_id, 0), "S")
     qtbot.waitUntil(lambda: len(stub.calls) == 1, timeout=5000)
     r.drop_pieces([1, 3])
     assert stub.tokens[0].cancelled
@@ -204,7 +202,7 @@ def test_a_running_preview_stops_when_no_preview_is_wanted_unless_it_serves_a_pi
     qtbot.waitUntil(lambda: not r.busy, timeout=5000)
     r.submit_preview(2, (0, 0), (6, 6), "S")
     qtbot.waitUntil(lambda: len(stub.calls) == 2, timeout=5000)
-    r.submit_piece(7, lambda: (0, 0), (6, 6), "S")  # the click where the cursor rests
+    r.submit_piece(7, (0, 0), (6, 6), "S")  # the click where the cursor rests
     r.drop_preview()
     assert not stub.tokens[1].cancelled
     stub.release.release()
@@ -236,7 +234,7 @@ def test_a_preview_that_returns_within_the_patience_is_not_cancelled(qtbot, runn
 
 def test_the_warm_up_gives_way_to_real_work_at_once(qtbot, runner):
     r, stub, events = holding_the_first_job(qtbot, runner, lambda r: r.submit_warmup((0, 0), (1, 0), "S"))
-    r.submit_piece(1, lambda: (0, 0), (2, 0), "S")
+    r.submit_piece(1, (0, 0), (2, 0), "S")
     assert stub.tokens[0].cancelled
     qtbot.waitUntil(lambda: len(stub.calls) == 2, timeout=5000)
     stub.release.release()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
@@ -9,14 +11,26 @@ from app.model.pieces import PieceOutcome, feature_vertices
 from app.model.tool import ExtractionTool
 
 
+@dataclass(frozen=True)
+class Snapping:
+    """Settings with endpoint snapping: a piece may end away from its click."""
+
+    name: str = "snap"
+    snap_endpoints: bool = True
+
+
 class Recorder:
     """Collects the tool's requests, as the window's worker would receive them."""
 
     def __init__(self, tool: ExtractionTool):
-        self.pieces, self.previews, self.changes = [], [], 0
-        tool.piece_requested.connect(self.pieces.append)
+        self.pieces, self.starts, self.previews, self.changes = [], [], [], 0
+        tool.piece_requested.connect(self._piece)
         tool.preview_requested.connect(self.previews.append)
         tool.changed.connect(self._count)
+
+    def _piece(self, piece, start_xy):
+        self.pieces.append(piece)
+        self.starts.append(start_xy)
 
     def _count(self):
         self.changes += 1
@@ -267,7 +281,8 @@ def test_failed_piece_is_a_marked_straight_segment(tool):
     np.testing.assert_array_equal(outcome.vertices_px, [[0, 0], [10, 0]])
 
 
-def test_snapped_end_becomes_the_next_start(tool):
+def test_snapped_end_becomes_the_next_start():
+    tool = ExtractionTool(settings=Snapping())
     rec = Recorder(tool)
     tool.click((0, 0))
     tool.click((10, 0))
@@ -364,3 +379,57 @@ def test_the_preview_is_abandoned_when_the_cursor_leaves_or_the_anchor_moves(too
     tool.move_cursor((10, 6))
     tool.click((10, 6))  # the anchor moves: the old preview is stale, then a new one is asked for
     assert abandoned[-2:] == [1, 2] and len(rec.previews) == 2
+
+
+def test_a_piece_is_requested_with_its_start_and_without_snapping_at_once():
+    tool = ExtractionTool(settings="S1")
+    rec = Recorder(tool)
+    for point in ((0, 0), (10, 0), (20, 5)):
+        tool.click(point)
+    assert [p.id for p in rec.pieces] == [p.id for p in tool.current.pieces]
+    assert rec.starts == [(0.0, 0.0), (10.0, 0.0)]  # the previous click: the extraction ends there
+
+
+def test_after_a_snapping_piece_the_next_is_requested_once_its_end_is_known():
+    tool = ExtractionTool(settings=Snapping())
+    rec = Recorder(tool)
+    for point in ((0, 0), (10, 0), (20, 0), (30, 0)):
+        tool.click(point)
+    first, second, third = tool.current.pieces
+    assert rec.pieces == [first]  # the second starts where the first's extraction ends: not known yet
+    tool.complete_piece(first.id, PieceOutcome(np.array([[0, 1.0], [5, 1.5], [10, 2.0]]), score=1.0))
+    assert rec.pieces == [first, second] and rec.starts[1] == (10.0, 2.0)
+    tool.fail_piece(second.id, "no feasible polyline")  # a failed piece ends at its click
+    assert rec.pieces == [first, second, third] and rec.starts[2] == (20.0, 0.0)
+
+
+def test_pieces_that_wait_for_their_start_are_never_abandoned():
+    tool = ExtractionTool(settings=Snapping())
+    rec = Recorder(tool)
+    abandoned = []
+    tool.pieces_abandoned.connect(abandoned.append)
+    for point in ((0, 0), (10, 0), (20, 0)):
+        tool.click(point)
+    tool.drop_last_piece()  # the second piece was never asked for: nothing to stop
+    assert abandoned == [] and len(rec.pieces) == 1
+    tool.undo()
+    tool.complete_piece(rec.pieces[0].id, PieceOutcome(np.array([[0, 0.0], [10, 1.0]])))
+    assert [p.id for p in rec.pieces] == [p.id for p in tool.current.pieces] and rec.starts[1] == (10.0, 1.0)
+
+
+def test_a_failure_after_the_tool_was_cleared_is_refused(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.clear()
+    with pytest.raises(KeyError):
+        tool.fail_piece(rec.pieces[0].id, "late")
+
+
+def test_an_extraction_that_ends_at_its_click_up_to_rounding_joins_the_next_piece(tool):
+    rec = Recorder(tool)
+    for point in ((0, 0), (10, 0), (20, 0)):
+        tool.click(point)
+    tool.complete_piece(rec.pieces[0].id, PieceOutcome(np.array([[0, 0.0], [5, 1.0], [10 + 1e-12, 0.0]])))
+    tool.complete_piece(rec.pieces[1].id, fake_outcome((10, 0), (20, 0)))
+    assert len(tool.feature_vertices(tool.current)) == 5  # no second vertex 1e-12 px from the joint

@@ -1,0 +1,122 @@
+"""The main window's menus (File, Edit, View, Help) and its list of recently opened images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from app import dialogs
+from app.map.viewer import KEY_ZOOM
+
+__all__ = ["MAX_RECENT", "Menus", "RecentFiles", "add_action", "build_menus"]
+
+MAX_RECENT = 8
+
+
+class Menus(NamedTuple):
+    """The actions and menus the window updates after :func:`build_menus`."""
+
+    undo: QAction
+    redo: QAction
+    guides: QAction
+    recent: QMenu
+
+
+def add_action(window, menu: QMenu, text: str, slot: Callable, shortcut=None, viewer_only: bool = False,
+               checkable: bool = False) -> QAction:
+    """Add an action that calls ``slot()`` (``slot(checked)`` when ``checkable``) to ``menu``.
+
+    Parameters
+    ----------
+    window : MainWindow
+        The action's parent; ``window.viewer`` takes the ``viewer_only`` ones.
+    shortcut : str, QKeySequence.StandardKey or list of them, optional
+    viewer_only : bool
+        The shortcut works only while the map has the focus (keys that text
+        fields need too: Enter, Esc, Backspace, Delete, G).
+    """
+    action = QAction(text, window, checkable=checkable)
+    action.triggered.connect(lambda checked=False: slot(checked) if checkable else slot())
+    if shortcut is not None:
+        shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
+        action.setShortcuts([QKeySequence(s) for s in shortcuts])
+    if viewer_only:
+        action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        window.viewer.addAction(action)
+    menu.addAction(action)
+    return action
+
+
+def build_menus(window) -> Menus:
+    """Fill the menu bar of ``window`` (a :class:`app.main_window.MainWindow` with its panels built)."""
+    bar, tool, viewer = window.menuBar(), window.tool, window.viewer
+    file_menu = bar.addMenu("&File")
+    add_action(window, file_menu, "&Open Image...", window.open_image_dialog, QKeySequence.StandardKey.Open)
+    recent = file_menu.addMenu("Open &Recent")
+    add_action(window, file_menu, "Open &Sample Scene", lambda: window.open_image(None))
+    file_menu.addSeparator()
+    add_action(window, file_menu, "&Import GeoJSON...", window.feature_io.import_dialog, "Ctrl+I")
+    add_action(window, file_menu, "&Export GeoJSON...", window.feature_io.export_dialog, "Ctrl+E")
+    file_menu.addSeparator()
+    add_action(window, file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
+    edit = bar.addMenu("&Edit")
+    undo = add_action(window, edit, "&Undo", tool.undo, "Ctrl+Z")
+    redo = add_action(window, edit, "&Redo", tool.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+    edit.addSeparator()
+    add_action(window, edit, "&Finish Feature", tool.finish, ["Return", "Enter"], viewer_only=True)
+    add_action(window, edit, "&Cancel Piece", tool.cancel, "Esc", viewer_only=True)
+    add_action(window, edit, "Drop &Last Piece", tool.drop_last_piece, "Backspace", viewer_only=True)
+    add_action(window, edit, "&Delete Selected Feature", window.features_panel.delete_selected, "Delete",
+               viewer_only=True)
+    view = bar.addMenu("&View")
+    # Plain keys (+, -, F, 1) also work while the map has the focus: RasterViewer.keyPressEvent.
+    add_action(window, view, "Zoom &In", lambda: viewer.zoom_by(KEY_ZOOM), ["Ctrl++", "Ctrl+="])
+    add_action(window, view, "Zoom &Out", lambda: viewer.zoom_by(1 / KEY_ZOOM), "Ctrl+-")
+    add_action(window, view, "&Fit Image", viewer.fit, "Ctrl+0")
+    add_action(window, view, "&1:1 Pixels", viewer.one_to_one, "Ctrl+1")
+    guides = add_action(window, view, "Show &Guides", window.display_panel.guides.setChecked, "G",
+                        viewer_only=True, checkable=True)
+    view.addSeparator()
+    view.addAction(window.settings_dock.toggleViewAction())
+    view.addAction(window.features_dock.toggleViewAction())
+    add_action(window, bar.addMenu("&Help"), "&Keys and Mouse", lambda: dialogs.show_keys(window),
+               QKeySequence.StandardKey.HelpContents)
+    return Menus(undo, redo, guides, recent)
+
+
+class RecentFiles:
+    """Recently opened images, newest first: kept in the settings file, listed in a menu.
+
+    Parameters
+    ----------
+    qsettings : QSettings
+    menu : QMenu
+        File > Open Recent; its actions call ``open_path(path)``.
+    open_path : callable
+    """
+
+    def __init__(self, qsettings: QSettings, menu: QMenu, open_path: Callable[[str], object]):
+        self._qsettings, self._menu, self._open = qsettings, menu, open_path
+        self._update_menu()
+
+    def paths(self) -> list[str]:
+        """Recently opened image paths, newest first."""
+        value = self._qsettings.value("recent_files", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def remember(self, path: str) -> None:
+        """Put ``path`` first (at most :data:`MAX_RECENT` are kept)."""
+        path = str(Path(path).resolve())
+        recent = [path] + [p for p in self.paths() if p != path]
+        self._qsettings.setValue("recent_files", recent[:MAX_RECENT])
+        self._update_menu()
+
+    def _update_menu(self) -> None:
+        self._menu.clear()
+        for path in self.paths():
+            self._menu.addAction(Path(path).name, lambda p=path: self._open(p)).setToolTip(path)
+        self._menu.setEnabled(bool(self.paths()))

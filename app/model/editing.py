@@ -1,0 +1,80 @@
+"""Edits of the drawing, as pure functions of :class:`app.model.pieces.ToolState`.
+
+The tool commits what they return as one undoable step.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+from app.model.pieces import Feature, PieceSpec, ToolState
+
+__all__ = ["find_feature", "next_name", "with_piece", "without_last_piece", "finished", "renamed", "deleted",
+           "reopened", "with_features"]
+
+
+def find_feature(state: ToolState, feature_id: int) -> Feature:
+    """The finished feature with this id (KeyError when there is none)."""
+    for feature in state.features:
+        if feature.id == feature_id:
+            return feature
+    raise KeyError(f"no feature with id {feature_id}")
+
+
+def next_name(state: ToolState, pending: tuple[Feature, ...] = ()) -> str:
+    """The first free "Line n", n counted from the number of finished features plus one."""
+    taken = {f.name for f in state.features} | {f.name for f in pending}
+    return next(f"Line {n}" for n in itertools.count(len(state.features) + 1) if f"Line {n}" not in taken)
+
+
+def with_piece(state: ToolState, piece: PieceSpec, replace_last: bool = False) -> ToolState:
+    """``piece`` chained onto the feature in progress (in place of its last piece with ``replace_last``)."""
+    current = state.current
+    kept = current.pieces[:-1] if replace_last else current.pieces
+    return replace(state, current=replace(current, pieces=kept + (piece,)))
+
+
+def without_last_piece(state: ToolState) -> ToolState:
+    """The feature in progress without its last piece, or without its lone start click."""
+    current = state.current
+    if not current.pieces:
+        return replace(state, current=None)
+    return replace(state, current=replace(current, pieces=current.pieces[:-1]))
+
+
+def finished(state: ToolState) -> ToolState:
+    """The feature in progress (which has pieces) moved to the finished features, named if it had no name."""
+    current = state.current
+    return ToolState(state.features + (replace(current, name=current.name or next_name(state)),), None)
+
+
+def renamed(state: ToolState, feature_id: int, name: str) -> ToolState:
+    """Finished feature ``feature_id`` named ``name`` (stripped; ValueError when empty)."""
+    name = str(name).strip()
+    if not name:
+        raise ValueError("name must not be empty")
+    find_feature(state, feature_id)
+    features = tuple(replace(f, name=name) if f.id == feature_id else f for f in state.features)
+    return replace(state, features=features)
+
+
+def deleted(state: ToolState, feature_id: int) -> ToolState:
+    """Without finished feature ``feature_id`` (KeyError when there is none)."""
+    find_feature(state, feature_id)
+    return replace(state, features=tuple(f for f in state.features if f.id != feature_id))
+
+
+def reopened(state: ToolState, feature_id: int) -> ToolState:
+    """Finished feature ``feature_id`` in progress again; a feature in progress with pieces is finished."""
+    feature = find_feature(state, feature_id)
+    features = tuple(f for f in state.features if f.id != feature_id)
+    current = state.current
+    if current is not None and current.pieces:
+        features += (replace(current, name=current.name or next_name(state)),)
+    return ToolState(features, feature)
+
+
+def with_features(state: ToolState, added: tuple[Feature, ...]) -> ToolState:
+    """``added`` appended to the finished features."""
+    return replace(state, features=state.features + tuple(added))
