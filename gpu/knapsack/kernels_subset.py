@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from numba import cuda, int32, uint32, uint64
 
-from gpu.knapsack.common import inline_device
+from gpu.knapsack.kernels_common import inline_device
 
 ALL_ONES = uint64(0xFFFFFFFFFFFFFFFF)
 

@@ -52,9 +52,9 @@ def _serialised(solver):
 
     @functools.wraps(solver)
     def locked(*args, **kwargs):
-        from gpu.knapsack.common import SOLVE_LOCK
+        from gpu import device
 
-        with SOLVE_LOCK:
+        with device.LOCK, device.memory_errors():
             return solver(*args, **kwargs)
 
     return locked
@@ -63,9 +63,9 @@ def _serialised(solver):
 def release_memory() -> None:
     """Free the device memory that the solvers keep between calls (see ``KNAPSACK_KEEP_WORKSPACE``)."""
     if gpu_available():
-        from gpu.knapsack.common import release_workspace
+        from gpu import device
 
-        release_workspace()
+        device.release_workspace()
 
 
 def _require(problem, cls, name="problem", check_gpu=True):
@@ -80,9 +80,9 @@ def _require(problem, cls, name="problem", check_gpu=True):
 
 
 def _budget(memory_budget_bytes) -> int:
-    from gpu.knapsack.common import device_budget_bytes
+    from gpu import config, device
 
-    return device_budget_bytes(memory_budget_bytes)
+    return device.budget_bytes(memory_budget_bytes, config.KNAPSACK_DEVICE_MEMORY_SHARE)
 
 
 def _check(kind: str, value: int, worth: int, feasible: bool) -> None:

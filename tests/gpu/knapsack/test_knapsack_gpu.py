@@ -48,11 +48,11 @@ SIMULATOR_KNAPSACK_CONFIG = {
 def small_knapsack_launches(monkeypatch):
     if SIMULATOR:
         from gpu import config
-        from gpu.knapsack import mitm as knapsack_mitm
+        from gpu.knapsack import kernels_mitm
 
         for name, value in SIMULATOR_KNAPSACK_CONFIG.items():
             monkeypatch.setattr(config, name, value)
-        monkeypatch.setattr(knapsack_mitm, "THREADS", 32)
+        monkeypatch.setattr(kernels_mitm, "THREADS", 32)
     yield
 
 
