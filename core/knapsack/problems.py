@@ -10,6 +10,7 @@ item per class fits the capacity.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +21,7 @@ __all__ = [
     "KnapsackSolution",
     "MemoryBudgetError",
     "PROBLEM_KINDS",
+    "SolverResult",
     "SubsetSum",
     "problem_kind",
     "weights_gcd",
@@ -266,6 +268,25 @@ class KnapsackSolution:
     backend: str
     method: str
     time_ms: float = field(default=0.0)
+
+
+class SolverResult(NamedTuple):
+    """What every solver returns, on the CPU and the GPU alike (before ``solve`` times and checks it).
+
+    Attributes
+    ----------
+    value : int
+        The optimum.
+    selected : (k,) int64 ndarray
+        Sorted indices of the chosen items; for MCKP, shape (m,): the chosen
+        item's index within each class.
+    method : str
+        The method that ran (e.g. ``"dp"``, ``"dp-divide-conquer"``, ``"wavefront"``).
+    """
+
+    value: int
+    selected: np.ndarray
+    method: str
 
 
 def weights_gcd(weights: np.ndarray) -> int:

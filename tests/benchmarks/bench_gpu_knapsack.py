@@ -185,14 +185,14 @@ def bench_msb(quick):
     sequential = [knapsack.solve_kp2(q)[0] for q in problems]
     sequential_ms = (time.perf_counter() - t0) * 1e3
     assert sequential == cpu
-    assert [v for v, _ in knapsack.solve_kp2_batch(problems)] == cpu
+    assert [r.value for r in knapsack.solve_kp2_batch(problems)] == cpu
     mitm_ms = median_ms(lambda: knapsack.solve_kp2_batch(problems), repeat=7, warmup=2)
     log("msb default (meet in the middle)", mitm_ms)
     rows = []
     for m, threads, cpt in ((2, 256, 4), (2, 128, 8), (1, 256, 4), (3, 128, 8)):
         with patched(KNAPSACK_ITEMS_PER_STEP=m, KNAPSACK_THREADS_PER_BLOCK=threads, KNAPSACK_CELLS_PER_THREAD=cpt,
                      KNAPSACK_MITM_MAX_ITEMS=0):
-            assert [v for v, _ in knapsack.solve_kp2_batch(problems)] == cpu
+            assert [r.value for r in knapsack.solve_kp2_batch(problems)] == cpu
             wall = median_ms(lambda: knapsack.solve_kp2_batch(problems), repeat=5, warmup=1)
             args = ([q.profits for q in problems], [q.weights1 for q in problems], [q.weights2 for q in problems],
                     [q.capacity1 for q in problems], [q.capacity2 for q in problems], m, threads, cpt)
