@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.io.geojson import atomic_write_text
 from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, exact_int, problem_kind
 
 __all__ = [
@@ -340,8 +341,6 @@ def write_json(path, instances) -> None:
         data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "instances": [instance_to_dict(i) for i in instances]}
     else:
         data = instance_to_dict(instances)
-    from core.io.geojson import atomic_write_text
-
     atomic_write_text(path, json.dumps(data) + "\n")
 
 

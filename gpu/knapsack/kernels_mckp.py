@@ -31,6 +31,19 @@ def class_kernel(value_type_name: str, cells_per_thread: int, chunk: int, staged
 
     @cuda.jit
     def mckp_class(prev, cur, choice, profits, weights, first, count, k, lo_prev, hi_prev, lo, hi, w_min, w_max, neg):
+        """Row ``cur`` of class ``k`` over capacities ``lo..hi`` from row ``prev`` (valid on ``lo_prev..hi_prev``).
+
+        Parameters
+        ----------
+        prev, cur : (capacity + 1,) int32 or int64
+            DP rows; ``neg`` marks infeasible cells.
+        choice : (m * (capacity + 1),) int16 or int32, out
+            Row ``k``: the argmax item (index within the class, -1 for none) of every capacity.
+        profits, weights : (items,) int64
+            All classes' items; class ``k`` is ``first .. first + count - 1``.
+        w_min, w_max : int
+            Lightest and heaviest weight of the class (the staged slice of ``prev``).
+        """
         sm_p = cuda.shared.array(chunk, int64)
         sm_w = cuda.shared.array(chunk, int32)
         sm_f = cuda.shared.array(0, value_type)

@@ -158,6 +158,7 @@ def gvector_persistent_kernel(g, weights, firsts, lasts, target, done, arrived, 
 
 @cuda.jit(cache=True)
 def fill_kernel(g, value):
+    """``g[:] = value`` (grid-stride)."""
     for j in range(cuda.grid(1), g.shape[0], cuda.gridsize(1)):
         g[j] = value
 

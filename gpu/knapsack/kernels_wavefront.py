@@ -108,6 +108,27 @@ def wavefront_kernel(value_type_name: str, cells_per_thread: int = 1):
     @cuda.jit
     def wavefront(shift, profit, write_slot, read_slot, N, S, K, D, reach, ring, bits, nwords, progress, result,
                   failed):
+        """All ``n`` items over capacities ``0..N-1``; block ``b`` owns capacities ``[b S, (b + 1) S)``.
+
+        Parameters
+        ----------
+        shift, profit : (n,) int64
+            Item weights and profits in processing order.
+        write_slot, read_slot : (n,) int64
+            Offset in ``ring`` of the row item ``i`` writes and of the row it reads (-1: the zero row).
+        N, S, K, D, reach : int
+            Capacities, chunk width, items per batch, ring rows, neighbours within the heaviest weight.
+        ring : (D * N,) int32 or int64
+            Published rows.
+        bits : (n * nwords,) uint32, out
+            Decision bit of (item, capacity).
+        progress : (blocks,) int32
+            Items each block has published.
+        result : (1,) int64, out
+            The optimum (capacity ``N - 1``).
+        failed : (1,) int32, out
+            Set when a block waited too long (blocks not all resident).
+        """
         scratch = cuda.shared.array(32, uint32)
         sm_item = cuda.shared.array((4, MAX_BATCH), int64)
         dyn = cuda.shared.array(0, value_type)  # own rows [0, 2S), halos [2S, 2S + K*S)

@@ -19,6 +19,7 @@ __all__ = ["device_bytes", "run_plan", "selections"]
 
 
 def _launch_blocks(n_tiles: int) -> int:
+    """Grid of a step launch over ``n_tiles`` tiles (``KNAPSACK_MAX_BLOCKS``, or 16 per multiprocessor)."""
     cap = config.KNAPSACK_MAX_BLOCKS or 16 * multiprocessor_count()
     return max(1, min(int(n_tiles), cap))
 

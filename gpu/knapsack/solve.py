@@ -119,7 +119,7 @@ def _solve_kp2_lists(profits, w1, w2, c1, c2, budget) -> list[SolverResult]:
 
 def _solve_rows(profits, w1, w2, c1, c2, budget):
     """Row method for a list of KP2 instances (KP1: w1 = 0, c1 = 0), split to fit the budget."""
-    from gpu.knapsack import rows  # loads numba.cuda (see the module docstring)
+    from gpu.knapsack import rows  # these two load numba.cuda (see the module docstring)
     from gpu.knapsack.plan import PlanTooLargeError, plan_batch
 
     try:

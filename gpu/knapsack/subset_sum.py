@@ -95,6 +95,7 @@ def reduce_instance(weights: np.ndarray, capacity: int, trivial_checks: bool = T
 
 
 def device_bytes(plan: SubsetPlan, method: str) -> int:
+    """Device memory (bytes) of :func:`solve_plan` for ``plan`` and ``method`` ("bitset" or "gvector")."""
     n_words = plan.high // 64 + 1
     g_size = 2 if plan.weights.size < 32767 else 4
     cells = 64 * n_words if method == "bitset" else plan.high + 2
@@ -103,6 +104,7 @@ def device_bytes(plan: SubsetPlan, method: str) -> int:
 
 
 def _blocks(count: int, threads: int) -> int:
+    """Blocks of a grid-stride launch over ``count`` items (at most 32 per multiprocessor)."""
     return max(1, min(-(-count // threads), 32 * multiprocessor_count()))
 
 

@@ -31,10 +31,12 @@ class WavefrontPlan:
 
     @property
     def shared_bytes(self) -> int:
+        """Dynamic shared memory of one block: two own rows and ``K`` halos of ``S`` cells."""
         return (2 + self.K) * self.S * self.value_dtype.itemsize
 
     @property
     def device_bytes(self) -> int:
+        """Device memory of :func:`run`: decision bits, the ring, item tables and counters."""
         bits = 4 * self.n * self.nwords
         ring = self.D * self.N * self.value_dtype.itemsize
         items = 33 * self.n  # weight, profit and two ring offsets (int64), and a taken flag
