@@ -5,7 +5,10 @@ imports numba.cuda at module level.  It silences numba-cuda's low-occupancy
 warning, which small problems trigger by design.  ``gpu.polyline``
 and ``gpu.knapsack`` are the twins of ``core.polyline`` (with the link
 scoring) and ``core.knapsack``; without a usable CUDA GPU their solvers raise
-:class:`core.engine.BackendUnavailableError`.
+:class:`core.engine.BackendUnavailableError`.  Both share the device through
+``gpu.device`` (one lock, the workspace, free memory and out-of-memory
+errors); launch parameters live in ``gpu.config``, launch helpers in
+``gpu.launching``.
 """
 
 from __future__ import annotations

@@ -2,71 +2,61 @@
 
 The host wrappers read these names at launch time (never at import), so tests
 can patch them small under ``NUMBA_ENABLE_CUDASIM=1`` and make launches span
-several blocks and a partial last block.  The defaults were chosen on an H100
-(see BENCHMARKS.md, section gpu-polyline).
+several blocks and a partial last block.  How the defaults were chosen (H100
+measurements): docs/notes/gpu.md.
 """
 
 #: Threads per block of one-dimensional elementwise and grid-stride kernels.
 THREADS_PER_BLOCK = 256
 
-#: Largest number of threads per block of any reduction kernel: the size of
-#: the shared-memory arrays of :func:`gpu.polyline.kernels_dp.group_max_argmax`.
+#: Most threads per block of a reduction kernel (the shared arrays of kernels_dp.group_max_argmax).
 MAX_REDUCE_THREADS = 1024
 
-#: Threads that reduce one pair state (q, r) of the ``mitm`` DP over the
-#: previous point p with the shared-memory max + argmax.  Seredin's layout is
-#: one block per state (set it to MITM_BLOCK_THREADS); on the H100 smaller
-#: groups, several states to a block, are faster: 14.7 ms at 128, 6.0 at 32,
-#: 3.5 at 8 threads per state for 8 nodes x 1024 points (BENCHMARKS.md).
+#: Threads reducing one pair state (q, r) of ``mitm`` over p; MITM_BLOCK_THREADS is Seredin's one block per state.
 MITM_THREADS_PER_STATE = 8
 
-#: Threads per block of the ``mitm`` stage kernel; a block holds
-#: ``MITM_BLOCK_THREADS // threads_per_state`` states (one when they are equal).
+#: Threads per block of the ``mitm`` stage kernel: ``MITM_BLOCK_THREADS // threads_per_state`` states a block.
 MITM_BLOCK_THREADS = 128
 
 #: Threads per block of the ``window`` stage kernel (one block per column q).
 WINDOW_THREADS = 256
 
-#: log2 of the width of the range-maximum blocks of the ``window`` kernel:
-#: in-block queries use one bit mask per position, so the width is at most 32.
+#: log2 of the range-maximum block width of ``window``; at most 5 (one 32-bit mask per position).
 RMQ_BLOCK_BITS = 5
 
 #: Threads per block of the final max + argmax over the merge states.
 MERGE_THREADS = 256
 
-#: Blocks of the first pass of the final max + argmax (a grid-stride pass).
+#: Blocks of the first, grid-stride pass of the final max + argmax.
 MERGE_BLOCKS = 256
 
-# --- Knapsack kernels (gpu/knapsack/solve*.py) ------------------------------------
+# --- Knapsack kernels (gpu/knapsack) ---------------------------------------------------
 
 #: Threads per block of the knapsack row kernels; a multiple of 32 (one tile of cells).
 KNAPSACK_THREADS_PER_BLOCK = 256
 
-#: KP1/KP2 instances with at most this many usable items (<= 22) are solved exactly by
-#: meet in the middle (2**n pair checks, one block each) instead of the DP; 0: never.
+#: KP1/KP2 with at most this many usable items (<= 22) run the meet in the middle, not the DP; 0: never.
 KNAPSACK_MITM_MAX_ITEMS = 22
 
-#: Cells of a window row per thread and tile of the row kernels (compile-time constant).
+#: Cells of a window row per thread and tile of the row kernels (a compile-time constant).
 KNAPSACK_CELLS_PER_THREAD = 4
 
 #: Largest grid of the row kernels (0: 16 blocks per multiprocessor); blocks loop over tiles.
 KNAPSACK_MAX_BLOCKS = 0
 
-#: Items per launch of the row method, 1 to 3 (1 is Lemos et al.'s one launch per
-#: item; 2 reads every row once for two items).
+#: Items per launch of the row method, 1 to 3 (1: Lemos et al.'s one launch per item).
 KNAPSACK_ITEMS_PER_STEP = 2
 
-#: Share of the free device memory that one knapsack solve may use by default.
+#: Share of the free device memory one knapsack solve may use by default.
 KNAPSACK_DEVICE_MEMORY_SHARE = 0.7
 
-#: Keep the large DP buffers between solves (gpu.knapsack.solve.release_memory() frees them).
+#: Keep the large DP buffers in the device workspace between solves (gpu.knapsack.release_memory frees them).
 KNAPSACK_KEEP_WORKSPACE = True
 
-#: KP1 with at least this many items runs the persistent wavefront kernel when it fits.
+#: KP1 with at least this many usable items runs the persistent wavefront kernel when it fits.
 KNAPSACK_WAVEFRONT_MIN_ITEMS = 256
 
-#: Threads per block of the wavefront kernel (a multiple of 32); each thread holds
-#: ceil(capacity / (blocks * threads)) cells, one at knapPI sizes.
+#: Threads per block of the wavefront kernel, a multiple of 32.
 KNAPSACK_WAVEFRONT_THREADS = 512
 
 #: Most items a wavefront block runs between two exchanges with its neighbours.
@@ -81,13 +71,10 @@ KNAPSACK_WAVEFRONT_SHARED_BYTES = 48 * 1024
 #: Rows of the wavefront's ring of published rows (0: 4 batches + 1).
 KNAPSACK_WAVEFRONT_RING_ROWS = 0
 
-#: Threads of the speculative backtracking block; a power of two, log2 of it
-#: items (at most 10) are resolved per round trip to memory.  256 beat 1024 on
-#: the H100 (block barriers cost more than the extra round trips).
+#: Threads of the speculative backtracking block, a power of two: log2 of it items per round trip (<= 10).
 KNAPSACK_BACKTRACK_THREADS = 256
 
-#: Subset sum: "bitset" (64 capacities a word, g vector kept for recovery) or
-#: "gvector" (Yanasse-Soma's g vector alone, as Curtis).
+#: Subset sum: "bitset" (64 capacities a word, g vector for recovery) or "gvector" (the g vector alone).
 SUBSET_SUM_METHOD = "bitset"
 
 #: Threads per block of the subset-sum kernels.
@@ -99,8 +86,7 @@ SUBSET_SUM_POLL_ITEMS = 64
 #: Run every item in one persistent launch with grid barriers (else one launch per item).
 SUBSET_SUM_PERSISTENT = True
 
-#: Blocks per multiprocessor of the persistent subset-sum kernel, capped by what can be
-#: resident at once (0: as many as can be resident).
+#: Blocks per multiprocessor of the persistent subset-sum kernel, capped by residency (0: the cap).
 SUBSET_SUM_BLOCKS_PER_SM = 0
 
 #: Threads per block of the MCKP class kernel.

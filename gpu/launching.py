@@ -1,16 +1,21 @@
-"""Kernel launches that a plan repeats: packed once, replayed through ``cuda.core``.
+"""Kernel launches: plans replayed cheaply, and persistent grids whose blocks are all resident.
 
-numba packs every argument of every launch again (on the H100 host about
-50 us for a launch with six array arguments, against 11 us for a replayed
-one; BENCHMARKS.md, section gpu-polyline).  The DP plans launch the same
-kernels with the same arrays each time, so :class:`LaunchList` packs them once
-and replays them.  Where packing is not possible (the CUDA simulator, another
-numba-cuda version) it keeps launching the ordinary way.
+numba packs every argument of every launch again (figures in
+docs/notes/gpu.md).  The DP plans launch the same kernels with the same
+arrays each time, so :class:`LaunchList` packs them once and replays them.
+Where packing is not possible (the CUDA simulator, another numba-cuda
+version) it keeps launching the ordinary way.  :func:`launch_resident`
+launches kernels that synchronise across blocks.
+
+numba.cuda and cuda.core are imported inside the functions: the host modules
+that import this one load without a GPU.
 """
 
 from __future__ import annotations
 
-__all__ = ["run_launches", "LaunchList"]
+from gpu.device import multiprocessor_count, simulator
+
+__all__ = ["LaunchList", "launch_resident", "run_launches"]
 
 
 def run_launches(launches) -> None:
@@ -26,10 +31,9 @@ def run_launches(launches) -> None:
 def _packed(kernel, launch, args):
     """One launch with numba's argument packing done once: ``(function, LaunchConfig, params)``.
 
-    numba packs every argument of every launch again (about 10 us per array
-    on the H100 host); a plan's arguments never change, so its launches are
-    packed once, after a first ordinary launch compiled them, and replayed
-    through ``cuda.core.launch``.  Returns None where that is not possible
+    numba packs every argument of every launch again; a plan's arguments
+    never change, so its launches are packed once, after a first ordinary
+    launch compiled them, and replayed through ``cuda.core.launch``.  Returns None where that is not possible
     (the simulator, another numba-cuda version): the plan then keeps launching
     the ordinary way.
     """
@@ -75,3 +79,24 @@ class LaunchList:
         if self.packed is None:
             packed = [_packed(*entry) for entry in self.launches]
             self.packed = packed if all(entry is not None for entry in packed) else False
+
+
+def launch_resident(dispatcher, args, threads: int, per_sm: int = 0) -> int:
+    """Launch ``dispatcher(*args)`` on a grid whose blocks can all be resident at once.
+
+    For persistent kernels that synchronise across blocks.  ``per_sm`` > 0 asks
+    for that many blocks per multiprocessor (capped by the residency limit); 0
+    takes the limit itself.  One block under the simulator, which runs blocks
+    one after another.  Returns the number of blocks launched.
+    """
+    if simulator():
+        dispatcher[1, threads](*args)
+        return 1
+    kernel = dispatcher.specialize(*args)  # compiled for these argument types
+    try:
+        limit = int(next(iter(kernel.overloads.values())).max_cooperative_grid_blocks(threads))
+    except Exception:  # no occupancy query here: two blocks per multiprocessor fit these kernels
+        limit = 2 * multiprocessor_count()
+    blocks = max(1, min(limit, per_sm * multiprocessor_count()) if per_sm > 0 else limit)
+    kernel[blocks, threads](*args)
+    return blocks

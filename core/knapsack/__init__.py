@@ -5,9 +5,11 @@
 220
 """
 
-from core.knapsack.problems import KP1, KP2, MCKP, KnapsackSolution, MemoryBudgetError, SubsetSum
+from core.knapsack.problems import KP1, KP2, MCKP, KnapsackSolution, MemoryBudgetError, SolverResult, SubsetSum
 
-__all__ = ["KP1", "KP2", "MCKP", "KnapsackSolution", "MemoryBudgetError", "SubsetSum", "solve", "solve_many"]
+__all__ = [
+    "KP1", "KP2", "MCKP", "KnapsackSolution", "MemoryBudgetError", "SolverResult", "SubsetSum", "solve", "solve_many",
+]
 
 
 def __getattr__(name):

@@ -1,14 +1,20 @@
 """``solve`` and ``solve_many``: one knapsack-family problem or many, on the CPU or the GPU.
 
-The backend is chosen by :func:`core.engine.resolve_backend`; the GPU solvers
-of :mod:`gpu.knapsack.solve` are imported only when the GPU runs.  Every solution is
-checked before it is returned: the chosen items respect the capacities and
-add up to the reported value.
+The backend is chosen by :func:`core.engine.resolve_backend`.  Both backends
+offer the same twins, called the same way: ``solve_kp1``, ``solve_kp2``,
+``solve_subset_sum``, ``solve_mckp`` as ``(problem, memory_budget_bytes)`` and
+``solve_kp2_batch`` as ``(problems, memory_budget_bytes)``, each returning
+:class:`core.knapsack.problems.SolverResult` (a list for the batch).  The CPU
+twins live in this package, the GPU twins in ``gpu.knapsack``, imported
+(through :func:`core.engine.gpu_package`) only when the GPU runs.  Every
+solution is checked before it is returned: the chosen items respect the
+capacities and add up to the reported value.
 """
 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -16,14 +22,22 @@ from core import engine
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp2 import solve_kp2, solve_kp2_batch
 from core.knapsack.mckp import solve_mckp
-from core.knapsack.problems import KP2, KnapsackSolution, problem_kind
+from core.knapsack.problems import KP2, KnapsackSolution, SolverResult, problem_kind
 from core.knapsack.subset_sum import solve_subset_sum
 from core.memory import resolve_budget
 
 __all__ = ["solve", "solve_many"]
 
-_CPU = {"kp1": solve_kp1, "kp2": solve_kp2, "subset-sum": solve_subset_sum, "mckp": solve_mckp}
-_GPU = {"kp1": "solve_kp1", "kp2": "solve_kp2", "subset-sum": "solve_subset_sum", "mckp": "solve_mckp"}
+#: The CPU twins, under the names the GPU package gives its own.
+_CPU = SimpleNamespace(solve_kp1=solve_kp1, solve_kp2=solve_kp2, solve_kp2_batch=solve_kp2_batch,
+                       solve_subset_sum=solve_subset_sum, solve_mckp=solve_mckp)
+#: The twin that solves each problem kind.
+_SOLVERS = {"kp1": "solve_kp1", "kp2": "solve_kp2", "subset-sum": "solve_subset_sum", "mckp": "solve_mckp"}
+
+
+def _twins(backend: str):
+    """The solvers of a resolved backend: this package's for "cpu", gpu.knapsack's for "gpu"."""
+    return _CPU if backend == "cpu" else engine.gpu_package("knapsack")
 
 
 def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None) -> KnapsackSolution:
@@ -55,15 +69,11 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     """
     kind = problem_kind(problem)
     resolved = engine.resolve_backend(backend)
-    budget = resolve_budget(memory_budget_bytes) if resolved == "cpu" else _check_budget(memory_budget_bytes)
+    budget = _checked_budget(memory_budget_bytes)
     start = time.perf_counter()
-    if resolved == "gpu":
-        value, selected, method = getattr(engine.gpu_package("knapsack"), _GPU[kind])(problem, memory_budget_bytes=budget,
-                                                                     with_method=True)
-    else:
-        value, selected, method = _CPU[kind](problem, budget)
+    result = getattr(_twins(resolved), _SOLVERS[kind])(problem, budget)
     elapsed_ms = (time.perf_counter() - start) * 1e3
-    return _checked(problem, value, selected, resolved, method, elapsed_ms)
+    return _checked(problem, result, resolved, elapsed_ms)
 
 
 def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None = None) -> list:
@@ -84,7 +94,7 @@ def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None 
     problems = list(problems)
     kinds = [problem_kind(problem) for problem in problems]
     resolved = engine.resolve_backend(backend)
-    budget = resolve_budget(memory_budget_bytes) if resolved == "cpu" else _check_budget(memory_budget_bytes)
+    budget = _checked_budget(memory_budget_bytes)
     batch = [k for k, kind in enumerate(kinds) if kind == "kp2"]
     out = [None] * len(problems)
     if batch:
@@ -98,24 +108,19 @@ def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None 
 
 def _solve_kp2_batch(problems: list[KP2], resolved: str, budget) -> list[KnapsackSolution]:
     start = time.perf_counter()
-    if resolved == "gpu":
-        results = engine.gpu_package("knapsack").solve_kp2_batch(problems, memory_budget_bytes=budget, with_method=True)
-    else:
-        results = solve_kp2_batch(problems, budget)
+    results = _twins(resolved).solve_kp2_batch(problems, budget)
     elapsed_ms = (time.perf_counter() - start) * 1e3
-    return [
-        _checked(problem, value, selected, resolved, method, elapsed_ms)
-        for problem, (value, selected, method) in zip(problems, results)
-    ]
+    return [_checked(problem, result, resolved, elapsed_ms) for problem, result in zip(problems, results)]
 
 
-def _check_budget(memory_budget_bytes):
-    """The GPU side picks its own default; still reject a malformed budget here."""
+def _checked_budget(memory_budget_bytes):
+    """A malformed budget refused before any solver runs; None stays None (each backend's default)."""
     return None if memory_budget_bytes is None else resolve_budget(memory_budget_bytes)
 
 
-def _checked(problem, value, selected, backend, method, elapsed_ms) -> KnapsackSolution:
-    """Build the solution after checking that the choice is feasible and worth ``value``."""
+def _checked(problem, result: SolverResult, backend, elapsed_ms) -> KnapsackSolution:
+    """Build the solution after checking that the choice is feasible and worth ``result.value``."""
+    value, selected, method = result
     kind = problem_kind(problem)
     selected = np.asarray(selected, dtype=np.int64)
     if kind != "mckp":

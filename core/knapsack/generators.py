@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.knapsack.problems import KP1, MCKP, SubsetSum
+from core.knapsack.problems import KP1, MCKP, SubsetSum, exact_int
 
 __all__ = ["CURTIS_KINDS", "PISINGER_KINDS", "SURI_SETS", "curtis", "pisinger", "suri"]
 
@@ -35,17 +35,9 @@ SURI_CLASS_SIZES = (10, 1024)
 MAX_COEFFICIENT_RANGE = 2**62
 
 
-def _positive_int(value, name: str, low: int = 1, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}]; got {value!r}")
-    return int(value)
-
-
 def _rng(seed):
     """numpy's generator for a seed that is a non-negative integer (numpy's own message names no argument)."""
-    return np.random.default_rng(_positive_int(seed, "seed", 0))
+    return np.random.default_rng(exact_int(seed, "seed", 0))
 
 
 def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1, series: int = 100, seed: int = 0) -> KP1:
@@ -64,10 +56,10 @@ def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1
     """
     if kind not in PISINGER_KINDS:
         raise ValueError(f"kind must be one of {', '.join(PISINGER_KINDS)}; got {kind!r}")
-    n = _positive_int(n, "n")
-    r = _positive_int(coefficient_range, "coefficient_range", 10, MAX_COEFFICIENT_RANGE)
-    series = _positive_int(series, "series")
-    instance = _positive_int(instance, "instance")
+    n = exact_int(n, "n", 1)
+    r = exact_int(coefficient_range, "coefficient_range", 10, MAX_COEFFICIENT_RANGE)
+    series = exact_int(series, "series", 1)
+    instance = exact_int(instance, "instance", 1)
     if instance > series:
         raise ValueError(f"instance must be in [1, series={series}]; got {instance}")
     rng = _rng(seed)
@@ -97,7 +89,7 @@ def curtis(kind: str, n: int, seed: int = 0) -> SubsetSum:
     """
     if kind not in CURTIS_KINDS:
         raise ValueError(f"kind must be one of {', '.join(CURTIS_KINDS)}; got {kind!r}")
-    n = _positive_int(n, "n")
+    n = exact_int(n, "n", 1)
     rng = _rng(seed)
     if kind == "half":
         w = 10 * rng.integers(1, 10**5 + 1, n)
@@ -127,7 +119,7 @@ def suri(set_number: int, seed: int = 0, items_per_class: int | None = None) -> 
     if items_per_class is None:
         sizes = rng.integers(SURI_CLASS_SIZES[0], SURI_CLASS_SIZES[1] + 1, m)
     else:
-        sizes = np.full(m, _positive_int(items_per_class, "items_per_class"))
+        sizes = np.full(m, exact_int(items_per_class, "items_per_class", 1))
     low, high = SURI_VALUE_RANGE
     classes = [(rng.integers(low, high + 1, k), rng.integers(low, high + 1, k)) for k in sizes]
     return MCKP(classes, capacity)

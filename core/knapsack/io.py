@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, problem_kind
+from core.io.geojson import atomic_write_text
+from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, exact_int, problem_kind
 
 __all__ = [
     "FORMAT_NAME",
@@ -304,8 +305,11 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
     except ValueError as exc:
         raise KnapsackFormatError(f"{where}: {exc}") from None
     optimum = data.get("optimum")
-    if optimum is not None and (isinstance(optimum, bool) or not isinstance(optimum, int)):
-        raise KnapsackFormatError(f"{where}: 'optimum' must be an integer; got {optimum!r}")
+    if optimum is not None:
+        try:
+            optimum = exact_int(optimum, "'optimum'")
+        except ValueError as exc:
+            raise KnapsackFormatError(f"{where}: {exc}") from None
     name = data.get("name")
     return KnapsackInstance("" if name is None else str(name), problem, optimum)
 
@@ -337,8 +341,6 @@ def write_json(path, instances) -> None:
         data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "instances": [instance_to_dict(i) for i in instances]}
     else:
         data = instance_to_dict(instances)
-    from core.io.geojson import atomic_write_text
-
     atomic_write_text(path, json.dumps(data) + "\n")
 
 

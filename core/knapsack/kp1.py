@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit
 
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
-from core.knapsack.problems import KP1, MemoryBudgetError, weights_gcd
+from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult, weights_gcd
+from core.memory import resolve_budget
 
 __all__ = ["capacity_windows", "row_dtype", "solve_kp1"]
 
@@ -183,21 +184,20 @@ def _full_row(profits, weights, capacity, empty):
     return _sweep(profits, weights, capacity, lo, hi, np.zeros(0, np.uint64), empty)
 
 
-def solve_kp1(problem: KP1, budget: int):
+def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverResult:
     """Solve a :class:`KP1` exactly.
 
     Parameters
     ----------
     problem : KP1
-    budget : int
-        Largest number of bytes for the DP rows and decision bits.
+    memory_budget_bytes : int, optional
+        Most bytes for the DP rows and decision bits; default
+        :func:`core.memory.resolve_budget`'s share of the available memory.
 
     Returns
     -------
-    value : int
-    selected : (k,) int64 ndarray
-        Sorted indices of the chosen items.
-    method : str
+    SolverResult
+        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
         ``"dp"``, or ``"dp-divide-conquer"`` when the bits did not fit the budget.
 
     Raises
@@ -205,6 +205,7 @@ def solve_kp1(problem: KP1, budget: int):
     MemoryBudgetError
         When even the divide-and-conquer rows exceed the budget.
     """
+    budget = resolve_budget(memory_budget_bytes)
     profits, weights = problem.profits, problem.weights
     always = np.flatnonzero((weights == 0) & (profits > 0))
     items = np.flatnonzero((weights > 0) & (weights <= problem.capacity) & (profits > 0))
@@ -218,4 +219,4 @@ def solve_kp1(problem: KP1, budget: int):
         mask = _solve_items(profits[items].astype(dtype), weights[items] // gcd, capacity, budget, state)
         chosen = items[mask]
     selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
-    return int(profits[selected].sum()), selected, state["method"]
+    return SolverResult(int(profits[selected].sum()), selected, state["method"])

@@ -18,11 +18,12 @@ its items, as in KP1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.kp1 import capacity_windows, row_dtype
-from core.knapsack.problems import KP2, MemoryBudgetError, weights_gcd
+from core.knapsack.problems import KP2, MemoryBudgetError, SolverResult, weights_gcd
+from core.memory import resolve_budget
 from core.parallel import PARALLEL_LOCK
 
 __all__ = ["solve_kp2", "solve_kp2_batch"]
@@ -192,32 +193,32 @@ def _full_table(p, w1, w2, cap1, cap2):
     return _sweep(p, w1, w2, cap1, cap2, win, np.zeros(0, np.uint64), np.zeros(0, np.int64))
 
 
-def solve_kp2(problem: KP2, budget: int):
+def solve_kp2(problem: KP2, memory_budget_bytes: int | None = None) -> SolverResult:
     """Solve a :class:`KP2` exactly.
 
     Parameters
     ----------
     problem : KP2
-    budget : int
-        Largest number of bytes for the DP table and decision bits.
+    memory_budget_bytes : int, optional
+        Most bytes for the DP table and decision bits; default
+        :func:`core.memory.resolve_budget`'s share of the available memory.
 
     Returns
     -------
-    value : int
-    selected : (k,) int64 ndarray
-        Sorted indices of the chosen items.
-    method : str
+    SolverResult
+        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
         ``"dp"``, or ``"dp-divide-conquer"`` when the bits did not fit the budget.
     """
+    budget = resolve_budget(memory_budget_bytes)
     always, items, p, w1, w2, c1, c2 = _reduce(problem)
     state = {"method": "dp"}
     mask = _solve_items(p, w1, w2, c1, c2, budget, state) if len(items) else np.zeros(0, np.bool_)
-    return _result(problem, always, items[mask]) + (state["method"],)
+    return _result(problem, always, items[mask], state["method"])
 
 
-def _result(problem, always, chosen):
+def _result(problem, always, chosen, method) -> SolverResult:
     selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
-    return int(problem.profits[selected].sum()), selected
+    return SolverResult(int(problem.profits[selected].sum()), selected, method)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -230,25 +231,26 @@ def _batch_kernel(p, w1, w2, item_start, caps, win, offsets, taken):
         )
 
 
-def solve_kp2_batch(problems, budget: int):
+def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[SolverResult]:
     """Solve many :class:`KP2` instances, one instance per CPU thread.
 
     Parameters
     ----------
     problems : sequence of KP2
-    budget : int
-        Largest number of bytes in use at once for DP tables and decision bits
-        (as many instances are in flight as numba has threads).
+    memory_budget_bytes : int, optional
+        Most bytes in use at once for DP tables and decision bits (as many
+        instances are in flight as numba has threads); default as for
+        :func:`solve_kp2`.
 
     Returns
     -------
-    list of (value, selected, method)
+    list of SolverResult
         In the order of ``problems``; see :func:`solve_kp2`.  ``method`` is
         ``"dp-batch"``, or as for :func:`solve_kp2` for instances solved one at
         a time because side by side they would exceed the budget.
     """
-    from numba import get_num_threads
-
+    budget = resolve_budget(memory_budget_bytes)
+    problems = list(problems)
     reduced = [_reduce(problem) for problem in problems]
     dtype = np.result_type(np.int32, *[r[2].dtype for r in reduced])
     jobs, masks = [], [None] * len(problems)
@@ -268,7 +270,7 @@ def solve_kp2_batch(problems, budget: int):
             masks[k][masks[k]] = _solve_fitting(*rest, budget, state)
             methods[k] = state["method"]
     return [
-        _result(problem, r[0], r[1][mask]) + (method,)
+        _result(problem, r[0], r[1][mask], method)
         for problem, r, mask, method in zip(problems, reduced, masks, methods)
     ]
 

@@ -24,7 +24,8 @@ import numpy as np
 from numba import njit
 
 from core.knapsack.kp1 import capacity_windows, row_dtype
-from core.knapsack.problems import MCKP, MemoryBudgetError, weights_gcd
+from core.knapsack.problems import MCKP, MemoryBudgetError, SolverResult, weights_gcd
+from core.memory import resolve_budget
 
 __all__ = ["dominance_filter", "solve_mckp"]
 
@@ -173,23 +174,24 @@ def _full_row(red, first, stop, capacity):
     return _sweep(p, w, starts, capacity, lo, hi, np.zeros(0, np.uint8), np.zeros(0, np.int64))
 
 
-def solve_mckp(problem: MCKP, budget: int):
+def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverResult:
     """Solve an :class:`MCKP` exactly (one item from every class).
 
     Parameters
     ----------
     problem : MCKP
-    budget : int
-        Largest number of bytes for the DP rows and decision rows.
+    memory_budget_bytes : int, optional
+        Most bytes for the DP rows and decision rows; default
+        :func:`core.memory.resolve_budget`'s share of the available memory.
 
     Returns
     -------
-    value : int
-    selected : (m,) int64 ndarray
-        Index of the chosen item within each class.
-    method : str
-        ``"dp"``, or ``"dp-divide-conquer"`` when the decisions did not fit the budget.
+    SolverResult
+        ``selected``: (m,) int64, the chosen item's index within each class;
+        ``method`` ``"dp"``, or ``"dp-divide-conquer"`` when the decisions did
+        not fit the budget.
     """
+    budget = resolve_budget(memory_budget_bytes)
     red = _Reduced(problem)
     state = {"method": "dp"}
     selected = red.fixed.copy()
@@ -199,4 +201,4 @@ def solve_mckp(problem: MCKP, budget: int):
         for k, keep, j in zip(red.dp_classes, red.kept, chosen):
             selected[k] = keep[j]
     value = sum(int(p[j]) for (p, _), j in zip(problem.classes, selected))
-    return value, selected, state["method"]
+    return SolverResult(value, selected, state["method"])

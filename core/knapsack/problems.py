@@ -4,12 +4,15 @@ Every problem is a frozen dataclass whose arrays are read-only int64 copies of
 the caller's data (the caller's arrays are never modified).  Construction
 raises :class:`ValueError` for negative numbers, non-integers, empty inputs,
 wrong shapes and mismatched lengths, and for an MCKP in which no choice of one
-item per class fits the capacity.
+item per class fits the capacity.  :func:`exact_int` is the package's one
+check of a single integer (instance files and generators use it too).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,7 +23,9 @@ __all__ = [
     "KnapsackSolution",
     "MemoryBudgetError",
     "PROBLEM_KINDS",
+    "SolverResult",
     "SubsetSum",
+    "exact_int",
     "problem_kind",
     "weights_gcd",
 ]
@@ -79,16 +84,47 @@ def _exact_sum(arr: np.ndarray) -> int:
     return sum(arr.tolist())
 
 
+def exact_int(value, name: str, low: int | None = None, high: int | None = None, *,
+              integral_floats: bool = False, expected: str | None = None) -> int:
+    """``value`` as a Python int: the one exact-integer check of core.knapsack.
+
+    Problems, instance files, generators and the command line (through them)
+    check their integers here.  Python and numpy integers pass, bools never.
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        What the value is, for the message ``"{name} must be {expected}; got {value!r}"``.
+    low, high : int, optional
+        Inclusive bounds.
+    integral_floats : bool
+        Accept finite floats with an integral value (JSON and numpy give ``5.0``).
+    expected : str, optional
+        Default ``"an integer"``, ``"an integer >= {low}"``, ``"an integer <= {high}"``
+        or ``"an integer in [{low}, {high}]"``.
+
+    Raises
+    ------
+    ValueError
+        For anything else, or an integer out of bounds.
+    """
+    if expected is None:
+        bounds = {(False, False): "", (True, False): f" >= {low}", (False, True): f" <= {high}"}
+        expected = "an integer" + bounds.get((low is not None, high is not None), f" in [{low}, {high}]")
+    out = None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        out = int(value)
+    elif integral_floats and isinstance(value, (float, np.floating)) and math.isfinite(value) and value == int(value):
+        out = int(value)
+    if out is None or (low is not None and out < low) or (high is not None and out > high):
+        raise ValueError(f"{name} must be {expected}; got {value!r}")
+    return out
+
+
 def _capacity(value, name: str) -> int:
-    """A non-negative Python int; ValueError otherwise."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a non-negative integer; got {value!r}")
-    if isinstance(value, (int, np.integer)):
-        out = int(value)
-    elif isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
-        out = int(value)
-    else:
-        raise ValueError(f"{name} must be a non-negative integer; got {value!r}")
+    """A capacity: an integer in [0, 2**62) (integral floats accepted); ValueError otherwise."""
+    out = exact_int(value, name, integral_floats=True, expected="a non-negative integer")
     if not 0 <= out < MAX_TOTAL:
         raise ValueError(f"{name} must be in [0, 2**62); got {out}")
     return out
@@ -266,6 +302,25 @@ class KnapsackSolution:
     backend: str
     method: str
     time_ms: float = field(default=0.0)
+
+
+class SolverResult(NamedTuple):
+    """What every solver returns, on the CPU and the GPU alike (before ``solve`` times and checks it).
+
+    Attributes
+    ----------
+    value : int
+        The optimum.
+    selected : (k,) int64 ndarray
+        Sorted indices of the chosen items; for MCKP, shape (m,): the chosen
+        item's index within each class.
+    method : str
+        The method that ran (e.g. ``"dp"``, ``"dp-divide-conquer"``, ``"wavefront"``).
+    """
+
+    value: int
+    selected: np.ndarray
+    method: str
 
 
 def weights_gcd(weights: np.ndarray) -> int:

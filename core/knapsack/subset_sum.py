@@ -32,7 +32,8 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from core.knapsack.kp1 import capacity_windows
-from core.knapsack.problems import MemoryBudgetError, SubsetSum, weights_gcd
+from core.knapsack.problems import MemoryBudgetError, SolverResult, SubsetSum, weights_gcd
+from core.memory import resolve_budget
 
 __all__ = ["METHODS", "solve_subset_sum"]
 
@@ -250,28 +251,31 @@ def _optimal_mask(weights, capacity, greedy_sum, budget, method, state):
     return ~mask if complement else mask
 
 
-def solve_subset_sum(problem: SubsetSum, budget: int, method: str = "bitset"):
+def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None,
+                     method: str = "bitset") -> SolverResult:
     """Solve a :class:`SubsetSum` exactly: the largest subset sum not above the capacity.
 
     Parameters
     ----------
     problem : SubsetSum
-    budget : int
-        Largest number of bytes for the bitset and the ``g`` vector.
+    memory_budget_bytes : int, optional
+        Most bytes for the bitset and the ``g`` vector; default
+        :func:`core.memory.resolve_budget`'s share of the available memory.
     method : {"bitset", "g-vector"}
-        How the ``g`` vector is filled (see the module docstring).
+        How the ``g`` vector is filled (see the module docstring); a CPU
+        option beyond the twins' common signature (the GPU reads
+        ``gpu.config.SUBSET_SUM_METHOD``).
 
     Returns
     -------
-    value : int
-    selected : (k,) int64 ndarray
-        Sorted indices of the chosen items.
-    method : str
-        ``method``, or ``"bitset-divide-conquer"`` when the ``g`` vector did not
-        fit the budget, or ``"trivial"`` when no search was needed.
+    SolverResult
+        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
+        the one asked for, ``"bitset-divide-conquer"`` when the ``g`` vector did
+        not fit the budget, or ``"trivial"`` when no search was needed.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    budget = resolve_budget(memory_budget_bytes)
     weights, capacity = problem.weights, problem.capacity
     items = np.flatnonzero((weights > 0) & (weights <= capacity))
     items = items[np.argsort(-weights[items], kind="stable")]  # heaviest first: the capacity is hit sooner
@@ -286,4 +290,4 @@ def solve_subset_sum(problem: SubsetSum, budget: int, method: str = "bitset"):
             mask = _optimal_mask(scaled, cap, greedy_sum, budget, method, state)
         chosen = items[mask]
     selected = np.sort(chosen).astype(np.int64)
-    return int(weights[selected].sum()), selected, state["method"]
+    return SolverResult(int(weights[selected].sum()), selected, state["method"])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from numba import cuda, int32, uint32, uint64
 
-from gpu.knapsack.common import inline_device
+from gpu.knapsack.kernels_common import inline_device
 
 ALL_ONES = uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -158,6 +158,7 @@ def gvector_persistent_kernel(g, weights, firsts, lasts, target, done, arrived, 
 
 @cuda.jit(cache=True)
 def fill_kernel(g, value):
+    """``g[:] = value`` (grid-stride)."""
     for j in range(cuda.grid(1), g.shape[0], cuda.gridsize(1)):
         g[j] = value
 

@@ -1,7 +1,7 @@
 """Host-side planning of the row method (:mod:`gpu.knapsack.rows`) for a whole batch.
 
 Everything is vectorised over the instances of the batch (padded item arrays
-of shape (K, n_max)), so that planning 630 instances costs about a millisecond.
+of shape (K, n_max)); planning cost: docs/notes/gpu.md.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu.knapsack import rows as kr
+from gpu.knapsack import kernels_rows as kr
 
-__all__ = ["BatchPlan", "PlanTooLargeError", "plan_batch"]
+__all__ = ["BatchPlan", "PlanTooLargeError", "pad_rows", "plan_batch"]
 
 #: Cells of a batch's widest windows past which the plan's int64 sizes (cells,
 #: decision words, their prefix sums) could overflow; far beyond any device.
@@ -83,7 +83,7 @@ class BatchPlan:
     capacities2: np.ndarray
 
 
-def _pad(arrays, lengths, n_max):
+def pad_rows(arrays, lengths, n_max):
     """(K, n_max) int64, row k holding ``arrays[k]`` then zeros."""
     out = np.zeros((len(arrays), n_max), dtype=np.int64)
     if len(arrays):
@@ -203,7 +203,7 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells
     n_items = np.array([len(a) for a in profits], dtype=np.int64)
     n_max = max(1, int(n_items.max()))
     c1, c2 = np.asarray(c1, np.int64), np.asarray(c2, np.int64)
-    padded = [_pad(a, n_items, n_max) for a in (profits, w1, w2)]
+    padded = [pad_rows(a, n_items, n_max) for a in (profits, w1, w2)]
     p, a1, a2, cap1, cap2, order, n_kept = _sorted_items(*padded, c1, c2, n_items)
     M = items_per_step
     n_steps = -(-n_kept // M)

@@ -1,189 +1,25 @@
-"""KP1 / KP2 / (KP2)^k dynamic programming with one launch per step (Lemos et al.).
+"""Host side of the row method (:mod:`gpu.knapsack.kernels_rows`): launches, memory, recovery.
 
-One *step* handles ``M`` consecutive items (``M = 1`` is the papers' one launch
-per item; ``M = 2`` reads the previous row once for two items).  Every launch
-covers all instances of a batch: their rows are concatenated through prefix
-offsets and a block finds its instance from a prefix table of tiles.
-
-States and windows.  After ``t`` items an instance's state is a capacity pair
-``(j1, j2)``.  Only the window ``lo <= j <= hi`` of each stage matters, per
-dimension: ``hi = min(c, S_t)`` (beyond the weight ``S_t`` of the first ``t``
-items the value no longer changes, so reads clamp to ``hi``) and
-``lo = max(0, c - R_t)`` (cells below it cannot reach the final state ``c``
-with the remaining weight ``R_t``).  A stage's row stores its window row-major,
-``row = j1 - lo1``, ``col = j2 - lo2``.
-
-Decisions.  For every cell and step the code ``q`` of the chosen subset of the
-step's items (bit ``b`` of ``q`` = item ``b`` taken) is kept in ``M`` bit planes,
-32 cells a word, one warp ballot per plane.  Each window row starts a new word,
-so that the ballot words line up with the rows.
+A planned batch (:mod:`gpu.knapsack.plan`) runs one launch per step for all
+its instances, then one backtracking launch; the choices come back in
+processing order and are mapped to the original items and checked here.
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-from numba import boolean, cuda, int64, uint32
+from numba import cuda
 
-from gpu.knapsack.common import ballot, device_buffer, inline_device, mark
+from gpu import config
+from gpu.device import multiprocessor_count
+from gpu.knapsack import kernels_rows as kr
+from gpu.knapsack.common import mark, workspace
 
-# Fields of the per-(step, instance) metadata table ``meta[step, k, field]``.
-LO1, LO2, ROWS, W2N, TPR, ROW_OFF, PLO1, PLO2, PHI1, PHI2, PW2N, BIT_OFF, WPR, NSUB, NITEMS = range(15)
-N_FIELDS = 15
-# Fields of the subset table ``subsets[step, k, q, field]``.
-SUB_S1, SUB_S2, SUB_P = range(3)
-
-
-@inline_device
-def _find_instance(tile_start, step, tile):
-    """Largest k with ``tile_start[step, k] <= tile`` (binary search over instances)."""
-    lo = 0
-    hi = tile_start.shape[1] - 2
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if tile_start[step, mid] <= tile:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-@functools.cache
-def step_kernel(items_per_step: int, cells_per_thread: int):
-    """The DP step kernel for ``M`` items per step and ``CPT`` cells per thread (compile-time)."""
-    M, CPT = items_per_step, cells_per_thread
-    NSUB = 1 << M
-
-    @cuda.jit
-    def kp_step(meta, subsets, tile_start, step, tiles_per_block, src, dst, bits):
-        """Stage ``step + 1`` (``dst``) of every instance from stage ``step`` (``src``).
-
-        Block ``b`` runs tiles ``[b * tiles_per_block, (b + 1) * tiles_per_block)``
-        in order; a tile is ``blockDim.x * CPT`` cells of one window row, so the
-        source row of every subset is the same for the whole tile.  The
-        instance's fields live in scalars and register arrays: the stores to
-        ``dst`` would otherwise force the compiler to reload them from ``meta``.
-        """
-        scratch = cuda.shared.array(32, uint32)
-        s1 = cuda.local.array(NSUB, int64)
-        s2 = cuda.local.array(NSUB, int64)
-        gain = cuda.local.array(NSUB, int64)
-        row_base = cuda.local.array(NSUB, int64)
-        usable = cuda.local.array(NSUB, boolean)
-        t = cuda.threadIdx.x
-        T = cuda.blockDim.x
-        lane0 = (t & 31) == 0
-        n_inst = tile_start.shape[1] - 1
-        first = cuda.blockIdx.x * tiles_per_block
-        stop = min(tile_start[step, n_inst], first + tiles_per_block)
-        if first >= stop:
-            return
-        k = _find_instance(tile_start, step, first) - 1
-        next_start = first  # forces loading instance k + 1 at the first tile
-        row = seg = 0
-        lo1 = lo2 = w2n = tpr = row_off = plo1 = plo2 = phi1 = phi2 = pw2n = bit_off = wpr = 0
-        for tile in range(first, stop):
-            if tile >= next_start:
-                k += 1
-                while tile >= tile_start[step, k + 1]:
-                    k += 1
-                next_start = tile_start[step, k + 1]
-                m = meta[step, k]
-                lo1, lo2, w2n, tpr, row_off = m[LO1], m[LO2], m[W2N], m[TPR], m[ROW_OFF]
-                plo1, plo2, phi1, phi2, pw2n = m[PLO1], m[PLO2], m[PHI1], m[PHI2], m[PW2N]
-                bit_off, wpr = m[BIT_OFF], m[WPR]
-                for q in range(NSUB):
-                    s1[q] = subsets[step, k, q, SUB_S1]
-                    s2[q] = subsets[step, k, q, SUB_S2]
-                    gain[q] = subsets[step, k, q, SUB_P]
-                local = tile - tile_start[step, k]
-                row = local // tpr
-                seg = local - row * tpr
-            j1 = lo1 + row
-            for q in range(NSUB):
-                usable[q] = j1 >= s1[q]
-                row_base[q] = row_off + (min(j1 - s1[q], phi1) - plo1) * pw2n - plo2
-            word_row = bit_off + row * M * wpr
-            out_row = row_off + row * w2n
-            for r in range(CPT):
-                col = (seg * CPT + r) * T + t
-                inside = col < w2n
-                code = 0
-                if inside:
-                    j2 = lo2 + col
-                    best = src[row_base[0] + min(j2, phi2)]
-                    for q in range(1, NSUB):
-                        if usable[q] and j2 >= s2[q]:
-                            v = src[row_base[q] + min(j2 - s2[q], phi2)] + gain[q]
-                            if v > best:
-                                best = v
-                                code = q
-                    dst[out_row + col] = best
-                for plane in range(M):
-                    word = ballot((code >> plane) & 1 == 1, scratch)
-                    if lane0 and inside:
-                        bits[word_row + plane * wpr + (col >> 5)] = word
-            seg += 1
-            if seg == tpr:
-                seg = 0
-                row += 1
-
-    return kp_step
-
-
-@cuda.jit(cache=True)
-def kp_backtrack_kernel(meta, subsets, n_steps, items_per_step, bits, row_a, row_b, taken, values):
-    """Walk every instance's decisions back from its final state, one thread each.
-
-    Parameters
-    ----------
-    n_steps : (K,) int64
-        Steps of each instance (its stage ``n_steps[k]`` holds the optimum).
-    items_per_step : int
-        ``M``: item ``step * M + b`` of the processing order is bit ``b`` of a step.
-    row_a, row_b : the two row buffers (stage s lives in ``row_a`` for even s).
-    taken : (K, >= n_items) uint8, out
-        1 where the item (in processing order) is chosen.
-    values : (K,) int64, out
-        The optimum of each instance.
-    """
-    k = cuda.grid(1)
-    if k >= n_steps.shape[0]:
-        return
-    last = n_steps[k]
-    if last == 0:
-        values[k] = 0
-        return
-    final = meta[last - 1, k]
-    values[k] = row_a[final[ROW_OFF]] if last % 2 == 0 else row_b[final[ROW_OFF]]
-    j1 = final[LO1]
-    j2 = final[LO2]
-    for step in range(last - 1, -1, -1):
-        m = meta[step, k]
-        row = j1 - m[LO1]
-        col = j2 - m[LO2]
-        word_base = m[BIT_OFF] + row * m[NITEMS] * m[WPR] + col // 32
-        code = 0
-        for plane in range(m[NITEMS]):
-            bit = (bits[word_base + plane * m[WPR]] >> (col % 32)) & 1
-            taken[k, step * items_per_step + plane] = bit
-            code |= bit << plane
-        j1 = min(j1 - subsets[step, k, code, SUB_S1], m[PHI1])
-        j2 = min(j2 - subsets[step, k, code, SUB_S2], m[PHI2])
-
-
-@cuda.jit(cache=True)
-def _init_stage0_kernel(row_a, row_starts):
-    k = cuda.grid(1)
-    if k < row_starts.shape[0]:
-        row_a[row_starts[k]] = 0
+__all__ = ["device_bytes", "run_plan", "selections"]
 
 
 def _launch_blocks(n_tiles: int) -> int:
-    from gpu import config
-    from gpu.knapsack.common import multiprocessor_count
-
+    """Grid of a step launch over ``n_tiles`` tiles (``KNAPSACK_MAX_BLOCKS``, or 16 per multiprocessor)."""
     cap = config.KNAPSACK_MAX_BLOCKS or 16 * multiprocessor_count()
     return max(1, min(int(n_tiles), cap))
 
@@ -204,19 +40,17 @@ def run_plan(plan, value_dtype, timer=None):
     taken : (K, n_steps.max() * M) uint8 ndarray
         Choices in processing order (see ``plan.order``).
     """
-    from gpu import config
-
     threads = config.KNAPSACK_THREADS_PER_BLOCK
-    kernel = step_kernel(plan.items_per_step, plan.cells_per_thread)
+    kernel = kr.step_kernel(plan.items_per_step, plan.cells_per_thread)
     K = plan.n_steps.size
-    row_a = device_buffer("row_a", plan.row_cells, value_dtype)
-    row_b = device_buffer("row_b", plan.row_cells, value_dtype)
-    bits = device_buffer("bits", plan.bit_words, np.uint32)
+    row_a = workspace("row_a", plan.row_cells, value_dtype)
+    row_b = workspace("row_b", plan.row_cells, value_dtype)
+    bits = workspace("bits", plan.bit_words, np.uint32)
     mark(timer, "alloc")
     meta, subsets = cuda.to_device(plan.meta), cuda.to_device(plan.subsets)
     tile_start = cuda.to_device(plan.tile_start)
     starts = cuda.to_device(plan.row_starts)
-    _init_stage0_kernel[-(-K // 128), 128](row_a, starts)
+    kr.init_stage0_kernel[-(-K // 128), 128](row_a, starts)
     mark(timer, "upload")
     rows = (row_a, row_b)
     for step in range(plan.meta.shape[0]):
@@ -232,7 +66,7 @@ def run_plan(plan, value_dtype, timer=None):
     taken = cuda.device_array((K, width), dtype=np.uint8)
     values = cuda.device_array(K, dtype=np.int64)
     n_steps = cuda.to_device(plan.n_steps)
-    kp_backtrack_kernel[-(-K // 64), 64](
+    kr.kp_backtrack_kernel[-(-K // 64), 64](
         meta, subsets, n_steps, plan.items_per_step, bits, row_a, row_b, taken, values)
     mark(timer, "backtrack")
     values, taken = values.copy_to_host(), taken.copy_to_host()

@@ -1,12 +1,12 @@
 """Knapsack-family solvers on the GPU: KP1, KP2, batched KP2, subset sum, MCKP.
 
-Each function takes a validated problem of :mod:`core.knapsack.problems` and
-returns ``(value, selected)``: the optimum (an int) and the sorted int64 indices
-of the chosen items (MCKP: the chosen item's index in each class); with
-``with_method=True`` it returns ``(value, selected, method)``, ``method`` naming
-the GPU method that ran (``"mitm"``, ``"wavefront"``, ``"dp-rows"``,
-``"trivial"``, ``"bitset"``, ``"g-vector"``, ``"dp"``).  Results are exact and
-checked on the host before they are returned.
+The twins of the CPU solvers of :mod:`core.knapsack`, with the same signature
+and return type: ``solve_<kind>(problem, memory_budget_bytes=None)`` returns a
+:class:`core.knapsack.problems.SolverResult` ``(value, selected, method)``
+(``solve_kp2_batch(problems, memory_budget_bytes=None)`` a list of them), with
+``method`` one of ``"mitm"``, ``"wavefront"``, ``"dp-rows"``, ``"trivial"``,
+``"bitset"``, ``"gvector"``, ``"dp"``.  Results are exact and checked on the
+host before they are returned.
 
 Methods (launch parameters in :mod:`gpu.config`), after the weights and the
 capacity of every dimension are divided by the weights' gcd, as on the CPU:
@@ -26,46 +26,49 @@ capacity of every dimension are divided by the weights' gcd, as on the CPU:
   class data and the previous row staged in shared memory.
 
 Memory: no solve allocates more device memory than its budget (by default
-``KNAPSACK_DEVICE_MEMORY_SHARE`` of the free device memory).  A batch that does
-not fit is split into smaller batches; a single instance that does not fit
-raises :class:`core.knapsack.problems.MemoryBudgetError` with the bytes needed.
-The large buffers are kept for the next solve (``KNAPSACK_KEEP_WORKSPACE``);
-:func:`release_memory` frees them.  Solves are serialised by a lock.
+``KNAPSACK_DEVICE_MEMORY_SHARE`` of the free device memory,
+:func:`gpu.device.budget_bytes`).  A batch that does not fit is split into
+smaller batches; a single instance that does not fit raises
+:class:`core.knapsack.problems.MemoryBudgetError` with the bytes needed, and
+a CUDA out-of-memory error becomes :class:`gpu.device.GpuMemoryError`.  The
+large buffers stay in the device workspace for the next solve
+(``KNAPSACK_KEEP_WORKSPACE``); :func:`release_memory` frees them.  Solves hold
+:data:`gpu.device.LOCK`.
 
-Importing this module needs no GPU; the functions raise
-:class:`core.engine.BackendUnavailableError` when numba.cuda finds none.
+Importing this module needs no GPU (nor numba-cuda): the method modules,
+which load numba.cuda, are imported inside the solvers.  Without a usable GPU
+the solvers raise :class:`core.engine.BackendUnavailableError`.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from core.engine import BackendUnavailableError, gpu_available
-from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SubsetSum
+from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SolverResult, SubsetSum, weights_gcd
+from gpu import config, device
+from gpu.knapsack.common import value_dtype
 
 __all__ = ["release_memory", "solve_kp1", "solve_kp2", "solve_kp2_batch", "solve_mckp", "solve_subset_sum"]
 
 
-def _serialised(solver):
-    """Run ``solver`` under the lock that guards the shared device workspace."""
-    import functools
+def _on_device(solver):
+    """Run ``solver`` under the device lock, CUDA's out-of-memory error turned into GpuMemoryError."""
 
     @functools.wraps(solver)
-    def locked(*args, **kwargs):
-        from gpu.knapsack.common import SOLVE_LOCK
-
-        with SOLVE_LOCK:
+    def guarded(*args, **kwargs):
+        with device.LOCK, device.memory_errors():
             return solver(*args, **kwargs)
 
-    return locked
+    return guarded
 
 
 def release_memory() -> None:
-    """Free the device memory that the solvers keep between calls (see ``KNAPSACK_KEEP_WORKSPACE``)."""
+    """Free the device memory kept between solves (see ``KNAPSACK_KEEP_WORKSPACE``)."""
     if gpu_available():
-        from gpu.knapsack.common import release_workspace
-
-        release_workspace()
+        device.release_workspace()
 
 
 def _require(problem, cls, name="problem", check_gpu=True):
@@ -80,9 +83,7 @@ def _require(problem, cls, name="problem", check_gpu=True):
 
 
 def _budget(memory_budget_bytes) -> int:
-    from gpu.knapsack.common import device_budget_bytes
-
-    return device_budget_bytes(memory_budget_bytes)
+    return device.budget_bytes(memory_budget_bytes, config.KNAPSACK_DEVICE_MEMORY_SHARE)
 
 
 def _check(kind: str, value: int, worth: int, feasible: bool) -> None:
@@ -94,36 +95,31 @@ def _check(kind: str, value: int, worth: int, feasible: bool) -> None:
 
 
 def _divided(weights: np.ndarray, capacity: int):
-    """Weights and capacity divided by the weights' gcd (core.knapsack.problems.weights_gcd), as on the CPU."""
-    from core.knapsack.problems import weights_gcd
-
+    """Weights and capacity divided by the weights' gcd, as on the CPU."""
     divisor = weights_gcd(weights)
     return (weights // divisor, capacity // divisor) if divisor > 1 else (weights, capacity)
 
 
-def _solve_kp2_lists(profits, w1, w2, c1, c2, budget):
+def _solve_kp2_lists(profits, w1, w2, c1, c2, budget) -> list[SolverResult]:
     """Meet in the middle for the instances with few items, the row DP for the rest."""
-    from gpu import config
-    from gpu.knapsack import mitm as knapsack_mitm
+    from gpu.knapsack import mitm  # loads numba.cuda (see the module docstring)
 
-    solved, results = knapsack_mitm.solve_batch(profits, w1, w2, c1, c2, config.KNAPSACK_MITM_MAX_ITEMS, budget)
+    solved, results = mitm.solve_batch(profits, w1, w2, c1, c2, config.KNAPSACK_MITM_MAX_ITEMS, budget)
     out = [None] * len(profits)
     for k, (value, selected) in zip(solved, results):
-        out[k] = (value, selected, "mitm")
+        out[k] = SolverResult(value, selected, "mitm")
     rest = [k for k in range(len(profits)) if out[k] is None]
     if rest:
         pick = lambda seq: [seq[k] for k in rest]  # noqa: E731
         rows = _solve_rows(pick(profits), pick(w1), pick(w2), pick(c1), pick(c2), budget)
         for k, (value, selected) in zip(rest, rows):
-            out[k] = (value, selected, "dp-rows")
+            out[k] = SolverResult(value, selected, "dp-rows")
     return out
 
 
 def _solve_rows(profits, w1, w2, c1, c2, budget):
     """Row method for a list of KP2 instances (KP1: w1 = 0, c1 = 0), split to fit the budget."""
-    from gpu import config
-    from gpu.knapsack import rows as kr
-    from gpu.knapsack.common import value_dtype
+    from gpu.knapsack import rows  # these two load numba.cuda (see the module docstring)
     from gpu.knapsack.plan import PlanTooLargeError, plan_batch
 
     try:
@@ -133,37 +129,34 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
         plan, needed = None, too_large.needed_bytes
     else:
         dtype = value_dtype(int(plan.profits.sum(axis=1).max()))
-        needed = kr.device_bytes(plan, dtype.itemsize)
+        needed = rows.device_bytes(plan, dtype.itemsize)
     if plan is None or needed > budget:
         if len(profits) == 1:
             raise MemoryBudgetError("the KP dynamic program on the GPU", needed, budget)
         half = len(profits) // 2
         return (_solve_rows(profits[:half], w1[:half], w2[:half], c1[:half], c2[:half], budget)
                 + _solve_rows(profits[half:], w1[half:], w2[half:], c1[half:], c2[half:], budget))
-    values, taken = kr.run_plan(plan, dtype)
-    return [(int(v), s) for v, s in zip(values, kr.selections(plan, taken, values))]
+    values, taken = rows.run_plan(plan, dtype)
+    return [(int(v), s) for v, s in zip(values, rows.selections(plan, taken, values))]
 
 
-@_serialised
-def solve_kp1(problem: KP1, memory_budget_bytes=None, with_method=False):
+@_on_device
+def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverResult:
     """Exact 0-1 knapsack on the GPU.
 
     Parameters
     ----------
     problem : KP1
     memory_budget_bytes : int, optional
-        Most device bytes to allocate; default a safe share of the free device memory.
+        Most device bytes to allocate; default a share of the free device memory.
 
     Returns
     -------
-    value : int
-    selected : (k,) int64 ndarray
-        Sorted indices of the chosen items.
+    SolverResult
+        ``selected``: sorted (k,) int64 indices of the chosen items.
     """
     _require(problem, KP1)
-    from gpu import config
-    from gpu.knapsack import wavefront as wf
-    from gpu.knapsack.common import value_dtype
+    from gpu.knapsack import wavefront  # loads numba.cuda (see the module docstring)
 
     budget = _budget(memory_budget_bytes)
     p = problem.profits
@@ -173,24 +166,25 @@ def solve_kp1(problem: KP1, memory_budget_bytes=None, with_method=False):
     if usable.size >= config.KNAPSACK_WAVEFRONT_MIN_ITEMS:
         capacity = min(c, int(w[usable].sum()))
         dtype = value_dtype(int(p[usable].sum()))
-        plan = wf.plan(usable.size, int(w[usable].max()), capacity, dtype)
+        plan = wavefront.plan(usable.size, int(w[usable].max()), capacity, dtype)
     if plan is not None and plan.device_bytes <= budget:
-        value, taken = wf.run(plan, w[usable], p[usable])
-        selected, method = usable[taken == 1].astype(np.int64), "wavefront"
+        value, taken = wavefront.run(plan, w[usable], p[usable])
+        result = SolverResult(value, usable[taken == 1].astype(np.int64), "wavefront")
     else:
         zeros = np.zeros_like(w)
-        (value, selected, method), = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget)
-    _check("KP1", value, int(p[selected].sum()), int(problem.weights[selected].sum()) <= problem.capacity)
-    return (value, selected, method) if with_method else (value, selected)
+        (result,) = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget)
+    selected = result.selected
+    _check("KP1", result.value, int(p[selected].sum()), int(problem.weights[selected].sum()) <= problem.capacity)
+    return result
 
 
-def solve_kp2(problem: KP2, memory_budget_bytes=None, with_method=False):
-    """Exact two-constraint 0-1 knapsack on the GPU; returns ``(value, selected)``."""
-    return solve_kp2_batch([problem], memory_budget_bytes, with_method)[0]
+def solve_kp2(problem: KP2, memory_budget_bytes: int | None = None) -> SolverResult:
+    """Exact two-constraint 0-1 knapsack on the GPU (a batch of one, :func:`solve_kp2_batch`)."""
+    return solve_kp2_batch([problem], memory_budget_bytes)[0]
 
 
-@_serialised
-def solve_kp2_batch(problems, memory_budget_bytes=None, with_method=False) -> list:
+@_on_device
+def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[SolverResult]:
     """Many KP2 instances at once ((KP2)^k of Lemos et al.): one launch per step for all.
 
     Parameters
@@ -201,7 +195,7 @@ def solve_kp2_batch(problems, memory_budget_bytes=None, with_method=False) -> li
 
     Returns
     -------
-    list of (value, selected), or of (value, selected, method) with ``with_method``
+    list of SolverResult
         In the order of ``problems``.
     """
     problems = list(problems)
@@ -210,55 +204,56 @@ def solve_kp2_batch(problems, memory_budget_bytes=None, with_method=False) -> li
     for k, problem in enumerate(problems):
         _require(problem, KP2, f"problems[{k}]", check_gpu=k == len(problems) - 1)
     budget = _budget(memory_budget_bytes)
-    # The choices are checked against the optima and capacities (knapsack_rows.selections,
-    # knapsack_mitm._selections).
+    # The choices are checked against the optima and capacities (rows.selections, mitm._selections).
     first = [_divided(q.weights1, q.capacity1) for q in problems]
     second = [_divided(q.weights2, q.capacity2) for q in problems]
-    results = _solve_kp2_lists([q.profits for q in problems], [w for w, _ in first], [w for w, _ in second],
-                               [c for _, c in first], [c for _, c in second], budget)
-    return results if with_method else [(value, selected) for value, selected, _ in results]
+    return _solve_kp2_lists([q.profits for q in problems], [w for w, _ in first], [w for w, _ in second],
+                            [c for _, c in first], [c for _, c in second], budget)
 
 
-@_serialised
-def solve_subset_sum(problem: SubsetSum, memory_budget_bytes=None, with_method=False):
-    """Largest subset sum not above the capacity, on the GPU; returns ``(value, selected)``."""
+@_on_device
+def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None) -> SolverResult:
+    """Largest subset sum not above the capacity, on the GPU.
+
+    Returns
+    -------
+    SolverResult
+        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
+        ``"trivial"`` or ``gpu.config.SUBSET_SUM_METHOD``.
+    """
     _require(problem, SubsetSum)
-    from gpu import config
-    from gpu.knapsack import subset_sum as ssh
+    from gpu.knapsack import subset_sum  # loads numba.cuda (see the module docstring)
 
     budget = _budget(memory_budget_bytes)
-    reduced = ssh.reduce_instance(problem.weights, problem.capacity)
+    reduced = subset_sum.reduce_instance(problem.weights, problem.capacity)
     if isinstance(reduced, tuple):
         (value, selected), method = reduced, "trivial"
     else:
-        value, selected, _ = ssh.solve_plan(reduced, config.SUBSET_SUM_METHOD, budget)
+        value, selected, _ = subset_sum.solve_plan(reduced, config.SUBSET_SUM_METHOD, budget)
         method = config.SUBSET_SUM_METHOD
     _check("subset-sum", value, int(problem.weights[selected].sum()), value <= problem.capacity)
-    return (value, selected, method) if with_method else (value, selected)
+    return SolverResult(value, selected, method)
 
 
-@_serialised
-def solve_mckp(problem: MCKP, memory_budget_bytes=None, with_method=False):
+@_on_device
+def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverResult:
     """Exact multiple-choice knapsack on the GPU.
 
     Returns
     -------
-    value : int
-    selected : (m,) int64 ndarray
-        The chosen item's index within each class.
+    SolverResult
+        ``selected``: (m,) int64, the chosen item's index within each class.
     """
     _require(problem, MCKP)
-    from gpu import config
-    from gpu.knapsack import mckp as km
-    from gpu.knapsack.common import value_dtype
+    from gpu.knapsack import mckp  # loads numba.cuda (see the module docstring)
 
     budget = _budget(memory_budget_bytes)
     dtype = value_dtype(sum(int(p.max()) for p, _ in problem.classes))
     sizes = np.cumsum([len(w) for _, w in problem.classes])[:-1]
     weights, capacity = _divided(np.concatenate([w for _, w in problem.classes]), problem.capacity)
     classes = [(p, w) for (p, _), w in zip(problem.classes, np.split(weights, sizes))]
-    value, selected = km.solve(classes, capacity, budget, dtype, config.MCKP_PRUNE_DOMINATED)
+    value, selected = mckp.solve(classes, capacity, budget, dtype, config.MCKP_PRUNE_DOMINATED)
     worth = sum(int(p[t]) for (p, _), t in zip(problem.classes, selected))
     weight = sum(int(w[t]) for (_, w), t in zip(problem.classes, selected))
     _check("MCKP", value, worth, weight <= problem.capacity)
-    return (value, selected, "dp") if with_method else (value, selected)
+    return SolverResult(value, selected, "dp")

@@ -26,8 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda, njit
 
+from gpu import config
+from gpu.device import multiprocessor_count
 from gpu.knapsack import kernels_subset as ks
-from gpu.knapsack.common import check_budget, device_buffer, launch_resident, mark, multiprocessor_count
+from gpu.knapsack.common import check_budget, mark, workspace
+from gpu.launching import launch_resident
 
 __all__ = ["SubsetPlan", "device_bytes", "reduce_instance", "solve_plan"]
 
@@ -92,6 +95,7 @@ def reduce_instance(weights: np.ndarray, capacity: int, trivial_checks: bool = T
 
 
 def device_bytes(plan: SubsetPlan, method: str) -> int:
+    """Device memory (bytes) of :func:`solve_plan` for ``plan`` and ``method`` ("bitset" or "gvector")."""
     n_words = plan.high // 64 + 1
     g_size = 2 if plan.weights.size < 32767 else 4
     cells = 64 * n_words if method == "bitset" else plan.high + 2
@@ -100,13 +104,12 @@ def device_bytes(plan: SubsetPlan, method: str) -> int:
 
 
 def _blocks(count: int, threads: int) -> int:
+    """Blocks of a grid-stride launch over ``count`` items (at most 32 per multiprocessor)."""
     return max(1, min(-(-count // threads), 32 * multiprocessor_count()))
 
 
 def _run_items(plan, method, arrays, done):
     """Launch one kernel per item until the target is reachable; returns items launched."""
-    from gpu import config
-
     threads = config.SUBSET_SUM_THREADS
     first, last = plan.windows()
     prefix = np.cumsum(plan.weights)
@@ -143,8 +146,6 @@ def _best_sum(plan, method, arrays, items_run):
 
 def _run_persistent(plan, method, arrays, done):
     """All items in one launch with grid barriers; returns items processed."""
-    from gpu import config
-
     first, last = plan.windows()
     if method == "bitset":
         first, last = first >> 6, last >> 6
@@ -184,20 +185,18 @@ def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int, timer=None, per
     g_dtype = np.int16 if plan.weights.size < 32767 else np.int32
     unset = np.iinfo(g_dtype).max
     if method == "bitset":
-        arrays = [device_buffer(name, n_words, np.uint64) for name in ("row_a", "row_b")]
+        arrays = [workspace(name, n_words, np.uint64) for name in ("row_a", "row_b")]
         for array in arrays:  # only the empty sum is reachable before the first item
             ks.fill_kernel[_blocks(n_words, 256), 256](array, 0)
             array[0:1].copy_to_device(np.ones(1, dtype=np.uint64))
-        arrays.append(device_buffer("bits", 64 * n_words, g_dtype))
+        arrays.append(workspace("bits", 64 * n_words, g_dtype))
     else:
-        g = device_buffer("bits", plan.high + 2, g_dtype)
+        g = workspace("bits", plan.high + 2, g_dtype)
         ks.fill_kernel[_blocks(g.size, 256), 256](g, unset)
         g[0:1].copy_to_device(np.zeros(1, dtype=g_dtype))
         arrays = (None, None, g)
     done = cuda.to_device(np.zeros(1, dtype=np.int32))
     mark(timer, "upload")
-    from gpu import config
-
     if config.SUBSET_SUM_PERSISTENT if persistent is None else persistent:
         items_run = _run_persistent(plan, method, arrays, done)
     else:

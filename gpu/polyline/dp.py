@@ -11,14 +11,14 @@ numba spends tens of microseconds of host time on every device-array view and
 every launch, so each problem keeps its launch plans (argument tuples and
 views built once, launches packed once: :class:`gpu.launching.LaunchList`)
 and the workspace keeps the problems of the last shapes used
-(:func:`workspace_problem`): a repeated solve of the same shape is a handful
-of launches and one small copy.  Callers hold :data:`LOCK`
-around every use (the GUI runs extractions on worker threads).
+(:func:`workspace_problem`, a cache of :mod:`gpu.device`'s workspace): a
+repeated solve of the same shape is a handful of launches and one small copy.
+Callers hold :data:`gpu.device.LOCK` (re-exported as ``LOCK``) around every
+use (the GUI runs extractions on worker threads).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import cuda
 
-from gpu import config
+from gpu import config, device
+from gpu.device import LOCK, buffer, free_bytes, release_workspace
 from gpu.launching import LaunchList
 from gpu.polyline.kernels_dp import finish, merge_partial, mitm_stage, reverse_ranges
 from gpu.polyline.kernels_window import shared_bytes, window_stage
@@ -36,28 +37,25 @@ __all__ = [
     "grid_blocks", "release_workspace", "bytes_needed", "free_bytes", "WINDOW_SHARED_LIMIT",
 ]
 
-#: Serialises all use of the workspace and the device.
-LOCK = threading.RLock()
-
 #: Shared memory (bytes) a block may use without opting in: bounds ``d`` of ``window``.
 WINDOW_SHARED_LIMIT = 48 * 1024
 
 #: Problem shapes whose device arrays the workspace keeps.
 WORKSPACE_SHAPES = 2
 
-_buffers: dict = {}
 _workspace: OrderedDict = OrderedDict()
 
 
-def buffer(name: str, shape: tuple, dtype) -> cuda.devicearray.DeviceNDArray:
-    """The workspace's device array ``name``, (re)allocated when its shape or dtype changes."""
-    shape = tuple(int(s) for s in shape)
-    array = _buffers.get(name)
-    if array is None or array.shape != shape or array.dtype != np.dtype(dtype):
-        _buffers.pop(name, None)  # free the old one before allocating the new one
-        array = cuda.device_array(shape, dtype=dtype)
-        _buffers[name] = array
-    return array
+def _workspace_bytes() -> int:
+    """Device bytes of the problems the workspace keeps."""
+    held = 0
+    for problem in _workspace.values():
+        arrays = [problem.first, problem.first_t, problem.links, problem.last, *problem.scratch_arrays.values()]
+        held += sum(int(array.nbytes) for array in arrays)
+    return held
+
+
+device.register_cache(_workspace.clear, _workspace_bytes)
 
 
 def range_slots(m: int) -> list[int]:
@@ -346,12 +344,6 @@ def solve_device(problem: DeviceProblem, method: str, timings_ms: dict | None = 
     return host
 
 
-def release_workspace() -> None:
-    """Drop every workspace array (after an out-of-memory error, or to give memory back)."""
-    _buffers.clear()
-    _workspace.clear()
-
-
 def bytes_needed(m: int, d: int, n0: int, n1: int, method: str) -> int:
     """Device memory (bytes) of one solve: tables, ranges, states and argmax tables."""
     nmax = max(d, n0, n1)
@@ -360,18 +352,3 @@ def bytes_needed(m: int, d: int, n0: int, n1: int, method: str) -> int:
     states = 4 * 4 * nmax * nmax
     arguments = 4 * m * d * nmax * (2 if method == "mitm" else 1)
     return tables + ranges + states + arguments
-
-
-def free_bytes() -> int | None:
-    """Free device memory plus what the workspace already holds (None when unknown)."""
-    try:
-        free, _ = cuda.current_context().get_memory_info()
-    except Exception:  # no memory information: do not refuse
-        return None
-    if not np.isfinite(free):  # the simulator reports infinite memory
-        return None
-    held = sum(int(array.nbytes) for array in _buffers.values())
-    for problem in _workspace.values():
-        arrays = [problem.first, problem.first_t, problem.links, problem.last, *problem.scratch_arrays.values()]
-        held += sum(int(array.nbytes) for array in arrays)
-    return int(free) + held

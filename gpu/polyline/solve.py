@@ -15,7 +15,6 @@ solves on the CPU itself.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 import weakref
@@ -24,6 +23,8 @@ import numpy as np
 
 from core.engine import resolve_backend
 from core.polyline import NoFeasiblePolylineError, PolylineSolution
+from gpu import device
+from gpu.device import GpuMemoryError
 
 __all__ = ["GpuMemoryError", "GPU_METHODS", "solve_prepared", "score_and_solve"]
 
@@ -31,10 +32,7 @@ __all__ = ["GpuMemoryError", "GPU_METHODS", "solve_prepared", "score_and_solve"]
 GPU_METHODS = ("window", "mitm")
 
 _gradient_cache: dict = {}
-
-
-class GpuMemoryError(MemoryError):
-    """The GPU has too little memory (or shared memory) for this problem."""
+device.register_cache(_gradient_cache.clear)  # its array lies in the workspace's "gradient" buffer
 
 
 def _check_method(method: str) -> None:
@@ -45,22 +43,9 @@ def _check_method(method: str) -> None:
         )
 
 
-@contextlib.contextmanager
 def _device_errors():
-    """Turn CUDA out-of-memory errors into :class:`GpuMemoryError` (and free the workspace)."""
-    from numba.cuda.cudadrv.driver import CudaAPIError
-
-    from gpu.polyline import dp as polyline_dp
-
-    try:
-        yield
-    except CudaAPIError as exc:
-        code = getattr(exc.code, "value", exc.code)
-        if code != 2 and "OUT_OF_MEMORY" not in str(exc.code):
-            raise
-        polyline_dp.release_workspace()
-        _gradient_cache.clear()
-        raise GpuMemoryError(f"the GPU ran out of memory: {exc}") from exc
+    """CUDA out-of-memory errors as :class:`GpuMemoryError`, the workspace freed (:func:`gpu.device.memory_errors`)."""
+    return device.memory_errors()
 
 
 def _check_fits(m: int, d: int, n0: int, n1: int, method: str) -> None:

@@ -163,6 +163,7 @@ def highs_kp(profits, weight_rows, capacities):
 
 
 def bench_msb(quick):
+    from gpu.knapsack import kernels_rows
     from gpu.knapsack import rows as kr
     from gpu.knapsack import solve as knapsack
     from gpu.knapsack.common import value_dtype
@@ -184,14 +185,14 @@ def bench_msb(quick):
     sequential = [knapsack.solve_kp2(q)[0] for q in problems]
     sequential_ms = (time.perf_counter() - t0) * 1e3
     assert sequential == cpu
-    assert [v for v, _ in knapsack.solve_kp2_batch(problems)] == cpu
+    assert [r.value for r in knapsack.solve_kp2_batch(problems)] == cpu
     mitm_ms = median_ms(lambda: knapsack.solve_kp2_batch(problems), repeat=7, warmup=2)
     log("msb default (meet in the middle)", mitm_ms)
     rows = []
     for m, threads, cpt in ((2, 256, 4), (2, 128, 8), (1, 256, 4), (3, 128, 8)):
         with patched(KNAPSACK_ITEMS_PER_STEP=m, KNAPSACK_THREADS_PER_BLOCK=threads, KNAPSACK_CELLS_PER_THREAD=cpt,
                      KNAPSACK_MITM_MAX_ITEMS=0):
-            assert [v for v, _ in knapsack.solve_kp2_batch(problems)] == cpu
+            assert [r.value for r in knapsack.solve_kp2_batch(problems)] == cpu
             wall = median_ms(lambda: knapsack.solve_kp2_batch(problems), repeat=5, warmup=1)
             args = ([q.profits for q in problems], [q.weights1 for q in problems], [q.weights2 for q in problems],
                     [q.capacity1 for q in problems], [q.capacity2 for q in problems], m, threads, cpt)
@@ -200,7 +201,7 @@ def bench_msb(quick):
             plan_ms = (time.perf_counter() - t0) * 1e3
             dtype = value_dtype(max(int(q.profits.sum()) for q in problems))
             ph = phases(lambda t: kr.run_plan(plan, dtype, timer=t))
-            cells = int((plan.meta[..., kr.ROWS] * plan.meta[..., kr.W2N]).sum())
+            cells = int((plan.meta[..., kernels_rows.ROWS] * plan.meta[..., kernels_rows.W2N]).sum())
             moved = cells * dtype.itemsize * 2 + plan.bit_words * 4  # each row read once and written once
             rows.append([m, threads, cpt, f"{cells / 1e9:.2f}", fmt(wall), fmt(plan_ms), fmt(ph["alloc"]),
                          fmt(ph["upload"]), fmt(ph["steps"]), f"{moved / max(ph['steps'], 1e-6) / 1e6:,.0f}",
@@ -393,8 +394,8 @@ def profile_run():
     knapsack.solve_kp2_batch(problems)
     knapsack.solve_mckp(suri(5, seed=1))
     out = Path(os.environ.get("OUT", "."))
-    from gpu.knapsack import rows as knapsack_rows
-    from gpu.knapsack import wavefront as knapsack_wavefront
+    from gpu.knapsack import kernels_rows as knapsack_rows
+    from gpu.knapsack import kernels_wavefront as knapsack_wavefront
 
     for name, kernel in (("kp_step", knapsack_rows.step_kernel(2, 4)),
                          ("wavefront", knapsack_wavefront.wavefront_kernel("int32", 1))):

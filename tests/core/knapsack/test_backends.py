@@ -1,4 +1,4 @@
-"""Backend dispatch of solve / solve_many: gpu.knapsack.solve imported lazily, KP2 batched, results checked."""
+"""Backend dispatch of solve / solve_many: gpu.knapsack imported lazily, KP2 batched, results checked."""
 
 from __future__ import annotations
 
@@ -8,37 +8,37 @@ import numpy as np
 import pytest
 
 from core.engine import BackendUnavailableError, gpu_available
-from core.knapsack import KP1, KP2, MCKP, SubsetSum, solve, solve_many
+from core.knapsack import KP1, KP2, MCKP, SolverResult, SubsetSum, solve, solve_many
 
 
 class FakeGpu(types.ModuleType):
-    """Stands in for gpu.knapsack.solve: answers with the CPU solvers and records the calls."""
+    """Stands in for gpu.knapsack: answers with the CPU solvers and records the calls."""
 
     def __init__(self):
-        super().__init__("gpu.knapsack.solve")
+        super().__init__("gpu.knapsack")
         self.calls = []
 
-    def _cpu(self, name, problem, budget, with_method):
+    def _cpu(self, name, problem, budget):
         self.calls.append((name, budget))
         sol = solve(problem, backend="cpu")
-        return (sol.value, sol.selected, f"fake-{sol.method}") if with_method else (sol.value, sol.selected)
+        return SolverResult(sol.value, sol.selected, f"fake-{sol.method}")
 
-    def solve_kp1(self, problem, memory_budget_bytes=None, with_method=False):
-        return self._cpu("solve_kp1", problem, memory_budget_bytes, with_method)
+    def solve_kp1(self, problem, memory_budget_bytes=None):
+        return self._cpu("solve_kp1", problem, memory_budget_bytes)
 
-    def solve_kp2(self, problem, memory_budget_bytes=None, with_method=False):
-        return self._cpu("solve_kp2", problem, memory_budget_bytes, with_method)
+    def solve_kp2(self, problem, memory_budget_bytes=None):
+        return self._cpu("solve_kp2", problem, memory_budget_bytes)
 
-    def solve_subset_sum(self, problem, memory_budget_bytes=None, with_method=False):
-        return self._cpu("solve_subset_sum", problem, memory_budget_bytes, with_method)
+    def solve_subset_sum(self, problem, memory_budget_bytes=None):
+        return self._cpu("solve_subset_sum", problem, memory_budget_bytes)
 
-    def solve_mckp(self, problem, memory_budget_bytes=None, with_method=False):
-        return self._cpu("solve_mckp", problem, memory_budget_bytes, with_method)
+    def solve_mckp(self, problem, memory_budget_bytes=None):
+        return self._cpu("solve_mckp", problem, memory_budget_bytes)
 
-    def solve_kp2_batch(self, problems, memory_budget_bytes=None, with_method=False):
+    def solve_kp2_batch(self, problems, memory_budget_bytes=None):
         self.calls.append(("solve_kp2_batch", len(problems)))
         sols = [solve(p, backend="cpu") for p in problems]
-        return [(s.value, s.selected) + (("fake-batch",) if with_method else ()) for s in sols]
+        return [SolverResult(s.value, s.selected, "fake-batch") for s in sols]
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_solve_many_batches_all_kp2_in_one_gpu_call(fake_gpu):
 
 def answering(value, selected):
     """A stand-in GPU solver that returns a fixed (possibly wrong) answer."""
-    return lambda problem, memory_budget_bytes=None, with_method=False: (value, np.array(selected), "dp")
+    return lambda problem, memory_budget_bytes=None: SolverResult(value, np.array(selected), "dp")
 
 
 def test_inconsistent_gpu_result_is_caught(fake_gpu, monkeypatch):

@@ -48,11 +48,11 @@ SIMULATOR_KNAPSACK_CONFIG = {
 def small_knapsack_launches(monkeypatch):
     if SIMULATOR:
         from gpu import config
-        from gpu.knapsack import mitm as knapsack_mitm
+        from gpu.knapsack import kernels_mitm
 
         for name, value in SIMULATOR_KNAPSACK_CONFIG.items():
             monkeypatch.setattr(config, name, value)
-        monkeypatch.setattr(knapsack_mitm, "THREADS", 32)
+        monkeypatch.setattr(kernels_mitm, "THREADS", 32)
     yield
 
 
@@ -134,7 +134,7 @@ def kp2_problems(draw, max_items=6):
 def test_kp1_textbook_case():
     from gpu.knapsack.solve import solve_kp1
 
-    value, selected = solve_kp1(KP1([60, 100, 120], [10, 20, 30], 50))
+    value, selected, _ = solve_kp1(KP1([60, 100, 120], [10, 20, 30], 50))
     assert value == 220 and selected.tolist() == [1, 2]
 
 
@@ -144,7 +144,7 @@ def test_kp2_hand_made_case():
 
     # Items 0 and 2 fit both capacities (5 + 4 <= 9, 2 + 6 <= 8) and are worth 13;
     # item 1 is the most profitable but blocks both others.
-    value, selected = solve_kp2(KP2([6, 10, 7], [5, 6, 4], [2, 7, 6], 9, 8))
+    value, selected, _ = solve_kp2(KP2([6, 10, 7], [5, 6, 4], [2, 7, 6], 9, 8))
     assert value == 13 and selected.tolist() == [0, 2]
 
 
@@ -164,7 +164,7 @@ def test_mckp_hand_made_case():
 
     classes = [([3, 8, 9], [1, 5, 9]), ([4, 6], [2, 3])]
     # capacity 8: (8 from class 0 at weight 5) + (6 at weight 3) = 14 exactly fills it
-    value, selected = solve_mckp(MCKP(classes, 8))
+    value, selected, _ = solve_mckp(MCKP(classes, 8))
     assert value == 14 and selected.tolist() == [1, 1]
 
 
@@ -178,7 +178,7 @@ def test_kp1_matches_brute_force(problem, path):
     from gpu.knapsack import solve as knapsack
 
     with configured(**PATHS[path]):
-        value, selected = knapsack.solve_kp1(problem)
+        value, selected, _ = knapsack.solve_kp1(problem)
     expected = brute_kp(problem.profits, [problem.weights], [problem.capacity])
     assert_kp([problem.weights], problem.profits, [problem.capacity], value, selected, expected)
 
@@ -192,7 +192,7 @@ def test_kp2_batch_matches_brute_force(problems, items_per_step, mitm_max_items)
     # mitm_max_items 3 splits a batch between the meet in the middle and the DP
     with configured(KNAPSACK_ITEMS_PER_STEP=items_per_step, KNAPSACK_MITM_MAX_ITEMS=mitm_max_items):
         results = knapsack.solve_kp2_batch(problems)
-    for q, (value, selected) in zip(problems, results):
+    for q, (value, selected, _) in zip(problems, results):
         weights, caps = [q.weights1, q.weights2], [q.capacity1, q.capacity2]
         assert_kp(weights, q.profits, caps, value, selected, brute_kp(q.profits, weights, caps))
 
@@ -317,7 +317,7 @@ def test_a_batch_over_budget_runs_in_parts(monkeypatch):
     assert knapsack_rows.device_bytes(whole_plan, 4) > budget
     parts = knapsack.solve_kp2_batch(problems, memory_budget_bytes=budget)
     whole = knapsack.solve_kp2_batch(problems)
-    assert [v for v, _ in parts] == [v for v, _ in whole]
+    assert [r.value for r in parts] == [r.value for r in whole]
 
 
 # --- no kernels: host logic and errors ---------------------------------------
@@ -337,6 +337,20 @@ def test_without_a_gpu_the_functions_raise(monkeypatch):
         knapsack.solve_kp1(SubsetSum([1], 1))
     with pytest.raises(TypeError, match=r"problems\[1\] must be a KP2"):
         knapsack.solve_kp2_batch([KP2([1], [1], [1], 1, 1), KP1([1], [1], 1)])
+
+
+@pytest.mark.parametrize("name", ["solve_kp1", "solve_kp2", "solve_kp2_batch", "solve_subset_sum", "solve_mckp"])
+def test_cpu_and_gpu_twins_share_one_signature(name):
+    import inspect
+
+    import gpu.knapsack
+    from core.knapsack import dispatch
+
+    gpu_twin, cpu_twin = getattr(gpu.knapsack, name), getattr(dispatch._CPU, name)
+    common = list(inspect.signature(gpu_twin).parameters.values())
+    assert list(inspect.signature(cpu_twin).parameters.values())[: len(common)] == common
+    assert [p.name for p in common][1:] == ["memory_budget_bytes"] and common[1].default is None
+    assert inspect.signature(gpu_twin).return_annotation == inspect.signature(cpu_twin).return_annotation
 
 
 @settings(max_examples=40, deadline=None)
@@ -386,7 +400,7 @@ def test_pisinger_large_scale_optima(name, wavefront, monkeypatch):
 
     monkeypatch.setattr(config, "KNAPSACK_WAVEFRONT_MIN_ITEMS", 1 if wavefront else 10**9)
     instance = _pisinger(name)
-    value, selected = knapsack.solve_kp1(instance.problem)
+    value, selected, _ = knapsack.solve_kp1(instance.problem)
     assert value == instance.optimum
 
 
@@ -419,7 +433,7 @@ def test_msb_batch_matches_the_cpu(mitm_max_items, monkeypatch):
     folder = shared_file("knapsack/msb630")
     files = sorted(folder.glob("*.ins2D"))
     problems = [read_ins2d(f)[0].problem for f in files]
-    gpu_values = [v for v, _ in knapsack.solve_kp2_batch(problems)]
+    gpu_values = [r.value for r in knapsack.solve_kp2_batch(problems)]
     rng = np.random.default_rng(secrets.randbits(32))
     sample = rng.choice(len(problems), 40, replace=False)
     cpu = solve_many([problems[k] for k in sample], backend="cpu")
@@ -435,7 +449,7 @@ def test_mitm_with_22_items_matches_the_cpu():
     problems = [KP2(rng.integers(1, 10**6, 22), rng.integers(1, 1000, 22), rng.integers(1, 1000, 22),
                     int(rng.integers(2000, 9000)), int(rng.integers(2000, 9000))) for _ in range(20)]
     results = knapsack.solve_kp2_batch(problems)
-    assert [v for v, _ in results] == [solve(q, backend="cpu").value for q in problems]
+    assert [r.value for r in results] == [solve(q, backend="cpu").value for q in problems]
 
 
 @pytest.mark.gpu

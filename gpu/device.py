@@ -1,0 +1,221 @@
+"""The one device layer of ``gpu``: lock, workspace, free memory, budgets, out-of-memory errors.
+
+The polyline and knapsack solvers share the GPU through this module:
+
+- :data:`LOCK` is held around every use of the device and of the workspace
+  (the GUI runs extractions and knapsack solves on worker threads);
+- :func:`buffer` hands out named device arrays carved from buffers kept
+  between solves (allocating gigabytes costs milliseconds);
+  :func:`register_cache` adds a package's own device-array caches (the
+  polyline's device problems), and :func:`release_workspace` frees them all;
+- :func:`free_bytes` and :func:`budget_bytes` size the work (the CUDA
+  simulator reports infinite memory: no limit is known there);
+- :func:`memory_errors` turns CUDA's out-of-memory error into
+  :class:`GpuMemoryError`, a MemoryError, after freeing the workspace.
+
+numba.cuda is imported inside the functions, never at module level:
+``import gpu.polyline`` and ``import gpu.knapsack`` re-export
+:class:`GpuMemoryError` and must not load numba.cuda (nor need numba-cuda
+installed) on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import threading
+
+import numpy as np
+
+from core.memory import resolve_budget
+
+__all__ = [
+    "LOCK",
+    "GpuMemoryError",
+    "buffer",
+    "budget_bytes",
+    "free_bytes",
+    "held_bytes",
+    "memory_errors",
+    "multiprocessor_count",
+    "register_cache",
+    "release_workspace",
+    "simulator",
+]
+
+#: Serialises every use of the device and of the workspace (re-entrant).
+LOCK = threading.RLock()
+
+_raw: dict = {}  # name -> (nbytes,) uint8 device array, grown on demand
+_views: dict = {}  # name -> ((shape, dtype), the last array handed out under that name)
+_caches: list = []  # (release, held_bytes) of the packages' own caches
+
+
+class GpuMemoryError(MemoryError):
+    """The GPU has too little memory (or shared memory) for this problem."""
+
+
+@functools.cache
+def simulator() -> bool:
+    """True under ``NUMBA_ENABLE_CUDASIM=1`` (numba reads it once, at import)."""
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+def multiprocessor_count(fallback: int = 4) -> int:
+    """Streaming multiprocessors of the current device (``fallback`` under the simulator)."""
+    if simulator():
+        return fallback
+    from numba import cuda
+
+    return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+
+
+def buffer(name: str, shape, dtype, keep: bool = True):
+    """The workspace's device array ``name``, carved from a buffer kept between solves.
+
+    Parameters
+    ----------
+    name : str
+        Workspace name; a package prefixes its own (``"knapsack.bits"``).
+    shape : int or tuple of int
+    dtype : numpy dtype
+    keep : bool
+        False: a new array outside the workspace.
+
+    Returns
+    -------
+    DeviceNDArray of ``shape`` and ``dtype``, C-contiguous, not initialised
+
+    Notes
+    -----
+    The bytes behind a name only grow, so the previous array of that name is
+    overwritten by the next call.  The same name, shape and dtype again return
+    the same array object: numba spends host time on every view.  Call under
+    :data:`LOCK`.
+    """
+    from numba import cuda
+
+    shape = tuple(int(s) for s in np.atleast_1d(shape))
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
+    if not keep or count == 0:
+        return cuda.device_array(shape, dtype=dtype)
+    key = (shape, dtype.str)
+    last = _views.get(name)
+    if last is not None and last[0] == key:
+        return last[1]
+    nbytes = count * dtype.itemsize
+    raw = _raw.get(name)
+    if raw is None or raw.size < nbytes:
+        if _raw.pop(name, None) is not None:
+            _views.pop(name, None)
+            _flush_deallocations()  # free the smaller buffer before asking for the larger one
+        raw = _raw[name] = cuda.device_array(nbytes, dtype=np.uint8)
+    array = raw[:nbytes].view(dtype)
+    if len(shape) > 1:
+        array = array.reshape(shape)
+    _views[name] = (key, array)
+    return array
+
+
+def register_cache(release, held_bytes=None) -> None:
+    """Have :func:`release_workspace` call ``release()`` and :func:`held_bytes` count ``held_bytes()``.
+
+    For device arrays a package keeps itself (the polyline's problems with
+    their launch plans), which :func:`buffer` cannot hand out.
+    """
+    _caches.append((release, held_bytes))
+
+
+def held_bytes() -> int:
+    """Device bytes the workspace and the registered caches hold."""
+    held = sum(int(raw.size) for raw in _raw.values())
+    return held + sum(int(count()) for _, count in _caches if count is not None)
+
+
+def release_workspace() -> None:
+    """Free every workspace buffer and registered cache (after an out-of-memory error, or to give memory back)."""
+    with LOCK:
+        held = bool(_raw) or held_bytes() > 0
+        _raw.clear()
+        _views.clear()
+        for release, _ in _caches:
+            release()
+        if held:
+            _flush_deallocations()
+
+
+def _flush_deallocations() -> None:
+    """Free device arrays that numba has queued for deallocation (none in the simulator)."""
+    from numba import cuda
+
+    deallocations = getattr(cuda.current_context(), "deallocations", None)
+    if deallocations is not None:
+        deallocations.clear()
+
+
+def free_bytes() -> int | None:
+    """Free device memory plus :func:`held_bytes` (a solve reuses or frees it); None when unknown.
+
+    None under the simulator, which reports infinite memory, and where the
+    driver gives no memory information.
+    """
+    from numba import cuda
+
+    try:
+        free, _ = cuda.current_context().get_memory_info()
+    except Exception:  # noqa: BLE001 - no memory information: do not refuse
+        return None
+    if not math.isfinite(free):
+        return None
+    return int(free) + held_bytes()
+
+
+def budget_bytes(memory_budget_bytes, share: float) -> int:
+    """The device memory one solve may use.
+
+    Parameters
+    ----------
+    memory_budget_bytes : int or None
+        A positive number of bytes, or None for ``share`` of :func:`free_bytes`
+        (the host's default budget, :func:`core.memory.resolve_budget`, where
+        the free device memory is unknown: the simulator).
+    share : float
+        In (0, 1].
+
+    Raises
+    ------
+    ValueError
+        For a budget that is not a positive integer.
+    """
+    if memory_budget_bytes is not None:
+        return resolve_budget(memory_budget_bytes)
+    free = free_bytes()
+    return resolve_budget(None) if free is None else int(free * share)
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """True for numba's CudaAPIError of CUDA_ERROR_OUT_OF_MEMORY (code 2)."""
+    try:
+        from numba.cuda.cudadrv.driver import CudaAPIError
+    except ImportError:  # no numba-cuda: no CUDA error either
+        return False
+    if not isinstance(exc, CudaAPIError):
+        return False
+    code = getattr(exc.code, "value", exc.code)
+    return code == 2 or "OUT_OF_MEMORY" in str(exc.code)
+
+
+@contextlib.contextmanager
+def memory_errors():
+    """Turn CUDA's out-of-memory error into :class:`GpuMemoryError`, after :func:`release_workspace`."""
+    try:
+        yield
+    except Exception as exc:
+        if not _out_of_memory(exc):
+            raise
+        release_workspace()
+        raise GpuMemoryError(f"the GPU ran out of memory: {exc}") from exc
