@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 
+from core import validation
+
 __all__ = ["BACKENDS", "BackendUnavailableError", "gpu_available", "gpu_package", "resolve_backend"]
 
 BACKENDS = ("auto", "cpu", "gpu")
@@ -41,9 +43,7 @@ def resolve_backend(backend: str) -> str:
     BackendUnavailableError
         For ``"gpu"`` when numba.cuda finds no GPU.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
-    if backend == "cpu":
+    if validation.choice(backend, "backend", BACKENDS) == "cpu":
         return "cpu"
     if gpu_available():
         return "gpu"

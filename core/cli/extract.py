@@ -22,6 +22,8 @@ import re
 import sys
 from pathlib import Path
 
+from core import validation
+
 __all__ = ["build_parser", "demo_inputs", "extract_main"]
 
 PROG = "linesnap extract"
@@ -218,13 +220,11 @@ def _point(text: str) -> tuple[float, float]:
 
 
 def _number(text: str) -> float:
+    """A finite number from the command line (argparse names the option in its message)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}")
-    return value
+        return validation.real(float(text), "value")
+    except ValueError:  # not a number, NaN or infinite
+        raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}") from None
 
 
 def _message(err: BaseException) -> str:

@@ -20,11 +20,12 @@ two pixels it separates, so a thin line's flanks peak on its own boundaries,
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
+
+from core import validation
 
 __all__ = ["GradientWindow", "gradient_window", "GAUSSIAN_TRUNCATE", "GRID_STEPS_PX"]
 
@@ -100,10 +101,7 @@ def gradient_window(
         ``sigma_px`` or ``step_px`` out of range.
     """
     image = _validated_window(intensity)
-    if isinstance(sigma_px, bool) or not isinstance(sigma_px, numbers.Real):
-        raise TypeError(f"sigma_px must be a positive number of pixels; got {sigma_px!r}")
-    if not (math.isfinite(sigma_px) and sigma_px > 0):
-        raise ValueError(f"sigma_px must be a positive finite number of pixels; got {sigma_px}")
+    sigma_px = validation.real(sigma_px, "sigma_px", 0.0, low_open=True, unit="pixels")
     if isinstance(step_px, bool) or not isinstance(step_px, numbers.Real) or float(step_px) not in GRID_STEPS_PX:
         raise ValueError(f"step_px must be one of {', '.join(map(str, GRID_STEPS_PX))} (pixels); got {step_px!r}")
     valid = np.isfinite(image)

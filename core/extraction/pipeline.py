@@ -289,7 +289,7 @@ def _check_memory(settings: ExtractionSettings) -> None:
     link plus the ranges).
     """
     from core.memory import check_memory
-    from core.polyline.validation import preparation_bytes
+    from core.polyline.tables import preparation_bytes
 
     d, m = settings.points, settings.nodes - 2
     n0 = n1 = d if settings.snap_endpoints else 1

@@ -25,11 +25,11 @@ module; ``tests/naive_scores.py`` is the slow loop-based reference of both.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from numba import njit, prange
 
+from core import validation
 from core.cancel import check, flag_of
 from core.parallel import PARALLEL_LOCK, cancel_requested
 
@@ -258,12 +258,8 @@ def option_codes(mode, ribbon_width_px, polarity, ribbon_combine):
     """
     for name, value, allowed in (("mode", mode, MODES), ("polarity", polarity, POLARITIES),
                                  ("ribbon_combine", ribbon_combine, COMBINES)):
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    if isinstance(ribbon_width_px, bool) or not isinstance(ribbon_width_px, numbers.Real):
-        raise TypeError(f"ribbon_width_px must be a number of pixels >= 0; got {ribbon_width_px!r}")
-    if not (math.isfinite(ribbon_width_px) and ribbon_width_px >= 0):
-        raise ValueError(f"ribbon_width_px must be a finite number of pixels >= 0; got {ribbon_width_px}")
+        validation.choice(value, name, allowed)
+    ribbon_width_px = validation.real(ribbon_width_px, "ribbon_width_px", 0.0)
     # DESIGN: "with r = 0 it is the edge mode", whatever the polarity and combination (which would
     # otherwise keep one side of a single edge, or multiply it by the zero of the other side)
     # decided on the radius the kernels get: half the smallest subnormal width is 0 too

@@ -8,12 +8,9 @@ docstring.
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 from dataclasses import dataclass
 
-import numpy as np
-
+from core import validation
 from core.engine import BACKENDS
 from core.extraction.scores import COMBINES, MODES, POLARITIES
 from core.polyline import METHODS
@@ -126,27 +123,19 @@ class ExtractionSettings:
     band: int | None = None
 
     def __post_init__(self):
-        for name, minimum in (("nodes", 3), ("points", 2)):
-            _set(self, name, _integer(getattr(self, name), name, minimum))
+        _set(self, "nodes", validation.integer(self.nodes, "nodes", 3))
+        _set(self, "points", validation.integer(self.points, "points", 2))
         for name in ("half_width_px", "sigma_px"):
-            _set(self, name, _real(getattr(self, name), name, f"in (0, {MAX_LENGTH_PX:g}]",
-                                   lambda v: 0 < v <= MAX_LENGTH_PX))
-        _set(self, "ribbon_width_px", _real(self.ribbon_width_px, "ribbon_width_px", f"in [0, {MAX_LENGTH_PX:g}]",
-                                            lambda v: 0 <= v <= MAX_LENGTH_PX))
-        _set(self, "max_turn_deg", _real(self.max_turn_deg, "max_turn_deg", "in (0, 180]", lambda v: 0 < v <= 180))
-        if self.snap_half_width_px is not None:
-            _set(self, "snap_half_width_px",
-                 _real(self.snap_half_width_px, "snap_half_width_px", f"in (0, {MAX_LENGTH_PX:g}] (or None)",
-                       lambda v: 0 < v <= MAX_LENGTH_PX))
+            _set(self, name, validation.real(getattr(self, name), name, 0.0, MAX_LENGTH_PX, low_open=True))
+        _set(self, "ribbon_width_px", validation.real(self.ribbon_width_px, "ribbon_width_px", 0.0, MAX_LENGTH_PX))
+        _set(self, "max_turn_deg", validation.real(self.max_turn_deg, "max_turn_deg", 0.0, 180.0, low_open=True))
+        _set(self, "snap_half_width_px", validation.real(self.snap_half_width_px, "snap_half_width_px", 0.0,
+                                                         MAX_LENGTH_PX, low_open=True, optional=True))
         for name, allowed in (("mode", MODES), ("polarity", POLARITIES), ("ribbon_combine", COMBINES),
                               ("solver", METHODS), ("backend", BACKENDS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
-        if not isinstance(self.snap_endpoints, (bool, np.bool_)):
-            raise TypeError(f"snap_endpoints must be True or False; got {self.snap_endpoints!r}")
-        _set(self, "snap_endpoints", bool(self.snap_endpoints))
-        if self.band is not None:
-            _set(self, "band", _integer(self.band, "band", 1))
+            validation.choice(getattr(self, name), name, allowed)
+        _set(self, "snap_endpoints", validation.flag(self.snap_endpoints, "snap_endpoints"))
+        _set(self, "band", validation.integer(self.band, "band", 1, optional=True))
 
     def replace(self, **changes) -> ExtractionSettings:
         """A copy with some fields changed (validated again)."""
@@ -179,19 +168,3 @@ class ExtractionSettings:
 def _set(settings, name, value):
     object.__setattr__(settings, name, value)  # normalising a frozen dataclass in __post_init__
 
-
-def _integer(value, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
-    return int(value)
-
-
-def _real(value, name: str, allowed: str, accept) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number {allowed}; got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and accept(value)):
-        raise ValueError(f"{name} must be a finite number {allowed}; got {value}")
-    return value

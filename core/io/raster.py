@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core import validation
 from core.io.readers import ArrayReader, DatasetReader, RasterError
 
 __all__ = ["LUMINANCE_WEIGHTS", "Raster", "RasterError", "open_raster"]
@@ -324,25 +325,14 @@ def _check_band(band, band_count, name):
     return int(band)
 
 
-def _check_int(value, name):
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, numbers.Real) and float(value).is_integer():
-        return int(value)
-    raise TypeError(f"{name} must be an integer number of pixels; got {value!r}")
-
-
 def _check_size(value, name):
-    value = _check_int(value, name)
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1 pixel; got {value}")
-    return value
+    return validation.integer(value, name, 1, unit="pixels", whole_floats=True)
 
 
 def _check_box(col_off, row_off, width, height):
     return (
-        _check_int(col_off, "col_off"),
-        _check_int(row_off, "row_off"),
+        validation.integer(col_off, "col_off", unit="pixels", whole_floats=True),
+        validation.integer(row_off, "row_off", unit="pixels", whole_floats=True),
         _check_size(width, "width"),
         _check_size(height, "height"),
     )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.polyline import validation
+from core import validation
 
 __all__ = [
     "METHODS",
@@ -202,8 +202,8 @@ def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: 
         raise ValueError(f"indices must be an (m,) = ({m},) integer array; got {indices.dtype} {indices.shape}")
     if indices.min() < 0 or indices.max() >= d:
         raise ValueError(f"indices must lie in [0, {d - 1}]")
-    path = [validation.index(start_index, prepared.first.shape[0], "start_index"), *indices.tolist(),
-            validation.index(end_index, prepared.last.shape[1], "end_index")]
+    path = [validation.integer(start_index, "start_index", 0, prepared.first.shape[0] - 1), *indices.tolist(),
+            validation.integer(end_index, "end_index", 0, prepared.last.shape[1] - 1)]
     total = float(prepared.first[path[0], path[1]])
     for t in range(1, m):
         total += float(prepared.links[t - 1, path[t], path[t + 1]])
