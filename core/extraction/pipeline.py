@@ -118,8 +118,9 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     ------
     ValueError
         For bad settings, endpoints outside the raster or equal, a window
-        without valid pixels, problems larger than the machine's memory, or
-        no feasible polyline (core.polyline.NoFeasiblePolylineError).
+        without valid pixels, problems beyond the host-memory budget
+        (core.memory.HostMemoryError), or no feasible polyline
+        (core.polyline.NoFeasiblePolylineError).
     core.io.raster.RasterError
         For unreadable images.
     core.engine.BackendUnavailableError
@@ -281,21 +282,22 @@ def _guides_on_raster(raster, start, end, settings: ExtractionSettings) -> Guide
 
 
 def _check_memory(settings: ExtractionSettings) -> None:
-    """Refuse, before allocating, problems whose tables exceed the machine's memory.
+    """Refuse, before allocating, problems whose tables exceed the host-memory budget.
 
     The link tables (score, DP value, backtracking index) and the turn-range
     tables of :func:`core.polyline.prepare` live at the same time, so they are
     counted together (measured peaks: 21-35 bytes per link; counted: 20 per
     link plus the ranges).
     """
-    from core.memory import check_memory
+    from core.memory import check_allocation
     from core.polyline.tables import preparation_bytes
 
     d, m = settings.points, settings.nodes - 2
     n0 = n1 = d if settings.snap_endpoints else 1
     n_links = n0 * d + (m - 1) * d * d + d * n1
     nbytes = n_links * _BYTES_PER_LINK + preparation_bytes((), d, n1, m) + max(n0, d) * max(d, n1)
-    check_memory(nbytes, f"scoring and solving {n_links} candidate links ({settings.nodes} nodes x {d} points)")
+    check_allocation(nbytes, f"scoring and solving {n_links} candidate links ({settings.nodes} nodes x {d} points)",
+                     advice="use fewer points per guide or fewer nodes")
 
 
 def _is_pair(point) -> bool:

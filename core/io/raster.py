@@ -26,6 +26,7 @@ import numpy as np
 
 from core import validation
 from core.io.readers import ArrayReader, DatasetReader, RasterError
+from core.memory import HostMemoryError, check_allocation
 
 __all__ = ["LUMINANCE_WEIGHTS", "Raster", "RasterError", "open_raster"]
 
@@ -230,14 +231,11 @@ class Raster:
         return _warp_points(src_crs, dst_crs, xs, ys)
 
     def _check_memory(self, width, height, n_planes):
-        """Refuse, before allocating, a read of ``n_planes`` float32 planes larger than the memory."""
-        needed = width * height * n_planes * 4
-        available = _physical_memory_bytes()
-        if needed > available:
-            raise RasterError(
-                f"reading a window of {width} x {height} pixels needs {needed / 2**30:.1f} GiB, more than "
-                f"the {available / 2**30:.1f} GiB of memory of this machine"
-            )
+        """Refuse (RasterError), before allocating, a read of ``n_planes`` float32 planes beyond the memory budget."""
+        try:
+            check_allocation(width * height * n_planes * 4, f"reading a window of {width} x {height} pixels")
+        except HostMemoryError as exc:
+            raise RasterError(str(exc)) from None
 
     def _read_clipped(self, bands, box, out_shape):
         """(k, *out_shape) float32 of ``bands`` over ``box``, NaN outside the raster and where masked."""
@@ -344,6 +342,3 @@ def _as_coordinates(xs, ys):
         raise ValueError(f"coordinate arrays must have the same shape; got {xs.shape} and {ys.shape}")
     return xs, ys
 
-
-def _physical_memory_bytes():
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from core.cancel import check, flag_of
-from core.memory import check_memory
+from core.memory import check_allocation
 from core.parallel import PARALLEL_LOCK, cancel_requested
 from core.polyline.problem import PreparedProblem, infeasible_error
 
@@ -269,7 +269,8 @@ def _check_solver_memory(prepared: PreparedProblem, method: str) -> None:
     sizes = _layer_sizes(prepared)
     states = sum(sizes[k] * sizes[k + 1] for k in range(len(sizes) - 1))
     per_state = 8 if method == "window" else 8 + 4  # float64 F kept, + int32 argmax for mitm
-    check_memory(per_state * states, f"the {method} solver's tables")
+    check_allocation(per_state * states, f"the {method} solver's tables",
+                     advice="use fewer points per guide or fewer nodes")
 
 
 def _best_state(values: np.ndarray, prepared: PreparedProblem) -> tuple[int, int]:
@@ -352,8 +353,8 @@ def solve_window(prepared: PreparedProblem, timings_ms: dict | None = None, canc
     ------
     core.polyline.NoFeasiblePolylineError
         When no polyline satisfies the angle limit.
-    ValueError
-        When the tables would not fit in the machine's memory.
+    core.memory.HostMemoryError
+        When the tables would exceed the host-memory budget (a ValueError).
     core.cancel.Cancelled
         When ``cancel`` was cancelled.
     """

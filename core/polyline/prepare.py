@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from core import validation
-from core.memory import check_memory
+from core.memory import check_allocation
 from core.polyline import tables
 from core.polyline.problem import PolylineProblem, PreparedProblem
 from core.polyline.turns import feasible_ranges, link_angles
@@ -44,8 +44,8 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
         For a problem that is not a PolylineProblem or non-numeric fields.
     ValueError
         For wrong shapes, non-finite scores or offsets, descending offsets,
-        ``spacing <= 0``, ``max_turn_deg`` outside (0, 180], or turn ranges
-        larger than the machine's memory.
+        ``spacing <= 0``, ``max_turn_deg`` outside (0, 180], or tables and
+        turn ranges beyond the host-memory budget (core.memory.HostMemoryError).
     """
     if not isinstance(problem, PolylineProblem):
         raise TypeError(f"problem must be a PolylineProblem; got {type(problem).__name__}")
@@ -60,7 +60,8 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
     d, n0, n1 = offsets.size, start_offsets.size, end_offsets.size
     arrays = tables.score_arrays(problem, n0, d, n1)
     m = arrays[1].shape[0] + 1
-    check_memory(tables.preparation_bytes(arrays, d, n1, m), "preparing the problem (tables, turn ranges)")
+    check_allocation(tables.preparation_bytes(arrays, d, n1, m), "preparing the problem (tables, turn ranges)",
+                     advice="use fewer points per guide or fewer nodes")
     first = tables.float32_table(arrays[0], "start_scores", (n0, d))
     links = tables.float32_table(arrays[1], "link_scores", arrays[1].shape)
     last = tables.float32_table(arrays[2], "end_scores", (d, n1))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.engine import BackendUnavailableError, gpu_available
-from core.memory import check_memory
+from core.memory import check_allocation
 from core.polyline import (
     METHODS,
     NoFeasiblePolylineError,
@@ -245,8 +245,8 @@ def test_tables_larger_than_the_machine_are_refused_before_allocation():
     with pytest.raises(ValueError, match=r"would need \d+\.\d GiB"):
         prepare(prob)
     with pytest.raises(ValueError, match="GiB"):
-        check_memory(1 << 60, "a test")
-    check_memory(1 << 20, "a test")
+        check_allocation(1 << 60, "a test")
+    check_allocation(1 << 20, "a test")
 
 
 def test_timings_of_the_cpu_solvers():
