@@ -214,10 +214,7 @@ def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: Ext
     from core.polyline import PolylineProblem, prepare, solve_prepared
 
     t0 = time.perf_counter()
-    first, links, last = link_score_tables(
-        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine,
-        cancel=cancel,
-    )
+    first, links, last = link_score_tables(gradient, guides, settings.scoring, cancel)
     t1 = time.perf_counter()
     problem = PolylineProblem(
         first, links, last, guides.offsets, guides.spacing, settings.max_turn_deg,

@@ -12,14 +12,10 @@ from dataclasses import dataclass
 
 from core import validation
 from core.engine import BACKENDS
-from core.extraction.scores import COMBINES, MODES, POLARITIES
+from core.extraction.options import MAX_LENGTH_PX, ScoringOptions
 from core.polyline import METHODS
 
 __all__ = ["MAX_LENGTH_PX", "ExtractionSettings"]
-
-#: The largest width or smoothing (px) a setting may take: far beyond any image, and small enough
-#: that the window's bounds stay exact integers (wider requests are refused with their name).
-MAX_LENGTH_PX = 1e9
 
 
 @dataclass(frozen=True)
@@ -84,7 +80,7 @@ class ExtractionSettings:
         dark curb shadows flip the sign of one edge here and there).
     ribbon_combine : {"mean", "geometric"}
         How the two edge responses of a ribbon sample combine
-        (core.extraction.scores): ``geometric`` needs both edges, so a single strong
+        (core.extraction.options.ScoringOptions): ``geometric`` needs both edges, so a single strong
         edge (a verge, a shadow) cannot pull the line off the road.  On
         synthetic 24 px streets with a gutter, shadows and cars and a ribbon
         30 px wide, it stays 1.5-2.5 px from the centre line where the mean
@@ -127,15 +123,21 @@ class ExtractionSettings:
         _set(self, "points", validation.integer(self.points, "points", 2))
         for name in ("half_width_px", "sigma_px"):
             _set(self, name, validation.real(getattr(self, name), name, 0.0, MAX_LENGTH_PX, low_open=True))
-        _set(self, "ribbon_width_px", validation.real(self.ribbon_width_px, "ribbon_width_px", 0.0, MAX_LENGTH_PX))
         _set(self, "max_turn_deg", validation.real(self.max_turn_deg, "max_turn_deg", 0.0, 180.0, low_open=True))
         _set(self, "snap_half_width_px", validation.real(self.snap_half_width_px, "snap_half_width_px", 0.0,
                                                          MAX_LENGTH_PX, low_open=True, optional=True))
-        for name, allowed in (("mode", MODES), ("polarity", POLARITIES), ("ribbon_combine", COMBINES),
-                              ("solver", METHODS), ("backend", BACKENDS)):
-            validation.choice(getattr(self, name), name, allowed)
+        scoring = ScoringOptions(self.mode, self.ribbon_width_px, self.polarity, self.ribbon_combine)
+        _set(self, "ribbon_width_px", scoring.ribbon_width_px)
+        _set(self, "_scoring", scoring)  # not a field: to_dict, equality and replace ignore it
+        validation.choice(self.solver, "solver", METHODS)
+        validation.choice(self.backend, "backend", BACKENDS)
         _set(self, "snap_endpoints", validation.flag(self.snap_endpoints, "snap_endpoints"))
         _set(self, "band", validation.integer(self.band, "band", 1, optional=True))
+
+    @property
+    def scoring(self) -> ScoringOptions:
+        """The link-scoring options (mode, ribbon width, polarity, combination), validated with the settings."""
+        return self._scoring
 
     def replace(self, **changes) -> ExtractionSettings:
         """A copy with some fields changed (validated again)."""

@@ -147,15 +147,6 @@ def solve_prepared(prepared, method: str):
     return int(path[0]), path[1 : m + 1], int(path[m + 1])
 
 
-def _options(settings):
-    """Validated ``(method, mode code, ribbon radius px, polarity code, combine code)`` of extraction settings."""
-    from core.extraction.scores import option_codes
-
-    _check_method(settings.solver)
-    return (settings.solver,
-            *option_codes(settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine))
-
-
 def score_and_solve(gradient, guides, settings):
     """Score the links of the guides on the GPU and solve there.
 
@@ -167,8 +158,7 @@ def score_and_solve(gradient, guides, settings):
     guides : core.extraction.guides.Guides
         Layers L0 (n0 points), guides 1..m (d points), L(m+1) (n1 points).
     settings : core.extraction.ExtractionSettings
-        Uses ``solver`` ("window" or "mitm"), ``max_turn_deg``, ``mode``,
-        ``ribbon_width_px``, ``polarity`` and ``ribbon_combine``.
+        Uses ``solver`` ("window" or "mitm"), ``max_turn_deg`` and ``scoring``.
 
     Returns
     -------
@@ -190,32 +180,28 @@ def score_and_solve(gradient, guides, settings):
         For settings the GPU cannot run ("brute") or out-of-range options.
     """
     resolve_backend("gpu")
-    options = _options(settings)
+    _check_method(settings.solver)
     from gpu.polyline import dp as polyline_dp
 
     m, d = guides.n_guides, guides.offsets.shape[0]
     n0, n1 = guides.start_offsets.shape[0], guides.end_offsets.shape[0]
     try:
         with polyline_dp.LOCK, _device_errors():
-            _check_fits(m, d, n0, n1, options[0])
-            return _score_and_solve_gpu(
-                gradient, guides, settings.max_turn_deg, *options
-            )
+            _check_fits(m, d, n0, n1, settings.solver)
+            return _score_and_solve_gpu(gradient, guides, settings.max_turn_deg, settings.solver, settings.scoring)
     except GpuMemoryError as exc:
         warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=2)
         return _score_and_solve_cpu(gradient, guides, settings)
 
 
-def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, mode, radius, polarity, combine):
+def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, options):
     from gpu.polyline import scores as scoring
     from gpu.polyline.dp import solve_device
 
     timings = {}
     started = time.perf_counter()
     grad = _device_gradient(gradient)
-    problem = scoring.score_on_device(
-        grad, gradient.col_off, gradient.row_off, guides, mode, radius, polarity, gradient.step_px, combine
-    )
+    problem = scoring.score_on_device(grad, gradient, guides, options)
     scoring.synchronize()
     timings["scoring"] = (time.perf_counter() - started) * 1e3
     started = time.perf_counter()
@@ -267,9 +253,7 @@ def _score_and_solve_cpu(gradient, guides, settings):
     from core.polyline import solve_prepared as solve_on_cpu
 
     started = time.perf_counter()
-    first, links, last = link_score_tables(
-        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine
-    )
+    first, links, last = link_score_tables(gradient, guides, settings.scoring)
     timings = {"scoring": (time.perf_counter() - started) * 1e3}
     problem = PolylineProblem(
         first, links, last, guides.offsets, guides.spacing, settings.max_turn_deg,

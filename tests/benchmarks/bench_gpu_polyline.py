@@ -148,7 +148,7 @@ def end_to_end(rng, points: int, repeat: int) -> dict:
             for key in ("scoring", "dp", "backtrack"):
                 phases[key].append(timings[key])
             phases["total"].append(total)
-    score_args = (gradient, guides, "ribbon", 12.0, "bright", settings.ribbon_combine)
+    score_args = (gradient, guides, settings.scoring)
     tables = link_score_tables(*score_args)  # warm-up: numba compiles here
     cpu_started = time.perf_counter()
     tables = link_score_tables(*score_args)
@@ -218,6 +218,7 @@ def copy_tbps(n_bytes: int = 1 << 29) -> float:
 
 def kernel_breakdown(rng, e2e: dict) -> dict:
     """Device time (events) of each kernel group at 8 x 1024, with the work it does."""
+    from core.extraction.options import ScoringOptions
     from gpu.launching import LaunchList
     from gpu.polyline import dp as polyline_dp
     from gpu.polyline import scores as scoring
@@ -236,9 +237,8 @@ def kernel_breakdown(rng, e2e: dict) -> dict:
         guides = e2e["guides"]
         gradient = e2e["gradient"]
         grad = gpu_polyline._device_gradient(gradient)
-        codes = (1, 6.0, 1)  # ribbon, 12 px wide, bright
-        out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient.col_off, gradient.row_off, guides,
-                                                                 *codes, getattr(gradient, "step_px", 1.0)))
+        options = ScoringOptions("ribbon", 12.0, "bright", "mean")
+        out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient, guides, options))
         target = polyline_dp.workspace_problem(6, points, 1, 1)
         out["ranges"] = event_ms(lambda: scoring.turn_ranges_on_device(target, guides, MAX_TURN_DEG))
     out["window_bytes"] = window_bytes(6, points)

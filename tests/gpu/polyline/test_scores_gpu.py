@@ -15,6 +15,7 @@ import pytest
 from core.extraction import ExtractionSettings
 from core.extraction.gradient import GradientWindow
 from core.extraction.guides import build_guides
+from core.extraction.options import ScoringOptions
 from core.extraction.scores import link_score_tables
 from core.polyline import NoFeasiblePolylineError, PolylineProblem, path_score, prepare, solve_prepared
 from core.polyline.turns import feasible_ranges, link_angles
@@ -37,12 +38,11 @@ def device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_comb
     from gpu.polyline.dp import LOCK
     from gpu.polyline.scores import score_on_device
 
-    _, mode_code, radius, polarity_code, combine_code = gpu_polyline._options(ExtractionSettings(
-        mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity, ribbon_combine=ribbon_combine))
+    options = ScoringOptions(mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity,
+                             ribbon_combine=ribbon_combine)
     with LOCK:
         grad = gpu_polyline._device_gradient(gradient)
-        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, mode_code, radius, polarity_code,
-                                  gradient.step_px, combine_code)
+        problem = score_on_device(grad, gradient, guides, options)
         links = problem.links.copy_to_host()[: guides.n_guides - 1]
         first_t = problem.first_t.copy_to_host()
         return problem.first.copy_to_host(), links, problem.last.copy_to_host(), first_t
@@ -72,7 +72,8 @@ def test_link_scores_match_the_cpu_scores(mode, ribbon_width_px, polarity, snapp
     guides = build_guides((12.3, 25.1), (33.7, 36.2), nodes=5, points=5, half_width_px=4.0,
                           snap_endpoints=snapped, snap_half_width_px=3.0)
     first, links, last, first_t = device_tables(gradient, guides, mode, ribbon_width_px, polarity)
-    assert_tables_close((first, links, last), link_score_tables(gradient, guides, mode, ribbon_width_px, polarity))
+    expected = link_score_tables(gradient, guides, ScoringOptions(mode, ribbon_width_px, polarity))
+    assert_tables_close((first, links, last), expected)
     np.testing.assert_array_equal(first_t, first.T)
 
 
@@ -89,7 +90,7 @@ def test_link_scores_on_the_half_pixel_grid_match_the_cpu_scores(mode, ribbon_wi
     guides = build_guides((12.3, 25.1), (33.7, 36.2), nodes=5, points=5, half_width_px=4.0,
                           snap_endpoints=True, snap_half_width_px=3.0)
     first, links, last, _ = device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine)
-    expected = link_score_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine)
+    expected = link_score_tables(gradient, guides, ScoringOptions(mode, ribbon_width_px, polarity, ribbon_combine))
     assert_tables_close((first, links, last), expected)
 
 
@@ -129,8 +130,7 @@ def test_turn_ranges_on_the_device_equal_core_turns(m, snapped):
 
 def cpu_pipeline(gradient, guides, settings):
     """The CPU extraction's tables and optimum (the reference of score_and_solve)."""
-    tables = link_score_tables(gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity,
-                               settings.ribbon_combine)
+    tables = link_score_tables(gradient, guides, settings.scoring)
     prepared = prepare(PolylineProblem(*tables, guides.offsets, guides.spacing, settings.max_turn_deg,
                                        guides.start_offsets, guides.end_offsets))
     return prepared, solve_prepared(prepared, "window", "cpu")
