@@ -65,9 +65,9 @@ def median_run_ms(fn, repeat: int, warmup: int = 2) -> float:
 
 
 def check_path(prepared, out, expected_score: float, label: str) -> None:
-    """The GPU path (solve_device output) scores the CPU optimum, within float32 DP rounding."""
+    """The GPU path (solve_device's DevicePath) scores the CPU optimum, within float32 DP rounding."""
     m = prepared.n_guides
-    path = out[1 : m + 3].astype(np.int64)
+    path = out.layers
     score = path_score(prepared, int(path[0]), path[1 : m + 1], int(path[-1]))
     if not abs(score - expected_score) <= 1e-5 * max(1.0, abs(expected_score)):
         raise AssertionError(f"{label}: GPU path scores {score!r}, the CPU optimum is {expected_score!r}")
@@ -142,7 +142,8 @@ def end_to_end(rng, points: int, repeat: int) -> dict:
     for i in range(repeat + 2):
         fresh = dataclasses.replace(gradient)  # a new object (uploaded again), same grid step
         started = time.perf_counter()
-        solution, timings = score_and_solve(fresh, guides, settings)
+        solution = score_and_solve(fresh, guides, settings.scoring, settings.solver, settings.max_turn_deg)
+        timings = solution.timings_ms
         total = (time.perf_counter() - started) * 1e3
         if i >= 2:
             for key in ("scoring", "dp", "backtrack"):
@@ -236,7 +237,7 @@ def kernel_breakdown(rng, e2e: dict) -> dict:
             out[f"{method}_all"] = event_ms(lambda: polyline_dp.solve_device(problem, method), repeat)
         guides = e2e["guides"]
         gradient = e2e["gradient"]
-        grad = gpu_polyline._device_gradient(gradient)
+        grad = gpu_polyline._device_gradient(gradient, polyline_dp)
         options = ScoringOptions("ribbon", 12.0, "bright", "mean")
         out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient, guides, options))
         target = polyline_dp.workspace_problem(6, points, 1, 1)
