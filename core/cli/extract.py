@@ -20,9 +20,14 @@ import json
 import math
 import re
 import sys
+from importlib.resources import files
 from pathlib import Path
 
 from core import validation
+from core.extraction import ExtractionSettings, extract
+from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX
+from core.io.geojson import atomic_write_text, feature_from_result, format_geojson, to_feature_collection
+from core.io.raster import open_raster
 
 __all__ = ["build_parser", "demo_inputs", "extract_main"]
 
@@ -94,9 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_settings_options(group):
     """One option per ExtractionSettings field; the help shows the field's default."""
-    from core.extraction import ExtractionSettings
-    from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX
-
     defaults = ExtractionSettings().to_dict()
     shown = {"band": "luminance", "snap_half_width_px": f"min(half-width, {DEFAULT_SNAP_HALF_WIDTH_PX:g})"}
 
@@ -139,8 +141,6 @@ def demo_inputs() -> tuple[Path, tuple[float, float], tuple[float, float], dict]
     settings : dict
         ExtractionSettings fields suited to that road (ribbon width, polarity).
     """
-    from importlib.resources import files
-
     folder = Path(str(files("resources")))
     truth = json.loads((folder / "sample_scene.json").read_text(encoding="utf-8"))
     demo = truth["demo"]
@@ -148,10 +148,6 @@ def demo_inputs() -> tuple[Path, tuple[float, float], tuple[float, float], dict]
 
 
 def _run(args) -> int:
-    from core.extraction import ExtractionSettings, extract
-    from core.io.geojson import atomic_write_text, feature_from_result, format_geojson, to_feature_collection
-    from core.io.raster import open_raster
-
     image, start, end, settings = _inputs(args)
     settings = ExtractionSettings(**settings)
     if args.output is not None:

@@ -7,15 +7,9 @@ Gaussian-weighted mean of the valid pixels only, so a masked pixel adds no edge.
 The gradient is 0 on masked pixels and on the pixels whose 3 x 3 derivative
 stencil touches one (it would read a smoothed value extrapolated into the hole).
 
-Grid step.  With ``step_px = 1`` the gradient lives on the pixel centres.  The
-link scores interpolate it bilinearly, so the gradient of a thin line (1 px)
-peaks at the centres of the pixels beside it, 1 px from its centre (1.5 px
-for a line on a pixel boundary), and edge mode runs ~1 px off the line.  With
-``step_px = 0.5`` the smoothed window is first interpolated linearly onto a
-grid twice as fine (pixel centres and pixel boundaries) and differentiated
-there: the difference across a boundary is the one-sided difference of the
-two pixels it separates, so a thin line's flanks peak on its own boundaries,
-0.5 px from its centre.
+Grid step: ``step_px = 1`` puts the gradient on the pixel centres, ``0.5`` on
+the centres and boundaries, where a thin line's flanks peak
+(docs/notes/extraction-and-polyline.md, "Gradient grid step").
 """
 
 from __future__ import annotations
@@ -24,6 +18,8 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.ndimage import binary_dilation
+from skimage.filters import gaussian, sobel_h, sobel_v
 
 from core import validation
 
@@ -134,15 +130,11 @@ def _validated_window(intensity) -> np.ndarray:
 
 
 def _gaussian(image: np.ndarray, sigma_px: float) -> np.ndarray:
-    from skimage.filters import gaussian
-
     return gaussian(image, sigma=sigma_px, mode="nearest", truncate=GAUSSIAN_TRUNCATE, preserve_range=True)
 
 
 def _normalized_gaussian(image: np.ndarray, valid: np.ndarray, sigma_px: float):
     """Gaussian-weighted mean of the valid pixels, and the pixels whose gradient is unusable."""
-    from scipy.ndimage import binary_dilation
-
     weight = _gaussian(valid.astype(np.float32), sigma_px)
     total = _gaussian(np.where(valid, image, np.float32(0.0)), sigma_px)
     reached = weight > _MIN_WEIGHT
@@ -176,8 +168,6 @@ def _refined_mask(unusable: np.ndarray) -> np.ndarray:
 
 def _derivatives(smooth: np.ndarray, step_px: float = 1.0):
     """Sobel derivatives scaled to intensity units per pixel (exact on linear ramps)."""
-    from skimage.filters import sobel_h, sobel_v
-
     # skimage's Sobel kernels are normalised to a central difference over two
     # grid steps.
     scale = np.float32(0.5 / step_px)

@@ -25,9 +25,8 @@ from core import validation
 __all__ = ["Guides", "build_guides", "DEFAULT_SNAP_HALF_WIDTH_PX"]
 
 #: Half-width (px) of the endpoint guides when snapping and none is given
-#: (capped at the guide half-width).  Clicks on a road are typically a few pixels
-#: off its centre line: 8 px covers the clicks of ``tests/core/extraction/test_accuracy_vegas.py``
-#: (up to 6 px off) with a margin; 4 px measured the same there.
+#: (capped at the guide half-width): clicks are typically a few pixels off the
+#: centre line (docs/notes/extraction-and-polyline.md, "Default settings").
 DEFAULT_SNAP_HALF_WIDTH_PX = 8.0
 
 

@@ -31,13 +31,7 @@ __all__ = ["ExtractionSettings", "ExtractionResult", "extract", "window_margin_p
            "FINE_GRID_BELOW_SIGMA_PX"]
 
 #: Below this smoothing (px) the gradient is computed on the half-pixel grid
-#: (core.extraction.gradient): a thin line's flanks then peak on its boundaries, and edge
-#: mode runs 0.5-1 px from a 1 px line instead of ~1 px (mean 0.81 px against
-#: 1.06 px over the thin lines of tests/core/extraction/test_accuracy_synthetic.py).  Wider
-#: smoothing spreads every edge over several pixels, where the pixel-centre
-#: grid is as good (Vegas roads at the defaults: 1.87 px on the fine grid,
-#: 1.86 px on the coarse one) and the gradient costs 2-3 times less (0.9
-#: against 2.0 ms for a 250 px horizontal span, 2.0 against 6.4 ms diagonal).
+#: (docs/notes/extraction-and-polyline.md, "Gradient grid step").
 FINE_GRID_BELOW_SIGMA_PX = 2.0
 
 #: Bytes per candidate link that scoring and the DP hold at once: the float32

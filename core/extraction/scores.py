@@ -1,25 +1,21 @@
 """Link scores: how well each candidate link follows the object (CPU, numba).
 
 For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
-``n_e = (-e_y, e_x)``, the gradient ``g`` is sampled (bilinearly) at the
+``n_e = (-e_y, e_x)``, the gradient ``g`` is sampled bilinearly at the
 midpoints ``s_k = P + (k + 0.5) / K (Q - P)`` of ``K = max(2, ceil(l))`` equal
 pieces and the score is ``sum_k w(s_k) l / K`` with
 
-- ``edge``: ``w(s) = |g(s) . n_e|`` (Seredin's objective: the link runs along an edge);
-- ``ribbon`` of full width ``2 r``, ``g+ = g(s + r n_e)``, ``g- = g(s - r n_e)``:
-  the two edge responses are ``a = |g+ . n_e|``, ``b = |g- . n_e|`` for polarity
-  ``any``; ``a = max(0, -g+ . n_e)``, ``b = max(0, g- . n_e)`` for ``bright`` (a
-  bright ribbon on darker ground: gradients point inwards); ``a = max(0, g+ . n_e)``,
-  ``b = max(0, -g- . n_e)`` for ``dark``; and ``w(s) = (a + b) / 2`` (combine
-  ``mean``) or ``sqrt(a b)`` (``geometric``: both edges are needed, so one strong
-  edge alone, a verge or a shadow, scores nothing).  With ``r = 0`` and polarity
-  ``any`` both are the edge mode.
+- ``edge``: ``w(s) = |g(s) . n_e|``;
+- ``ribbon`` of full width ``2 r``, ``g+ = g(s + r n_e) . n_e``, ``g- = g(s - r n_e) . n_e``:
+  edge responses ``a, b = |g+|, |g-|`` (polarity ``any``), ``max(0, -g+), max(0, g-)``
+  (``bright``) or ``max(0, g+), max(0, -g-)`` (``dark``), and ``w(s) = (a + b) / 2``
+  (combine ``mean``) or ``sqrt(a b)`` (``geometric``).  With ``r = 0`` it is the edge mode.
 
-The bilinear rule: at ``(x, y)``, ``u = (x - col_off - 0.5) / step_px``,
-``v = (y - row_off - 0.5) / step_px`` (the gradient grid's coordinates, see
-core.extraction.gradient), ``j0 = floor(u)``, ``i0 = floor(v)``, weights from the
-fractional parts; a neighbour outside the window contributes 0.  ``gpu`` has a CUDA twin of this
-module; ``tests/naive_scores.py`` is the slow loop-based reference of both.
+Sample ``(x, y)`` sits at ``u = (x - col_off - 0.5) / step_px``,
+``v = (y - row_off - 0.5) / step_px`` on the gradient grid
+(:mod:`core.extraction.gradient`); a bilinear neighbour outside the window
+counts 0.  The CUDA twin is ``gpu.polyline.kernels_scores``;
+``tests/naive_scores.py`` is the loop reference of both.
 """
 
 from __future__ import annotations
