@@ -11,6 +11,7 @@ the operating system keep room.
 from __future__ import annotations
 
 import os
+import time
 
 from core import validation
 
@@ -19,6 +20,11 @@ __all__ = ["DEFAULT_SHARE", "HostMemoryError", "available_host_bytes", "check_al
 
 #: Share of the available host memory that one computation may use by default.
 DEFAULT_SHARE = 0.5
+
+#: Seconds during which one reading of the available memory serves: reading
+#: /proc/meminfo costs ~10 us and an extraction checks four allocations.
+_READING_LIFETIME_S = 0.5
+_reading = {"at": -float("inf"), "bytes": 0}
 
 
 class HostMemoryError(ValueError):
@@ -36,11 +42,18 @@ class HostMemoryError(ValueError):
 
 
 def available_host_bytes() -> int:
-    """Bytes of host memory available to new allocations.
+    """Bytes of host memory available to new allocations (read at most every 0.5 s).
 
     ``MemAvailable`` of /proc/meminfo on Linux; elsewhere the free physical pages
     as ``os.sysconf`` reports them.
     """
+    now = time.monotonic()
+    if now - _reading["at"] >= _READING_LIFETIME_S:
+        _reading.update(bytes=_read_available_bytes(), at=now)
+    return _reading["bytes"]
+
+
+def _read_available_bytes() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:

@@ -233,7 +233,10 @@ def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: 
         raise ValueError(f"indices must lie in [0, {d - 1}]")
     path = [validation.integer(start_index, "start_index", 0, prepared.first.shape[0] - 1), *indices.tolist(),
             validation.integer(end_index, "end_index", 0, prepared.last.shape[1] - 1)]
-    return score_in_path_order(prepared.table(k)[path[k], path[k + 1]] for k in range(m + 1))
+    values = [prepared.first[path[0], path[1]]]
+    values += [prepared.links[t - 1, path[t], path[t + 1]] for t in range(1, m)]
+    values.append(prepared.last[path[m], path[m + 1]])
+    return score_in_path_order(values)
 
 
 def solution_for_path(prepared: PreparedProblem, start_index: int, indices, end_index: int, method: str,
