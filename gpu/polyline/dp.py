@@ -315,8 +315,7 @@ class DevicePath:
     layers : (m + 2,) int64 ndarray
         The chosen point of layers 0..m+1 (start, guides, end); empty when infeasible.
     link_scores : (m + 1,) float64 ndarray
-        The table entries T_0..T_m along the path (the device's float32 values);
-        empty when infeasible.
+        The device's table entries T_0..T_m along the path; empty when infeasible.
     timings_ms : dict of str to float
         ``dp`` (the DP and the merge maximum) and ``backtrack`` (backtracking
         and the copy of the path to the host), the device synchronised in between.
@@ -334,17 +333,7 @@ class DevicePath:
 
 
 def solve_device(problem: DeviceProblem, method: str) -> DevicePath:
-    """Run the DP on the device and backtrack there.
-
-    Parameters
-    ----------
-    problem : DeviceProblem
-    method : {"window", "mitm"}
-
-    Returns
-    -------
-    DevicePath
-    """
+    """Run ``method`` ("window" or "mitm") on the device and backtrack there; only the path comes back."""
     started = time.perf_counter()
     if method == "mitm":
         problem.refresh_reverse()
