@@ -2,14 +2,23 @@
 
 This is the one module of ``core`` that reaches into ``gpu``
 (:func:`gpu_package`), and only on first use, so importing ``core`` never
-needs CUDA, Qt or a display.
+needs CUDA, Qt or a display.  :func:`run_with_cpu_fallback` is the one place
+that decides to run the CPU twin when the GPU lacks memory.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
 
-__all__ = ["BACKENDS", "BackendUnavailableError", "gpu_available", "gpu_package", "resolve_backend"]
+from core import validation
+
+__all__ = ["BACKENDS", "BackendUnavailableError", "gpu_available", "gpu_package", "resolve_backend",
+           "run_with_cpu_fallback"]
+
+T = TypeVar("T")
 
 BACKENDS = ("auto", "cpu", "gpu")
 
@@ -41,9 +50,7 @@ def resolve_backend(backend: str) -> str:
     BackendUnavailableError
         For ``"gpu"`` when numba.cuda finds no GPU.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
-    if backend == "cpu":
+    if validation.choice(backend, "backend", BACKENDS) == "cpu":
         return "cpu"
     if gpu_available():
         return "gpu"
@@ -54,6 +61,34 @@ def resolve_backend(backend: str) -> str:
             "Use backend 'cpu' or 'auto'."
         )
     return "cpu"
+
+
+def run_with_cpu_fallback(backend: str, on_gpu: Callable[[], T], on_cpu: Callable[[], T]) -> T:
+    """Run the GPU twin when ``backend`` is "gpu", else the CPU twin; the CPU too when the GPU lacks memory.
+
+    Parameters
+    ----------
+    backend : {"cpu", "gpu"}
+        A resolved backend (:func:`resolve_backend`).
+    on_gpu, on_cpu : callable
+        The same computation on either backend, called without arguments.
+
+    Returns
+    -------
+    Whatever the twin that ran returns (its result says which backend ran).
+
+    Warns
+    -----
+    RuntimeWarning
+        When the GPU raised a MemoryError (``gpu.polyline.GpuMemoryError``):
+        the problem does not fit on the device, which is no reason to fail.
+    """
+    if backend == "gpu":
+        try:
+            return on_gpu()
+        except MemoryError as exc:
+            warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=3)
+    return on_cpu()
 
 
 def gpu_package(name: str):

@@ -1,30 +1,59 @@
-"""Memory budgets of the knapsack solvers.
+"""The host-memory policy of every computation: size large allocations first, refuse what exceeds the budget.
 
-A solver's decision table grows with items x capacity and can exceed the
-machine's memory.  Every CPU solver therefore sizes its large allocations
-(dynamic-programming rows and decision tables) before making them and keeps
-their sum under a budget: by default half of the memory the kernel reports as
-available (``MemAvailable`` of /proc/meminfo), so that the rest of the
-application and the operating system keep room.
+Polyline preparation and solvers, extraction and raster reads call
+:func:`check_allocation` before they allocate; the knapsack solvers size their
+tables against :func:`resolve_budget`.  The default budget is
+:data:`DEFAULT_SHARE` of the memory the kernel reports as available
+(``MemAvailable`` of /proc/meminfo), so that the rest of the application and
+the operating system keep room.
 """
 
 from __future__ import annotations
 
-import operator
 import os
+import time
 
-__all__ = ["DEFAULT_SHARE", "available_host_bytes", "check_memory", "default_budget_bytes", "resolve_budget"]
+from core import validation
 
-#: Share of the available host memory that a solver may use by default.
+__all__ = ["DEFAULT_SHARE", "HostMemoryError", "available_host_bytes", "check_allocation", "default_budget_bytes",
+           "resolve_budget"]
+
+#: Share of the available host memory that one computation may use by default.
 DEFAULT_SHARE = 0.5
+
+#: Seconds during which one reading of the available memory serves: reading
+#: /proc/meminfo costs ~10 us and an extraction checks four allocations.
+_READING_LIFETIME_S = 0.5
+_reading = {"at": -float("inf"), "bytes": 0}
+
+
+class HostMemoryError(ValueError):
+    """An allocation would exceed the host-memory budget.
+
+    Attributes
+    ----------
+    needed_bytes, budget_bytes : int
+    """
+
+    def __init__(self, message: str, needed_bytes: int, budget_bytes: int):
+        super().__init__(message)
+        self.needed_bytes = int(needed_bytes)
+        self.budget_bytes = int(budget_bytes)
 
 
 def available_host_bytes() -> int:
-    """Bytes of host memory available to new allocations.
+    """Bytes of host memory available to new allocations (read at most every 0.5 s).
 
     ``MemAvailable`` of /proc/meminfo on Linux; elsewhere the free physical pages
     as ``os.sysconf`` reports them.
     """
+    now = time.monotonic()
+    if now - _reading["at"] >= _READING_LIFETIME_S:
+        _reading.update(bytes=_read_available_bytes(), at=now)
+    return _reading["bytes"]
+
+
+def _read_available_bytes() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
@@ -49,8 +78,8 @@ def resolve_budget(memory_budget_bytes) -> int:
     Parameters
     ----------
     memory_budget_bytes : int or None
-        Largest number of bytes the solver may allocate for its tables; a
-        positive integer, or None for :func:`default_budget_bytes`.
+        Largest number of bytes a computation may allocate; a positive
+        integer, or None for :func:`default_budget_bytes`.
 
     Raises
     ------
@@ -60,32 +89,37 @@ def resolve_budget(memory_budget_bytes) -> int:
     if memory_budget_bytes is None:
         return default_budget_bytes()
     try:
-        if isinstance(memory_budget_bytes, bool):
-            raise TypeError
-        budget = operator.index(memory_budget_bytes)
-    except TypeError:
-        budget = 0
-    if budget <= 0:
-        raise ValueError(f"memory_budget_bytes must be a positive integer or None; got {memory_budget_bytes!r}")
-    return budget
+        return validation.integer(memory_budget_bytes, "memory_budget_bytes", 1)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"memory_budget_bytes must be a positive integer or None; got {memory_budget_bytes!r}"
+        ) from None
 
 
-def check_memory(nbytes: int, what: str) -> None:
-    """Raise ValueError when ``nbytes`` exceeds the machine's physical memory.
+def check_allocation(nbytes: int, what: str, budget_bytes: int | None = None, *, advice: str = "") -> None:
+    """Raise HostMemoryError when ``nbytes`` exceed the budget; the one host-memory decision.
 
     Parameters
     ----------
     nbytes : int
-        Bytes about to be allocated.
+        Bytes about to be allocated (a Python int: no overflow).
     what : str
-        What needs them, for the message (e.g. "the window solver's tables").
+        What needs them, for the message ("reading a window of 10 x 10 pixels").
+    budget_bytes : int, optional
+        The caller's budget (:func:`resolve_budget`); default :func:`default_budget_bytes`.
+    advice : str
+        How to need less, appended to the message.
+
+    Raises
+    ------
+    HostMemoryError
+        A ValueError whose message says what, how much and the budget.
     """
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # no sysconf: cannot tell, do not refuse
+    budget = resolve_budget(budget_bytes)
+    if nbytes <= budget:
         return
-    if nbytes > total:
-        raise ValueError(
-            f"{what} would need {nbytes / 2**30:.1f} GiB of memory but this machine has "
-            f"{total / 2**30:.1f} GiB; use fewer points per guide or fewer nodes"
-        )
+    limit = (f"the {budget / 2**30:.1f} GiB of memory of this machine that one computation may take "
+             f"({DEFAULT_SHARE:.0%} of what is available)" if budget_bytes is None
+             else f"the memory budget of {budget / 2**30:.1f} GiB")
+    message = f"{what} would need {nbytes / 2**30:.1f} GiB of memory, more than {limit}"
+    raise HostMemoryError(f"{message}; {advice}" if advice else message, nbytes, budget)

@@ -20,7 +20,14 @@ import json
 import math
 import re
 import sys
+from importlib.resources import files
 from pathlib import Path
+
+from core import validation
+from core.extraction import ExtractionSettings, extract
+from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX
+from core.io.geojson import atomic_write_text, feature_from_result, format_geojson, to_feature_collection
+from core.io.raster import open_raster
 
 __all__ = ["build_parser", "demo_inputs", "extract_main"]
 
@@ -92,9 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_settings_options(group):
     """One option per ExtractionSettings field; the help shows the field's default."""
-    from core.extraction import ExtractionSettings
-    from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX
-
     defaults = ExtractionSettings().to_dict()
     shown = {"band": "luminance", "snap_half_width_px": f"min(half-width, {DEFAULT_SNAP_HALF_WIDTH_PX:g})"}
 
@@ -137,8 +141,6 @@ def demo_inputs() -> tuple[Path, tuple[float, float], tuple[float, float], dict]
     settings : dict
         ExtractionSettings fields suited to that road (ribbon width, polarity).
     """
-    from importlib.resources import files
-
     folder = Path(str(files("resources")))
     truth = json.loads((folder / "sample_scene.json").read_text(encoding="utf-8"))
     demo = truth["demo"]
@@ -146,10 +148,6 @@ def demo_inputs() -> tuple[Path, tuple[float, float], tuple[float, float], dict]
 
 
 def _run(args) -> int:
-    from core.extraction import ExtractionSettings, extract
-    from core.io.geojson import atomic_write_text, feature_from_result, format_geojson, to_feature_collection
-    from core.io.raster import open_raster
-
     image, start, end, settings = _inputs(args)
     settings = ExtractionSettings(**settings)
     if args.output is not None:
@@ -218,13 +216,11 @@ def _point(text: str) -> tuple[float, float]:
 
 
 def _number(text: str) -> float:
+    """A finite number from the command line (argparse names the option in its message)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}")
-    return value
+        return validation.real(float(text), "value")
+    except ValueError:  # not a number, NaN or infinite
+        raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}") from None
 
 
 def _message(err: BaseException) -> str:

@@ -1,9 +1,10 @@
 """One line extraction: guides between the clicks, the image's gradient, link scores, the exact DP.
 
-``settings`` holds :class:`ExtractionSettings`, ``guides`` the candidate
+``settings`` holds :class:`ExtractionSettings`, ``options`` the link-scoring
+:class:`~core.extraction.options.ScoringOptions`, ``guides`` the candidate
 geometry, ``gradient`` the smoothed gradient of the window, ``scores`` the
-link scores (CPU; the GPU twin is ``gpu.polyline.kernels_scores``) and
-``pipeline`` :func:`extract`, which runs them end to end.
+link scores (CPU; the GPU twin is ``gpu.polyline.scores``), ``solving`` scores
+and solves on either backend, and ``pipeline`` :func:`extract` runs them end to end.
 """
 
 from core.extraction.pipeline import ExtractionResult, extract, gradient_step_px, window_margin_px

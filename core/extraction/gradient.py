@@ -7,24 +7,21 @@ Gaussian-weighted mean of the valid pixels only, so a masked pixel adds no edge.
 The gradient is 0 on masked pixels and on the pixels whose 3 x 3 derivative
 stencil touches one (it would read a smoothed value extrapolated into the hole).
 
-Grid step.  With ``step_px = 1`` the gradient lives on the pixel centres.  The
-link scores interpolate it bilinearly, so the gradient of a thin line (1 px)
-peaks at the centres of the pixels beside it, 1 px from its centre (1.5 px
-for a line on a pixel boundary), and edge mode runs ~1 px off the line.  With
-``step_px = 0.5`` the smoothed window is first interpolated linearly onto a
-grid twice as fine (pixel centres and pixel boundaries) and differentiated
-there: the difference across a boundary is the one-sided difference of the
-two pixels it separates, so a thin line's flanks peak on its own boundaries,
-0.5 px from its centre.
+Grid step: ``step_px = 1`` puts the gradient on the pixel centres, ``0.5`` on
+the centres and boundaries, where a thin line's flanks peak
+(docs/notes/extraction-and-polyline.md, "Gradient grid step").
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.ndimage import binary_dilation
+from skimage.filters import gaussian, sobel_h, sobel_v
+
+from core import validation
 
 __all__ = ["GradientWindow", "gradient_window", "GAUSSIAN_TRUNCATE", "GRID_STEPS_PX"]
 
@@ -100,10 +97,7 @@ def gradient_window(
         ``sigma_px`` or ``step_px`` out of range.
     """
     image = _validated_window(intensity)
-    if isinstance(sigma_px, bool) or not isinstance(sigma_px, numbers.Real):
-        raise TypeError(f"sigma_px must be a positive number of pixels; got {sigma_px!r}")
-    if not (math.isfinite(sigma_px) and sigma_px > 0):
-        raise ValueError(f"sigma_px must be a positive finite number of pixels; got {sigma_px}")
+    sigma_px = validation.real(sigma_px, "sigma_px", 0.0, low_open=True, unit="pixels")
     if isinstance(step_px, bool) or not isinstance(step_px, numbers.Real) or float(step_px) not in GRID_STEPS_PX:
         raise ValueError(f"step_px must be one of {', '.join(map(str, GRID_STEPS_PX))} (pixels); got {step_px!r}")
     valid = np.isfinite(image)
@@ -136,15 +130,11 @@ def _validated_window(intensity) -> np.ndarray:
 
 
 def _gaussian(image: np.ndarray, sigma_px: float) -> np.ndarray:
-    from skimage.filters import gaussian
-
     return gaussian(image, sigma=sigma_px, mode="nearest", truncate=GAUSSIAN_TRUNCATE, preserve_range=True)
 
 
 def _normalized_gaussian(image: np.ndarray, valid: np.ndarray, sigma_px: float):
     """Gaussian-weighted mean of the valid pixels, and the pixels whose gradient is unusable."""
-    from scipy.ndimage import binary_dilation
-
     weight = _gaussian(valid.astype(np.float32), sigma_px)
     total = _gaussian(np.where(valid, image, np.float32(0.0)), sigma_px)
     reached = weight > _MIN_WEIGHT
@@ -178,8 +168,6 @@ def _refined_mask(unusable: np.ndarray) -> np.ndarray:
 
 def _derivatives(smooth: np.ndarray, step_px: float = 1.0):
     """Sobel derivatives scaled to intensity units per pixel (exact on linear ramps)."""
-    from skimage.filters import sobel_h, sobel_v
-
     # skimage's Sobel kernels are normalised to a central difference over two
     # grid steps.
     scale = np.float32(0.5 / step_px)

@@ -16,18 +16,17 @@ approximate click may slide onto the object.  Every link therefore advances by
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
+from core import validation
+
 __all__ = ["Guides", "build_guides", "DEFAULT_SNAP_HALF_WIDTH_PX"]
 
 #: Half-width (px) of the endpoint guides when snapping and none is given
-#: (capped at the guide half-width).  Clicks on a road are typically a few pixels
-#: off its centre line: 8 px covers the clicks of ``tests/core/extraction/test_accuracy_vegas.py``
-#: (up to 6 px off) with a margin; 4 px measured the same there.
+#: (capped at the guide half-width): clicks are typically a few pixels off the
+#: centre line (docs/notes/extraction-and-polyline.md, "Default settings").
 DEFAULT_SNAP_HALF_WIDTH_PX = 8.0
 
 
@@ -168,9 +167,9 @@ def build_guides(
     """
     a = _endpoint(start_xy, "start_xy")
     b = _endpoint(end_xy, "end_xy")
-    nodes = _count(nodes, "nodes", 3)
-    points = _count(points, "points", 2)
-    half_width_px = _positive(half_width_px, "half_width_px")
+    nodes = validation.integer(nodes, "nodes", 3)
+    points = validation.integer(points, "points", 2)
+    half_width_px = validation.real(half_width_px, "half_width_px", 0.0, low_open=True, unit="pixels")
     length = float(np.hypot(*(b - a)))
     if length == 0.0:
         raise ValueError(f"start and end must differ; both are ({a[0]:g}, {a[1]:g})")
@@ -180,7 +179,8 @@ def build_guides(
     if snap_endpoints:
         if snap_half_width_px is None:
             snap_half_width_px = min(half_width_px, DEFAULT_SNAP_HALF_WIDTH_PX)
-        snap_half_width_px = _positive(snap_half_width_px, "snap_half_width_px")
+        snap_half_width_px = validation.real(snap_half_width_px, "snap_half_width_px", 0.0, low_open=True,
+                                             unit="pixels")
         end_offsets = start_offsets = np.linspace(-snap_half_width_px, snap_half_width_px, points)
     arrays = dict(
         start_xy=a,
@@ -206,19 +206,3 @@ def _endpoint(value, name: str) -> np.ndarray:
     if not np.all(np.isfinite(xy)):
         raise ValueError(f"{name} must be finite; got ({xy[0]}, {xy[1]})")
     return xy
-
-
-def _count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
-    return int(value)
-
-
-def _positive(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive number of pixels; got {value!r}")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number of pixels; got {value}")
-    return float(value)

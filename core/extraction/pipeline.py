@@ -16,23 +16,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.cancel import check, flag_of
 from core import engine
-from core.extraction.gradient import GAUSSIAN_TRUNCATE, GradientWindow, gradient_window
+from core.cancel import check, flag_of
+from core.extraction.gradient import GAUSSIAN_TRUNCATE, gradient_window
 from core.extraction.guides import Guides, build_guides
 from core.extraction.settings import ExtractionSettings
+from core.extraction.solving import score_and_solve_on
+from core.io.raster import Raster, open_raster
+from core.memory import check_allocation
+from core.polyline.tables import preparation_bytes
+from core.polyline.turns import link_angles, turn_is_feasible, turn_limit_rad
 
 __all__ = ["ExtractionSettings", "ExtractionResult", "extract", "window_margin_px", "gradient_step_px",
            "FINE_GRID_BELOW_SIGMA_PX"]
 
 #: Below this smoothing (px) the gradient is computed on the half-pixel grid
-#: (core.extraction.gradient): a thin line's flanks then peak on its boundaries, and edge
-#: mode runs 0.5-1 px from a 1 px line instead of ~1 px (mean 0.81 px against
-#: 1.06 px over the thin lines of tests/core/extraction/test_accuracy_synthetic.py).  Wider
-#: smoothing spreads every edge over several pixels, where the pixel-centre
-#: grid is as good (Vegas roads at the defaults: 1.87 px on the fine grid,
-#: 1.86 px on the coarse one) and the gradient costs 2-3 times less (0.9
-#: against 2.0 ms for a 250 px horizontal span, 2.0 against 6.4 ms diagonal).
+#: (docs/notes/extraction-and-polyline.md, "Gradient grid step").
 FINE_GRID_BELOW_SIGMA_PX = 2.0
 
 #: Bytes per candidate link that scoring and the DP hold at once: the float32
@@ -118,8 +117,9 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     ------
     ValueError
         For bad settings, endpoints outside the raster or equal, a window
-        without valid pixels, problems larger than the machine's memory, or
-        no feasible polyline (core.polyline.NoFeasiblePolylineError).
+        without valid pixels, problems beyond the host-memory budget
+        (core.memory.HostMemoryError), or no feasible polyline
+        (core.polyline.NoFeasiblePolylineError).
     core.io.raster.RasterError
         For unreadable images.
     core.engine.BackendUnavailableError
@@ -139,23 +139,20 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     check(cancel)
     gradient = gradient_window(intensity, settings.sigma_px, box[0], box[1], step_px=gradient_step_px(settings))
     t_gradient = time.perf_counter()
-    timings = {"read": (t_read - t_begin) * 1e3, "gradient": (t_gradient - t_read) * 1e3}
     check(cancel)
-    if backend == "gpu":
-        solution = _score_and_solve_gpu(gradient, guides, settings, timings)
-        check(cancel)
-    else:
-        solution = _score_and_solve_cpu(gradient, guides, settings, timings, cancel)
+    solution = score_and_solve_on(backend, gradient, guides, settings.scoring, settings.solver,
+                                  settings.max_turn_deg, cancel)
     if solution.score == 0.0:
         solution = _straight_among_ties(solution, guides, settings)
-    vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
-    timings["total"] = (time.perf_counter() - t_begin) * 1e3
+    timings = {"read": (t_read - t_begin) * 1e3, "gradient": (t_gradient - t_read) * 1e3,
+               **{phase: solution.timings_ms[phase] for phase in ("scoring", "dp", "backtrack")},
+               "total": (time.perf_counter() - t_begin) * 1e3}
     return ExtractionResult(
-        vertices_px=vertices,
+        vertices_px=guides.vertices(solution.start_index, solution.indices, solution.end_index),
         score=float(solution.score),
         settings=settings,
-        backend=solution.backend or backend,
-        method=solution.method or settings.solver,
+        backend=solution.backend,
+        method=solution.method,
         timings_ms=timings,
         guides=guides,
         indices=np.asarray(solution.indices, dtype=np.int64),
@@ -167,16 +164,14 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
 def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):
     """The feasible polyline nearest the straight segment, where every polyline scores 0.
 
-    Link scores are never negative, so an optimum of 0 means every feasible
-    polyline scores 0: nothing in the window to follow (a flat or nodata area,
-    or a ribbon whose one side lies beyond the image's border).  The solver's
-    tie-break then picks an arbitrary zigzag, often off the image near a
-    border; the straight segment is the honest answer and one of the optima
-    (DESIGN: any optimal polyline is acceptable).  Kept as it is when the
-    angle limit does not allow it (only possible with an even number of points).
+    Link scores are never negative, so an optimum of 0 means nothing in the
+    window to follow (a flat or nodata area, or a ribbon whose one side lies
+    beyond the image's border); the solver's tie-break would pick an arbitrary
+    zigzag, often off the image near a border.  The straight segment is one of
+    the optima (DESIGN: any optimal polyline is acceptable).  Kept as it is
+    when the angle limit does not allow it (only possible with an even number
+    of points).
     """
-    from core.polyline.turns import link_angles, turn_is_feasible, turn_limit_rad
-
     centre = lambda offsets: int(np.argmin(np.abs(offsets)))  # noqa: E731
     start, inner, end = centre(guides.start_offsets), centre(guides.offsets), centre(guides.end_offsets)
     offsets = [guides.start_offsets[start]] + [guides.offsets[inner]] * guides.n_guides + [guides.end_offsets[end]]
@@ -207,35 +202,6 @@ def _read_window(raster, guides: Guides, settings: ExtractionSettings):
     return box, intensity
 
 
-def _score_and_solve_cpu(gradient: GradientWindow, guides: Guides, settings: ExtractionSettings, timings: dict,
-                         cancel=None):
-    from core.extraction.scores import link_score_tables
-    from core.polyline import PolylineProblem, prepare, solve_prepared
-
-    t0 = time.perf_counter()
-    first, links, last = link_score_tables(
-        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine,
-        cancel=cancel,
-    )
-    t1 = time.perf_counter()
-    problem = PolylineProblem(
-        first, links, last, guides.offsets, guides.spacing, settings.max_turn_deg,
-        start_offsets=guides.start_offsets, end_offsets=guides.end_offsets,
-    )
-    solver_ms: dict = {}
-    solution = solve_prepared(prepare(problem), settings.solver, "cpu", timings_ms=solver_ms, cancel=cancel)
-    t2 = time.perf_counter()
-    backtrack = solver_ms.get("backtrack", 0.0)
-    timings.update(scoring=(t1 - t0) * 1e3, dp=(t2 - t1) * 1e3 - backtrack, backtrack=backtrack)
-    return solution
-
-
-def _score_and_solve_gpu(gradient: GradientWindow, guides: Guides, settings: ExtractionSettings, timings: dict):
-    solution, gpu_ms = engine.gpu_package("polyline").score_and_solve(gradient, guides, settings)
-    timings.update({key: float(gpu_ms.get(key, 0.0)) for key in ("scoring", "dp", "backtrack")})
-    return solution
-
-
 def _settings(settings, overrides) -> ExtractionSettings:
     if settings is None:
         settings = ExtractionSettings()
@@ -247,8 +213,6 @@ def _settings(settings, overrides) -> ExtractionSettings:
 @contextlib.contextmanager
 def _opened(image, band):
     """The image as an open Raster; files and arrays opened here are closed here."""
-    from core.io.raster import Raster, open_raster
-
     if isinstance(image, Raster):
         if band is not None and image.band != band:
             raise ValueError(
@@ -281,21 +245,19 @@ def _guides_on_raster(raster, start, end, settings: ExtractionSettings) -> Guide
 
 
 def _check_memory(settings: ExtractionSettings) -> None:
-    """Refuse, before allocating, problems whose tables exceed the machine's memory.
+    """Refuse, before allocating, problems whose tables exceed the host-memory budget.
 
     The link tables (score, DP value, backtracking index) and the turn-range
     tables of :func:`core.polyline.prepare` live at the same time, so they are
     counted together (measured peaks: 21-35 bytes per link; counted: 20 per
     link plus the ranges).
     """
-    from core.memory import check_memory
-    from core.polyline.validation import preparation_bytes
-
     d, m = settings.points, settings.nodes - 2
     n0 = n1 = d if settings.snap_endpoints else 1
     n_links = n0 * d + (m - 1) * d * d + d * n1
     nbytes = n_links * _BYTES_PER_LINK + preparation_bytes((), d, n1, m) + max(n0, d) * max(d, n1)
-    check_memory(nbytes, f"scoring and solving {n_links} candidate links ({settings.nodes} nodes x {d} points)")
+    check_allocation(nbytes, f"scoring and solving {n_links} candidate links ({settings.nodes} nodes x {d} points)",
+                     advice="use fewer points per guide or fewer nodes")
 
 
 def _is_pair(point) -> bool:

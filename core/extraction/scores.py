@@ -1,46 +1,39 @@
 """Link scores: how well each candidate link follows the object (CPU, numba).
 
 For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
-``n_e = (-e_y, e_x)``, the gradient ``g`` is sampled (bilinearly) at the
+``n_e = (-e_y, e_x)``, the gradient ``g`` is sampled bilinearly at the
 midpoints ``s_k = P + (k + 0.5) / K (Q - P)`` of ``K = max(2, ceil(l))`` equal
 pieces and the score is ``sum_k w(s_k) l / K`` with
 
-- ``edge``: ``w(s) = |g(s) . n_e|`` (Seredin's objective: the link runs along an edge);
-- ``ribbon`` of full width ``2 r``, ``g+ = g(s + r n_e)``, ``g- = g(s - r n_e)``:
-  the two edge responses are ``a = |g+ . n_e|``, ``b = |g- . n_e|`` for polarity
-  ``any``; ``a = max(0, -g+ . n_e)``, ``b = max(0, g- . n_e)`` for ``bright`` (a
-  bright ribbon on darker ground: gradients point inwards); ``a = max(0, g+ . n_e)``,
-  ``b = max(0, -g- . n_e)`` for ``dark``; and ``w(s) = (a + b) / 2`` (combine
-  ``mean``) or ``sqrt(a b)`` (``geometric``: both edges are needed, so one strong
-  edge alone, a verge or a shadow, scores nothing).  With ``r = 0`` and polarity
-  ``any`` both are the edge mode.
+- ``edge``: ``w(s) = |g(s) . n_e|``;
+- ``ribbon`` of full width ``2 r``, ``g+ = g(s + r n_e) . n_e``, ``g- = g(s - r n_e) . n_e``:
+  edge responses ``a, b = |g+|, |g-|`` (polarity ``any``), ``max(0, -g+), max(0, g-)``
+  (``bright``) or ``max(0, g+), max(0, -g-)`` (``dark``), and ``w(s) = (a + b) / 2``
+  (combine ``mean``) or ``sqrt(a b)`` (``geometric``).  With ``r = 0`` it is the edge mode.
 
-The bilinear rule: at ``(x, y)``, ``u = (x - col_off - 0.5) / step_px``,
-``v = (y - row_off - 0.5) / step_px`` (the gradient grid's coordinates, see
-core.extraction.gradient), ``j0 = floor(u)``, ``i0 = floor(v)``, weights from the
-fractional parts; a neighbour outside the window contributes 0.  ``gpu`` has a CUDA twin of this
-module; ``tests/naive_scores.py`` is the slow loop-based reference of both.
+Sample ``(x, y)`` sits at ``u = (x - col_off - 0.5) / step_px``,
+``v = (y - row_off - 0.5) / step_px`` on the gradient grid
+(:mod:`core.extraction.gradient`); a bilinear neighbour outside the window
+counts 0.  The CUDA twin is ``gpu.polyline.kernels_scores``;
+``tests/naive_scores.py`` is the loop reference of both.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from numba import njit, prange
 
 from core.cancel import check, flag_of
+from core.extraction.options import COMBINES, MODES, POLARITIES, ScoringOptions
 from core.parallel import PARALLEL_LOCK, cancel_requested
 
-__all__ = ["MODES", "POLARITIES", "COMBINES", "link_score_tables", "option_codes", "stage_scores"]
+__all__ = ["link_score_tables", "stage_scores"]
 
-MODES = ("edge", "ribbon")
-POLARITIES = ("any", "bright", "dark")
-COMBINES = ("mean", "geometric")
-_EDGE, _RIBBON = 0, 1
-_ANY, _BRIGHT, _DARK = 0, 1, 2
-_MEAN, _GEOMETRIC = 0, 1
+_EDGE = MODES.index("edge")
+_ANY, _BRIGHT = POLARITIES.index("any"), POLARITIES.index("bright")
+_MEAN = COMBINES.index("mean")
 
 
 # Reassociation lets LLVM vectorise the sample loops (2-3x faster); NaN/inf
@@ -154,25 +147,25 @@ def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radiu
         )
 
 
-def _score(gradient, points, stages, options, cancel=None) -> np.ndarray:
+def _score(gradient, points, stages, options: ScoringOptions, cancel=None) -> np.ndarray:
     """Flat float32 scores of ``stages`` over ``points`` (see :func:`_score_pairs`)."""
-    mode_code, radius, polarity_code, combine_code = option_codes(*options)
+    if not isinstance(options, ScoringOptions):
+        raise TypeError(f"options must be a core.extraction.options.ScoringOptions; got {type(options).__name__}")
+    codes = options.kernel_codes()
     out = np.empty(int((stages[:, 1] * stages[:, 3]).sum()), dtype=np.float32)
     gx = np.ascontiguousarray(gradient.gx, dtype=np.float32)
     gy = np.ascontiguousarray(gradient.gy, dtype=np.float32)
     with PARALLEL_LOCK:
         _score_pairs(
             gx, gy, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px),
-            np.ascontiguousarray(points, dtype=np.float64), stages, mode_code, radius, polarity_code, combine_code,
-            out, flag_of(cancel),
+            np.ascontiguousarray(points, dtype=np.float64), stages, codes.mode, codes.radius_px, codes.polarity,
+            codes.combine, out, flag_of(cancel),
         )
     check(cancel)
     return out
 
 
-def stage_scores(
-    gradient, sources, targets, mode="edge", ribbon_width_px=0.0, polarity="any", ribbon_combine="mean"
-) -> np.ndarray:
+def stage_scores(gradient, sources, targets, options: ScoringOptions = ScoringOptions()) -> np.ndarray:
     """Scores of every link of ``S`` independent stages.
 
     Parameters
@@ -182,8 +175,8 @@ def stage_scores(
         ``(x, y)`` pixel positions of the link start points of ``S`` stages.
     targets : (S, n_to, 2) float ndarray
         ``(x, y)`` of the link end points of the same stages.
-    mode, ribbon_width_px, polarity, ribbon_combine
-        As in :func:`link_score_tables`.
+    options : ScoringOptions
+        Default: the edge mode.
 
     Returns
     -------
@@ -199,12 +192,10 @@ def stage_scores(
     s = np.arange(n_stages, dtype=np.int64)
     stages = np.stack([s * n_from, np.full_like(s, n_from), n_stages * n_from + s * n_to, np.full_like(s, n_to)], 1)
     points = np.concatenate([sources.reshape(-1, 2), targets.reshape(-1, 2)])
-    options = (mode, ribbon_width_px, polarity, ribbon_combine)
     return _score(gradient, points, stages, options).reshape(n_stages, n_from, n_to)
 
 
-def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polarity="any", ribbon_combine="mean",
-                      cancel=None):
+def link_score_tables(gradient, guides, options: ScoringOptions = ScoringOptions(), cancel=None):
     """Score tables of every link between the layers of the guides.
 
     Parameters
@@ -213,13 +204,8 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
         Gradient of the smoothed intensity around the guides.
     guides : core.extraction.guides.Guides
         Layers L0 (start, n0 points), guides 1..m (d points), L(m+1) (end, n1 points).
-    mode : {"edge", "ribbon"}
-    ribbon_width_px : float
-        Full width ``2 r`` (px, >= 0) of the ribbon; used by ``ribbon`` only.
-    polarity : {"any", "bright", "dark"}
-        Which edge pairs count in ``ribbon`` mode.
-    ribbon_combine : {"mean", "geometric"}
-        How the two edge responses of a ``ribbon`` sample combine (module docstring).
+    options : ScoringOptions
+        Default: the edge mode.
     cancel : core.cancel.CancelToken, optional
         Stops the scoring early when cancelled (from another thread).
 
@@ -241,32 +227,9 @@ def link_score_tables(gradient, guides, mode="edge", ribbon_width_px=0.0, polari
     sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     stages = np.stack([starts[:-1], sizes[:-1], starts[1:], sizes[1:]], axis=1)
-    options = (mode, ribbon_width_px, polarity, ribbon_combine)
     flat = _score(gradient, np.concatenate(layers), stages, options, cancel)
     n0, d, n1, m = sizes[0], sizes[1], sizes[-1], guides.n_guides
     first = flat[: n0 * d].reshape(n0, d)
     links = flat[n0 * d : n0 * d + (m - 1) * d * d].reshape(m - 1, d, d)
     last = flat[n0 * d + (m - 1) * d * d :].reshape(d, n1)
     return first, links, last
-
-
-def option_codes(mode, ribbon_width_px, polarity, ribbon_combine):
-    """Validated ``(mode code, ribbon radius px, polarity code, combine code)`` of the kernels.
-
-    The codes are the indices in :data:`MODES`, :data:`POLARITIES` and
-    :data:`COMBINES`; the CUDA twin (gpu.polyline.kernels_scores) takes the same.
-    """
-    for name, value, allowed in (("mode", mode, MODES), ("polarity", polarity, POLARITIES),
-                                 ("ribbon_combine", ribbon_combine, COMBINES)):
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    if isinstance(ribbon_width_px, bool) or not isinstance(ribbon_width_px, numbers.Real):
-        raise TypeError(f"ribbon_width_px must be a number of pixels >= 0; got {ribbon_width_px!r}")
-    if not (math.isfinite(ribbon_width_px) and ribbon_width_px >= 0):
-        raise ValueError(f"ribbon_width_px must be a finite number of pixels >= 0; got {ribbon_width_px}")
-    # DESIGN: "with r = 0 it is the edge mode", whatever the polarity and combination (which would
-    # otherwise keep one side of a single edge, or multiply it by the zero of the other side)
-    # decided on the radius the kernels get: half the smallest subnormal width is 0 too
-    radius = 0.5 * float(ribbon_width_px)
-    mode_code = _EDGE if mode == "edge" or radius == 0 else _RIBBON
-    return mode_code, radius, POLARITIES.index(polarity), COMBINES.index(ribbon_combine)

@@ -1,108 +1,57 @@
-"""The settings of one line extraction (validated on construction).
+"""The settings of one line extraction, validated on construction.
 
-Kept apart from core.extraction (which re-exports :class:`ExtractionSettings`)
-so that each module stays short; the defaults' measurements are in the class
-docstring.
+How the defaults were measured: docs/notes/extraction-and-polyline.md, "Default settings".
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 from dataclasses import dataclass
 
-import numpy as np
-
+from core import validation
 from core.engine import BACKENDS
-from core.extraction.scores import COMBINES, MODES, POLARITIES
+from core.extraction.options import MAX_LENGTH_PX, ScoringOptions
 from core.polyline import METHODS
 
 __all__ = ["MAX_LENGTH_PX", "ExtractionSettings"]
-
-#: The largest width or smoothing (px) a setting may take: far beyond any image, and small enough
-#: that the window's bounds stay exact integers (wider requests are refused with their name).
-MAX_LENGTH_PX = 1e9
 
 
 @dataclass(frozen=True)
 class ExtractionSettings:
     """Every knob of one extraction, validated on construction.
 
-    The defaults were chosen by measurement for interactive digitising of
-    asphalt roads on 0.3 m aerial imagery.  The figures below are the mean
-    distance of the middle 70 % of the polyline to the annotated centre line
-    over the 30 click pairs of ``tests/core/extraction/test_accuracy_vegas.py`` (clicks
-    250 px apart, up to 6 px off the road; straight segments between the
-    clicks: 2.40 px): 1.86 px with the defaults, and with one setting changed
-    as quoted.  On 60 further pairs of each of two other seed sets, never used
-    to choose: 2.12 and 2.10 px (the previous defaults, width 28, polarity
-    dark, mean of the edges, max turn 30: 2.12, 2.58 and 2.62 px).  The
-    annotation itself lies 2.5-4.5 px off the visible asphalt centre on two of
-    the five roads, so these figures are not a pure measure of accuracy; the
-    choices below are also checked on synthetic roads whose centre is exact
-    (``tests/core/extraction/test_accuracy_synthetic.py``).  End-to-end time:
-    ``tests/benchmarks/bench_extract_cpu.py``.
+    Defaults suit asphalt roads on 0.3 m aerial imagery (measurements in
+    docs/notes/extraction-and-polyline.md).
 
     Attributes
     ----------
     nodes : int
-        Split points of the span including both endpoints (>= 3); ``nodes - 2``
-        guides.  8 gives ~36 px links over a 250 px span, short enough for
-        gentle curves (6: 1.85 px, 10: 1.94 px).
+        Split points of the span including both endpoints (>= 3): ``nodes - 2`` guides.
     points : int
-        Candidates per guide (>= 2).  33 over +-8 px puts them 0.5 px apart
-        (65 points: 1.87 px, at 4x the scoring work).
+        Candidate points per guide (>= 2).
     half_width_px : float
-        Guide half-width (px, > 0): how far the line may stray from the
-        straight segment between the clicks.  A narrow corridor keeps it off
-        parallel structures (verges, shadows, driveways): 6 px: 1.64 px,
-        12 px: 1.98 px; but roads that bow away from the chord between the
-        clicks need room: on the sample scene's roads (7-8 px bows) 6 px gives
-        0.33-0.86 px, 8 px 0.09-0.67 px.  Widen it for curved objects or
-        rough clicks.
+        Guide half-width (px, > 0): how far the line may stray from the chord
+        between the clicks.
     max_turn_deg : float
-        Largest turn at a guide point (degrees, in (0, 180]).  10 keeps the
-        polyline from zigzagging after cars and shadows on straight roads
-        (5: 1.83 px, 20: 2.07 px, 30: 2.10 px) and still follows gentle
-        curves (~200 px turning radius with 36 px links); put a click at
-        every sharp bend, or raise it.
+        Largest turn at a guide point (degrees, in (0, 180]).
     sigma_px : float
-        Gaussian smoothing before the gradient (px, > 0).  Wide textured roads
-        want strong smoothing (3: 2.18 px, 6: 1.89 px), but 6 px blurs away
-        roads 4 px wide (the sample scene's farm track); use ~0.3-1 for thin
-        lines.  Below ``core.extraction.FINE_GRID_BELOW_SIGMA_PX`` the gradient is computed on
-        the half-pixel grid.
+        Gaussian smoothing before the gradient (px, > 0); below
+        ``core.extraction.FINE_GRID_BELOW_SIGMA_PX`` the gradient is computed
+        on the half-pixel grid.
     mode : {"edge", "ribbon"}
-        ``edge`` follows one strong edge (field boundaries; on a 1 px line it
-        runs along one flank, 0.5-1 px from its centre); ``ribbon`` follows
-        the centre line between two edges ``ribbon_width_px`` apart.
+        Follow one strong edge, or the centre line between two edges.
     ribbon_width_px : float
-        Full width (px, >= 0) of the ribbon in ``ribbon`` mode.  The streets
-        of the Vegas tile are 21-37 px wide (20: 2.76 px, 28: 2.20 px, 32:
-        3.00 px); set the width of the road at hand when it is known.
+        Full width (px, >= 0) of the ribbon in ``ribbon`` mode.
     polarity : {"any", "bright", "dark"}
-        In ``ribbon`` mode, keep only edge pairs of a bright (dark) ribbon on
-        darker (brighter) ground, or any (dark: 2.04 px: light gutters and
-        dark curb shadows flip the sign of one edge here and there).
+        In ``ribbon`` mode, the edge pairs that count.
     ribbon_combine : {"mean", "geometric"}
-        How the two edge responses of a ribbon sample combine
-        (core.extraction.scores): ``geometric`` needs both edges, so a single strong
-        edge (a verge, a shadow) cannot pull the line off the road.  On
-        synthetic 24 px streets with a gutter, shadows and cars and a ribbon
-        30 px wide, it stays 1.5-2.5 px from the centre line where the mean
-        slides 3 px onto one edge (with the right width both are within
-        0.7 px); mean: 2.26 px here.
+        How a ribbon sample's two edge responses combine (``geometric`` needs both).
     snap_endpoints : bool
         Let the solver move the clicked endpoints across the axis onto the
-        object.  Off by default, so the polyline starts and ends exactly at
-        the given points (DESIGN.md's fixed-endpoint contract); turn it on
-        for approximate clicks (Vegas test pairs: 1.86 px with it, 1.91 px
-        without).
+        object (off: the polyline starts and ends at the clicks).
     snap_half_width_px : float or None
         Half-width (px, > 0) of the endpoint guides; None for
-        ``min(half_width_px, core.extraction.guides.DEFAULT_SNAP_HALF_WIDTH_PX)`` = 8 px
-        (4 px: 1.88 px).
+        ``min(half_width_px, core.extraction.guides.DEFAULT_SNAP_HALF_WIDTH_PX)``.
     solver : {"window", "mitm", "brute"}
         The exact DP (all give the same optimum; ``window`` is the fastest).
     backend : {"auto", "cpu", "gpu"}
@@ -126,27 +75,25 @@ class ExtractionSettings:
     band: int | None = None
 
     def __post_init__(self):
-        for name, minimum in (("nodes", 3), ("points", 2)):
-            _set(self, name, _integer(getattr(self, name), name, minimum))
+        _set(self, "nodes", validation.integer(self.nodes, "nodes", 3))
+        _set(self, "points", validation.integer(self.points, "points", 2))
         for name in ("half_width_px", "sigma_px"):
-            _set(self, name, _real(getattr(self, name), name, f"in (0, {MAX_LENGTH_PX:g}]",
-                                   lambda v: 0 < v <= MAX_LENGTH_PX))
-        _set(self, "ribbon_width_px", _real(self.ribbon_width_px, "ribbon_width_px", f"in [0, {MAX_LENGTH_PX:g}]",
-                                            lambda v: 0 <= v <= MAX_LENGTH_PX))
-        _set(self, "max_turn_deg", _real(self.max_turn_deg, "max_turn_deg", "in (0, 180]", lambda v: 0 < v <= 180))
-        if self.snap_half_width_px is not None:
-            _set(self, "snap_half_width_px",
-                 _real(self.snap_half_width_px, "snap_half_width_px", f"in (0, {MAX_LENGTH_PX:g}] (or None)",
-                       lambda v: 0 < v <= MAX_LENGTH_PX))
-        for name, allowed in (("mode", MODES), ("polarity", POLARITIES), ("ribbon_combine", COMBINES),
-                              ("solver", METHODS), ("backend", BACKENDS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
-        if not isinstance(self.snap_endpoints, (bool, np.bool_)):
-            raise TypeError(f"snap_endpoints must be True or False; got {self.snap_endpoints!r}")
-        _set(self, "snap_endpoints", bool(self.snap_endpoints))
-        if self.band is not None:
-            _set(self, "band", _integer(self.band, "band", 1))
+            _set(self, name, validation.real(getattr(self, name), name, 0.0, MAX_LENGTH_PX, low_open=True))
+        _set(self, "max_turn_deg", validation.real(self.max_turn_deg, "max_turn_deg", 0.0, 180.0, low_open=True))
+        _set(self, "snap_half_width_px", validation.real(self.snap_half_width_px, "snap_half_width_px", 0.0,
+                                                         MAX_LENGTH_PX, low_open=True, optional=True))
+        scoring = ScoringOptions(self.mode, self.ribbon_width_px, self.polarity, self.ribbon_combine)
+        _set(self, "ribbon_width_px", scoring.ribbon_width_px)
+        _set(self, "_scoring", scoring)  # not a field: to_dict, equality and replace ignore it
+        validation.choice(self.solver, "solver", METHODS)
+        validation.choice(self.backend, "backend", BACKENDS)
+        _set(self, "snap_endpoints", validation.flag(self.snap_endpoints, "snap_endpoints"))
+        _set(self, "band", validation.integer(self.band, "band", 1, optional=True))
+
+    @property
+    def scoring(self) -> ScoringOptions:
+        """The link-scoring options (mode, ribbon width, polarity, combination), validated with the settings."""
+        return self._scoring
 
     def replace(self, **changes) -> ExtractionSettings:
         """A copy with some fields changed (validated again)."""
@@ -165,6 +112,8 @@ class ExtractionSettings:
 
         Raises
         ------
+        TypeError
+            For a value that is not a dict.
         ValueError
             For keys that are not settings, or values out of range.
         """
@@ -178,20 +127,3 @@ class ExtractionSettings:
 
 def _set(settings, name, value):
     object.__setattr__(settings, name, value)  # normalising a frozen dataclass in __post_init__
-
-
-def _integer(value, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
-    return int(value)
-
-
-def _real(value, name: str, allowed: str, accept) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number {allowed}; got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and accept(value)):
-        raise ValueError(f"{name} must be a finite number {allowed}; got {value}")
-    return value

@@ -24,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from core import validation
 from core.io.readers import ArrayReader, DatasetReader, RasterError
+from core.memory import HostMemoryError, check_allocation
 
 __all__ = ["LUMINANCE_WEIGHTS", "Raster", "RasterError", "open_raster"]
 
@@ -229,14 +231,11 @@ class Raster:
         return _warp_points(src_crs, dst_crs, xs, ys)
 
     def _check_memory(self, width, height, n_planes):
-        """Refuse, before allocating, a read of ``n_planes`` float32 planes larger than the memory."""
-        needed = width * height * n_planes * 4
-        available = _physical_memory_bytes()
-        if needed > available:
-            raise RasterError(
-                f"reading a window of {width} x {height} pixels needs {needed / 2**30:.1f} GiB, more than "
-                f"the {available / 2**30:.1f} GiB of memory of this machine"
-            )
+        """Refuse (RasterError), before allocating, a read of ``n_planes`` float32 planes beyond the memory budget."""
+        try:
+            check_allocation(width * height * n_planes * 4, f"reading a window of {width} x {height} pixels")
+        except HostMemoryError as exc:
+            raise RasterError(str(exc)) from None
 
     def _read_clipped(self, bands, box, out_shape):
         """(k, *out_shape) float32 of ``bands`` over ``box``, NaN outside the raster and where masked."""
@@ -324,25 +323,14 @@ def _check_band(band, band_count, name):
     return int(band)
 
 
-def _check_int(value, name):
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, numbers.Real) and float(value).is_integer():
-        return int(value)
-    raise TypeError(f"{name} must be an integer number of pixels; got {value!r}")
-
-
 def _check_size(value, name):
-    value = _check_int(value, name)
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1 pixel; got {value}")
-    return value
+    return validation.integer(value, name, 1, unit="pixels", whole_floats=True)
 
 
 def _check_box(col_off, row_off, width, height):
     return (
-        _check_int(col_off, "col_off"),
-        _check_int(row_off, "row_off"),
+        validation.integer(col_off, "col_off", unit="pixels", whole_floats=True),
+        validation.integer(row_off, "row_off", unit="pixels", whole_floats=True),
         _check_size(width, "width"),
         _check_size(height, "height"),
     )
@@ -354,6 +342,3 @@ def _as_coordinates(xs, ys):
         raise ValueError(f"coordinate arrays must have the same shape; got {xs.shape} and {ys.shape}")
     return xs, ys
 
-
-def _physical_memory_bytes():
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

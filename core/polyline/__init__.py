@@ -2,10 +2,10 @@
 
 ``PolylineProblem`` holds the score tables and guide geometry (``problem``),
 ``prepare`` validates it once into the chain-of-layers form every backend
-consumes (``prepare``, ``turns``), and ``solve`` / ``solve_prepared`` pick the
-backend and run one of the exact solvers: ``window`` and ``mitm`` on the CPU
-(``cpu``) or the GPU (``gpu.polyline``, reached through ``core.engine``), or the
-``brute`` reference (``brute``).
+consumes (``prepare``, ``tables``, ``turns``), and ``solve`` / ``solve_prepared``
+(``dispatch``) pick the backend and run one of the exact solvers: ``window``
+and ``mitm`` on the CPU (``cpu``: ``window``, ``mitm``, ``stages``) or the GPU
+(``gpu.polyline``, reached through ``core.engine``), or the ``brute`` reference.
 """
 
 from core.polyline.dispatch import solve, solve_prepared

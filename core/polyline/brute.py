@@ -11,10 +11,12 @@ Python; the loop is the plain one: number every polyline, decode, test, sum.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba import njit
 
-from core.polyline.problem import PreparedProblem, infeasible_error
+from core.polyline.problem import PolylineSolution, PreparedProblem, infeasible_error, solution_for_path
 from core.polyline.turns import link_angles, turn_is_feasible, turn_limit_rad
 
 __all__ = ["MAX_BRUTE_PATHS", "solve_brute"]
@@ -78,20 +80,21 @@ def _enumerate(first, links, last, angles_first, angles_inner, angles_last, limi
     return best, best_path
 
 
-def solve_brute(prepared: PreparedProblem):
+def solve_brute(prepared: PreparedProblem, cancel=None) -> PolylineSolution:
     """Enumerate every polyline of a small problem and return the best feasible one.
 
     Parameters
     ----------
     prepared : PreparedProblem
         At most :data:`MAX_BRUTE_PATHS` polylines (``n0 * d**m * n1``).
+    cancel : core.cancel.CancelToken, optional
+        Not polled: the enumeration takes at most about a second (the caller checks it).
 
     Returns
     -------
-    start_index : int
-    indices : (m,) int64 ndarray
-    end_index : int
-        The first optimal polyline in enumeration order.
+    PolylineSolution
+        The first optimal polyline in enumeration order (method "brute",
+        backend "cpu"; ``timings_ms``: ``dp`` the enumeration, ``backtrack`` 0).
 
     Raises
     ------
@@ -109,6 +112,7 @@ def solve_brute(prepared: PreparedProblem):
             f"polylines; it is a reference for small problems (at most {MAX_BRUTE_PATHS:,}): "
             "use method 'window' or 'mitm'"
         )
+    started = time.perf_counter()
     spacing = prepared.spacing
     # One (d, d) table of inner link directions per inner link, like ``links``
     # (no (d, d) table at all when m = 1, where d may be large).
@@ -121,5 +125,6 @@ def solve_brute(prepared: PreparedProblem):
         turn_limit_rad(prepared.max_turn_deg),
     )
     if best == -np.inf:
-        raise infeasible_error(prepared)
-    return int(path[0]), path[1:-1].copy(), int(path[-1])
+        raise infeasible_error(prepared.max_turn_deg, m, prepared.offsets, spacing)
+    timings_ms = {"dp": (time.perf_counter() - started) * 1e3, "backtrack": 0.0}
+    return solution_for_path(prepared, int(path[0]), path[1:-1], int(path[-1]), "brute", "cpu", timings_ms)

@@ -2,40 +2,17 @@
 
 from __future__ import annotations
 
-import warnings
-
-import numpy as np
-
-from core import engine
+from core import engine, validation
 from core.cancel import check
-from core.polyline.brute import solve_brute
-from core.polyline.cpu import solve_mitm, solve_window
+from core.polyline import cpu
 from core.polyline.prepare import prepare
-from core.polyline.problem import METHODS, PolylineProblem, PolylineSolution, PreparedProblem, path_score
+from core.polyline.problem import METHODS, PolylineProblem, PolylineSolution, PreparedProblem
 
 __all__ = ["solve", "solve_prepared"]
 
 
-def _solve_on_gpu(prepared: PreparedProblem, method: str):
-    """(start, indices, end) from the GPU, or None (with a warning) when the GPU lacks memory."""
-    try:
-        return engine.gpu_package("polyline").solve_prepared(prepared, method)
-    except MemoryError as exc:  # gpu.polyline.GpuMemoryError: the CPU solves it, never a crash
-        warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=4)
-        return None
-
-
-def _solve_on_cpu(prepared: PreparedProblem, method: str, timings_ms: dict | None, cancel):
-    if method == "brute":
-        return solve_brute(prepared)
-    solver = solve_window if method == "window" else solve_mitm
-    return solver(prepared, timings_ms, cancel)
-
-
-def solve_prepared(
-    prepared: PreparedProblem, method: str = "window", backend: str = "auto", timings_ms: dict | None = None,
-    cancel=None,
-) -> PolylineSolution:
+def solve_prepared(prepared: PreparedProblem, method: str = "window", backend: str = "auto",
+                   cancel=None) -> PolylineSolution:
     """Solve a :class:`PreparedProblem` (the entry of callers that prepare once).
 
     Parameters
@@ -43,9 +20,6 @@ def solve_prepared(
     prepared : PreparedProblem
     method, backend : str
         As in :func:`solve`.
-    timings_ms : dict, optional
-        When given, receives ``"dp"`` and ``"backtrack"`` (milliseconds) from
-        the CPU solvers.
     cancel : core.cancel.CancelToken, optional
         Stops the CPU solvers between (and ``mitm`` within) stages when it is
         cancelled from another thread; checked before and after the GPU and
@@ -54,9 +28,10 @@ def solve_prepared(
     Returns
     -------
     PolylineSolution
-        ``score`` is :func:`path_score` of the returned path; ``backend`` is
-        "cpu" when the GPU ran out of memory and the CPU solved it instead
-        (with a RuntimeWarning).
+        ``score`` is :func:`core.polyline.path_score` of the returned path;
+        ``timings_ms`` holds ``dp`` and ``backtrack``; ``backend`` is "cpu"
+        when the GPU ran out of memory and the CPU solved it instead (with a
+        RuntimeWarning).
 
     Raises
     ------
@@ -65,23 +40,19 @@ def solve_prepared(
     """
     if not isinstance(prepared, PreparedProblem):
         raise TypeError(f"prepared must be a PreparedProblem (core.polyline.prepare); got {type(prepared).__name__}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    if backend not in engine.BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(engine.BACKENDS)}; got {backend!r}")
+    validation.choice(method, "method", METHODS)
+    validation.choice(backend, "backend", engine.BACKENDS)
     if method == "brute" and backend == "gpu":
         raise ValueError("method 'brute' runs on the CPU only; use backend 'cpu' or 'auto'")
     ran = "cpu" if method == "brute" else engine.resolve_backend(backend)
     check(cancel)
-    path = _solve_on_gpu(prepared, method) if ran == "gpu" else None
-    if path is None:  # the CPU, also when the GPU ran out of memory
-        ran = "cpu"
-        path = _solve_on_cpu(prepared, method, timings_ms, cancel)
+    solution = engine.run_with_cpu_fallback(
+        ran,
+        lambda: engine.gpu_package("polyline").solve_prepared(prepared, method, cancel),
+        lambda: cpu.solve_prepared(prepared, method, cancel),
+    )
     check(cancel)
-    start, indices, end = path
-    indices = np.asarray(indices, dtype=np.int64)
-    score = path_score(prepared, int(start), indices, int(end))
-    return PolylineSolution(score, indices, int(start), int(end), method, ran)
+    return solution
 
 
 def solve(problem: PolylineProblem, method: str = "window", backend: str = "auto") -> PolylineSolution:
@@ -114,6 +85,5 @@ def solve(problem: PolylineProblem, method: str = "window", backend: str = "auto
     core.engine.BackendUnavailableError
         For ``backend="gpu"`` without a usable CUDA GPU.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    validation.choice(method, "method", METHODS)
     return solve_prepared(prepare(problem), method, backend)

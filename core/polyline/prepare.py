@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.memory import check_memory
-from core.polyline import validation
+from core import validation
+from core.memory import check_allocation
+from core.polyline import tables
 from core.polyline.problem import PolylineProblem, PreparedProblem
 from core.polyline.turns import feasible_ranges, link_angles
 
@@ -43,30 +44,27 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
         For a problem that is not a PolylineProblem or non-numeric fields.
     ValueError
         For wrong shapes, non-finite scores or offsets, descending offsets,
-        ``spacing <= 0``, ``max_turn_deg`` outside (0, 180], or turn ranges
-        larger than the machine's memory.
+        ``spacing <= 0``, ``max_turn_deg`` outside (0, 180], or tables and
+        turn ranges beyond the host-memory budget (core.memory.HostMemoryError).
     """
     if not isinstance(problem, PolylineProblem):
         raise TypeError(f"problem must be a PolylineProblem; got {type(problem).__name__}")
-    offsets = validation.offsets(problem.offsets, "offsets")
+    offsets = tables.offsets(problem.offsets, "offsets")
     on_axis = [0.0]  # a fixed endpoint
     start_offsets = problem.start_offsets if problem.start_offsets is not None else on_axis
     end_offsets = problem.end_offsets if problem.end_offsets is not None else on_axis
-    start_offsets = validation.offsets(start_offsets, "start_offsets")
-    end_offsets = validation.offsets(end_offsets, "end_offsets")
-    spacing = validation.real_number(problem.spacing, "spacing")
-    if spacing <= 0:
-        raise ValueError(f"spacing must be > 0 px; got {spacing}")
-    max_turn_deg = validation.real_number(problem.max_turn_deg, "max_turn_deg")
-    if not 0 < max_turn_deg <= 180:
-        raise ValueError(f"max_turn_deg must be in (0, 180] degrees; got {max_turn_deg}")
+    start_offsets = tables.offsets(start_offsets, "start_offsets")
+    end_offsets = tables.offsets(end_offsets, "end_offsets")
+    spacing = validation.real(problem.spacing, "spacing", 0.0, low_open=True, unit="pixels")
+    max_turn_deg = validation.real(problem.max_turn_deg, "max_turn_deg", 0.0, 180.0, low_open=True, unit="degrees")
     d, n0, n1 = offsets.size, start_offsets.size, end_offsets.size
-    arrays = validation.score_arrays(problem, n0, d, n1)
+    arrays = tables.score_arrays(problem, n0, d, n1)
     m = arrays[1].shape[0] + 1
-    check_memory(validation.preparation_bytes(arrays, d, n1, m), "preparing the problem (tables, turn ranges)")
-    first = validation.float32_table(arrays[0], "start_scores", (n0, d))
-    links = validation.float32_table(arrays[1], "link_scores", arrays[1].shape)
-    last = validation.float32_table(arrays[2], "end_scores", (d, n1))
+    check_allocation(tables.preparation_bytes(arrays, d, n1, m), "preparing the problem (tables, turn ranges)",
+                     advice="use fewer points per guide or fewer nodes")
+    first = tables.float32_table(arrays[0], "start_scores", (n0, d))
+    links = tables.float32_table(arrays[1], "link_scores", arrays[1].shape)
+    last = tables.float32_table(arrays[2], "end_scores", (d, n1))
     ranges = _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m)
     narrow = {id(pair): (pair[0].astype(np.int32), pair[1].astype(np.int32)) for pair in ranges}
     ranges32 = tuple(narrow[id(pair)] for pair in ranges)  # shared where ``ranges`` are

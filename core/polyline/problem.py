@@ -1,4 +1,4 @@
-"""The angle-constrained polyline problem and its public solver entry.
+"""The angle-constrained polyline problem, its prepared form and its solution.
 
 A polyline runs from a start point, through one point on each of ``m`` guides,
 to an end point.  Every guide carries the same ``d`` candidate points at the
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.polyline import validation
+from core import validation
 
 __all__ = [
     "METHODS",
@@ -37,6 +37,8 @@ __all__ = [
     "PreparedProblem",
     "infeasible_error",
     "path_score",
+    "score_in_path_order",
+    "solution_for_path",
 ]
 
 METHODS = ("brute", "mitm", "window")
@@ -100,6 +102,9 @@ class PolylineSolution:
         Chosen candidate of the start and end (always 0 for fixed endpoints).
     method, backend : str
         The solver and the backend that produced the solution.
+    timings_ms : dict of str to float
+        Milliseconds of the solver's phases: ``dp`` and ``backtrack``, and
+        ``scoring`` when the solver scored the links itself.
     """
 
     score: float
@@ -108,6 +113,7 @@ class PolylineSolution:
     end_index: int = 0
     method: str = ""
     backend: str = ""
+    timings_ms: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,18 +173,41 @@ class PreparedProblem:
         return self.last if k == self.n_guides else self.links[k - 1]
 
 
-def infeasible_error(prepared: PreparedProblem) -> NoFeasiblePolylineError:
-    """The error every backend raises when no polyline satisfies the angle limit."""
+def infeasible_error(max_turn_deg: float, n_guides: int, offsets, spacing: float) -> NoFeasiblePolylineError:
+    """The error every backend raises when no polyline satisfies the angle limit.
+
+    Parameters
+    ----------
+    max_turn_deg : float
+    n_guides : int
+        m, the number of guides.
+    offsets : (d,) float ndarray
+        Ascending offsets (px) of the guides' points.
+    spacing : float
+        Guide spacing (px).
+    """
     return NoFeasiblePolylineError(
-        f"no polyline satisfies max_turn_deg = {prepared.max_turn_deg:g}: every path through "
-        f"the {prepared.n_guides} guide(s) ({prepared.n_points} points over offsets "
-        f"[{prepared.offsets[0]:g}, {prepared.offsets[-1]:g}] px, spacing {prepared.spacing:g} px) "
+        f"no polyline satisfies max_turn_deg = {max_turn_deg:g}: every path through "
+        f"the {n_guides} guide(s) ({len(offsets)} points over offsets "
+        f"[{offsets[0]:g}, {offsets[-1]:g}] px, spacing {spacing:g} px) "
         "turns more than that somewhere; raise max_turn_deg or change the guides"
     )
 
 
+def score_in_path_order(link_scores) -> float:
+    """The score of a path from its ``m + 1`` float32 link scores: their float64 sum, left to right.
+
+    Every backend reports this sum (from the host's tables or the device's),
+    so equal paths get bit-identical scores.
+    """
+    total = 0.0
+    for value in link_scores:
+        total += float(value)
+    return total
+
+
 def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: int) -> float:
-    """The float64 sum of the tables along one path, in path order.
+    """The score of one path on the tables of a prepared problem (:func:`score_in_path_order`).
 
     Parameters
     ----------
@@ -193,8 +222,8 @@ def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: 
     Returns
     -------
     float
-        ``first[s, i1] + links[0, i1, i2] + ... + last[im, e]``, summed left to
-        right in float64.  It does not check the angle limit.
+        ``first[s, i1] + links[0, i1, i2] + ... + last[im, e]`` in float64.
+        It does not check the angle limit.
     """
     m, d = prepared.n_guides, prepared.n_points
     indices = np.asarray(indices)
@@ -202,9 +231,26 @@ def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: 
         raise ValueError(f"indices must be an (m,) = ({m},) integer array; got {indices.dtype} {indices.shape}")
     if indices.min() < 0 or indices.max() >= d:
         raise ValueError(f"indices must lie in [0, {d - 1}]")
-    path = [validation.index(start_index, prepared.first.shape[0], "start_index"), *indices.tolist(),
-            validation.index(end_index, prepared.last.shape[1], "end_index")]
-    total = float(prepared.first[path[0], path[1]])
-    for t in range(1, m):
-        total += float(prepared.links[t - 1, path[t], path[t + 1]])
-    return total + float(prepared.last[path[m], path[m + 1]])
+    path = [validation.integer(start_index, "start_index", 0, prepared.first.shape[0] - 1), *indices.tolist(),
+            validation.integer(end_index, "end_index", 0, prepared.last.shape[1] - 1)]
+    values = [prepared.first[path[0], path[1]]]
+    values += [prepared.links[t - 1, path[t], path[t + 1]] for t in range(1, m)]
+    values.append(prepared.last[path[m], path[m + 1]])
+    return score_in_path_order(values)
+
+
+def solution_for_path(prepared: PreparedProblem, start_index: int, indices, end_index: int, method: str,
+                      backend: str, timings_ms: dict) -> PolylineSolution:
+    """The :class:`PolylineSolution` of a path found on ``prepared``, its score by :func:`path_score`.
+
+    Parameters
+    ----------
+    prepared : PreparedProblem
+    start_index, end_index : int
+    indices : (m,) int array
+    method, backend : str
+    timings_ms : dict of str to float
+    """
+    indices = np.asarray(indices, dtype=np.int64)
+    score = path_score(prepared, int(start_index), indices, int(end_index))
+    return PolylineSolution(score, indices, int(start_index), int(end_index), method, backend, timings_ms)

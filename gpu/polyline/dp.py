@@ -4,17 +4,11 @@ A :class:`DeviceProblem` owns the score tables, turn ranges and scratch arrays
 of one problem shape on the GPU, whether uploaded from a
 :class:`core.polyline.PreparedProblem` (:func:`upload`) or scored there
 (:mod:`gpu.polyline.scores`).  :func:`solve_device` runs ``window`` or ``mitm`` on it
-and brings back only the path: the optimum, ``m + 2`` point indices and the
-``m + 1`` table values along the path.
-
-numba spends tens of microseconds of host time on every device-array view and
-every launch, so each problem keeps its launch plans (argument tuples and
-views built once, launches packed once: :class:`gpu.launching.LaunchList`)
-and the workspace keeps the problems of the last shapes used
-(:func:`workspace_problem`, a cache of :mod:`gpu.device`'s workspace): a
-repeated solve of the same shape is a handful of launches and one small copy.
-Callers hold :data:`gpu.device.LOCK` (re-exported as ``LOCK``) around every
-use (the GUI runs extractions on worker threads).
+and brings back only the path (:class:`DevicePath`).  Problems keep their
+launch plans and the workspace keeps the problems of the last shapes used (a
+cache of :mod:`gpu.device`'s workspace; docs/notes/extraction-and-polyline.md,
+"GPU launch plans").  Callers hold :data:`gpu.device.LOCK` (re-exported as
+``LOCK``) around every use (the GUI runs extractions on worker threads).
 """
 
 from __future__ import annotations
@@ -33,8 +27,9 @@ from gpu.polyline.kernels_dp import finish, merge_partial, mitm_stage, reverse_r
 from gpu.polyline.kernels_window import shared_bytes, window_stage
 
 __all__ = [
-    "LOCK", "DeviceProblem", "buffer", "workspace_problem", "workspace_ready", "upload", "solve_device", "range_slots",
-    "grid_blocks", "release_workspace", "bytes_needed", "free_bytes", "WINDOW_SHARED_LIMIT",
+    "LOCK", "DevicePath", "DeviceProblem", "buffer", "workspace_problem", "workspace_ready", "upload", "solve_device",
+    "range_slots", "grid_blocks", "release_workspace", "bytes_needed", "free_bytes", "window_fits",
+    "WINDOW_SHARED_LIMIT",
 ]
 
 #: Shared memory (bytes) a block may use without opting in: bounds ``d`` of ``window``.
@@ -307,24 +302,36 @@ def _plan(problem: DeviceProblem, method: str) -> _Plan:
     return _Plan(LaunchList(launches), LaunchList(backtrack), out)
 
 
-def solve_device(problem: DeviceProblem, method: str, timings_ms: dict | None = None) -> np.ndarray:
-    """Run the DP on the device and backtrack there.
+@dataclass(frozen=True, eq=False)
+class DevicePath:
+    """What :func:`solve_device` brings back: the DP optimum and the path along which it was found.
 
-    Parameters
+    Attributes
     ----------
-    problem : DeviceProblem
-    method : {"window", "mitm"}
-    timings_ms : dict, optional
-        When given, receives ``"dp"`` (the DP and the merge maximum) and
-        ``"backtrack"`` (backtracking and the copy of the path to the host) in
-        milliseconds; the device is synchronised in between.
-
-    Returns
-    -------
-    (2 m + 4,) float64 ndarray
-        ``[optimum, point of layer 0..m+1, T_0..T_m along the path]``; the
-        optimum is -inf when no polyline is feasible.
+    optimum : float
+        The float32 DP optimum; -inf when no polyline is feasible.
+    layers : (m + 2,) int64 ndarray
+        The chosen point of layers 0..m+1 (start, guides, end); empty when infeasible.
+    link_scores : (m + 1,) float64 ndarray
+        The device's table entries T_0..T_m along the path; empty when infeasible.
+    timings_ms : dict of str to float
+        ``dp`` (the DP and the merge maximum) and ``backtrack`` (backtracking
+        and the copy of the path to the host), the device synchronised in between.
     """
+
+    optimum: float
+    layers: np.ndarray
+    link_scores: np.ndarray
+    timings_ms: dict
+
+    @property
+    def feasible(self) -> bool:
+        """False when no polyline satisfies the angle limit."""
+        return self.optimum != -np.inf
+
+
+def solve_device(problem: DeviceProblem, method: str) -> DevicePath:
+    """Run ``method`` ("window" or "mitm") on the device and backtrack there; only the path comes back."""
     started = time.perf_counter()
     if method == "mitm":
         problem.refresh_reverse()
@@ -333,15 +340,20 @@ def solve_device(problem: DeviceProblem, method: str, timings_ms: dict | None = 
     if plan is None:
         plan = problem.plans[key] = _plan(problem, method)
     plan.dp.run()
-    if timings_ms is not None:
-        cuda.synchronize()
-        timings_ms["dp"] = (time.perf_counter() - started) * 1e3
-        started = time.perf_counter()
+    cuda.synchronize()
+    dp_done = time.perf_counter()
     plan.backtrack.run()
-    host = plan.out.copy_to_host()
-    if timings_ms is not None:
-        timings_ms["backtrack"] = (time.perf_counter() - started) * 1e3
-    return host
+    host = plan.out.copy_to_host()  # [optimum, point of layer 0..m+1, T_0..T_m along the path]
+    timings = {"dp": (dp_done - started) * 1e3, "backtrack": (time.perf_counter() - dp_done) * 1e3}
+    if host[0] == -np.inf:  # no feasible polyline: the rest of ``host`` is stale
+        return DevicePath(-np.inf, np.empty(0, np.int64), np.empty(0), timings)
+    m = problem.m
+    return DevicePath(float(host[0]), host[1 : m + 3].astype(np.int64), host[m + 3 :], timings)
+
+
+def window_fits(n_points: int) -> bool:
+    """Whether the shared memory of the ``window`` kernel for columns of ``n_points`` fits in a block."""
+    return shared_bytes(n_points, config.RMQ_BLOCK_BITS) <= WINDOW_SHARED_LIMIT
 
 
 def bytes_needed(m: int, d: int, n0: int, n1: int, method: str) -> int:

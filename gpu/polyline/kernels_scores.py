@@ -19,9 +19,9 @@ import math
 
 from numba import cuda, float32
 
-from core.extraction.scores import COMBINES, MODES, POLARITIES
+from core.extraction.options import COMBINES, MODES, POLARITIES
 
-#: Mode, polarity and combination codes: those of core.extraction.scores.option_codes.
+#: Mode, polarity and combination codes: those of core.extraction.options.ScoringOptions.kernel_codes.
 EDGE, RIBBON = (MODES.index(name) for name in ("edge", "ribbon"))
 ANY, BRIGHT, DARK = (POLARITIES.index(name) for name in ("any", "bright", "dark"))
 MEAN, GEOMETRIC = (COMBINES.index(name) for name in ("mean", "geometric"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from core.extraction.options import ScoringOptions
 from core.polyline.turns import turn_limit_rad
 from gpu import config
 from gpu.launching import LaunchList
@@ -33,25 +34,17 @@ def _points(guides) -> np.ndarray:
     return points
 
 
-def score_on_device(
-    grad, col_off, row_off, guides, mode: int, radius: float, polarity: int, step_px: float = 1.0,
-    combine: int = 0,
-) -> DeviceProblem:
+def score_on_device(grad, gradient, guides, options: ScoringOptions) -> DeviceProblem:
     """Score every link of the guides into the tables of the workspace's problem of that shape.
 
     Parameters
     ----------
     grad : (Hg, Wg) complex64 device array
-        ``gx + i gy`` of the gradient window.
-    col_off, row_off : int
-        Position of the window in the raster (pixels).
+        ``gx + i gy`` of ``gradient``.
+    gradient : core.extraction.gradient.GradientWindow
+        The host window: its position (``col_off``, ``row_off``) and grid step.
     guides : core.extraction.guides.Guides
-    mode, radius, polarity : int, float, int
-        Codes of :mod:`gpu.polyline.kernels_scores` and the ribbon half-width (px).
-    step_px : float
-        Grid step of the gradient window (``GradientWindow.step_px``).
-    combine : int
-        :data:`gpu.polyline.kernels_scores.MEAN` or ``GEOMETRIC`` (ribbon mode).
+    options : core.extraction.options.ScoringOptions
 
     Returns
     -------
@@ -66,9 +59,11 @@ def score_on_device(
     points = problem.scratch("points", host_points.shape, np.float64)
     points.copy_to_device(host_points)
     total = n0 * d + (m - 1) * d * d + d * n1
+    codes = options.kernel_codes()
     link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
-        grad, float(col_off), float(row_off), 1.0 / float(step_px), points, n0, n1, mode, float(radius), polarity,
-        combine, problem.first, problem.first_t, problem.links, problem.last,
+        grad, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px), points, n0, n1,
+        codes.mode, codes.radius_px, codes.polarity, codes.combine,
+        problem.first, problem.first_t, problem.links, problem.last,
     )
     return problem
 

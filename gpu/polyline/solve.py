@@ -1,28 +1,29 @@
-"""The GPU polyline engine: public entry points (numba.cuda).
+"""The GPU polyline engine, twin of ``core.polyline.cpu`` and ``core.extraction.solving``.
 
-- :func:`solve_prepared` solves a :class:`core.polyline.PreparedProblem` whose
-  tables come from the host (``core.polyline.solve(..., backend="gpu")``).
+- :func:`solve_prepared` solves a :class:`core.polyline.PreparedProblem`
+  whose tables come from the host.
 - :func:`score_and_solve` scores every link from a gradient window on the GPU
-  and solves there, the tables never leaving the device
-  (``core.extract(..., backend="gpu")``).
+  and solves there, the tables never leaving the device.
 
-Both bring back only the path.  Without a usable CUDA GPU they raise
-:class:`core.engine.BackendUnavailableError`.  When the device runs out of
-memory, :func:`solve_prepared` raises :class:`GpuMemoryError` (a MemoryError:
-``core.polyline`` falls back to the CPU) and :func:`score_and_solve` warns and
-solves on the CPU itself.
+Both return a :class:`core.polyline.PolylineSolution` and bring back only the
+path.  They raise :class:`core.engine.BackendUnavailableError` without a
+usable CUDA GPU and :class:`GpuMemoryError` when the device lacks memory;
+``core.engine.run_with_cpu_fallback`` then runs the CPU twin.
+
+The device modules (``dp``, ``scores`` and the kernels) import numba.cuda, so
+this module imports them on first use: importing ``gpu`` must work without CUDA.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 import weakref
 
 import numpy as np
 
+from core.cancel import check
 from core.engine import resolve_backend
-from core.polyline import NoFeasiblePolylineError, PolylineSolution
+from core.polyline.problem import PolylineSolution, infeasible_error, score_in_path_order, solution_for_path
 from gpu import device
 from gpu.device import GpuMemoryError
 
@@ -33,6 +34,14 @@ GPU_METHODS = ("window", "mitm")
 
 _gradient_cache: dict = {}
 device.register_cache(_gradient_cache.clear)  # its array lies in the workspace's "gradient" buffer
+
+
+def _device():
+    """The modules ``gpu.polyline.dp`` and ``gpu.polyline.scores``, after checking that a GPU is here."""
+    resolve_backend("gpu")
+    from gpu.polyline import dp, scores  # numba.cuda: only once a GPU is known to be present
+
+    return dp, scores
 
 
 def _check_method(method: str) -> None:
@@ -48,43 +57,22 @@ def _device_errors():
     return device.memory_errors()
 
 
-def _check_fits(m: int, d: int, n0: int, n1: int, method: str) -> None:
+def _check_fits(dp, m: int, d: int, n0: int, n1: int, method: str) -> None:
     """Refuse early (GpuMemoryError) what cannot fit in device or shared memory."""
-    from gpu import config
-    from gpu.polyline import dp as polyline_dp
-    from gpu.polyline.kernels_window import shared_bytes
-
-    if method == "window" and shared_bytes(max(d, n0), config.RMQ_BLOCK_BITS) > polyline_dp.WINDOW_SHARED_LIMIT:
+    if method == "window" and not dp.window_fits(max(d, n0)):
         raise GpuMemoryError(
             f"{max(d, n0)} points per guide exceed the shared memory of the GPU 'window' "
-            f"kernel ({polyline_dp.WINDOW_SHARED_LIMIT} bytes per block)"
+            f"kernel ({dp.WINDOW_SHARED_LIMIT} bytes per block)"
         )
-    if polyline_dp.workspace_ready(m, d, n0, n1, method):
+    if dp.workspace_ready(m, d, n0, n1, method):
         return  # solved before at this shape: everything is allocated already
-    need = polyline_dp.bytes_needed(m, d, n0, n1, method)
-    free = polyline_dp.free_bytes()
+    need = dp.bytes_needed(m, d, n0, n1, method)
+    free = dp.free_bytes()
     if free is not None and need > free:
         raise GpuMemoryError(f"the problem needs {need / 2**20:.0f} MiB of GPU memory; {free / 2**20:.0f} MiB are free")
 
 
-def _infeasible(max_turn_deg: float, m: int, d: int) -> NoFeasiblePolylineError:
-    return NoFeasiblePolylineError(
-        f"no polyline satisfies max_turn_deg = {max_turn_deg:g}: every path through the {m} "
-        f"guide(s) of {d} points turns more than that somewhere; raise max_turn_deg or change the guides"
-    )
-
-
-def _decode(out: np.ndarray, m: int):
-    """``(path (m + 2,) int64, table values (m + 1,) float64)`` of a solve_device result, or None.
-
-    None means the DP optimum is -inf: no polyline satisfies the angle limit.
-    """
-    if out[0] == -np.inf:
-        return None
-    return out[1 : m + 3].astype(np.int64), out[m + 3 :]
-
-
-def solve_prepared(prepared, method: str):
+def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
     """Solve a prepared polyline problem on the GPU.
 
     Parameters
@@ -92,16 +80,17 @@ def solve_prepared(prepared, method: str):
     prepared : core.polyline.PreparedProblem
         Validated tables and turn ranges (copied to the device here).
     method : {"window", "mitm"}
-        Range-maximum DP (O(m d^2) work: O(1) per query after O(d) per column)
-        or Seredin's meet-in-the-middle pair-state DP (O(m d^3); a group of
-        ``gpu.config.MITM_THREADS_PER_STATE`` threads per state, Seredin's one
-        block per state when that equals ``MITM_BLOCK_THREADS``).
+        Range-maximum DP (O(m d^2) work) or Seredin's meet-in-the-middle
+        pair-state DP (O(m d^3); ``gpu.config.MITM_THREADS_PER_STATE``
+        threads per state).
+    cancel : core.cancel.CancelToken, optional
+        Checked before and after the device work (milliseconds).
 
     Returns
     -------
-    start_index : int
-    indices : (m,) int64 ndarray
-    end_index : int
+    core.polyline.PolylineSolution
+        Backend "gpu"; ``score`` by :func:`core.polyline.path_score` on the
+        host's tables; ``timings_ms``: ``dp`` and ``backtrack``.
 
     Raises
     ------
@@ -114,34 +103,21 @@ def solve_prepared(prepared, method: str):
     ValueError
         For a method other than "window" or "mitm".
     """
-    resolve_backend("gpu")
+    dp, _ = _device()
     _check_method(method)
-    from gpu.polyline import dp as polyline_dp
-
+    check(cancel)
     m, d = prepared.n_guides, prepared.n_points
-    n0, n1 = prepared.first.shape[0], prepared.last.shape[1]
-    with polyline_dp.LOCK, _device_errors():
-        _check_fits(m, d, n0, n1, method)
-        out = polyline_dp.solve_device(polyline_dp.upload(prepared), method)
-    decoded = _decode(out, m)
-    if decoded is None:
-        from core.polyline.problem import infeasible_error
-
-        raise infeasible_error(prepared)
-    path = decoded[0]
-    return int(path[0]), path[1 : m + 1], int(path[m + 1])
+    with dp.LOCK, _device_errors():
+        _check_fits(dp, m, d, prepared.first.shape[0], prepared.last.shape[1], method)
+        path = dp.solve_device(dp.upload(prepared), method)
+    check(cancel)
+    if not path.feasible:
+        raise infeasible_error(prepared.max_turn_deg, m, prepared.offsets, prepared.spacing)
+    layers = path.layers
+    return solution_for_path(prepared, layers[0], layers[1:-1], layers[-1], method, "gpu", path.timings_ms)
 
 
-def _options(settings):
-    """Validated ``(method, mode code, ribbon radius px, polarity code, combine code)`` of extraction settings."""
-    from core.extraction.scores import option_codes
-
-    _check_method(settings.solver)
-    return (settings.solver,
-            *option_codes(settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine))
-
-
-def score_and_solve(gradient, guides, settings):
+def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float, cancel=None) -> PolylineSolution:
     """Score the links of the guides on the GPU and solve there.
 
     Parameters
@@ -151,19 +127,20 @@ def score_and_solve(gradient, guides, settings):
         passed again is not uploaded again).
     guides : core.extraction.guides.Guides
         Layers L0 (n0 points), guides 1..m (d points), L(m+1) (n1 points).
-    settings : core.extraction.ExtractionSettings
-        Uses ``solver`` ("window" or "mitm"), ``max_turn_deg``, ``mode``,
-        ``ribbon_width_px``, ``polarity`` and ``ribbon_combine``.
+    options : core.extraction.options.ScoringOptions
+    method : {"window", "mitm"}
+    max_turn_deg : float
+        Validated by the caller (core.extraction.ExtractionSettings).
+    cancel : core.cancel.CancelToken, optional
+        Checked before and after the device work (milliseconds).
 
     Returns
     -------
-    solution : core.polyline.PolylineSolution
-        ``score`` is the float64 sum of the float32 link scores along the path
-        (as :func:`core.polyline.path_score`); ``backend`` is "gpu", or "cpu"
-        after an out-of-memory fallback (with a RuntimeWarning).
-    timings_ms : dict
-        ``scoring`` (gradient upload and link scores), ``dp`` (turn ranges, DP
-        and merge), ``backtrack`` (backtracking and the copy of the path).
+    core.polyline.PolylineSolution
+        Backend "gpu"; ``score`` the float64 sum of the device's float32 link
+        scores along the path (:func:`core.polyline.problem.score_in_path_order`);
+        ``timings_ms``: ``scoring`` (gradient upload and link scores), ``dp``
+        (turn ranges, DP and merge), ``backtrack`` (backtracking and the copy of the path).
 
     Raises
     ------
@@ -171,60 +148,40 @@ def score_and_solve(gradient, guides, settings):
         Without a usable CUDA GPU.
     core.polyline.NoFeasiblePolylineError
         When no polyline satisfies the angle limit.
+    GpuMemoryError
+        When the problem does not fit on the device.
     ValueError
-        For settings the GPU cannot run ("brute") or out-of-range options.
+        For a method other than "window" or "mitm".
     """
-    resolve_backend("gpu")
-    options = _options(settings)
-    from gpu.polyline import dp as polyline_dp
-
+    dp, scores = _device()
+    _check_method(method)
+    check(cancel)
     m, d = guides.n_guides, guides.offsets.shape[0]
-    n0, n1 = guides.start_offsets.shape[0], guides.end_offsets.shape[0]
-    try:
-        with polyline_dp.LOCK, _device_errors():
-            _check_fits(m, d, n0, n1, options[0])
-            return _score_and_solve_gpu(
-                gradient, guides, settings.max_turn_deg, *options
-            )
-    except GpuMemoryError as exc:
-        warnings.warn(f"{exc}; solving on the CPU instead", RuntimeWarning, stacklevel=2)
-        return _score_and_solve_cpu(gradient, guides, settings)
+    with dp.LOCK, _device_errors():
+        _check_fits(dp, m, d, guides.start_offsets.shape[0], guides.end_offsets.shape[0], method)
+        started = time.perf_counter()
+        problem = scores.score_on_device(_device_gradient(gradient, dp), gradient, guides, options)
+        scores.synchronize()
+        scored = time.perf_counter()
+        scores.turn_ranges_on_device(problem, guides, max_turn_deg)
+        ranges_ms = (time.perf_counter() - scored) * 1e3  # launches only: the device time lands in "dp"
+        path = dp.solve_device(problem, method)
+    check(cancel)
+    if not path.feasible:
+        raise infeasible_error(max_turn_deg, m, guides.offsets, guides.spacing)
+    timings = {"scoring": (scored - started) * 1e3, "dp": path.timings_ms["dp"] + ranges_ms,
+               "backtrack": path.timings_ms["backtrack"]}
+    layers = path.layers
+    return PolylineSolution(score_in_path_order(path.link_scores), layers[1:-1], int(layers[0]), int(layers[-1]),
+                            method, "gpu", timings)
 
 
-def _score_and_solve_gpu(gradient, guides, max_turn_deg, method, mode, radius, polarity, combine):
-    from gpu.polyline import scores as scoring
-    from gpu.polyline.dp import solve_device
-
-    timings = {}
-    started = time.perf_counter()
-    grad = _device_gradient(gradient)
-    problem = scoring.score_on_device(
-        grad, gradient.col_off, gradient.row_off, guides, mode, radius, polarity, gradient.step_px, combine
-    )
-    scoring.synchronize()
-    timings["scoring"] = (time.perf_counter() - started) * 1e3
-    started = time.perf_counter()
-    scoring.turn_ranges_on_device(problem, guides, max_turn_deg)
-    ranges_ms = (time.perf_counter() - started) * 1e3  # launches only: the device time lands in "dp"
-    out = solve_device(problem, method, timings)
-    timings["dp"] += ranges_ms
-    decoded = _decode(out, problem.m)
-    if decoded is None:
-        raise _infeasible(max_turn_deg, problem.m, problem.d)
-    path, values = decoded
-    score = 0.0
-    for value in values:  # left to right in float64, as core.polyline.path_score
-        score += float(value)
-    solution = PolylineSolution(score, path[1 : problem.m + 1], int(path[0]), int(path[-1]), method, "gpu")
-    return solution, timings
-
-
-def _device_gradient(gradient):
+def _device_gradient(gradient, dp):
     """The gradient window on the device, (H, W) complex64; reused for the same object."""
     cached = _gradient_cache.get("source")
     if cached is not None and cached() is gradient:
         return _gradient_cache["array"]
-    array = _upload_gradient(gradient)
+    array = _upload_gradient(gradient, dp)
     _gradient_cache.clear()
     try:
         _gradient_cache.update(source=weakref.ref(gradient), array=array)
@@ -233,32 +190,11 @@ def _device_gradient(gradient):
     return array
 
 
-def _upload_gradient(gradient):
+def _upload_gradient(gradient, dp):
     """Copy ``gx + i gy`` (complex64) into the workspace's gradient buffer."""
-    from gpu.polyline.dp import buffer
-
     host = np.empty(gradient.gx.shape, dtype=np.complex64)
     host.real = gradient.gx
     host.imag = gradient.gy
-    array = buffer("gradient", host.shape, np.complex64)
+    array = dp.buffer("gradient", host.shape, np.complex64)
     array.copy_to_device(host)
     return array
-
-
-def _score_and_solve_cpu(gradient, guides, settings):
-    """The CPU path of :func:`score_and_solve` (after a GPU memory error)."""
-    from core.extraction.scores import link_score_tables
-    from core.polyline import PolylineProblem, prepare
-    from core.polyline import solve_prepared as solve_on_cpu
-
-    started = time.perf_counter()
-    first, links, last = link_score_tables(
-        gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity, settings.ribbon_combine
-    )
-    timings = {"scoring": (time.perf_counter() - started) * 1e3}
-    problem = PolylineProblem(
-        first, links, last, guides.offsets, guides.spacing, settings.max_turn_deg,
-        guides.start_offsets, guides.end_offsets,
-    )
-    solution = solve_on_cpu(prepare(problem), settings.solver, "cpu", timings_ms=timings)
-    return solution, timings

@@ -65,9 +65,9 @@ def median_run_ms(fn, repeat: int, warmup: int = 2) -> float:
 
 
 def check_path(prepared, out, expected_score: float, label: str) -> None:
-    """The GPU path (solve_device output) scores the CPU optimum, within float32 DP rounding."""
+    """The GPU path (solve_device's DevicePath) scores the CPU optimum, within float32 DP rounding."""
     m = prepared.n_guides
-    path = out[1 : m + 3].astype(np.int64)
+    path = out.layers
     score = path_score(prepared, int(path[0]), path[1 : m + 1], int(path[-1]))
     if not abs(score - expected_score) <= 1e-5 * max(1.0, abs(expected_score)):
         raise AssertionError(f"{label}: GPU path scores {score!r}, the CPU optimum is {expected_score!r}")
@@ -142,13 +142,14 @@ def end_to_end(rng, points: int, repeat: int) -> dict:
     for i in range(repeat + 2):
         fresh = dataclasses.replace(gradient)  # a new object (uploaded again), same grid step
         started = time.perf_counter()
-        solution, timings = score_and_solve(fresh, guides, settings)
+        solution = score_and_solve(fresh, guides, settings.scoring, settings.solver, settings.max_turn_deg)
+        timings = solution.timings_ms
         total = (time.perf_counter() - started) * 1e3
         if i >= 2:
             for key in ("scoring", "dp", "backtrack"):
                 phases[key].append(timings[key])
             phases["total"].append(total)
-    score_args = (gradient, guides, "ribbon", 12.0, "bright", settings.ribbon_combine)
+    score_args = (gradient, guides, settings.scoring)
     tables = link_score_tables(*score_args)  # warm-up: numba compiles here
     cpu_started = time.perf_counter()
     tables = link_score_tables(*score_args)
@@ -218,6 +219,7 @@ def copy_tbps(n_bytes: int = 1 << 29) -> float:
 
 def kernel_breakdown(rng, e2e: dict) -> dict:
     """Device time (events) of each kernel group at 8 x 1024, with the work it does."""
+    from core.extraction.options import ScoringOptions
     from gpu.launching import LaunchList
     from gpu.polyline import dp as polyline_dp
     from gpu.polyline import scores as scoring
@@ -235,10 +237,9 @@ def kernel_breakdown(rng, e2e: dict) -> dict:
             out[f"{method}_all"] = event_ms(lambda: polyline_dp.solve_device(problem, method), repeat)
         guides = e2e["guides"]
         gradient = e2e["gradient"]
-        grad = gpu_polyline._device_gradient(gradient)
-        codes = (1, 6.0, 1)  # ribbon, 12 px wide, bright
-        out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient.col_off, gradient.row_off, guides,
-                                                                 *codes, getattr(gradient, "step_px", 1.0)))
+        grad = gpu_polyline._device_gradient(gradient, polyline_dp)
+        options = ScoringOptions("ribbon", 12.0, "bright", "mean")
+        out["scores"] = event_ms(lambda: scoring.score_on_device(grad, gradient, guides, options))
         target = polyline_dp.workspace_problem(6, points, 1, 1)
         out["ranges"] = event_ms(lambda: scoring.turn_ranges_on_device(target, guides, MAX_TURN_DEG))
     out["window_bytes"] = window_bytes(6, points)

@@ -20,7 +20,7 @@ from core.extraction import extract
 from core.extraction.scores import _score_pairs
 from core.parallel import cancel_requested
 from core.polyline import PolylineProblem, prepare, solve_prepared
-from core.polyline import cpu as polyline_cpu
+from core.polyline import mitm as polyline_mitm
 
 RNG_SEED = 7
 
@@ -100,10 +100,10 @@ def test_the_mitm_stages_skip_their_blocks_once_cancelled():
     table = prepared.table(1)
     for flag, computed in ((CancelToken().flag, True), (cancelled_token().flag, False)):
         out, arg = np.full(table.shape, np.nan), np.full(table.shape, -7, np.int32)
-        polyline_cpu._scan_stage(values, table, *prepared.ranges32[0], out, arg, flag)
+        polyline_mitm._scan_stage(values, table, *prepared.ranges32[0], out, arg, flag)
         assert (arg != -7).all() == computed and (arg == -7).all() != computed
         out, arg = np.full(table.shape, np.nan), np.full(table.shape, -7, np.int32)
-        polyline_cpu._scan_backward_stage(prepared.last.astype(np.float64), prepared.table(2),
+        polyline_mitm._scan_backward_stage(prepared.last.astype(np.float64), prepared.table(2),
                                           *prepared.ranges32[2], out, arg, flag)
         assert (arg != -7).all() == computed and (arg == -7).all() != computed
 

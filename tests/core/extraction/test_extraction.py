@@ -83,8 +83,7 @@ def test_score_is_the_path_score_of_the_link_tables():
     with open_raster(image) as raster:
         gradient = gradient_window(raster.read_window(*box), settings.sigma_px, box[0], box[1],
                                    step_px=gradient_step_px(settings))
-    tables = link_score_tables(gradient, result.guides, settings.mode, settings.ribbon_width_px, settings.polarity,
-                               settings.ribbon_combine)
+    tables = link_score_tables(gradient, result.guides, settings.scoring)
     prepared = prepare(PolylineProblem(*tables, result.guides.offsets, result.guides.spacing, settings.max_turn_deg,
                                        result.guides.start_offsets, result.guides.end_offsets))
     assert result.score == pytest.approx(path_score(prepared, result.start_index, result.indices, result.end_index))

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from core.extraction.gradient import GAUSSIAN_TRUNCATE, GradientWindow, gradient_window
 from core.extraction.guides import build_guides
+from core.extraction.options import ScoringOptions
 from core.extraction.scores import link_score_tables, stage_scores
 from tests import naive_scores
 
@@ -24,7 +25,8 @@ def _constant_field(gx, gy, shape=(40, 40)):
 
 
 def _one_link(gradient, p, q, **options):
-    return float(stage_scores(gradient, np.array([[p]], float), np.array([[q]], float), **options)[0, 0, 0])
+    scores = stage_scores(gradient, np.array([[p]], float), np.array([[q]], float), ScoringOptions(**options))
+    return float(scores[0, 0, 0])
 
 
 def _naive_tables(gradient, guides, **options):
@@ -68,7 +70,7 @@ def scenes(draw):
 @given(scenes())
 def test_tables_match_the_loop_reference(scene):
     gradient, guides, options = scene
-    first, links, last = link_score_tables(gradient, guides, **options)
+    first, links, last = link_score_tables(gradient, guides, ScoringOptions(**options))
     expected = _naive_tables(gradient, guides, **options)
     m, d = guides.n_guides, guides.offsets.size
     assert first.shape == (guides.start_offsets.size, d) and last.shape == (d, guides.end_offsets.size)
@@ -84,12 +86,12 @@ def test_tables_match_the_loop_reference(scene):
 @given(scenes())
 def test_ribbon_of_zero_width_is_the_edge_mode(scene):
     gradient, guides, _ = scene
-    edge = link_score_tables(gradient, guides, mode="edge")
+    edge = link_score_tables(gradient, guides, ScoringOptions(mode="edge"))
     for combine in ("mean", "geometric"):
         for polarity in ("any", "bright", "dark"):  # one edge has no two sides to keep or multiply
             for width in (0.0, 5e-324):  # a subnormal width halves to a radius of 0 too (found by hypothesis)
-                ribbon = link_score_tables(gradient, guides, mode="ribbon", ribbon_width_px=width,
-                                           polarity=polarity, ribbon_combine=combine)
+                ribbon = link_score_tables(gradient, guides, ScoringOptions(
+                    mode="ribbon", ribbon_width_px=width, polarity=polarity, ribbon_combine=combine))
                 for a, b in zip(edge, ribbon):
                     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
@@ -228,7 +230,7 @@ def test_horizontal_step_edge_gives_the_analytic_score():
 def test_bad_options(options, error, match):
     guides = build_guides((1, 1), (8, 8), 3, 2, 1.0)
     with pytest.raises(error, match=match):
-        link_score_tables(_constant_field(1.0, 1.0), guides, **options)
+        link_score_tables(_constant_field(1.0, 1.0), guides, ScoringOptions(**options))
 
 
 def test_m_equal_one_has_empty_links():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.engine import BackendUnavailableError, gpu_available
-from core.memory import check_memory
+from core.memory import check_allocation
 from core.polyline import (
     METHODS,
     NoFeasiblePolylineError,
@@ -21,6 +21,7 @@ from core.polyline import (
     solve_prepared,
 )
 from core.polyline.brute import MAX_BRUTE_PATHS
+from core.polyline.problem import solution_for_path
 
 THREE = np.array([-1.0, 0.0, 1.0])
 
@@ -245,15 +246,15 @@ def test_tables_larger_than_the_machine_are_refused_before_allocation():
     with pytest.raises(ValueError, match=r"would need \d+\.\d GiB"):
         prepare(prob)
     with pytest.raises(ValueError, match="GiB"):
-        check_memory(1 << 60, "a test")
-    check_memory(1 << 20, "a test")
+        check_allocation(1 << 60, "a test")
+    check_allocation(1 << 20, "a test")
 
 
 def test_timings_of_the_cpu_solvers():
     prepared = prepare(zigzag_problem(180.0))
     for method in ("window", "mitm"):
-        timings = {}
-        sol = solve_prepared(prepared, method, "cpu", timings)
+        sol = solve_prepared(prepared, method, "cpu")
+        timings = sol.timings_ms
         assert sol.indices.tolist() == [0, 2]
         assert set(timings) == {"dp", "backtrack"} and min(timings.values()) >= 0
 
@@ -280,16 +281,16 @@ def test_concurrent_solves_from_threads_agree():
 
 
 class FakeGpuPolyline:
-    """A stand-in for gpu.polyline.solve: returns a fixed path or runs out of memory."""
+    """A stand-in for gpu.polyline.solve: returns a fixed path (scored as the GPU twin does) or runs out of memory."""
 
     def __init__(self, path=None):
         self.path, self.calls = path, []
 
-    def solve_prepared(self, prepared, method):
+    def solve_prepared(self, prepared, method, cancel=None):
         self.calls.append(method)
         if self.path is None:
             raise MemoryError("the problem needs 9000 MiB of GPU memory; 10 MiB are free")
-        return self.path
+        return solution_for_path(prepared, *self.path, method, "gpu", {"dp": 0.0, "backtrack": 0.0})
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from core.polyline import METHODS, NoFeasiblePolylineError, PolylineProblem, solve
-from core.polyline import cpu as polyline_cpu
+from core.polyline import window as polyline_window
 
 SLACK_RAD = 1e-9
 
@@ -112,13 +112,13 @@ FORCED_KERNELS = {
 @contextlib.contextmanager
 def window_kernel_everywhere(name):
     """Make ``window`` run one stage kernel on every stage, whatever the layer sizes."""
-    saved = polyline_cpu._window_kernel
-    kernel = getattr(polyline_cpu, name)
-    polyline_cpu._window_kernel = lambda n_prev, d, n_next: (kernel, n_prev * d * n_next)
+    saved = polyline_window._window_kernel
+    kernel = getattr(polyline_window, name)
+    polyline_window._window_kernel = lambda n_prev, d, n_next: (kernel, n_prev * d * n_next)
     try:
         yield
     finally:
-        polyline_cpu._window_kernel = saved
+        polyline_window._window_kernel = saved
 
 
 def outcome(problem, way):

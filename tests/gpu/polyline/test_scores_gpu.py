@@ -15,7 +15,9 @@ import pytest
 from core.extraction import ExtractionSettings
 from core.extraction.gradient import GradientWindow
 from core.extraction.guides import build_guides
+from core.extraction.options import ScoringOptions
 from core.extraction.scores import link_score_tables
+from core.extraction.solving import score_and_solve_on
 from core.polyline import NoFeasiblePolylineError, PolylineProblem, path_score, prepare, solve_prepared
 from core.polyline.turns import feasible_ranges, link_angles
 from tests.gpu.conftest import run_kernels_under_simulator
@@ -33,16 +35,15 @@ def random_gradient(rng, height, width, col_off, row_off):
 
 def device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine="mean"):
     """The GPU's (first, links, last) score tables, copied back for comparison."""
+    from gpu.polyline import dp
     from gpu.polyline import solve as gpu_polyline
-    from gpu.polyline.dp import LOCK
     from gpu.polyline.scores import score_on_device
 
-    _, mode_code, radius, polarity_code, combine_code = gpu_polyline._options(ExtractionSettings(
-        mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity, ribbon_combine=ribbon_combine))
-    with LOCK:
-        grad = gpu_polyline._device_gradient(gradient)
-        problem = score_on_device(grad, gradient.col_off, gradient.row_off, guides, mode_code, radius, polarity_code,
-                                  gradient.step_px, combine_code)
+    options = ScoringOptions(mode=mode, ribbon_width_px=ribbon_width_px, polarity=polarity,
+                             ribbon_combine=ribbon_combine)
+    with dp.LOCK:
+        grad = gpu_polyline._device_gradient(gradient, dp)
+        problem = score_on_device(grad, gradient, guides, options)
         links = problem.links.copy_to_host()[: guides.n_guides - 1]
         first_t = problem.first_t.copy_to_host()
         return problem.first.copy_to_host(), links, problem.last.copy_to_host(), first_t
@@ -72,7 +73,8 @@ def test_link_scores_match_the_cpu_scores(mode, ribbon_width_px, polarity, snapp
     guides = build_guides((12.3, 25.1), (33.7, 36.2), nodes=5, points=5, half_width_px=4.0,
                           snap_endpoints=snapped, snap_half_width_px=3.0)
     first, links, last, first_t = device_tables(gradient, guides, mode, ribbon_width_px, polarity)
-    assert_tables_close((first, links, last), link_score_tables(gradient, guides, mode, ribbon_width_px, polarity))
+    expected = link_score_tables(gradient, guides, ScoringOptions(mode, ribbon_width_px, polarity))
+    assert_tables_close((first, links, last), expected)
     np.testing.assert_array_equal(first_t, first.T)
 
 
@@ -89,7 +91,7 @@ def test_link_scores_on_the_half_pixel_grid_match_the_cpu_scores(mode, ribbon_wi
     guides = build_guides((12.3, 25.1), (33.7, 36.2), nodes=5, points=5, half_width_px=4.0,
                           snap_endpoints=True, snap_half_width_px=3.0)
     first, links, last, _ = device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine)
-    expected = link_score_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine)
+    expected = link_score_tables(gradient, guides, ScoringOptions(mode, ribbon_width_px, polarity, ribbon_combine))
     assert_tables_close((first, links, last), expected)
 
 
@@ -129,18 +131,23 @@ def test_turn_ranges_on_the_device_equal_core_turns(m, snapped):
 
 def cpu_pipeline(gradient, guides, settings):
     """The CPU extraction's tables and optimum (the reference of score_and_solve)."""
-    tables = link_score_tables(gradient, guides, settings.mode, settings.ribbon_width_px, settings.polarity,
-                               settings.ribbon_combine)
+    tables = link_score_tables(gradient, guides, settings.scoring)
     prepared = prepare(PolylineProblem(*tables, guides.offsets, guides.spacing, settings.max_turn_deg,
                                        guides.start_offsets, guides.end_offsets))
     return prepared, solve_prepared(prepared, "window", "cpu")
 
 
-def check_score_and_solve(gradient, guides, settings):
+def gpu_score_and_solve(gradient, guides, settings):
+    """gpu.polyline.score_and_solve with the scoring options, method and angle limit of ``settings``."""
     from gpu.polyline.solve import score_and_solve
 
+    return score_and_solve(gradient, guides, settings.scoring, settings.solver, settings.max_turn_deg)
+
+
+def check_score_and_solve(gradient, guides, settings):
     prepared, expected = cpu_pipeline(gradient, guides, settings)
-    solution, timings = score_and_solve(gradient, guides, settings)
+    solution = gpu_score_and_solve(gradient, guides, settings)
+    timings = solution.timings_ms
     assert solution.backend == "gpu" and solution.method == settings.solver
     assert set(timings) == {"scoring", "dp", "backtrack"} and all(v >= 0 for v in timings.values())
     tolerance = 1e-4 * max(1.0, abs(expected.score))
@@ -168,13 +175,13 @@ def test_the_same_gradient_window_is_uploaded_once(monkeypatch):
 
     uploads = []
     real_upload = gpu_polyline._upload_gradient
-    monkeypatch.setattr(gpu_polyline, "_upload_gradient", lambda g: uploads.append(g) or real_upload(g))
+    monkeypatch.setattr(gpu_polyline, "_upload_gradient", lambda g, *rest: uploads.append(g) or real_upload(g, *rest))
     rng = np.random.default_rng(2)
     gradient = random_gradient(rng, 20, 20, 0, 0)
     guides = build_guides((2.0, 3.0), (17.0, 15.0), nodes=4, points=4, half_width_px=3.0)
     settings = ExtractionSettings(solver="window", mode="edge")
-    first = gpu_polyline.score_and_solve(gradient, guides, settings)[0]
-    again = gpu_polyline.score_and_solve(gradient, guides, settings.replace(max_turn_deg=60.0))[0]
+    first = gpu_score_and_solve(gradient, guides, settings)
+    again = gpu_score_and_solve(gradient, guides, settings.replace(max_turn_deg=60.0))
     assert len(uploads) == 1 and again.score >= first.score
     other = random_gradient(rng, 20, 20, 0, 0)
     check_score_and_solve(other, guides, settings)
@@ -184,16 +191,20 @@ def test_the_same_gradient_window_is_uploaded_once(monkeypatch):
 @kernels
 def test_score_and_solve_falls_back_to_the_cpu_when_out_of_memory(monkeypatch):
     from gpu.polyline import dp as polyline_dp
-    from gpu.polyline.solve import score_and_solve
+    from gpu.polyline.solve import GpuMemoryError
 
     gradient = random_gradient(np.random.default_rng(6), 20, 30, 0, 0)
     guides = build_guides((3.0, 4.0), (25.0, 14.0), nodes=4, points=5, half_width_px=4.0)
     settings = ExtractionSettings(solver="window", max_turn_deg=40.0)
     polyline_dp.release_workspace()  # nothing allocated yet: the memory check runs
     monkeypatch.setattr(polyline_dp, "free_bytes", lambda: 0)
+    with pytest.raises(GpuMemoryError, match="MiB"):  # the GPU twin refuses; core decides to use the CPU
+        gpu_score_and_solve(gradient, guides, settings)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        solution, timings = score_and_solve(gradient, guides, settings)
+        solution = score_and_solve_on("gpu", gradient, guides, settings.scoring, settings.solver,
+                                      settings.max_turn_deg)
+    timings = solution.timings_ms
     assert solution.backend == "cpu" and any("on the CPU" in str(w.message) for w in caught)
     assert solution.score == cpu_pipeline(gradient, guides, settings)[1].score
     assert {"scoring", "dp", "backtrack"} <= set(timings)
@@ -201,16 +212,14 @@ def test_score_and_solve_falls_back_to_the_cpu_when_out_of_memory(monkeypatch):
 
 @kernels
 def test_score_and_solve_refuses_brute_and_reports_infeasible():
-    from gpu.polyline.solve import score_and_solve
-
     gradient = random_gradient(np.random.default_rng(8), 20, 20, 0, 0)
     guides = build_guides((2.0, 2.0), (4.0, 18.0), nodes=5, points=2, half_width_px=30.0)
     with pytest.raises(ValueError, match="CPU only"):
-        score_and_solve(gradient, guides, ExtractionSettings(solver="brute"))
+        gpu_score_and_solve(gradient, guides, ExtractionSettings(solver="brute"))
     # Guides 4 px apart with points at offsets -30 and 30 only: the fixed start
     # (offset 0) reaches them at 82 degrees, so every path turns by 82 degrees or more.
     with pytest.raises(NoFeasiblePolylineError):
-        score_and_solve(gradient, guides, ExtractionSettings(solver="window", max_turn_deg=1.0))
+        gpu_score_and_solve(gradient, guides, ExtractionSettings(solver="window", max_turn_deg=1.0))
 
 
 @kernels

@@ -1,12 +1,10 @@
-"""Input checks of :func:`core.polyline.prepare` and :func:`core.polyline.path_score`.
+"""Array checks of :func:`core.polyline.prepare`: offsets and score tables (scalars: core.validation).
 
 Each function checks one argument and raises TypeError or ValueError with a
 message that names it and the allowed values; arrays are never modified.
 """
 
 from __future__ import annotations
-
-import numbers
 
 import numpy as np
 
@@ -20,18 +18,6 @@ def real_array(value, name: str) -> np.ndarray:
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     return arr
-
-
-def real_number(value, name: str) -> float:
-    """A finite real scalar (Python or numpy) as a float."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value}")
-    return value
 
 
 def offsets(value, name: str) -> np.ndarray:
@@ -89,12 +75,3 @@ def preparation_bytes(arrays, d: int, n1: int, m: int) -> int:
     mask = max((a.size for a in arrays), default=0)
     ranges = (16 + 8) * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0))
     return copies + mask + ranges
-
-
-def index(value, size: int, name: str) -> int:
-    """An integer in ``[0, size)``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {value!r}")
-    if not 0 <= value < size:
-        raise ValueError(f"{name} must be in [0, {size - 1}]; got {value}")
-    return int(value)

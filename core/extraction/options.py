@@ -1,0 +1,84 @@
+"""How link scores are computed: :class:`ScoringOptions`, validated once, and their kernel codes.
+
+The CPU scores (:mod:`core.extraction.scores`) and their CUDA twin
+(``gpu.polyline.scores``) both take a :class:`ScoringOptions`; the compiled
+kernels read :meth:`ScoringOptions.kernel_codes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from core import validation
+
+__all__ = ["COMBINES", "MAX_LENGTH_PX", "MODES", "POLARITIES", "KernelCodes", "ScoringOptions"]
+
+MODES = ("edge", "ribbon")
+POLARITIES = ("any", "bright", "dark")
+COMBINES = ("mean", "geometric")
+
+#: The largest width or smoothing (px) a setting may take: far beyond any image, and small enough
+#: that the window's bounds stay exact integers (wider requests are refused with their name).
+MAX_LENGTH_PX = 1e9
+
+
+class KernelCodes(NamedTuple):
+    """The options as the scoring kernels (CPU and CUDA) read them.
+
+    Attributes
+    ----------
+    mode : int
+        Index in :data:`MODES`; the edge mode whenever the ribbon radius is 0.
+    radius_px : float
+        Ribbon half-width ``r`` (px).
+    polarity : int
+        Index in :data:`POLARITIES`.
+    combine : int
+        Index in :data:`COMBINES`.
+    """
+
+    mode: int
+    radius_px: float
+    polarity: int
+    combine: int
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """The objective of the link scores (validated on construction).
+
+    Attributes
+    ----------
+    mode : {"edge", "ribbon"}
+        ``edge`` rewards links along one strong edge; ``ribbon`` links midway
+        between two edges ``ribbon_width_px`` apart.
+    ribbon_width_px : float
+        Full width ``2 r`` (px) of the ribbon, in ``[0, MAX_LENGTH_PX]``; 0 is the edge mode.
+    polarity : {"any", "bright", "dark"}
+        Which edge pairs count in ``ribbon`` mode: any, or those of a ribbon
+        brighter (darker) than its surroundings.
+    ribbon_combine : {"mean", "geometric"}
+        How a ribbon sample's two edge responses combine; ``geometric`` needs both edges.
+    """
+
+    mode: str = "edge"
+    ribbon_width_px: float = 0.0
+    polarity: str = "any"
+    ribbon_combine: str = "mean"
+
+    def __post_init__(self):
+        width = validation.real(self.ribbon_width_px, "ribbon_width_px", 0.0, MAX_LENGTH_PX)
+        object.__setattr__(self, "ribbon_width_px", width)  # normalised (numpy numbers to float)
+        validation.choice(self.mode, "mode", MODES)
+        validation.choice(self.polarity, "polarity", POLARITIES)
+        validation.choice(self.ribbon_combine, "ribbon_combine", COMBINES)
+
+    def kernel_codes(self) -> KernelCodes:
+        """The codes and the ribbon radius that the CPU and CUDA kernels take."""
+        # DESIGN: "with r = 0 it is the edge mode", whatever the polarity and combination (which
+        # would otherwise keep one side of a single edge, or multiply it by the zero of the other
+        # side), decided on the radius the kernels get: half the smallest subnormal width is 0 too.
+        radius = 0.5 * self.ribbon_width_px
+        mode = MODES.index("edge" if self.mode == "edge" or radius == 0 else "ribbon")
+        return KernelCodes(mode, radius, POLARITIES.index(self.polarity), COMBINES.index(self.ribbon_combine))
