@@ -1,8 +1,7 @@
 """LineSnap's computation and I/O: pure functions, no Qt, no numba.cuda at import.
 
-``core.extract`` runs one line extraction end to end; ``core.polyline.solve``
-solves a prepared :class:`core.polyline.PolylineProblem`; ``core.knapsack``
-holds the knapsack-family solvers.
+``core.extract`` runs one line extraction, ``core.polyline.solve`` one polyline
+problem, and ``core.knapsack`` holds the knapsack solvers.
 """
 
 __all__ = ["extract", "ExtractionSettings", "ExtractionResult"]

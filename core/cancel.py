@@ -1,14 +1,6 @@
-"""Stopping a running extraction from another thread.
+"""Stopping a running extraction from another thread: a flag that the kernels and the host poll.
 
-An extraction runs in numba kernels that hold no Python state, so a request
-to stop cannot interrupt them; instead they poll a one-byte flag that another
-thread sets, through :func:`core.parallel.cancel_requested`.  The link-scoring kernel checks
-it before every link and Seredin's ``mitm`` stages before every block of
-states (the stages that can run for seconds); the host checks it between the
-stages of every solver and between the steps of an extraction, and raises
-:class:`Cancelled` there.  A cancelled extraction returns nothing: there is no
-partial result to keep.  (No numba here: the GUI imports this module at
-start-up, long before the first kernel.)
+Notes: docs/notes/extraction-and-polyline.md, "Threads and cancelling".
 """
 
 from __future__ import annotations
@@ -30,8 +22,7 @@ class CancelToken:
     """A request to stop, shared by the thread that asks and the thread that works.
 
     ``cancel()`` may be called from any thread, any number of times; the work
-    notices it at its next check (about a link's or a block's worth of work
-    later in the kernels).
+    notices it at its next check.
     """
 
     __slots__ = ("flag",)

@@ -1,9 +1,7 @@
 """Backend selection: the GPU through numba.cuda when there is one, else the CPU.
 
-This is the one module of ``core`` that reaches into ``gpu``
-(:func:`gpu_package`), and only on first use, so importing ``core`` never
-needs CUDA, Qt or a display.  :func:`run_with_cpu_fallback` is the one place
-that decides to run the CPU twin when the GPU lacks memory.
+The one module of ``core`` that reaches into ``gpu``, lazily, so importing
+``core`` never needs CUDA.
 """
 
 from __future__ import annotations
@@ -43,12 +41,8 @@ def gpu_available() -> bool:
 def resolve_backend(backend: str) -> str:
     """Turn ``"auto" | "cpu" | "gpu"`` into the backend that will run.
 
-    Raises
-    ------
-    ValueError
-        For a name that is not a backend.
-    BackendUnavailableError
-        For ``"gpu"`` when numba.cuda finds no GPU.
+    Raises ValueError for an unknown name, BackendUnavailableError for ``"gpu"``
+    when numba.cuda finds no GPU.
     """
     if validation.choice(backend, "backend", BACKENDS) == "cpu":
         return "cpu"
@@ -64,24 +58,12 @@ def resolve_backend(backend: str) -> str:
 
 
 def run_with_cpu_fallback(backend: str, on_gpu: Callable[[], T], on_cpu: Callable[[], T]) -> T:
-    """Run the GPU twin when ``backend`` is "gpu", else the CPU twin; the CPU too when the GPU lacks memory.
+    """Run ``on_gpu()`` when ``backend`` is "gpu", else ``on_cpu()``; the CPU too when the GPU lacks memory.
 
-    Parameters
-    ----------
-    backend : {"cpu", "gpu"}
-        A resolved backend (:func:`resolve_backend`).
-    on_gpu, on_cpu : callable
-        The same computation on either backend, called without arguments.
-
-    Returns
-    -------
-    Whatever the twin that ran returns (its result says which backend ran).
-
-    Warns
-    -----
-    RuntimeWarning
-        When the GPU raised a MemoryError (``gpu.polyline.GpuMemoryError``):
-        the problem does not fit on the device, which is no reason to fail.
+    ``backend`` is resolved (:func:`resolve_backend`); the two callables are the
+    same computation on either backend, and the result says which one ran.  A
+    MemoryError on the GPU (``gpu.polyline.GpuMemoryError``) is no reason to
+    fail: it warns (RuntimeWarning) and runs the CPU twin.
     """
     if backend == "gpu":
         try:

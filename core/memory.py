@@ -1,11 +1,7 @@
-"""The host-memory policy of every computation: size large allocations first, refuse what exceeds the budget.
+"""The host-memory policy: size large allocations first, refuse what exceeds the budget.
 
-Polyline preparation and solvers, extraction and raster reads call
-:func:`check_allocation` before they allocate; the knapsack solvers size their
-tables against :func:`resolve_budget`.  The default budget is
-:data:`DEFAULT_SHARE` of the memory the kernel reports as available
-(``MemAvailable`` of /proc/meminfo), so that the rest of the application and
-the operating system keep room.
+The default budget is :data:`DEFAULT_SHARE` of ``MemAvailable``; notes:
+docs/notes/extraction-and-polyline.md, "Host memory".
 """
 
 from __future__ import annotations
@@ -28,12 +24,7 @@ _reading = {"at": -float("inf"), "bytes": 0}
 
 
 class HostMemoryError(ValueError):
-    """An allocation would exceed the host-memory budget.
-
-    Attributes
-    ----------
-    needed_bytes, budget_bytes : int
-    """
+    """An allocation would exceed the host-memory budget (``needed_bytes``, ``budget_bytes``)."""
 
     def __init__(self, message: str, needed_bytes: int, budget_bytes: int):
         super().__init__(message)
@@ -73,19 +64,7 @@ def default_budget_bytes() -> int:
 
 
 def resolve_budget(memory_budget_bytes) -> int:
-    """Validate a caller's budget, or return the default one for ``None``.
-
-    Parameters
-    ----------
-    memory_budget_bytes : int or None
-        Largest number of bytes a computation may allocate; a positive
-        integer, or None for :func:`default_budget_bytes`.
-
-    Raises
-    ------
-    ValueError
-        For a budget that is not a positive integer.
-    """
+    """A caller's budget (a positive int; ValueError otherwise), or :func:`default_budget_bytes` for None."""
     if memory_budget_bytes is None:
         return default_budget_bytes()
     try:
@@ -106,14 +85,9 @@ def check_allocation(nbytes: int, what: str, budget_bytes: int | None = None, *,
     what : str
         What needs them, for the message ("reading a window of 10 x 10 pixels").
     budget_bytes : int, optional
-        The caller's budget (:func:`resolve_budget`); default :func:`default_budget_bytes`.
+        Default :func:`default_budget_bytes`.
     advice : str
         How to need less, appended to the message.
-
-    Raises
-    ------
-    HostMemoryError
-        A ValueError whose message says what, how much and the budget.
     """
     budget = resolve_budget(budget_bytes)
     if nbytes <= budget:

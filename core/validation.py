@@ -1,13 +1,8 @@
 """Checks of scalar arguments shared by core's public entries.
 
-Each helper checks one argument and returns it normalised (a Python ``int``,
-``float``, ``str`` or ``bool``).  A value of the wrong kind raises TypeError, a
-value out of range ValueError; the message names the argument and the allowed
-values, for example::
-
-    nodes must be an integer >= 3; got 2
-    max_turn_deg must be a finite number in (0, 180]; got nan
-    spacing must be > 0 pixels; got -1.0        (with unit="pixels")
+Each returns its argument normalised (``int``, ``float``, ``str``, ``bool``)
+or raises TypeError (wrong kind) or ValueError (out of range) with a message
+that names it, e.g. ``nodes must be an integer >= 3; got 2``.
 """
 
 from __future__ import annotations
@@ -68,13 +63,6 @@ def integer(value, name: str, low: int | None = None, high: int | None = None, *
         Also accept floats with an integral value (``3.0``).
     optional : bool
         Accept None (returned as None).
-
-    Raises
-    ------
-    TypeError
-        For a value that is not an integer.
-    ValueError
-        For one outside ``[low, high]``.
     """
     if optional and value is None:
         return None
@@ -94,25 +82,8 @@ def real(value, name: str, low: float | None = None, high: float | None = None, 
          high_open: bool = False, unit: str = "", optional: bool = False) -> float | None:
     """A finite real number in the given range (either bound may be None), as a Python float.
 
-    Parameters
-    ----------
-    value
-        The argument: a Python or numpy number or a 0-d array; booleans are refused.
-    name : str
-        The argument's name, for the message.
-    low, high : float, optional
-        Bounds, inclusive unless ``low_open`` / ``high_open``.
-    unit : str
-        Plural unit for the message (``"pixels"``, ``"degrees"``).
-    optional : bool
-        Accept None (returned as None).
-
-    Raises
-    ------
-    TypeError
-        For a value that is not a real number.
-    ValueError
-        For NaN, infinities and values out of range.
+    Parameters as :func:`integer`; the bounds are inclusive unless ``low_open``
+    or ``high_open``, and NaN and infinities raise ValueError.
     """
     if optional and value is None:
         return None

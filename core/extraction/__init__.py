@@ -1,10 +1,7 @@
 """One line extraction: guides between the clicks, the image's gradient, link scores, the exact DP.
 
-``settings`` holds :class:`ExtractionSettings`, ``options`` the link-scoring
-:class:`~core.extraction.options.ScoringOptions`, ``guides`` the candidate
-geometry, ``gradient`` the smoothed gradient of the window, ``scores`` the
-link scores (CPU; the GPU twin is ``gpu.polyline.scores``), ``solving`` scores
-and solves on either backend, and ``pipeline`` :func:`extract` runs them end to end.
+:func:`extract` (``pipeline``) runs ``guides``, ``gradient``, ``scores`` and
+``solving`` end to end with :class:`ExtractionSettings` (``settings``).
 """
 
 from core.extraction.pipeline import ExtractionResult, extract, gradient_step_px, window_margin_px

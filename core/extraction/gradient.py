@@ -1,15 +1,9 @@
 """Gradient of the Gaussian-smoothed intensity of an image window.
 
-The link scores sample ``g = grad(G_sigma * I)``.  Masked pixels (NaN: nodata,
-outside the raster) must not create edges, so the smoothing is a normalized
-convolution: ``G * (I M) / G * M`` with ``M`` the validity mask, which is the
-Gaussian-weighted mean of the valid pixels only, so a masked pixel adds no edge.
-The gradient is 0 on masked pixels and on the pixels whose 3 x 3 derivative
-stencil touches one (it would read a smoothed value extrapolated into the hole).
-
-Grid step: ``step_px = 1`` puts the gradient on the pixel centres, ``0.5`` on
-the centres and boundaries, where a thin line's flanks peak
-(docs/notes/extraction-and-polyline.md, "Gradient grid step").
+Masked pixels (NaN) must not create edges, so the smoothing is a normalized
+convolution ``G * (I M) / G * M`` with ``M`` the validity mask, and the
+gradient is 0 wherever its 3 x 3 stencil touches a masked pixel.  Grid step:
+docs/notes/extraction-and-polyline.md, "Gradient grid step".
 """
 
 from __future__ import annotations
@@ -81,14 +75,12 @@ def gradient_window(
     col_off, row_off : int
         Pixel position of ``intensity[0, 0]`` in the raster.
     step_px : {1.0, 0.5}
-        Grid step of the gradient (see the module docstring): 0.5 puts the
-        gradient of thin lines on their boundaries, at 4 times the grid size.
+        Grid step of the gradient: pixel centres, or centres and boundaries.
 
     Returns
     -------
     GradientWindow
-        float32 ``gx``, ``gy`` of shape (H, W) for step 1, (2H - 1, 2W - 1)
-        for step 0.5.
+        float32 ``gx``, ``gy`` of shape (H, W) for step 1, (2H - 1, 2W - 1) for step 0.5.
 
     Raises
     ------

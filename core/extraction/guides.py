@@ -1,17 +1,12 @@
 """Guides: the candidate points of a polyline between two clicked endpoints.
 
-Endpoints ``a`` and ``b`` (pixel space, ``(x, y) = (col, row)``) span the axis
-``u = (b - a) / L``; ``n = (-u_y, u_x)`` is its left normal.  ``nodes`` split
-points of ``[a, b]`` (endpoints included) are ``h = L / (nodes - 1)`` apart, so
-there are ``m = nodes - 2`` guides; guide ``t`` (1..m) crosses the axis at
-``a + t h u`` and carries ``points`` candidates at the offsets
-``o_p = -W + p 2W / (points - 1)`` along ``n``.
-
-The start and end form layers of their own: a single point at offset 0 (fixed
-endpoints), or, with endpoint snapping, ``points`` candidates within
-``snap_half_width_px`` across the axis through ``a`` (and ``b``), so that an
-approximate click may slide onto the object.  Every link therefore advances by
-``h`` along the axis, which is what the angle-constrained solvers rely on.
+Endpoints ``a``, ``b`` (``(x, y) = (col, row)``) span the axis
+``u = (b - a) / L`` with left normal ``n = (-u_y, u_x)``.  There are
+``m = nodes - 2`` guides ``h = L / (nodes - 1)`` apart; guide ``t`` crosses
+the axis at ``a + t h u`` and carries ``points`` candidates at offsets in
+``[-W, W]`` along ``n``.  The start and end are layers of one point at offset
+0, or of ``points`` candidates across the axis with endpoint snapping, so
+every link advances by ``h`` along the axis.
 """
 
 from __future__ import annotations
@@ -68,13 +63,9 @@ class Guides:
         return self.start_offsets.size > 1 or self.end_offsets.size > 1
 
     def layer_points(self) -> list[np.ndarray]:
-        """Candidate points of every layer.
+        """``(x, y)`` of the candidates of every layer: ``m + 2`` float64 arrays of shape (n_k, 2).
 
-        Returns
-        -------
-        list of ``m + 2`` float64 ndarrays of shape (n_k, 2)
-            ``(x, y)`` of the start layer, guides 1..m, and the end layer;
-            point ``p`` of layer ``t`` is ``a + t h u + offsets[p] n``.
+        Point ``p`` of layer ``t`` is ``a + t h u + offsets[p] n``.
         """
         layers = [self._layer(0, self.start_offsets)]
         layers += [self._layer(t, self.offsets) for t in range(1, self.n_guides + 1)]
@@ -82,19 +73,10 @@ class Guides:
         return layers
 
     def vertices(self, start_index: int, indices, end_index: int) -> np.ndarray:
-        """The polyline through one chosen candidate per layer.
+        """The (m + 2, 2) float64 ``(x, y)`` vertices through one chosen candidate per layer.
 
-        Parameters
-        ----------
-        start_index, end_index : int
-            Chosen candidates of the start and end layers.
-        indices : (m,) int array
-            Chosen candidate on each inner guide.
-
-        Returns
-        -------
-        (m + 2, 2) float64 ndarray
-            ``(x, y)`` vertices from the start to the end.
+        ``indices`` (m,) picks the candidate on each guide, ``start_index`` and
+        ``end_index`` those of the end layers.
         """
         indices = np.asarray(indices, dtype=np.int64)
         layer_offsets = np.concatenate(
@@ -104,18 +86,9 @@ class Guides:
         return self.start_xy + steps[:, None] * self.axis + layer_offsets[:, None] * self.normal
 
     def bounds_px(self, margin_px: float) -> tuple[int, int, int, int]:
-        """Integer pixel window covering every candidate point plus a margin.
+        """The pixel window ``(col_off, row_off, width, height)`` covering every candidate plus ``margin_px``.
 
-        Parameters
-        ----------
-        margin_px : float
-            Extra pixels on every side (>= 0).
-
-        Returns
-        -------
-        col_off, row_off, width, height : int
-            The window ``[col_off, col_off + width) x [row_off, row_off + height)``
-            in pixel indices; it may overhang the raster.
+        It may overhang the raster.
         """
         points = np.concatenate(self.layer_points())
         lo = np.floor(points.min(axis=0) - margin_px).astype(np.int64)
@@ -149,11 +122,10 @@ def build_guides(
     half_width_px : float
         Guide half-width ``W`` (> 0): candidates span ``[-W, W]`` across the axis.
     snap_endpoints : bool
-        Give the endpoints guides of their own (``points`` candidates each) so
-        that the solver may move them across the axis.
+        Give the endpoints guides of their own (``points`` candidates each).
     snap_half_width_px : float, optional
         Half-width of the endpoint guides (> 0); default
-        ``min(half_width_px, DEFAULT_SNAP_HALF_WIDTH_PX)``.  Ignored without snapping.
+        ``min(half_width_px, DEFAULT_SNAP_HALF_WIDTH_PX)``.
 
     Returns
     -------
@@ -162,8 +134,17 @@ def build_guides(
     Raises
     ------
     ValueError, TypeError
-        For endpoints that are not finite 2-vectors or coincide, and for
-        counts or widths out of range.
+        For endpoints that are not distinct finite 2-vectors, and for counts or
+        widths out of range.
+
+    Examples
+    --------
+    >>> from core.extraction.guides import build_guides
+    >>> guides = build_guides((0, 0), (30, 0), nodes=4, points=3, half_width_px=2)
+    >>> guides.n_guides, guides.spacing, guides.offsets.tolist()
+    (2, 10.0, [-2.0, 0.0, 2.0])
+    >>> guides.vertices(0, [2, 1], 0).tolist()
+    [[0.0, 0.0], [10.0, 2.0], [20.0, 0.0], [30.0, 0.0]]
     """
     a = _endpoint(start_xy, "start_xy")
     b = _endpoint(end_xy, "end_xy")

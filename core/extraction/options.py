@@ -1,9 +1,4 @@
-"""How link scores are computed: :class:`ScoringOptions`, validated once, and their kernel codes.
-
-The CPU scores (:mod:`core.extraction.scores`) and their CUDA twin
-(``gpu.polyline.scores``) both take a :class:`ScoringOptions`; the compiled
-kernels read :meth:`ScoringOptions.kernel_codes`.
-"""
+"""How link scores are computed: :class:`ScoringOptions`, validated once, and their kernel codes."""
 
 from __future__ import annotations
 
@@ -26,16 +21,9 @@ MAX_LENGTH_PX = 1e9
 class KernelCodes(NamedTuple):
     """The options as the scoring kernels (CPU and CUDA) read them.
 
-    Attributes
-    ----------
-    mode : int
-        Index in :data:`MODES`; the edge mode whenever the ribbon radius is 0.
-    radius_px : float
-        Ribbon half-width ``r`` (px).
-    polarity : int
-        Index in :data:`POLARITIES`.
-    combine : int
-        Index in :data:`COMBINES`.
+    ``mode``, ``polarity`` and ``combine`` are indices in :data:`MODES`,
+    :data:`POLARITIES` and :data:`COMBINES`; ``radius_px`` is the ribbon
+    half-width ``r`` (px), and a radius of 0 always gives the edge mode.
     """
 
     mode: int

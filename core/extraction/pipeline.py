@@ -1,10 +1,7 @@
 """One line extraction end to end: window read, gradient, link scores, exact DP.
 
-``extract(image, start, end)`` lays the guides between the two clicked points,
-reads only the raster window that the guides (plus a smoothing margin) cover,
-scores every candidate link there and solves the angle-constrained polyline
-problem, on the GPU when the backend resolves to it.  The cost depends on the
-guides, never on the raster's size.
+Only the raster window under the guides (plus a smoothing margin) is read, so
+the cost depends on the guides, never on the raster's size.
 """
 
 from __future__ import annotations
@@ -96,16 +93,15 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     Parameters
     ----------
     image : str, os.PathLike, core.io.raster.Raster or ndarray
-        A file (opened and closed here), an open Raster (the cheap way to
-        extract repeatedly: it stays open and its band is used) or an (H, W)
-        or (H, W, C) array.
+        A file (opened and closed here), an open Raster (cheaper for repeated
+        extractions) or an (H, W) or (H, W, C) array.
     start, end : (2,) array_like of float
         The clicked points in pixel coordinates ``(x, y)``, inside the raster.
     settings : ExtractionSettings, optional
         Default ``ExtractionSettings()``.
     cancel : core.cancel.CancelToken, optional
-        Lets another thread stop the extraction: it is checked between the
-        steps, and the long CPU kernels poll it while they run.
+        Lets another thread stop the extraction (checked between the steps and
+        polled by the long CPU kernels).
     **overrides
         Fields of the settings to change for this call (e.g. ``nodes=6``).
 
@@ -117,7 +113,7 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     ------
     ValueError
         For bad settings, endpoints outside the raster or equal, a window
-        without valid pixels, problems beyond the host-memory budget
+        without valid pixels, the host-memory budget exceeded
         (core.memory.HostMemoryError), or no feasible polyline
         (core.polyline.NoFeasiblePolylineError).
     core.io.raster.RasterError
@@ -126,6 +122,22 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
         For ``backend="gpu"`` without a usable GPU.
     core.cancel.Cancelled
         When ``cancel`` was cancelled before the result was complete.
+
+    Examples
+    --------
+    A bright road 5 px wide (rows 20-24, centre line y = 22.5), clicked 2 px
+    above its centre; with snapping the polyline moves onto the centre line:
+
+    >>> import numpy as np
+    >>> import core
+    >>> image = np.zeros((40, 80), np.float32)
+    >>> image[20:25, :] = 1.0
+    >>> result = core.extract(image, (5, 20.5), (75, 20.5), nodes=5, points=9, half_width_px=4,
+    ...                       sigma_px=1, ribbon_width_px=5, snap_endpoints=True, backend="cpu")
+    >>> result.vertices_px.tolist()
+    [[5.0, 22.5], [22.5, 22.5], [40.0, 22.5], [57.5, 22.5], [75.0, 22.5]]
+    >>> result.backend, result.method
+    ('cpu', 'window')
     """
     t_begin = time.perf_counter()
     flag_of(cancel)  # a wrong type fails here, before any work
@@ -164,13 +176,9 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
 def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):
     """The feasible polyline nearest the straight segment, where every polyline scores 0.
 
-    Link scores are never negative, so an optimum of 0 means nothing in the
-    window to follow (a flat or nodata area, or a ribbon whose one side lies
-    beyond the image's border); the solver's tie-break would pick an arbitrary
-    zigzag, often off the image near a border.  The straight segment is one of
-    the optima (DESIGN: any optimal polyline is acceptable).  Kept as it is
-    when the angle limit does not allow it (only possible with an even number
-    of points).
+    An optimum of 0 means nothing to follow (a flat or nodata window), and the
+    solver's tie-break would pick an arbitrary zigzag; the straight segment is
+    one of the optima.  Kept as it is when the angle limit forbids it.
     """
     centre = lambda offsets: int(np.argmin(np.abs(offsets)))  # noqa: E731
     start, inner, end = centre(guides.start_offsets), centre(guides.offsets), centre(guides.end_offsets)
@@ -245,13 +253,7 @@ def _guides_on_raster(raster, start, end, settings: ExtractionSettings) -> Guide
 
 
 def _check_memory(settings: ExtractionSettings) -> None:
-    """Refuse, before allocating, problems whose tables exceed the host-memory budget.
-
-    The link tables (score, DP value, backtracking index) and the turn-range
-    tables of :func:`core.polyline.prepare` live at the same time, so they are
-    counted together (measured peaks: 21-35 bytes per link; counted: 20 per
-    link plus the ranges).
-    """
+    """Refuse, before allocating, link and turn-range tables beyond the host-memory budget."""
     d, m = settings.points, settings.nodes - 2
     n0 = n1 = d if settings.snap_endpoints else 1
     n_links = n0 * d + (m - 1) * d * d + d * n1

@@ -1,21 +1,17 @@
 """Link scores: how well each candidate link follows the object (CPU, numba).
 
-For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
-``n_e = (-e_y, e_x)``, the gradient ``g`` is sampled bilinearly at the
-midpoints ``s_k = P + (k + 0.5) / K (Q - P)`` of ``K = max(2, ceil(l))`` equal
-pieces and the score is ``sum_k w(s_k) l / K`` with
+For a link ``P -> Q`` of length ``l``, direction ``e`` and left normal ``n_e``,
+the gradient ``g`` is sampled bilinearly at the midpoints of
+``K = max(2, ceil(l))`` equal pieces and the score is ``sum_k w(s_k) l / K``:
 
 - ``edge``: ``w(s) = |g(s) . n_e|``;
-- ``ribbon`` of full width ``2 r``, ``g+ = g(s + r n_e) . n_e``, ``g- = g(s - r n_e) . n_e``:
-  edge responses ``a, b = |g+|, |g-|`` (polarity ``any``), ``max(0, -g+), max(0, g-)``
-  (``bright``) or ``max(0, g+), max(0, -g-)`` (``dark``), and ``w(s) = (a + b) / 2``
-  (combine ``mean``) or ``sqrt(a b)`` (``geometric``).  With ``r = 0`` it is the edge mode.
+- ``ribbon`` of full width ``2 r``: the edge responses ``a``, ``b`` of
+  ``g(s + r n_e) . n_e`` and ``g(s - r n_e) . n_e`` after the polarity, then
+  ``w(s) = (a + b) / 2`` (``mean``) or ``sqrt(a b)`` (``geometric``).
 
-Sample ``(x, y)`` sits at ``u = (x - col_off - 0.5) / step_px``,
-``v = (y - row_off - 0.5) / step_px`` on the gradient grid
-(:mod:`core.extraction.gradient`); a bilinear neighbour outside the window
-counts 0.  The CUDA twin is ``gpu.polyline.kernels_scores``;
-``tests/naive_scores.py`` is the loop reference of both.
+A bilinear neighbour outside the window counts 0.  The CUDA twin is
+``gpu.polyline.kernels_scores``; ``tests/naive_scores.py`` is the loop
+reference of both.  Notes: docs/notes/extraction-and-polyline.md, "Link scores".
 """
 
 from __future__ import annotations
@@ -121,11 +117,9 @@ def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radiu
     """Score every link of every stage in one parallel loop over all (source, target) pairs.
 
     ``stages[s] = (first source, n sources, first target, n targets)`` index
-    ``points`` (P, 2); the scores of stage ``s`` follow those of the stages
-    before it in ``out``, row-major (source, target).  One parallel region for
-    the whole chain: every fork-join costs a thread wake-up, dear when the
-    machine is busy.  Once ``cancel_flag[0]`` is set (core.cancel) the links
-    left are skipped and ``out`` is garbage.
+    ``points`` (P, 2); stage ``s``'s scores follow those of the stages before it
+    in ``out``, row-major.  Once ``cancel_flag[0]`` is set the links left are
+    skipped and ``out`` is garbage.
     """
     n_stages = stages.shape[0]
     ends = np.empty(n_stages, dtype=np.int64)
@@ -201,13 +195,12 @@ def link_score_tables(gradient, guides, options: ScoringOptions = ScoringOptions
     Parameters
     ----------
     gradient : core.extraction.gradient.GradientWindow
-        Gradient of the smoothed intensity around the guides.
+        Gradient around the guides.
     guides : core.extraction.guides.Guides
-        Layers L0 (start, n0 points), guides 1..m (d points), L(m+1) (end, n1 points).
     options : ScoringOptions
         Default: the edge mode.
     cancel : core.cancel.CancelToken, optional
-        Stops the scoring early when cancelled (from another thread).
+        Stops the scoring early (raising core.cancel.Cancelled).
 
     Returns
     -------
@@ -217,11 +210,6 @@ def link_score_tables(gradient, guides, options: ScoringOptions = ScoringOptions
         ``links[t, p, q]``: point ``p`` of guide ``t + 1`` to point ``q`` of guide ``t + 2``.
     last : (d, n1) float32 ndarray
         Links from guide ``m`` to the end layer.
-
-    Raises
-    ------
-    core.cancel.Cancelled
-        When ``cancel`` was cancelled before the scores were complete.
     """
     layers = guides.layer_points()
     sizes = np.array([len(layer) for layer in layers], dtype=np.int64)

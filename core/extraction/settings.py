@@ -110,12 +110,8 @@ class ExtractionSettings:
     def from_dict(cls, values: dict) -> ExtractionSettings:
         """Settings from :meth:`to_dict` output (missing keys take the defaults).
 
-        Raises
-        ------
-        TypeError
-            For a value that is not a dict.
-        ValueError
-            For keys that are not settings, or values out of range.
+        Raises TypeError for a value that is not a dict, ValueError for unknown keys
+        or values out of range.
         """
         if not isinstance(values, dict):
             raise TypeError(f"extraction settings must be a dict; got {type(values).__name__}")

@@ -1,9 +1,4 @@
-"""Link scores and the exact DP of one extraction, on the CPU or the GPU.
-
-:func:`score_and_solve` is the CPU twin of ``gpu.polyline.score_and_solve``
-(same signature, same result); :func:`score_and_solve_on` runs one of them,
-with core's one CPU fallback (:func:`core.engine.run_with_cpu_fallback`).
-"""
+"""Link scores and the exact DP of one extraction, on the CPU or the GPU."""
 
 from __future__ import annotations
 
@@ -24,6 +19,8 @@ def score_and_solve(gradient, guides, options: ScoringOptions, method: str, max_
                     cancel=None) -> PolylineSolution:
     """Score the links of the guides and solve the polyline problem on the CPU.
 
+    The CPU twin of ``gpu.polyline.score_and_solve`` (same signature and result).
+
     Parameters
     ----------
     gradient : core.extraction.gradient.GradientWindow
@@ -34,20 +31,16 @@ def score_and_solve(gradient, guides, options: ScoringOptions, method: str, max_
     max_turn_deg : float
         Largest turn at a guide point, in (0, 180].
     cancel : core.cancel.CancelToken, optional
-        Polled by the scoring kernel and between (and in ``mitm`` within) the DP stages.
+        Polled by the scoring kernel and the DP stages.
 
     Returns
     -------
     core.polyline.PolylineSolution
-        Backend "cpu"; ``timings_ms``: ``scoring``, ``dp`` (preparation and
-        DP) and ``backtrack``.
+        Backend "cpu"; ``timings_ms``: ``scoring``, ``dp`` and ``backtrack``.
 
     Raises
     ------
-    core.polyline.NoFeasiblePolylineError
-        When no polyline satisfies the angle limit.
-    core.cancel.Cancelled
-        When ``cancel`` was cancelled.
+    core.polyline.NoFeasiblePolylineError, core.cancel.Cancelled
     """
     started = time.perf_counter()
     first, links, last = link_score_tables(gradient, guides, options, cancel)
@@ -63,15 +56,11 @@ def score_and_solve(gradient, guides, options: ScoringOptions, method: str, max_
 
 def score_and_solve_on(backend: str, gradient, guides, options: ScoringOptions, method: str, max_turn_deg: float,
                        cancel=None) -> PolylineSolution:
-    """:func:`score_and_solve` on a resolved backend ("cpu" or "gpu"); the CPU also when the GPU lacks memory.
+    """:func:`score_and_solve` on a resolved backend, "cpu" or "gpu".
 
-    Other parameters, returns and errors as :func:`score_and_solve`; on the
-    GPU, ``cancel`` is checked before and after the device work.
-
-    Warns
-    -----
-    RuntimeWarning
-        When the GPU lacked memory and the CPU ran instead (``backend`` of the result: "cpu").
+    When the GPU lacks memory the CPU runs instead, with a RuntimeWarning
+    (:func:`core.engine.run_with_cpu_fallback`); on the GPU ``cancel`` is
+    checked before and after the device work.
     """
     args = (gradient, guides, options, method, max_turn_deg, cancel)
     return engine.run_with_cpu_fallback(

@@ -1,17 +1,9 @@
 """GeoJSON export and import of digitized lines (RFC 7946 FeatureCollections of LineStrings).
 
-For a georeferenced raster every vertex goes pixel ``(x, y)`` -> map coordinates
-(the raster's affine transform) -> WGS84 longitude, latitude (rasterio.warp), as
-RFC 7946 requires (no ``crs`` member).  For a plain image the coordinates stay
-pixel ``(x, y)`` and the collection says so in the foreign member
-``"linesnap:coordinates": "pixel"`` (``"lonlat"`` otherwise).  Either way every
-feature's properties carry its ``pixel_coordinates``.  :func:`read_geojson`
-places lines by their geometry (so edits made in other programs count) and
-also reads plain RFC 7946 lines of other tools onto a georeferenced image.
-
-Files are written atomically: a temporary file in the same folder, flushed to
-disk, then renamed over the target, so a failed export leaves any earlier file
-intact and no temporary file behind.
+Georeferenced rasters give WGS84 lon/lat; plain images keep pixel ``(x, y)``,
+marked ``"linesnap:coordinates": "pixel"``.  Every feature carries its
+``pixel_coordinates``.  Files are written atomically (temporary file, then a
+rename), so a failed export leaves an earlier file intact.
 """
 
 from __future__ import annotations
@@ -79,19 +71,10 @@ class LineFeature:
 
 
 def feature_from_result(result, name: str = "") -> LineFeature:
-    """The feature of one extraction.
+    """The :class:`LineFeature` of an ExtractionResult.
 
-    Parameters
-    ----------
-    result : core.extraction.ExtractionResult
-    name : str
-
-    Returns
-    -------
-    LineFeature
-        Vertices of the result; properties ``score``, ``settings`` (a dict,
-        with the snapping half-width that was used where the settings left it
-        to the default), ``backend``, ``method`` and ``timings_ms``.
+    Properties: ``score``, ``settings`` (with the snapping half-width actually
+    used), ``backend``, ``method`` and ``timings_ms``.
     """
     settings = result.settings.to_dict() if hasattr(result.settings, "to_dict") else dict(result.settings)
     guides = getattr(result, "guides", None)
@@ -110,17 +93,8 @@ def feature_from_result(result, name: str = "") -> LineFeature:
 def to_feature_collection(features, raster=None) -> dict:
     """An RFC 7946 FeatureCollection (a JSON-able dict) of line features.
 
-    Parameters
-    ----------
-    features : iterable of LineFeature
-    raster : core.io.raster.Raster, optional
-        The image the lines were digitized on.  When it is georeferenced the
-        coordinates are WGS84 ``[lon, lat]`` in degrees; otherwise (or without
-        a raster) pixel ``[x, y]``, marked by ``"linesnap:coordinates": "pixel"``.
-
-    Returns
-    -------
-    dict
+    With a georeferenced ``raster`` (core.io.raster.Raster) the coordinates are
+    WGS84 ``[lon, lat]``; otherwise pixel ``[x, y]``.
     """
     features = list(features)
     for k, feature in enumerate(features):
@@ -159,34 +133,17 @@ def _feature_dict(feature: LineFeature, raster, k: int) -> dict:
 
 
 def write_geojson(path, features, raster=None) -> None:
-    """Write features as an RFC 7946 FeatureCollection, atomically.
+    """Write features as an RFC 7946 FeatureCollection to ``path``, atomically.
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The ``.geojson`` file; replaced if it exists.
-    features : iterable of LineFeature
-    raster : core.io.raster.Raster, optional
-        As for :func:`to_feature_collection`.
-
-    Raises
-    ------
-    GeoJSONError, TypeError
-        For features that cannot be exported (nothing is written).
-    OSError
-        When the file cannot be written (an earlier file stays intact).
+    ``raster`` as for :func:`to_feature_collection`.  Raises GeoJSONError or
+    TypeError for features that cannot be exported (nothing is written), OSError
+    when the file cannot be written (an earlier file stays intact).
     """
     atomic_write_text(path, format_geojson(to_feature_collection(features, raster)))
 
 
 def format_geojson(collection: dict) -> str:
-    """Indented JSON text of a collection, one ``[x, y]`` position per line, ending in a newline.
-
-    Raises
-    ------
-    ValueError
-        For NaN or infinite numbers, which JSON cannot hold.
-    """
+    """Indented JSON text, one ``[x, y]`` position per line; ValueError for NaN or infinities."""
     text = json.dumps(collection, indent=1, allow_nan=False)
     # JSON strings hold no raw newline, so only real number pairs match.
     return _NUMBER_PAIR.sub(r"[\1, \2]", text) + "\n"
@@ -195,14 +152,8 @@ def format_geojson(collection: dict) -> str:
 def atomic_write_text(path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
 
-    A failure at any point leaves an existing ``path`` as it was and removes
-    the temporary file.  A replaced file keeps its permission bits.
-
-    Raises
-    ------
-    OSError
-        Naming ``path``: IsADirectoryError for a folder, FileNotFoundError for
-        a missing folder, and whatever the write itself meets.
+    A failure leaves an existing ``path`` as it was and no temporary file; a
+    replaced file keeps its permission bits.  OSError names ``path``.
     """
     path = Path(path)
     if path.is_dir():  # os.replace would fail only after the write, naming the temporary file
@@ -228,19 +179,12 @@ def atomic_write_text(path, text: str) -> None:
 def read_geojson(path, raster=None) -> list[LineFeature]:
     """Read the lines of a GeoJSON file into features in pixel space.
 
-    LineSnap's own files and plain RFC 7946 files (WGS84 lon/lat, as QGIS or
-    OpenStreetMap tools write them) are both read.  The geometry is what
-    places a line, so a file edited in another program comes back as edited:
-
-    - ``"linesnap:coordinates": "pixel"`` files hold pixel ``(x, y)``;
-    - lon/lat files (LineSnap's ``"lonlat"`` ones and files of other tools)
-      go through ``raster.lonlat_to_pixel``, so they need a georeferenced
-      ``raster`` and land on the same ground whichever image of it is open.
-      Called without a raster, LineSnap's lon/lat files fall back to their
-      ``pixel_coordinates`` property.
-
-    A LineSnap feature's ``pixel_coordinates`` are kept exactly where its
-    geometry still agrees with them (to 1e-6 px), so export -> import is exact.
+    The geometry places each line, so edits made in other programs count:
+    ``"pixel"`` files hold pixel ``(x, y)``; lon/lat files (LineSnap's and other
+    tools' RFC 7946 files) need a georeferenced ``raster``, except that
+    LineSnap's own fall back to their ``pixel_coordinates`` without one.  Saved
+    ``pixel_coordinates`` are kept where the geometry agrees with them (to
+    1e-6 px), so export -> import is exact.
 
     Parameters
     ----------
@@ -251,17 +195,15 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     Returns
     -------
     list of LineFeature
-        In file order (a MultiLineString gives one feature per part), with each
-        feature's ``name`` and its other properties (``pixel_coordinates``
-        removed).  Features of other tools with other geometries (points,
-        polygons) or none are skipped; in LineSnap's own files they are errors.
+        In file order, one per part of a MultiLineString, with ``name`` and the
+        other properties.  Other tools' non-line features are skipped.
 
     Raises
     ------
     GeoJSONError
         Missing or unreadable file, invalid JSON, not a FeatureCollection, a
-        broken feature, no line at all, a ``crs`` member other than WGS84, or
-        lon/lat coordinates with no georeferenced raster to place them on.
+        broken feature, no line at all, a ``crs`` other than WGS84, or lon/lat
+        with no georeferenced raster.
     """
     path = Path(path)
     try:

@@ -1,18 +1,9 @@
 """Raster access: one intensity band of a GeoTIFF, PNG, JPEG or numpy array, read by windows.
 
-A :class:`Raster` is opened once and read many times (the GUI keeps one open).
-Reads are windowed, so their cost depends on the window, not on the raster's
-size, and every read returns float32 with NaN wherever the pixel is not valid
-data: the file's nodata value, its internal mask or alpha band, NaN or
-infinite floats, and anything outside the raster (windows may overhang the
-edges).
-
-Pixel space follows DESIGN.md: arrays are ``[row, col]``, geometry is
-``(x, y) = (col, row)``, pixel ``[r, c]`` covers ``[c, c+1) x [r, r+1)`` and
-``transform * (x, y)`` is the map position of ``(x, y)``.
-
-``rasterio`` is imported lazily (inside functions): the GPU machine imports
-``core`` without it, and ``import core`` must stay cheap.
+Reads cost what the window costs, whatever the raster's size, and return
+float32 with NaN wherever there is no valid data (nodata, masks, alpha,
+non-finite values, outside the raster).  Pixel space as in DESIGN.md.
+``rasterio`` is imported inside functions, so ``import core`` stays cheap.
 """
 
 from __future__ import annotations
@@ -40,15 +31,13 @@ def open_raster(source, band: int | None = None, *, nodata: float | None = None)
     Parameters
     ----------
     source : str or os.PathLike or ndarray
-        A GeoTIFF, PNG or JPEG file (anything GDAL reads), or an array of
-        shape ``(H, W)`` or ``(H, W, C)`` (kept by reference, not copied, and
-        never modified; it has no georeference).
+        A file GDAL reads, or an (H, W) or (H, W, C) array (kept by reference,
+        never modified; no georeference).
     band : int, optional
-        1-based band to use as the intensity.  ``None`` derives it: a single
-        band as is, two bands their mean, three or more the BT.601 luminance
-        of the first three.  Alpha bands of files never count as data.
+        1-based band to use.  None: one band as is, two their mean, three or
+        more the BT.601 luminance of the first three (alpha never counts).
     nodata : float, optional
-        For array sources only: the value that marks invalid pixels.
+        For arrays only: the value that marks invalid pixels.
 
     Returns
     -------
@@ -57,8 +46,7 @@ def open_raster(source, band: int | None = None, *, nodata: float | None = None)
     Raises
     ------
     RasterError
-        Missing, empty, unreadable, corrupt or truncated files; empty arrays;
-        a band out of range.
+        Missing, unreadable or corrupt files; empty arrays; a band out of range.
     TypeError
         A source that is neither a path nor an array, or a non-integer band.
     """
@@ -80,30 +68,23 @@ def open_raster(source, band: int | None = None, *, nodata: float | None = None)
 class Raster:
     """An open image, read by windows as one float32 intensity band (NaN = no data).
 
-    Create it with :func:`open_raster`.  All reads are serialised by a lock, so
-    one Raster may be shared by several threads.
+    Made by :func:`open_raster`; reads are serialised by a lock, so threads may
+    share one Raster.
 
     Attributes
     ----------
-    width, height : int
-        Size in pixels.
-    band_count : int
-        Number of bands of the source.
+    width, height, band_count : int
     dtype : numpy.dtype
         Data type of the source's pixels.
     crs : rasterio.crs.CRS or None
-        Coordinate reference system; None for plain images and arrays.
+        None for plain images and arrays.
     transform : affine.Affine
         Pixel ``(x, y)`` to map coordinates; identity for plain images.
     nodata : float or None
-        The nodata value, where the source has one.
     georeferenced : bool
-        True when the source has a CRS that converts to WGS84 longitude and
-        latitude (tested at the image's centre).  A local engineering CRS,
-        which PROJ cannot relate to the Earth, leaves it False: such an image
-        is handled like a plain one (pixel coordinates).
+        True when PROJ converts the CRS to WGS84 lon/lat (tested at the centre);
+        a local engineering CRS leaves it False (pixel coordinates).
     path : str or None
-        The file, or None for arrays.
     band : int or None
         The chosen band, or None for the derived intensity.
     """
@@ -140,45 +121,18 @@ class Raster:
         return self._reader.closed
 
     def read_window(self, col_off: int, row_off: int, width: int, height: int) -> np.ndarray:
-        """Read the intensity of a pixel window.
-
-        Parameters
-        ----------
-        col_off, row_off : int
-            Top-left pixel of the window; may be negative.
-        width, height : int
-            Window size in pixels, >= 1; the window may overhang the raster.
-
-        Returns
-        -------
-        (height, width) float32 ndarray
-            Intensity in the source's units; NaN where there is no data.
-        """
+        """The (height, width) float32 intensity of a pixel window (it may overhang the raster; NaN there)."""
         box = _check_box(col_off, row_off, width, height)
         self._check_memory(width, height, len(self._bands) + 1)
         bands = self._read_clipped(self._bands, box, (height, width))
         return _weighted_sum(bands, self._weights)
 
     def read_decimated(self, col_off, row_off, width, height, out_width, out_height, bands=None) -> np.ndarray:
-        """Read a pixel window resampled (nearest) to an output size, for display.
+        """A pixel window resampled (nearest) to ``(out_height, out_width)`` for display, through overviews.
 
-        Uses the file's overviews where it has them, so a zoomed-out view of a
-        huge raster reads little.
-
-        Parameters
-        ----------
-        col_off, row_off, width, height : int
-            Source window in pixels (may overhang the raster).
-        out_width, out_height : int
-            Output size, >= 1.
-        bands : list of int, optional
-            1-based bands to return (e.g. ``[1, 2, 3]`` for RGB); None for the
-            intensity band.
-
-        Returns
-        -------
-        (out_height, out_width) or (out_height, out_width, k) float32 ndarray
-            Pixel values, NaN where there is no data.
+        ``bands`` lists 1-based bands to return (e.g. ``[1, 2, 3]``, then the shape
+        is ``(out_height, out_width, k)``); None gives the intensity band.  float32,
+        NaN where there is no data.
         """
         box = _check_box(col_off, row_off, width, height)
         out_shape = _check_size(out_width, "out_width"), _check_size(out_height, "out_height")
@@ -207,13 +161,7 @@ class Raster:
         return t.a * mxs + t.b * mys + t.c, t.d * mxs + t.e * mys + t.f
 
     def pixel_to_lonlat(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
-        """WGS84 longitude and latitude (degrees) of pixel positions, through rasterio.warp.
-
-        Raises
-        ------
-        RasterError
-            For a raster without a CRS.
-        """
+        """WGS84 longitude and latitude (degrees) of pixel positions; RasterError without a CRS."""
         mxs, mys = self.pixel_to_map(xs, ys)
         return self._warp(self.crs, "EPSG:4326", mxs, mys)
 

@@ -1,10 +1,7 @@
-"""The two sources a :class:`core.io.raster.Raster` reads from: a rasterio dataset or a numpy array.
+"""The two sources of a :class:`core.io.raster.Raster`: a rasterio dataset or a numpy array.
 
-Both offer the same small interface (``width``, ``height``, ``band_count``,
-``dtype``, ``nodata``, ``crs``, ``transform``, ``path``, ``closed``,
-``data_bands()``, ``read(bands, rows_cols, out_shape)``, ``close()``); reads
-return float32 with NaN where the data is not valid.  ``rasterio`` is imported
-inside the methods, so arrays work where rasterio is absent.
+Both offer the same small interface (size, dtype, nodata, crs, transform,
+``data_bands()``, ``read(bands, rows_cols, out_shape)``, ``close()``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """``solve`` and ``solve_many``: one knapsack-family problem or many, on the CPU or the GPU.
 
-The backend is chosen by :func:`core.engine.resolve_backend`.  Both backends
-offer the same twins, called the same way: ``solve_kp1``, ``solve_kp2``,
-``solve_subset_sum``, ``solve_mckp`` as ``(problem, memory_budget_bytes)`` and
-``solve_kp2_batch`` as ``(problems, memory_budget_bytes)``, each returning
-:class:`core.knapsack.problems.SolverResult` (a list for the batch).  The CPU
-twins live in this package, the GPU twins in ``gpu.knapsack``, imported
-(through :func:`core.engine.gpu_package`) only when the GPU runs.  Every
-solution is checked before it is returned: the chosen items respect the
-capacities and add up to the reported value.
+Both backends offer the same twins: ``solve_kp1``, ``solve_kp2``,
+``solve_subset_sum``, ``solve_mckp`` as ``(problem, memory_budget_bytes)``
+and ``solve_kp2_batch`` as ``(problems, memory_budget_bytes)``, returning
+:class:`~core.knapsack.problems.SolverResult`; the GPU twins (``gpu.knapsack``)
+are imported only when the GPU runs.  Every solution is checked before it is
+returned.
 """
 
 from __future__ import annotations
@@ -49,9 +46,9 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     backend : {"auto", "cpu", "gpu"}
         ``auto`` uses the GPU when numba.cuda finds one, else the CPU.
     memory_budget_bytes : int, optional
-        Most bytes the solver may allocate for its tables; default a safe share
-        of the free host (CPU) or device (GPU) memory.  Past it the solver
-        switches to a memory-light method or raises MemoryBudgetError.
+        Most bytes for the solver's tables; default a share of the free host
+        (CPU) or device (GPU) memory.  Past it the solver switches to a
+        memory-light method or raises MemoryBudgetError.
 
     Returns
     -------
@@ -66,6 +63,15 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
         when the problem cannot be solved within the budget.
     core.engine.BackendUnavailableError
         For ``backend="gpu"`` without a usable GPU.
+
+    Examples
+    --------
+    >>> from core.knapsack import KP1, SubsetSum, solve
+    >>> solution = solve(KP1(profits=[60, 100, 120], weights=[10, 20, 30], capacity=50), backend="cpu")
+    >>> solution.value, solution.selected.tolist(), solution.backend
+    (220, [1, 2], 'cpu')
+    >>> solve(SubsetSum(weights=[6, 10, 15], capacity=20), backend="cpu").value
+    16
     """
     kind = problem_kind(problem)
     resolved = engine.resolve_backend(backend)
@@ -79,17 +85,9 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
 def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None = None) -> list:
     """Solve several problems; all KP2 instances among them are solved as one batch.
 
-    Parameters
-    ----------
-    problems : sequence of KP1, KP2, SubsetSum or MCKP
-    backend, memory_budget_bytes
-        As for :func:`solve`; the budget holds for the batch as a whole.
-
-    Returns
-    -------
-    list of KnapsackSolution
-        In the order of ``problems``.  A batched solution's ``time_ms`` is the
-        wall time of the whole batch.
+    ``backend`` and ``memory_budget_bytes`` as for :func:`solve` (the budget
+    holds for the batch as a whole).  Returns a list of KnapsackSolution in the
+    order of ``problems``; a batched solution's ``time_ms`` is the batch's.
     """
     problems = list(problems)
     kinds = [problem_kind(problem) for problem in problems]

@@ -361,12 +361,10 @@ def solution_to_dict(solution, instance: KnapsackInstance | None = None) -> dict
 
 
 def read_instances(path) -> list[KnapsackInstance]:
-    """Every instance of a file, its format told by the extension or, failing that, the content.
+    """Every instance of a file, its format told by the extension or else the content.
 
-    Raises
-    ------
-    KnapsackFormatError
-        For a missing, unreadable or malformed file, or one of no known format.
+    Raises KnapsackFormatError for a missing, unreadable or malformed file, or one
+    of no known format.
     """
     path = Path(path)
     if not path.is_file():

@@ -1,24 +1,7 @@
 """0-1 knapsack (KP1) on the CPU: DP over capacities with packed decision bits.
 
-Row ``i`` of the DP holds, for every capacity ``c``, the best profit of items
-``0..i`` within ``c``; it depends only on row ``i - 1``, so two rows suffice
-for the values, and one bit per (item, capacity) -- "item ``i`` taken" --
-recovers the chosen items by backtracking.
-
-Before the DP the instance is reduced without losing optimality: items of zero
-profit or of weight above the capacity are dropped, zero-weight items with a
-profit are always taken, the weights and the capacity are divided by the gcd of
-the weights, and the capacity is capped at the sum of the weights.  Items are
-sorted by weight (lightest first) and row ``i`` is computed only for the
-capacities that can matter (:func:`capacity_windows`): no more than the weight
-of items ``0..i`` (beyond it the row is constant) and no less than the capacity
-minus the weight of the items after ``i`` (smaller capacities can never lead to
-the final one).  Decision words are stored for those windows only.
-
-When the decision bits do not fit the memory budget, the items are split in
-two halves whose value rows (computed without bits) are combined to find how
-the capacity divides between them, and each half is solved the same way
-(Hirschberg's divide and conquer): twice the work, memory of a few rows.
+Exact reductions, capacity windows per row and a divide and conquer past the
+memory budget: docs/notes/knapsack.md, "KP1".
 """
 
 from __future__ import annotations
@@ -41,21 +24,11 @@ def row_dtype(total_profit: int) -> type:
 
 
 def capacity_windows(weights: np.ndarray, capacity: int, lower_bound: bool = True):
-    """The capacities each DP row needs, ``lo[i] <= c <= hi[i]``.
+    """The capacities each DP row needs, ``lo[i] <= c <= hi[i]``, as two (n,) int64 arrays.
 
-    Parameters
-    ----------
-    weights : (n,) int64 ndarray
-        Item weights in DP order.
-    capacity : int
-        The capacity of the final row (at most the sum of the weights).
-    lower_bound : bool
-        Apply ``lo[i] = capacity - (weight of items after i)``; without it
-        ``lo = 0`` and the last row is valid for every capacity.
-
-    Returns
-    -------
-    lo, hi : (n,) int64 ndarray
+    ``weights`` (n,) are in DP order and ``capacity`` is the final row's (at most
+    their sum).  Without ``lower_bound``, ``lo = 0`` and the last row is valid
+    for every capacity.
     """
     prefix = np.cumsum(weights)
     hi = np.minimum(prefix, capacity)
@@ -192,13 +165,12 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverRes
     problem : KP1
     memory_budget_bytes : int, optional
         Most bytes for the DP rows and decision bits; default
-        :func:`core.memory.resolve_budget`'s share of the available memory.
+        :func:`core.memory.resolve_budget`.
 
     Returns
     -------
     SolverResult
-        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
-        ``"dp"``, or ``"dp-divide-conquer"`` when the bits did not fit the budget.
+        ``method`` ``"dp"``, or ``"dp-divide-conquer"`` when the bits did not fit the budget.
 
     Raises
     ------

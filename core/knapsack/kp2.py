@@ -1,18 +1,7 @@
 """Two-constraint 0-1 knapsack (KP2) on the CPU, one instance or many at once.
 
-The DP state is a pair of capacities ``(a, b)``, ``0 <= a <= c1``,
-``0 <= b <= c2``: one (c1 + 1) x (c2 + 1) table, updated in place for item
-``i`` from the largest ``a`` down (row ``a`` reads row ``a - w1``, which still
-holds the values without item ``i``).  One decision bit per item and state
-recovers the chosen items.
-
-The reductions and capacity windows of :mod:`core.knapsack.kp1` apply per
-dimension: items that fit neither capacity are dropped, each weight dimension
-is divided by its gcd and capped at its sum, and row ``i`` is computed only in
-the box ``lo1[i]..hi1[i]`` x ``lo2[i]..hi2[i]``.  Batches of instances
-("(KP2)^k", Lemos et al.) run one instance per thread (numba ``prange``).
-Past the memory budget a single instance is solved by divide and conquer over
-its items, as in KP1.
+The DP over capacity pairs, its reductions and the batches:
+docs/notes/knapsack.md, "KP2 and batches".
 """
 
 from __future__ import annotations
@@ -196,18 +185,9 @@ def _full_table(p, w1, w2, cap1, cap2):
 def solve_kp2(problem: KP2, memory_budget_bytes: int | None = None) -> SolverResult:
     """Solve a :class:`KP2` exactly.
 
-    Parameters
-    ----------
-    problem : KP2
-    memory_budget_bytes : int, optional
-        Most bytes for the DP table and decision bits; default
-        :func:`core.memory.resolve_budget`'s share of the available memory.
-
-    Returns
-    -------
-    SolverResult
-        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
-        ``"dp"``, or ``"dp-divide-conquer"`` when the bits did not fit the budget.
+    ``memory_budget_bytes`` bounds the DP table and decision bits (default
+    :func:`core.memory.resolve_budget`).  ``method`` of the result is ``"dp"``,
+    or ``"dp-divide-conquer"`` when the bits did not fit the budget.
     """
     budget = resolve_budget(memory_budget_bytes)
     always, items, p, w1, w2, c1, c2 = _reduce(problem)
@@ -238,16 +218,14 @@ def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[So
     ----------
     problems : sequence of KP2
     memory_budget_bytes : int, optional
-        Most bytes in use at once for DP tables and decision bits (as many
-        instances are in flight as numba has threads); default as for
-        :func:`solve_kp2`.
+        Most bytes in use at once (as many instances are in flight as numba has
+        threads); default as for :func:`solve_kp2`.
 
     Returns
     -------
     list of SolverResult
-        In the order of ``problems``; see :func:`solve_kp2`.  ``method`` is
-        ``"dp-batch"``, or as for :func:`solve_kp2` for instances solved one at
-        a time because side by side they would exceed the budget.
+        In the order of ``problems``; ``method`` ``"dp-batch"``, or as for
+        :func:`solve_kp2` for instances that side by side would exceed the budget.
     """
     budget = resolve_budget(memory_budget_bytes)
     problems = list(problems)

@@ -1,21 +1,7 @@
 """Multiple-choice knapsack (MCKP) on the CPU: DP over capacity, one class at a time.
 
-Row ``k`` holds, for every capacity ``c``, the best profit of one item from
-each of the classes ``0..k`` within ``c``; it depends only on row ``k - 1``:
-``f_k[c] = max_j f_{k-1}[c - w_j] + p_j``.  The chosen item of class ``k`` at
-capacity ``c`` is kept in a decision row (the smallest unsigned integer type
-that holds the class's item count) for backtracking.
-
-Exact reductions first: within a class an item is dropped when another is no
-heavier and at least as profitable (dominance; random classes of a few hundred
-items keep about ten), then every class's lightest item becomes weight 0 and
-profit 0 (its weight and profit move to constants), so every capacity is
-feasible and the rows need no "infeasible" marker.  Items that cannot fit are
-dropped, classes left with one item drop out of the DP, the weights and the
-capacity are divided by the weights' gcd, the capacity is capped at the sum of
-the heaviest items, and rows are computed only in the capacity
-windows of :func:`core.knapsack.kp1.capacity_windows`.  Past the memory budget
-the classes are split in halves (divide and conquer), as for KP1.
+``f_k[c] = max_j f_{k-1}[c - w_j] + p_j`` with a decision row per class;
+dominance and other exact reductions first: docs/notes/knapsack.md, "MCKP".
 """
 
 from __future__ import annotations
@@ -31,11 +17,10 @@ __all__ = ["dominance_filter", "solve_mckp"]
 
 
 def dominance_filter(profits: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Indices of the undominated items of a class, lightest first.
+    """Indices of the undominated items of a class, lightest first (profits then strictly increase).
 
-    An item is dominated when another item is no heavier and at least as
-    profitable (ties keep the first index).  Profits strictly increase along
-    the returned order.
+    An item is dominated when another is no heavier and at least as profitable
+    (ties keep the first index).
     """
     order = np.lexsort((np.arange(len(weights)), -profits, weights))
     best = np.maximum.accumulate(profits[order])
@@ -177,19 +162,10 @@ def _full_row(red, first, stop, capacity):
 def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverResult:
     """Solve an :class:`MCKP` exactly (one item from every class).
 
-    Parameters
-    ----------
-    problem : MCKP
-    memory_budget_bytes : int, optional
-        Most bytes for the DP rows and decision rows; default
-        :func:`core.memory.resolve_budget`'s share of the available memory.
-
-    Returns
-    -------
-    SolverResult
-        ``selected``: (m,) int64, the chosen item's index within each class;
-        ``method`` ``"dp"``, or ``"dp-divide-conquer"`` when the decisions did
-        not fit the budget.
+    ``memory_budget_bytes`` bounds the DP and decision rows (default
+    :func:`core.memory.resolve_budget`).  The result's ``selected`` is (m,): the
+    chosen item's index within each class; ``method`` ``"dp"``, or
+    ``"dp-divide-conquer"`` when the decisions did not fit the budget.
     """
     budget = resolve_budget(memory_budget_bytes)
     red = _Reduced(problem)

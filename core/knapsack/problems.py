@@ -1,11 +1,8 @@
 """Knapsack-family problems and their solution, validated once at construction.
 
-Every problem is a frozen dataclass whose arrays are read-only int64 copies of
-the caller's data (the caller's arrays are never modified).  Construction
-raises :class:`ValueError` for negative numbers, non-integers, empty inputs,
-wrong shapes and mismatched lengths, and for an MCKP in which no choice of one
-item per class fits the capacity.  :func:`exact_int` is the package's one
-check of a single integer (instance files and generators use it too).
+Arrays are read-only int64 copies of the caller's data.  Construction raises
+:class:`ValueError` for negative or non-integer numbers, empty inputs, wrong
+shapes and lengths, and an MCKP that no choice of one item per class fits.
 """
 
 from __future__ import annotations
@@ -88,21 +85,19 @@ def exact_int(value, name: str, low: int | None = None, high: int | None = None,
               integral_floats: bool = False, expected: str | None = None) -> int:
     """``value`` as a Python int: the one exact-integer check of core.knapsack.
 
-    Problems, instance files, generators and the command line (through them)
-    check their integers here.  Python and numpy integers pass, bools never.
+    Python and numpy integers pass, bools never.
 
     Parameters
     ----------
     value : object
     name : str
-        What the value is, for the message ``"{name} must be {expected}; got {value!r}"``.
+        For the message ``"{name} must be {expected}; got {value!r}"``.
     low, high : int, optional
         Inclusive bounds.
     integral_floats : bool
         Accept finite floats with an integral value (JSON and numpy give ``5.0``).
     expected : str, optional
-        Default ``"an integer"``, ``"an integer >= {low}"``, ``"an integer <= {high}"``
-        or ``"an integer in [{low}, {high}]"``.
+        The message's description; by default built from the bounds.
 
     Raises
     ------
@@ -219,15 +214,9 @@ class MCKP:
     Parameters
     ----------
     classes : sequence of (profits, weights) pairs
-        One pair of equal-length non-empty integer arrays per class.  Stored as
-        a tuple of ``(profits, weights)`` read-only int64 arrays.
+        One pair of equal-length non-empty integer arrays per class, stored as
+        read-only int64 arrays.
     capacity : int, >= 0
-
-    Raises
-    ------
-    ValueError
-        Also when even the lightest item of every class together exceed the
-        capacity (no feasible choice exists).
     """
 
     classes: tuple
@@ -287,14 +276,13 @@ class KnapsackSolution:
     value : int
         The optimum: total profit (KP1, KP2, MCKP) or total weight (subset sum).
     selected : (k,) int64 ndarray
-        Sorted indices of the chosen items; for MCKP, shape (m,): the chosen
-        item's index within each class.
-    backend : str
-        ``"cpu"`` or ``"gpu"``.
+        Sorted indices of the chosen items; for MCKP (m,): the chosen item's
+        index within each class.
+    backend : {"cpu", "gpu"}
     method : str
         The algorithm that ran (e.g. ``"dp"``, ``"dp-divide-conquer"``, ``"bitset"``).
     time_ms : float
-        Wall time of the solver call in milliseconds (for a batch, of the whole batch).
+        Wall time of the solver call (for a batch, of the whole batch).
     """
 
     value: int
@@ -305,18 +293,7 @@ class KnapsackSolution:
 
 
 class SolverResult(NamedTuple):
-    """What every solver returns, on the CPU and the GPU alike (before ``solve`` times and checks it).
-
-    Attributes
-    ----------
-    value : int
-        The optimum.
-    selected : (k,) int64 ndarray
-        Sorted indices of the chosen items; for MCKP, shape (m,): the chosen
-        item's index within each class.
-    method : str
-        The method that ran (e.g. ``"dp"``, ``"dp-divide-conquer"``, ``"wavefront"``).
-    """
+    """What every CPU and GPU solver returns: ``value``, ``selected`` and ``method`` as in :class:`KnapsackSolution`."""
 
     value: int
     selected: np.ndarray
@@ -324,12 +301,7 @@ class SolverResult(NamedTuple):
 
 
 def weights_gcd(weights: np.ndarray) -> int:
-    """The gcd of the weights (1 when there are none or all are 0): every solver divides it out.
-
-    Every sum of weights is a multiple of it, so a sum fits a capacity ``c``
-    exactly when, divided, it fits ``c // gcd``: the same choices, a dynamic
-    program that many times smaller (weights in grams as multiples of 1000).
-    """
+    """The gcd of the weights (1 when there are none or all are 0), which every solver divides out."""
     return int(np.gcd.reduce(weights)) if len(weights) and weights.any() else 1
 
 

@@ -1,28 +1,9 @@
 """Subset sum on the CPU: the Yanasse-Soma ``g`` vector of Curtis (2013).
 
-``g[s]`` is the index of the item with which the sum ``s`` first becomes
-reachable when the items are added one by one; then ``s - w[g[s]]`` was
-reachable before that item, so following ``g`` down from the optimum recovers
-the chosen subset with one vector of memory.  Two ways to fill it:
-
-- ``"bitset"`` (the default on the CPU; fastest as measured by
-  tests/benchmarks/bench_knapsack_cpu.py): the reachable sums are a bitset
-  updated 64 sums per word (``R |= R << w``); the sums newly set by an item
-  (``(R << w) & ~R``) get ``g = item``.
-- ``"g-vector"``: Curtis's recursion on ``g`` itself, sum by sum:
-  ``g[s] = i`` when ``s`` is unreached and ``s - w[i]`` is reached.
-
-Both use Curtis's optimisations: weights and capacity divided by the gcd of the
-weights; all items taken when they fit (trivial solution); a greedy lower bound
-``LB`` (the greedy solution is returned outright when it hits the capacity);
-per item only the sums between ``LB - (weight of the later items)`` and
-``min(capacity, weight so far)`` (upper bound); a stop as soon as the capacity
-is hit exactly; and the capacity complement: when the capacity is close to the
-total weight ``S``, the smallest reachable sum ``>= S - capacity`` is found
-instead (it lies below ``S - capacity + max weight``) and its complement chosen.
-
-Past the memory budget of the ``g`` vector, the optimum comes from a bitset
-alone and the subset from divide and conquer over the items with bitsets.
+``g[s]`` is the item with which the sum ``s`` first becomes reachable, so
+following ``g`` down from the optimum recovers the subset.  Filled from a
+bitset (``"bitset"``) or by Curtis's recursion (``"g-vector"``), with
+Curtis's reductions: docs/notes/knapsack.md, "Subset sum".
 """
 
 from __future__ import annotations
@@ -260,18 +241,16 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None,
     problem : SubsetSum
     memory_budget_bytes : int, optional
         Most bytes for the bitset and the ``g`` vector; default
-        :func:`core.memory.resolve_budget`'s share of the available memory.
+        :func:`core.memory.resolve_budget`.
     method : {"bitset", "g-vector"}
-        How the ``g`` vector is filled (see the module docstring); a CPU
-        option beyond the twins' common signature (the GPU reads
+        How the ``g`` vector is filled; a CPU-only option (the GPU reads
         ``gpu.config.SUBSET_SUM_METHOD``).
 
     Returns
     -------
     SolverResult
-        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
-        the one asked for, ``"bitset-divide-conquer"`` when the ``g`` vector did
-        not fit the budget, or ``"trivial"`` when no search was needed.
+        ``method`` the one asked for, ``"bitset-divide-conquer"`` when the ``g``
+        vector did not fit the budget, or ``"trivial"`` when no search was needed.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")

@@ -1,11 +1,7 @@
-"""The angle-constrained polyline search: its problem types, their preparation and the solvers.
+"""The angle-constrained polyline search: problem types, preparation and the exact solvers.
 
-``PolylineProblem`` holds the score tables and guide geometry (``problem``),
-``prepare`` validates it once into the chain-of-layers form every backend
-consumes (``prepare``, ``tables``, ``turns``), and ``solve`` / ``solve_prepared``
-(``dispatch``) pick the backend and run one of the exact solvers: ``window``
-and ``mitm`` on the CPU (``cpu``: ``window``, ``mitm``, ``stages``) or the GPU
-(``gpu.polyline``, reached through ``core.engine``), or the ``brute`` reference.
+``solve`` and ``solve_prepared`` (``dispatch``) run ``window``, ``mitm`` (CPU:
+``cpu``; GPU: ``gpu.polyline`` through ``core.engine``) or the ``brute`` reference.
 """
 
 from core.polyline.dispatch import solve, solve_prepared

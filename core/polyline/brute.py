@@ -1,12 +1,8 @@
 """The ``brute`` solver: every polyline enumerated, the reference of the tests.
 
-It decides feasibility with the single predicate
-:func:`core.polyline.turns.turn_is_feasible` on link directions from
-:func:`core.polyline.turns.link_angles`, turn by turn, and never uses the index ranges
-of :func:`core.polyline.turns.feasible_ranges` that the fast solvers rely on, so it is
-an independent check of them.  The enumeration is compiled with numba only
-because a few hundred thousand polylines per test case would be too slow in
-Python; the loop is the plain one: number every polyline, decode, test, sum.
+It tests each turn with :func:`core.polyline.turns.turn_is_feasible` and never
+uses the index ranges of the fast solvers, so it checks them independently
+(compiled with numba only for speed: number every polyline, decode, test, sum).
 """
 
 from __future__ import annotations
@@ -88,13 +84,12 @@ def solve_brute(prepared: PreparedProblem, cancel=None) -> PolylineSolution:
     prepared : PreparedProblem
         At most :data:`MAX_BRUTE_PATHS` polylines (``n0 * d**m * n1``).
     cancel : core.cancel.CancelToken, optional
-        Not polled: the enumeration takes at most about a second (the caller checks it).
+        Not polled (at most about a second; the caller checks it).
 
     Returns
     -------
     PolylineSolution
-        The first optimal polyline in enumeration order (method "brute",
-        backend "cpu"; ``timings_ms``: ``dp`` the enumeration, ``backtrack`` 0).
+        The first optimal polyline in enumeration order (method "brute", backend "cpu").
 
     Raises
     ------

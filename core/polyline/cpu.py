@@ -13,28 +13,8 @@ _SOLVERS = {"brute": solve_brute, "mitm": solve_mitm, "window": solve_window}
 
 
 def solve_prepared(prepared: PreparedProblem, method: str, cancel=None) -> PolylineSolution:
-    """Solve a prepared problem on the CPU.
+    """Solve a prepared problem on the CPU with ``method`` ("window", "mitm" or "brute").
 
-    Parameters
-    ----------
-    prepared : PreparedProblem
-    method : {"window", "mitm", "brute"}
-    cancel : core.cancel.CancelToken, optional
-        Checked between the stages of ``window`` and ``mitm`` (and inside
-        those of ``mitm``); ``brute`` runs for at most about a second.
-
-    Returns
-    -------
-    PolylineSolution
-        Backend "cpu"; ``timings_ms`` holds ``dp`` and ``backtrack``.
-
-    Raises
-    ------
-    core.polyline.NoFeasiblePolylineError
-        When no polyline satisfies the angle limit.
-    ValueError
-        For too large a problem (``brute``, or tables beyond the host-memory budget).
-    core.cancel.Cancelled
-        When ``cancel`` was cancelled.
+    As :func:`core.polyline.solve_prepared`, with backend "cpu".
     """
     return _SOLVERS[method](prepared, cancel)

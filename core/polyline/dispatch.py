@@ -13,7 +13,7 @@ __all__ = ["solve", "solve_prepared"]
 
 def solve_prepared(prepared: PreparedProblem, method: str = "window", backend: str = "auto",
                    cancel=None) -> PolylineSolution:
-    """Solve a :class:`PreparedProblem` (the entry of callers that prepare once).
+    """Solve a :class:`PreparedProblem` (for callers that prepare once).
 
     Parameters
     ----------
@@ -21,17 +21,14 @@ def solve_prepared(prepared: PreparedProblem, method: str = "window", backend: s
     method, backend : str
         As in :func:`solve`.
     cancel : core.cancel.CancelToken, optional
-        Stops the CPU solvers between (and ``mitm`` within) stages when it is
-        cancelled from another thread; checked before and after the GPU and
-        ``brute`` solvers, which run for milliseconds.
+        Stops the CPU solvers between (and ``mitm`` within) stages; checked before
+        and after the GPU and ``brute`` solvers.
 
     Returns
     -------
     PolylineSolution
-        ``score`` is :func:`core.polyline.path_score` of the returned path;
-        ``timings_ms`` holds ``dp`` and ``backtrack``; ``backend`` is "cpu"
-        when the GPU ran out of memory and the CPU solved it instead (with a
-        RuntimeWarning).
+        ``timings_ms`` holds ``dp`` and ``backtrack``; ``backend`` is "cpu" when
+        the GPU ran out of memory and the CPU solved it (with a RuntimeWarning).
 
     Raises
     ------
@@ -63,27 +60,41 @@ def solve(problem: PolylineProblem, method: str = "window", backend: str = "auto
     problem : PolylineProblem
     method : {"window", "mitm", "brute"}
         ``window`` (sliding-window maximum, O(m d^2)), ``mitm`` (Seredin's
-        meet-in-the-middle pair-state DP, O(m d^3)) or ``brute`` (enumerates
-        every polyline; a reference for small problems, CPU only).
+        meet-in-the-middle DP, O(m d^3)) or ``brute`` (every polyline; a
+        reference for small problems, CPU only).  All three are exact.
     backend : {"auto", "cpu", "gpu"}
         ``auto`` uses the GPU when numba.cuda finds one, else the CPU.
 
     Returns
     -------
     PolylineSolution
-        An optimal polyline (any one of them when several tie); ``score`` is
-        recomputed in float64 from the float32 tables along it.
+        An optimal polyline (any one when several tie); ``score`` is the float64
+        sum of the float32 table entries along it.
 
     Raises
     ------
     NoFeasiblePolylineError
         When no polyline satisfies the angle limit.
-    ValueError
+    ValueError, TypeError
         For malformed problems or unknown method/backend names.
-    TypeError
-        For a problem that is not a PolylineProblem or non-numeric fields.
     core.engine.BackendUnavailableError
         For ``backend="gpu"`` without a usable CUDA GPU.
+
+    Examples
+    --------
+    Two guides of three points, 1 px apart; only the link from point 2 of
+    guide 1 to point 2 of guide 2 scores more than 0:
+
+    >>> import numpy as np
+    >>> from core.polyline import PolylineProblem, solve
+    >>> links = np.zeros((1, 3, 3), np.float32)
+    >>> links[0, 2, 2] = 5
+    >>> ends = np.ones(3, np.float32)
+    >>> problem = PolylineProblem(ends, links, ends, offsets=np.array([-1.0, 0.0, 1.0]),
+    ...                           spacing=1.0, max_turn_deg=60)
+    >>> solution = solve(problem, method="window", backend="cpu")
+    >>> solution.score, solution.indices.tolist()
+    (7.0, [2, 2])
     """
     validation.choice(method, "method", METHODS)
     return solve_prepared(prepare(problem), method, backend)

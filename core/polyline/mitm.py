@@ -1,11 +1,9 @@
 """The CPU ``mitm`` solver: Seredin's (2016) meet-in-the-middle pair-state DP, O(m d^3).
 
 Forward stages run from L0 to the middle guide ``c = m // 2 + 1``, backward
-stages from L(m+1) down to it, and one more scan merges the halves with the
-turn limit at guide c.  Every state checks every candidate of the previous (or
-next) layer against the turn ranges and keeps its int32 argmax for
-backtracking.  A stage at d = 1024 takes about a second, so the kernels poll
-the cancel flag before every block of states.
+stages from L(m+1) down to it, and one scan merges the halves with the turn
+limit at guide c.  A stage at d = 1024 takes about a second, so the kernels
+poll the cancel flag before every block of states.
 """
 
 from __future__ import annotations

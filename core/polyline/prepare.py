@@ -26,7 +26,7 @@ def _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m):
 
 
 def prepare(problem: PolylineProblem) -> PreparedProblem:
-    """Validate a problem and bring it into the chain-of-layers form of every backend.
+    """Validate a problem into the chain-of-layers form that every backend consumes.
 
     Parameters
     ----------
@@ -35,17 +35,14 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
     Returns
     -------
     PreparedProblem
-        float32 C-contiguous tables (the inputs themselves when they already
-        are; they are never modified), float64 offsets and the turn ranges.
+        float32 C-contiguous tables (the inputs themselves when they already are;
+        never modified), float64 offsets and the turn ranges.
 
     Raises
     ------
-    TypeError
-        For a problem that is not a PolylineProblem or non-numeric fields.
-    ValueError
-        For wrong shapes, non-finite scores or offsets, descending offsets,
-        ``spacing <= 0``, ``max_turn_deg`` outside (0, 180], or tables and
-        turn ranges beyond the host-memory budget (core.memory.HostMemoryError).
+    TypeError, ValueError
+        For a malformed problem (the message names the field), or
+        core.memory.HostMemoryError (a ValueError) beyond the host-memory budget.
     """
     if not isinstance(problem, PolylineProblem):
         raise TypeError(f"problem must be a PolylineProblem; got {type(problem).__name__}")

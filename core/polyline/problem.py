@@ -1,23 +1,12 @@
 """The angle-constrained polyline problem, its prepared form and its solution.
 
-A polyline runs from a start point, through one point on each of ``m`` guides,
-to an end point.  Every guide carries the same ``d`` candidate points at the
-sorted ``offsets`` (pixels, along the left normal of the axis), consecutive
-guides are ``spacing`` pixels apart along the axis, so every link advances by
-``spacing`` and its direction is ``atan2(delta_offset, spacing)``.  The turning
-angle at a guide point is the difference of the directions of the link into it
-and the link out of it; it must not exceed ``max_turn_deg`` at any guide point.
-There is no limit at the start and end points.
-
-In the fixed-endpoint case (DESIGN.md's contract) the start and end points lie
-on the axis (offset 0).  With endpoint snapping they become guides of their own:
-``start_scores`` is then ``(n0, d)`` over ``start_offsets`` and ``end_scores``
-``(d, n1)`` over ``end_offsets``, and the solver chooses the start and end too.
-
-Seen as a chain of layers L0 (start), L1..Lm (guides), L(m+1) (end), the score
-tables are T0 = ``first`` (n0, d), T1..T(m-1) = ``links``, Tm = ``last``
-(d, n1); :func:`prepare` validates a problem once into that form, with the
-feasible index ranges of every inner layer, and every backend consumes it.
+A polyline runs from a start point through one point on each of ``m`` guides
+to an end point.  The guides carry the same ``d`` points at sorted ``offsets``
+(px) and lie ``spacing`` px apart, so a link's direction is
+``atan2(delta_offset, spacing)``; the turn at every guide point must not exceed
+``max_turn_deg``.  As a chain of layers L0 (start), L1..Lm (guides), L(m+1)
+(end), the tables are T0 = ``first`` (n0, d), T1..T(m-1) = ``links`` and
+Tm = ``last`` (d, n1); n0 = n1 = 1 for fixed endpoints.
 """
 
 from __future__ import annotations
@@ -128,21 +117,17 @@ class PreparedProblem:
         T1..T(m-1): ``links[t - 1, p, q]`` scores guide t point p -> guide t+1 point q.
     last : (d, n1) float32 ndarray
         Tm: scores of the links from guide m to the end candidates.
-    offsets : (d,) float64 ndarray
-    start_offsets : (n0,) float64 ndarray
-    end_offsets : (n1,) float64 ndarray
+    offsets, start_offsets, end_offsets : (d,), (n0,), (n1,) float64 ndarray
         Non-decreasing offsets (px) of the layers.
     spacing : float
         Guide spacing ``h`` (px).
     max_turn_deg : float
     ranges : tuple of m pairs (lo, hi) of (d, n_next) int64 ndarrays
-        For inner layer k (``ranges[k - 1]``), point ``p`` of layer k-1 may
-        precede the link ``q -> r`` (q on layer k, r on layer k+1) exactly when
-        ``lo[q, r] <= p <= hi[q, r]`` (:func:`core.polyline.turns.feasible_ranges`).
-        The inner layers 2..m-1 share one pair of arrays.
+        Point ``p`` of layer k-1 may precede the link ``q -> r`` of inner layer k
+        exactly when ``lo[q, r] <= p <= hi[q, r]`` (``ranges[k - 1]``); the inner
+        layers 2..m-1 share one pair.
     ranges32 : tuple
-        The same pairs as int32 (what the CPU solvers read: half the memory
-        traffic of int64 in their streaming loops), shared likewise.
+        The same pairs as int32, for the CPU solvers.
     """
 
     first: np.ndarray
@@ -174,18 +159,7 @@ class PreparedProblem:
 
 
 def infeasible_error(max_turn_deg: float, n_guides: int, offsets, spacing: float) -> NoFeasiblePolylineError:
-    """The error every backend raises when no polyline satisfies the angle limit.
-
-    Parameters
-    ----------
-    max_turn_deg : float
-    n_guides : int
-        m, the number of guides.
-    offsets : (d,) float ndarray
-        Ascending offsets (px) of the guides' points.
-    spacing : float
-        Guide spacing (px).
-    """
+    """The error every backend raises when no polyline satisfies the angle limit."""
     return NoFeasiblePolylineError(
         f"no polyline satisfies max_turn_deg = {max_turn_deg:g}: every path through "
         f"the {n_guides} guide(s) ({len(offsets)} points over offsets "
@@ -197,8 +171,7 @@ def infeasible_error(max_turn_deg: float, n_guides: int, offsets, spacing: float
 def score_in_path_order(link_scores) -> float:
     """The score of a path from its ``m + 1`` float32 link scores: their float64 sum, left to right.
 
-    Every backend reports this sum (from the host's tables or the device's),
-    so equal paths get bit-identical scores.
+    Every backend reports this sum, so equal paths get bit-identical scores.
     """
     total = 0.0
     for value in link_scores:
@@ -207,23 +180,12 @@ def score_in_path_order(link_scores) -> float:
 
 
 def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: int) -> float:
-    """The score of one path on the tables of a prepared problem (:func:`score_in_path_order`).
+    """The score of one path on the tables of ``prepared`` (:func:`score_in_path_order`).
 
-    Parameters
-    ----------
-    prepared : PreparedProblem
-    start_index : int
-        Start candidate, in ``[0, n0)``.
-    indices : (m,) int array
-        Point index on each guide, in ``[0, d)``.
-    end_index : int
-        End candidate, in ``[0, n1)``.
-
-    Returns
-    -------
-    float
-        ``first[s, i1] + links[0, i1, i2] + ... + last[im, e]`` in float64.
-        It does not check the angle limit.
+    ``indices`` is the (m,) point index on each guide; ``start_index`` and
+    ``end_index`` the chosen start and end candidates.  Returns
+    ``first[s, i1] + links[0, i1, i2] + ... + last[im, e]`` in float64, without
+    checking the angle limit.
     """
     m, d = prepared.n_guides, prepared.n_points
     indices = np.asarray(indices)
@@ -241,16 +203,7 @@ def path_score(prepared: PreparedProblem, start_index: int, indices, end_index: 
 
 def solution_for_path(prepared: PreparedProblem, start_index: int, indices, end_index: int, method: str,
                       backend: str, timings_ms: dict) -> PolylineSolution:
-    """The :class:`PolylineSolution` of a path found on ``prepared``, its score by :func:`path_score`.
-
-    Parameters
-    ----------
-    prepared : PreparedProblem
-    start_index, end_index : int
-    indices : (m,) int array
-    method, backend : str
-    timings_ms : dict of str to float
-    """
+    """The :class:`PolylineSolution` of a path found on ``prepared``, scored by :func:`path_score`."""
     indices = np.asarray(indices, dtype=np.int64)
     score = path_score(prepared, int(start_index), indices, int(end_index))
     return PolylineSolution(score, indices, int(start_index), int(end_index), method, backend, timings_ms)

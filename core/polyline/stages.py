@@ -1,9 +1,6 @@
 """What the CPU solvers ``window`` and ``mitm`` share: threads, tiles, memory, the best final state.
 
-Both run the pair-state DP of the chain of layers L0..L(m+1) (see
-:mod:`core.polyline.problem`) stage by stage in numba ``parallel=True``
-kernels, under :data:`core.parallel.PARALLEL_LOCK`.  Design notes and
-measurements: docs/notes/extraction-and-polyline.md, "CPU solvers".
+Notes: docs/notes/extraction-and-polyline.md, "CPU solvers".
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""Array checks of :func:`core.polyline.prepare`: offsets and score tables (scalars: core.validation).
-
-Each function checks one argument and raises TypeError or ValueError with a
-message that names it and the allowed values; arrays are never modified.
-"""
+"""Array checks of :func:`core.polyline.prepare`; each names its argument and never modifies it."""
 
 from __future__ import annotations
 

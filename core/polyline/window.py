@@ -1,12 +1,6 @@
 """The CPU ``window`` solver: the exact optimum by sliding-window maxima, O(m d^2).
 
-For fixed q the feasible range ``[lo, hi]`` of the previous point slides
-monotonically with r, so ``max F[lo:hi+1, q]`` is a sliding-window maximum,
-kept as suffix maxima below a boundary plus prefix maxima above it
-(:func:`_window_column`).  Stages out of or into a layer of a few points (the
-start and end) sweep those points one by one instead.  Backtracking recomputes
-each argmax from the kept values.  Notes: docs/notes/extraction-and-polyline.md,
-"CPU solvers".
+Notes: docs/notes/extraction-and-polyline.md, "CPU solvers".
 """
 
 from __future__ import annotations
@@ -195,12 +189,7 @@ def solve_window(prepared: PreparedProblem, cancel=None) -> PolylineSolution:
 
     Raises
     ------
-    core.polyline.NoFeasiblePolylineError
-        When no polyline satisfies the angle limit.
-    core.memory.HostMemoryError
-        When the tables would exceed the host-memory budget.
-    core.cancel.Cancelled
-        When ``cancel`` was cancelled.
+    core.polyline.NoFeasiblePolylineError, core.memory.HostMemoryError, core.cancel.Cancelled
     """
     check_solver_memory(prepared, "window")
     m = prepared.n_guides
