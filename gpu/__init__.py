@@ -1,14 +1,9 @@
-"""numba.cuda kernels and their host wrappers.
+"""numba.cuda kernels and their host wrappers; importing this package never fails without CUDA.
 
-Importing this package never fails, with or without CUDA: nothing here
-imports numba.cuda at module level.  It silences numba-cuda's low-occupancy
-warning, which small problems trigger by design.  ``gpu.polyline``
-and ``gpu.knapsack`` are the twins of ``core.polyline`` (with the link
-scoring) and ``core.knapsack``; without a usable CUDA GPU their solvers raise
-:class:`core.engine.BackendUnavailableError`.  Both share the device through
-``gpu.device`` (one lock, the workspace, free memory and out-of-memory
-errors); launch parameters live in ``gpu.config``, launch helpers in
-``gpu.launching``.
+``gpu.polyline`` and ``gpu.knapsack`` are the twins of ``core.polyline`` and
+``core.knapsack``; they share the device through ``gpu.device``, launch
+parameters live in ``gpu.config``.  numba-cuda's low-occupancy warning,
+which small problems trigger by design, is silenced.
 """
 
 from __future__ import annotations

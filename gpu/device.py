@@ -1,22 +1,10 @@
 """The one device layer of ``gpu``: lock, workspace, free memory, budgets, out-of-memory errors.
 
-The polyline and knapsack solvers share the GPU through this module:
-
-- :data:`LOCK` is held around every use of the device and of the workspace
-  (the GUI runs extractions and knapsack solves on worker threads);
-- :func:`buffer` hands out named device arrays carved from buffers kept
-  between solves (allocating gigabytes costs milliseconds);
-  :func:`register_cache` adds a package's own device-array caches (the
-  polyline's device problems), and :func:`release_workspace` frees them all;
-- :func:`free_bytes` and :func:`budget_bytes` size the work (the CUDA
-  simulator reports infinite memory: no limit is known there);
-- :func:`memory_errors` turns CUDA's out-of-memory error into
-  :class:`GpuMemoryError`, a MemoryError, after freeing the workspace.
-
-numba.cuda is imported inside the functions, never at module level:
-``import gpu.polyline`` and ``import gpu.knapsack`` re-export
-:class:`GpuMemoryError` and must not load numba.cuda (nor need numba-cuda
-installed) on a machine without a GPU.
+:data:`LOCK` is held around every use of the device and the workspace (the
+GUI works on worker threads); :func:`buffer` hands out named arrays kept
+between solves; :func:`memory_errors` turns CUDA's out-of-memory error into
+:class:`GpuMemoryError`.  numba.cuda is imported inside the functions, so
+``import gpu`` works without numba-cuda.
 """
 
 from __future__ import annotations
@@ -76,25 +64,11 @@ def multiprocessor_count(fallback: int = 4) -> int:
 def buffer(name: str, shape, dtype, keep: bool = True):
     """The workspace's device array ``name``, carved from a buffer kept between solves.
 
-    Parameters
-    ----------
-    name : str
-        Workspace name; a package prefixes its own (``"knapsack.bits"``).
-    shape : int or tuple of int
-    dtype : numpy dtype
-    keep : bool
-        False: a new array outside the workspace.
-
-    Returns
-    -------
-    DeviceNDArray of ``shape`` and ``dtype``, C-contiguous, not initialised
-
-    Notes
-    -----
-    The bytes behind a name only grow, so the previous array of that name is
-    overwritten by the next call.  The same name, shape and dtype again return
-    the same array object: numba spends host time on every view.  Call under
-    :data:`LOCK`.
+    ``name`` is prefixed by the package (``"knapsack.bits"``); ``keep=False``
+    gives a new array outside the workspace.  The bytes behind a name only grow,
+    so the next call overwrites the previous array; the same name, shape and
+    dtype return the same (uninitialised, C-contiguous) array object.  Call
+    under :data:`LOCK`.
     """
     from numba import cuda
 
@@ -122,11 +96,7 @@ def buffer(name: str, shape, dtype, keep: bool = True):
 
 
 def register_cache(release, held_bytes=None) -> None:
-    """Have :func:`release_workspace` call ``release()`` and :func:`held_bytes` count ``held_bytes()``.
-
-    For device arrays a package keeps itself (the polyline's problems with
-    their launch plans), which :func:`buffer` cannot hand out.
-    """
+    """Have :func:`release_workspace` call ``release()`` and :func:`held_bytes` count ``held_bytes()`` (for a package's own device caches)."""
     _caches.append((release, held_bytes))
 
 
@@ -158,11 +128,7 @@ def _flush_deallocations() -> None:
 
 
 def free_bytes() -> int | None:
-    """Free device memory plus :func:`held_bytes` (a solve reuses or frees it); None when unknown.
-
-    None under the simulator, which reports infinite memory, and where the
-    driver gives no memory information.
-    """
+    """Free device memory plus :func:`held_bytes`; None when unknown (the simulator, or no driver information)."""
     from numba import cuda
 
     try:
@@ -177,19 +143,9 @@ def free_bytes() -> int | None:
 def budget_bytes(memory_budget_bytes, share: float) -> int:
     """The device memory one solve may use.
 
-    Parameters
-    ----------
-    memory_budget_bytes : int or None
-        A positive number of bytes, or None for ``share`` of :func:`free_bytes`
-        (the host's default budget, :func:`core.memory.resolve_budget`, where
-        the free device memory is unknown: the simulator).
-    share : float
-        In (0, 1].
-
-    Raises
-    ------
-    ValueError
-        For a budget that is not a positive integer.
+    A positive ``memory_budget_bytes``, or None for ``share`` (in (0, 1]) of
+    :func:`free_bytes` (the host's default budget where that is unknown).
+    ValueError for a budget that is not a positive integer.
     """
     if memory_budget_bytes is not None:
         return resolve_budget(memory_budget_bytes)

@@ -1,14 +1,7 @@
 """Kernel launches: plans replayed cheaply, and persistent grids whose blocks are all resident.
 
-numba packs every argument of every launch again (figures in
-docs/notes/gpu.md).  The DP plans launch the same kernels with the same
-arrays each time, so :class:`LaunchList` packs them once and replays them.
-Where packing is not possible (the CUDA simulator, another numba-cuda
-version) it keeps launching the ordinary way.  :func:`launch_resident`
-launches kernels that synchronise across blocks.
-
-numba.cuda and cuda.core are imported inside the functions: the host modules
-that import this one load without a GPU.
+numba packs every argument of every launch again (docs/notes/gpu.md), so
+:class:`LaunchList` packs a plan's launches once and replays them.
 """
 
 from __future__ import annotations
@@ -19,24 +12,13 @@ __all__ = ["LaunchList", "launch_resident", "run_launches"]
 
 
 def run_launches(launches) -> None:
-    """Launch each ``(kernel, launch configuration, arguments)`` in order.
-
-    Plans keep the configuration apart from the kernel because the CUDA
-    simulator's ``kernel[grid, block]`` configures the kernel object itself.
-    """
+    """Launch each ``(kernel, launch configuration, arguments)`` in order (kept apart: the simulator's ``kernel[grid, block]`` configures the kernel object)."""
     for kernel, launch, args in launches:
         kernel[launch](*args)
 
 
 def _packed(kernel, launch, args):
-    """One launch with numba's argument packing done once: ``(function, LaunchConfig, params)``.
-
-    numba packs every argument of every launch again; a plan's arguments
-    never change, so its launches are packed once, after a first ordinary
-    launch compiled them, and replayed through ``cuda.core.launch``.  Returns None where that is not possible
-    (the simulator, another numba-cuda version): the plan then keeps launching
-    the ordinary way.
-    """
+    """One launch packed once, ``(function, LaunchConfig, params)``, for ``cuda.core.launch``; None where not possible (the simulator)."""
     try:
         from cuda.core import LaunchConfig
         from numba.cuda.cudadrv import driver
@@ -57,8 +39,7 @@ class LaunchList:
     """Fixed launches ``(kernel, launch configuration, arguments)``, replayed cheaply.
 
     The first :meth:`run` launches the ordinary way (compiling the kernels);
-    later runs replay the launches packed once by :func:`_packed`, or keep
-    launching the ordinary way when packing is not available.
+    later runs replay the packed launches where packing is available.
     """
 
     def __init__(self, launches: list):
@@ -82,12 +63,10 @@ class LaunchList:
 
 
 def launch_resident(dispatcher, args, threads: int, per_sm: int = 0) -> int:
-    """Launch ``dispatcher(*args)`` on a grid whose blocks can all be resident at once.
+    """Launch ``dispatcher(*args)`` on a grid whose blocks can all be resident; returns the block count.
 
-    For persistent kernels that synchronise across blocks.  ``per_sm`` > 0 asks
-    for that many blocks per multiprocessor (capped by the residency limit); 0
-    takes the limit itself.  One block under the simulator, which runs blocks
-    one after another.  Returns the number of blocks launched.
+    ``per_sm`` > 0 asks for that many blocks per multiprocessor (capped by the
+    residency limit), 0 takes the limit; one block under the simulator.
     """
     if simulator():
         dispatcher[1, threads](*args)

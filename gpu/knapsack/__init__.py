@@ -1,11 +1,8 @@
-"""The GPU twins of core.knapsack's solvers: numba.cuda kernels and their host code.
+"""The GPU twins of core.knapsack's solvers (importing this package needs no GPU).
 
-``solve`` holds the entries (same signatures and :class:`core.knapsack.SolverResult`
-as the CPU twins).  Host modules are named after their method (``rows``,
-``mitm``, ``wavefront``, ``subset_sum``, ``mckp``) or job (``plan``,
-``common``); kernel modules start with ``kernels_``.  The device (lock,
-workspace, budget, :class:`GpuMemoryError`) is :mod:`gpu.device`.  Importing
-this package needs no GPU.
+``solve`` holds the entries; host modules are named after their method
+(``rows``, ``mitm``, ``wavefront``, ``subset_sum``, ``mckp``) or job (``plan``,
+``common``), kernel modules start with ``kernels_``.
 """
 
 from gpu.device import GpuMemoryError

@@ -1,17 +1,7 @@
 """Kernels of the multiple-choice knapsack on the GPU (after Suri, Bordoloi and Eles).
 
-DP over capacity, one launch per class: ``f_k[j] = max_t f_{k-1}[j - w_t] + p_t``
-over the items ``t`` of class ``k`` ("at most ``j``" semantics, ``f_{-1} = 0``).
-Only the window ``[lo_k, hi_k]`` is computed: below ``lo_k`` (the lightest items
-of classes ``0..k``) nothing is feasible, above ``hi_k`` (the capacity less the
-lightest items of the later classes) nothing is needed.
-
-Each block owns tiles of ``T * CPT`` consecutive capacities; a thread holds
-``CPT`` cells strided by the block width, so every load and store of a warp is
-coalesced.  The class's items are prefetched into shared memory in chunks and
-read as broadcasts; when it fits, the slice of the previous row that the tile
-reads (``[J0 - w_max, J0 + tile - w_min)``) is staged in shared memory too.
-The argmax item of every cell goes to a choice table for the backtracking.
+One launch per class over its capacity window, with multi-cell threads and
+shared-memory staging (docs/notes/gpu.md, "Knapsack methods").
 """
 
 from __future__ import annotations
@@ -33,16 +23,10 @@ def class_kernel(value_type_name: str, cells_per_thread: int, chunk: int, staged
     def mckp_class(prev, cur, choice, profits, weights, first, count, k, lo_prev, hi_prev, lo, hi, w_min, w_max, neg):
         """Row ``cur`` of class ``k`` over capacities ``lo..hi`` from row ``prev`` (valid on ``lo_prev..hi_prev``).
 
-        Parameters
-        ----------
-        prev, cur : (capacity + 1,) int32 or int64
-            DP rows; ``neg`` marks infeasible cells.
-        choice : (m * (capacity + 1),) int16 or int32, out
-            Row ``k``: the argmax item (index within the class, -1 for none) of every capacity.
-        profits, weights : (items,) int64
-            All classes' items; class ``k`` is ``first .. first + count - 1``.
-        w_min, w_max : int
-            Lightest and heaviest weight of the class (the staged slice of ``prev``).
+        ``neg`` marks infeasible cells; ``choice`` row ``k`` receives the argmax item
+        within the class (-1 for none); class ``k`` is items ``first .. first + count - 1``
+        of ``profits`` and ``weights``, whose extremes ``w_min`` and ``w_max`` bound
+        the staged slice of ``prev``.
         """
         sm_p = cuda.shared.array(chunk, int64)
         sm_w = cuda.shared.array(chunk, int32)

@@ -1,13 +1,6 @@
 """Kernel of the exact meet-in-the-middle search for KP2 instances with few items (one block each).
 
-For ``n`` usable items (at most 22) the items are split into halves ``A`` and
-``B``; the block enumerates all ``2**|B|`` subsets of ``B`` into shared memory,
-then every thread takes subsets of ``A`` and scans all of ``B`` for the most
-profitable pair that fits both capacities: ``2**n`` pair checks, one launch
-for the whole batch (against the DP: docs/notes/gpu.md).
-
-Sums are int32, so an instance qualifies only when its total weights and
-profit stay below 2**31 (the host checks, :mod:`gpu.knapsack.mitm`).
+Sums are int32 (the host checks that they fit); docs/notes/gpu.md, "Knapsack methods".
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
-"""Kernels of the row method: KP1 / KP2 / (KP2)^k with one launch per step (Lemos et al.).
+"""Kernels of the row method: KP1 / KP2 / (KP2)^k with one launch per step of ``M`` items (Lemos et al.).
 
-One *step* handles ``M`` consecutive items (``M = 1`` is the papers' one launch
-per item; ``M = 2`` reads the previous row once for two items).  Every launch
-covers all instances of a batch: their rows are concatenated through prefix
-offsets and a block finds its instance from a prefix table of tiles.
-
-States and windows.  After ``t`` items an instance's state is a capacity pair
-``(j1, j2)``.  Only the window ``lo <= j <= hi`` of each stage matters, per
-dimension: ``hi = min(c, S_t)`` (beyond the weight ``S_t`` of the first ``t``
-items the value no longer changes, so reads clamp to ``hi``) and
-``lo = max(0, c - R_t)`` (cells below it cannot reach the final state ``c``
-with the remaining weight ``R_t``).  A stage's row stores its window row-major,
-``row = j1 - lo1``, ``col = j2 - lo2``.
-
-Decisions.  For every cell and step the code ``q`` of the chosen subset of the
-step's items (bit ``b`` of ``q`` = item ``b`` taken) is kept in ``M`` bit planes,
-32 cells a word, one warp ballot per plane.  Each window row starts a new word,
-so that the ballot words line up with the rows.
+Windows, the decision bit planes and the tiles: docs/notes/gpu.md, "Knapsack methods".
 """
 
 from __future__ import annotations
@@ -61,10 +45,7 @@ def step_kernel(items_per_step: int, cells_per_thread: int):
         """Stage ``step + 1`` (``dst``) of every instance from stage ``step`` (``src``).
 
         Block ``b`` runs tiles ``[b * tiles_per_block, (b + 1) * tiles_per_block)``
-        in order; a tile is ``blockDim.x * CPT`` cells of one window row, so the
-        source row of every subset is the same for the whole tile.  The
-        instance's fields live in scalars and register arrays: the stores to
-        ``dst`` would otherwise force the compiler to reload them from ``meta``.
+        in order.
         """
         scratch = cuda.shared.array(32, uint32)
         s1 = cuda.local.array(NSUB, int64)
@@ -137,17 +118,9 @@ def step_kernel(items_per_step: int, cells_per_thread: int):
 def kp_backtrack_kernel(meta, subsets, n_steps, items_per_step, bits, row_a, row_b, taken, values):
     """Walk every instance's decisions back from its final state, one thread each.
 
-    Parameters
-    ----------
-    n_steps : (K,) int64
-        Steps of each instance (its stage ``n_steps[k]`` holds the optimum).
-    items_per_step : int
-        ``M``: item ``step * M + b`` of the processing order is bit ``b`` of a step.
-    row_a, row_b : the two row buffers (stage s lives in ``row_a`` for even s).
-    taken : (K, >= n_items) uint8, out
-        1 where the item (in processing order) is chosen.
-    values : (K,) int64, out
-        The optimum of each instance.
+    Stage s lives in ``row_a`` for even s, ``row_b`` otherwise; item
+    ``step * M + b`` of the processing order is bit ``b`` of a step.  Writes
+    ``taken`` (K, >= n_items) uint8 in processing order and ``values`` (K,).
     """
     k = cuda.grid(1)
     if k >= n_steps.shape[0]:

@@ -1,20 +1,8 @@
-"""Subset-sum kernels: a word-parallel bitset and Yanasse-Soma's g vector (Curtis 2013).
+"""Subset-sum kernels: a word-parallel bitset and Yanasse-Soma's ``g`` vector (Curtis 2013).
 
-Both run one launch per item over the capacity window of that item (see
-:mod:`gpu.knapsack.subset_sum` for the reductions and the windows) and record
-in ``g[j]`` the first item (1-based, in processing order) after which the sum
-``j`` is reachable.  Since ``g[j] = i`` implies that ``j - w_i`` was reachable
-with items before ``i``, following ``g`` from the optimum recovers a subset.
-
-- ``bitset``: 64 capacities per uint64 word, ``new = old | (old << w)`` with two
-  buffers; ``g`` is written only where a bit appears, once per capacity.
-- ``gvector``: ``g`` alone, updated in place (Yanasse-Soma): ``g[j] = i`` where
-  ``g[j]`` is unset and ``g[j - w] < i``.  Cells set during the same launch
-  read as ``i`` and fail the test, so no item is used twice.
-
-Each comes as one launch per item (Curtis) and as one persistent launch for
-all items with a grid barrier between items (the blocks must all be resident),
-which saves a host launch per item.
+``g[j]`` is the first item (1-based) after which ``j`` is reachable; each
+method runs one launch per item or one persistent launch with grid barriers
+(docs/notes/gpu.md, "Knapsack methods").
 """
 
 from __future__ import annotations
@@ -69,14 +57,8 @@ def _gvector_item(g, item, w, first, last, target, done, start, stride):
 def bitset_step_kernel(cur, nxt, g, item, w, first_word, last_word, target, done):
     """One launch per item (as Curtis): item ``item`` over words ``first_word..last_word``.
 
-    Parameters
-    ----------
-    cur, nxt : (n_words,) uint64
-        Reachable sums before / after the item (bit ``j % 64`` of word ``j // 64``).
-    g : (64 * n_words,) int16 or int32
-    target : int
-        Capacity whose reachability ends the search (sets ``done[0]``).
-    done : (1,) int32
+    ``cur`` and ``nxt`` (n_words,) uint64 are the reachable sums before and after
+    the item; reaching ``target`` sets ``done[0]``.
     """
     if done[0] == 0:
         _bitset_item(cur, nxt, g, item, w, first_word, last_word, target, done, cuda.grid(1), cuda.gridsize(1))

@@ -1,26 +1,8 @@
 """Kernels of KP1 with many items in one persistent launch: a wavefront over capacity chunks.
 
-One launch per item (:mod:`gpu.knapsack.rows`) costs a host launch per item,
-which dominates when an item's row is small (docs/notes/gpu.md).  Here every block owns a chunk of ``S`` consecutive
-capacities for the whole run and keeps its chunk's row in shared memory.  Row
-``i`` of a chunk needs row ``i - 1`` at ``j - w_i``: its own chunk and, below it,
-a *halo* of at most ``S`` cells that belongs to blocks on its left.  Blocks
-publish every row into a ring of ``D`` rows in global memory and a progress
-counter; a block waits only for its neighbours within reach of the heaviest
-item (left: the rows it reads are published; right: they have read the ring
-slots it is about to overwrite), then runs a batch of up to ``K`` items with
-block barriers alone, reading the whole batch's halos in one pass.  The
-critical path is about ``(n / K + blocks)`` exchanges instead of ``n`` launches.
-
-All blocks must be resident at once (at most one per multiprocessor by
-default).  The numba simulator runs blocks one after another, in order, so the
-host (:mod:`gpu.knapsack.wavefront`) makes the ring as deep as the item count
-there: no block then waits on a block to its right.
-
-Decisions go to a bit matrix (item, capacity) by warp ballots.  Backtracking is
-speculative: a block of ``2**L`` threads loads the decision bits of all
-``2**L - 1`` states reachable in the next ``L`` items at once, so one round
-trip to memory resolves ``L`` items.
+Blocks own capacity chunks, exchange rows through a ring in global memory and
+backtrack speculatively; all blocks must be resident (docs/notes/gpu.md,
+"Knapsack methods").
 """
 
 from __future__ import annotations
@@ -100,8 +82,7 @@ def _load_halos(dyn, halo, ring, sm_item, count, chunk_start, S):
 
 @functools.cache
 def wavefront_kernel(value_type_name: str, cells_per_thread: int = 1):
-    """The wavefront kernel for DP cells of the numba type named ``value_type_name`` and
-    ``cells_per_thread`` cells per thread (a compile-time constant)."""
+    """The wavefront kernel for cells of the numba type ``value_type_name``, ``cells_per_thread`` per thread."""
     value_type = {"int32": int32, "int64": int64}[value_type_name]
     R = cells_per_thread
 
@@ -115,11 +96,10 @@ def wavefront_kernel(value_type_name: str, cells_per_thread: int = 1):
         shift, profit : (n,) int64
             Item weights and profits in processing order.
         write_slot, read_slot : (n,) int64
-            Offset in ``ring`` of the row item ``i`` writes and of the row it reads (-1: the zero row).
+            Offset in ``ring`` of the row item ``i`` writes and reads (-1: the zero row).
         N, S, K, D, reach : int
             Capacities, chunk width, items per batch, ring rows, neighbours within the heaviest weight.
         ring : (D * N,) int32 or int64
-            Published rows.
         bits : (n * nwords,) uint32, out
             Decision bit of (item, capacity).
         progress : (blocks,) int32
@@ -199,22 +179,10 @@ def wavefront_kernel(value_type_name: str, cells_per_thread: int = 1):
 def speculative_backtrack_kernel(shift, bits, nwords, state, levels, taken):
     """Recover the chosen items from the decision bits, ``levels`` items per round.
 
-    Node ``v`` (1 .. 2**levels - 1, thread ``v - 1``) stands for the path whose
-    decisions are the bits of ``v`` below its leading one; it loads the decision
-    bit of the state that path reaches, so one round trip to memory serves
-    ``levels`` items.  The weights of the next round are prefetched meanwhile.
-
-    Parameters
-    ----------
-    shift : (n,) int64
-        Item weights in processing order.
-    bits : (n * nwords,) uint32
-        Bit ``j`` of row ``i``: item ``i`` taken in the optimum of capacity ``j``.
-    state : int
-        The final capacity.
-    levels : int
-        log2 of the block size, at most log2(MAX_BACKTRACK_THREADS).
-    taken : (n,) uint8, out
+    Thread ``v - 1`` (node v = 1 .. 2**levels - 1) stands for the path whose
+    decisions are the bits of ``v`` below its leading one and loads the decision
+    bit of the state it reaches.  ``bits`` (n * nwords,) uint32: bit ``j`` of
+    row ``i`` is item ``i`` taken at capacity ``j``; ``taken`` (n,) uint8 out.
     """
     sh_bit = cuda.shared.array(MAX_BACKTRACK_THREADS, int32)
     sh_shift = cuda.shared.array(MAX_LEVELS, int64)

@@ -1,10 +1,4 @@
-"""Host side of the GPU multiple-choice knapsack (:mod:`gpu.knapsack.kernels_mckp`).
-
-Dominated items are pruned, the capacity windows of every class computed,
-one class kernel launched per class over its window (the previous row staged
-in shared memory when it fits ``MCKP_ROW_SHARED_BYTES``), and the choices
-walked back on the device.
-"""
+"""Host side of the GPU multiple-choice knapsack (:mod:`gpu.knapsack.kernels_mckp`)."""
 
 from __future__ import annotations
 
@@ -20,15 +14,7 @@ __all__ = ["prune_dominated", "solve"]
 
 
 def prune_dominated(profits: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Indices of the items of one class that no other item dominates.
-
-    An item is dominated when another one weighs no more and earns at least
-    as much; dropping it keeps the optimum (swap it for its dominator).
-
-    Returns
-    -------
-    (k,) int64 ndarray, ascending weights (and strictly ascending profits)
-    """
+    """Indices, by ascending weight, of the items of one class that no other item dominates (no heavier, at least as profitable)."""
     order = np.lexsort((-profits, weights))
     p = profits[order]
     best_before = np.maximum.accumulate(np.concatenate([[-1], p[:-1]]))
@@ -42,21 +28,9 @@ def _windows(min_weights: np.ndarray, capacity: int):
 
 
 def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prune: bool, timer=None):
-    """Optimum and chosen item per class of an MCKP instance (validated, feasible).
+    """Optimum and (m,) chosen item per class of a validated, feasible MCKP instance.
 
-    Parameters
-    ----------
-    classes : tuple of (profits, weights) int64 array pairs
-    capacity : int
-    budget_bytes : int
-    value_dtype : numpy dtype of the DP cells (int32 when all sums stay below 2**30)
-    prune : bool
-        Drop dominated items first (exact).
-
-    Returns
-    -------
-    value : int
-    selected : (m,) int64 ndarray
+    ``value_dtype`` is the DP cell type; ``prune`` drops dominated items first.
     """
     keep = [prune_dominated(p, w) if prune else np.arange(len(p)) for p, w in classes]
     profits = np.concatenate([p[i] for (p, _), i in zip(classes, keep)])

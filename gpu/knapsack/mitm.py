@@ -1,9 +1,4 @@
-"""Host side of the meet-in-the-middle search (:mod:`gpu.knapsack.kernels_mitm`) for a KP2 batch.
-
-KP1 is KP2 with ``w1 = 0``.  The host picks the instances with few usable
-items whose sums fit int32, packs their items, launches one block per
-instance and checks the choices; all of it vectorised over the batch.
-"""
+"""Host side of the meet-in-the-middle search (:mod:`gpu.knapsack.kernels_mitm`) for a KP2 batch (KP1: ``w1 = 0``)."""
 
 from __future__ import annotations
 
@@ -18,23 +13,10 @@ __all__ = ["solve_batch"]
 
 
 def solve_batch(profits, w1, w2, c1, c2, max_items, budget_bytes):
-    """MITM on the instances of a KP2 batch that have at most ``max_items`` usable items.
+    """MITM on the instances of a KP2 batch with at most ``max_items`` usable items.
 
-    Parameters
-    ----------
-    profits, w1, w2 : list of K (n_k,) int64 arrays
-    c1, c2 : (K,) int64
-    max_items : int
-        At most :data:`gpu.knapsack.kernels_mitm.MAX_ITEMS`; 0 solves none.
-    budget_bytes : int
-        Device-memory budget (the item tables and results).
-
-    Returns
-    -------
-    solved : (Ks,) int64 ndarray
-        Indices of the instances solved here (usable items <= max_items and every
-        sum below 2**31); the others are left to the dynamic program.
-    results : list of Ks (value, selected)
+    Returns the (Ks,) indices of the instances solved here (the others, or those
+    whose sums reach 2**31, are left to the DP) and their ``(value, selected)``.
     """
     counts = np.array([len(a) for a in profits], dtype=np.int64)
     n_max = max(1, int(counts.max()))

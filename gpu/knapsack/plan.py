@@ -20,14 +20,7 @@ MAX_PLAN_CELLS = 2**56
 
 
 class PlanTooLargeError(ValueError):
-    """A batch whose DP windows are far beyond any device's memory.
-
-    Attributes
-    ----------
-    needed_bytes : int
-        A lower bound of the device memory the row method would need (its two
-        row buffers of int32 cells).
-    """
+    """A batch whose DP windows are far beyond any device's memory (``needed_bytes``: a lower bound)."""
 
     def __init__(self, cells: int):
         self.needed_bytes = 2 * 4 * int(cells)
@@ -189,7 +182,6 @@ def plan_batch(profits, w1, w2, c1, c2, items_per_step, threads_per_block, cells
     threads_per_block : int
         A multiple of 32.
     cells_per_thread : int
-        Tiles are ``threads_per_block * cells_per_thread`` cells of one window row.
 
     Returns
     -------

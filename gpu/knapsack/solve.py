@@ -1,43 +1,10 @@
 """Knapsack-family solvers on the GPU: KP1, KP2, batched KP2, subset sum, MCKP.
 
-The twins of the CPU solvers of :mod:`core.knapsack`, with the same signature
-and return type: ``solve_<kind>(problem, memory_budget_bytes=None)`` returns a
-:class:`core.knapsack.problems.SolverResult` ``(value, selected, method)``
-(``solve_kp2_batch(problems, memory_budget_bytes=None)`` a list of them), with
-``method`` one of ``"mitm"``, ``"wavefront"``, ``"dp-rows"``, ``"trivial"``,
-``"bitset"``, ``"gvector"``, ``"dp"``.  Results are exact and checked on the
-host before they are returned.
-
-Methods (launch parameters in :mod:`gpu.config`), after the weights and the
-capacity of every dimension are divided by the weights' gcd, as on the CPU:
-
-- Instances with few usable items (``KNAPSACK_MITM_MAX_ITEMS``, e.g. MSB's 20):
-  :mod:`gpu.knapsack.mitm`, an exact meet-in-the-middle search, one block per
-  instance, one launch per batch.
-- KP1 with many items: :mod:`gpu.knapsack.wavefront`, one persistent launch
-  in which blocks own capacity chunks and exchange rows with their neighbours;
-  otherwise (and for KP2 and batches) :mod:`gpu.knapsack.rows`, one launch per
-  step of ``KNAPSACK_ITEMS_PER_STEP`` items for all instances at once (Lemos
-  et al.), within per-stage capacity windows.
-- Subset sum: :mod:`gpu.knapsack.subset_sum` (gcd, complement, bounds and
-  trivial-solution checks) over a word-parallel bitset with Curtis's ``g``
-  vector for recovery, or the ``g`` vector alone (``SUBSET_SUM_METHOD``).
-- MCKP: :mod:`gpu.knapsack.mckp`, one launch per class, multi-cell threads,
-  class data and the previous row staged in shared memory.
-
-Memory: no solve allocates more device memory than its budget (by default
-``KNAPSACK_DEVICE_MEMORY_SHARE`` of the free device memory,
-:func:`gpu.device.budget_bytes`).  A batch that does not fit is split into
-smaller batches; a single instance that does not fit raises
-:class:`core.knapsack.problems.MemoryBudgetError` with the bytes needed, and
-a CUDA out-of-memory error becomes :class:`gpu.device.GpuMemoryError`.  The
-large buffers stay in the device workspace for the next solve
-(``KNAPSACK_KEEP_WORKSPACE``); :func:`release_memory` frees them.  Solves hold
-:data:`gpu.device.LOCK`.
-
-Importing this module needs no GPU (nor numba-cuda): the method modules,
-which load numba.cuda, are imported inside the solvers.  Without a usable GPU
-the solvers raise :class:`core.engine.BackendUnavailableError`.
+The twins of :mod:`core.knapsack`'s CPU solvers (same signatures,
+:class:`core.knapsack.problems.SolverResult`, checked on the host).  Methods
+and memory policy: docs/notes/gpu.md, "Knapsack methods".  Solves hold
+:data:`gpu.device.LOCK`; the method modules, which load numba.cuda, are
+imported inside the solvers.
 """
 
 from __future__ import annotations
@@ -142,19 +109,7 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
 
 @_on_device
 def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverResult:
-    """Exact 0-1 knapsack on the GPU.
-
-    Parameters
-    ----------
-    problem : KP1
-    memory_budget_bytes : int, optional
-        Most device bytes to allocate; default a share of the free device memory.
-
-    Returns
-    -------
-    SolverResult
-        ``selected``: sorted (k,) int64 indices of the chosen items.
-    """
+    """Exact 0-1 knapsack on the GPU; ``memory_budget_bytes`` defaults to a share of the free device memory."""
     _require(problem, KP1)
     from gpu.knapsack import wavefront  # loads numba.cuda (see the module docstring)
 
@@ -185,18 +140,9 @@ def solve_kp2(problem: KP2, memory_budget_bytes: int | None = None) -> SolverRes
 
 @_on_device
 def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[SolverResult]:
-    """Many KP2 instances at once ((KP2)^k of Lemos et al.): one launch per step for all.
+    """Many KP2 instances at once ((KP2)^k of Lemos et al.), results in the order of ``problems``.
 
-    Parameters
-    ----------
-    problems : sequence of KP2
-    memory_budget_bytes : int, optional
-        Budget of the whole batch; a batch that does not fit runs in parts.
-
-    Returns
-    -------
-    list of SolverResult
-        In the order of ``problems``.
+    The budget holds for the whole batch; a batch that does not fit runs in parts.
     """
     problems = list(problems)
     if not problems:
@@ -213,14 +159,7 @@ def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[So
 
 @_on_device
 def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None) -> SolverResult:
-    """Largest subset sum not above the capacity, on the GPU.
-
-    Returns
-    -------
-    SolverResult
-        ``selected``: sorted (k,) int64 indices of the chosen items; ``method``
-        ``"trivial"`` or ``gpu.config.SUBSET_SUM_METHOD``.
-    """
+    """Largest subset sum not above the capacity, on the GPU (``method`` "trivial" or ``SUBSET_SUM_METHOD``)."""
     _require(problem, SubsetSum)
     from gpu.knapsack import subset_sum  # loads numba.cuda (see the module docstring)
 
@@ -237,13 +176,7 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None)
 
 @_on_device
 def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverResult:
-    """Exact multiple-choice knapsack on the GPU.
-
-    Returns
-    -------
-    SolverResult
-        ``selected``: (m,) int64, the chosen item's index within each class.
-    """
+    """Exact multiple-choice knapsack on the GPU; ``selected`` is (m,), the chosen item within each class."""
     _require(problem, MCKP)
     from gpu.knapsack import mckp  # loads numba.cuda (see the module docstring)
 

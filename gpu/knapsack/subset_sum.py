@@ -1,22 +1,6 @@
 """Host side of GPU subset sum: reductions, windows, the item loop and recovery.
 
-Reductions (Curtis 2013, after Yanasse and Soma), all exact:
-
-- items heavier than the capacity, or of weight 0, are dropped; if the rest fit,
-  they are the answer;
-- weights and capacity are divided by the weights' gcd (the optimum is a
-  multiple of it);
-- a greedy pass (heaviest first) gives a lower bound ``LB``; if it hits the
-  capacity it is optimal (the trivial-solution check);
-- capacity complement: when the capacity lies above half the total weight,
-  the optimum is ``total - t*`` with ``t*`` the smallest reachable sum
-  ``>= total - c``, searched in ``[total - c, total - LB]``, a much shorter range;
-- bounds: after item ``i`` only sums in ``[A - R_i, min(B, S_i)]`` can matter
-  (``[A, B]`` the target range, ``S_i`` the weight so far, ``R_i`` the weight
-  left), and the loop stops once the best possible sum is reachable.
-
-Items run heaviest first, either in one persistent launch with a grid barrier
-between items (default, ``SUBSET_SUM_PERSISTENT``) or one launch per item.
+The reductions and both kernels: docs/notes/gpu.md, "Knapsack methods".
 """
 
 from __future__ import annotations
@@ -168,17 +152,10 @@ def _run_persistent(plan, method, arrays, done):
 def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int, timer=None, persistent=None):
     """Run ``method`` ("bitset" or "gvector") on a reduced instance.
 
-    ``persistent`` (default ``gpu.config.SUBSET_SUM_PERSISTENT``) runs every item in
-    one launch with grid barriers instead of one launch per item.
-
-    Returns
-    -------
-    value : int
-        The optimum of the original instance.
-    selected : (k,) int64 ndarray
-        Sorted original indices of a subset with that sum.
-    items_run : int
-        Items processed before the target became reachable.
+    ``persistent`` (default ``gpu.config.SUBSET_SUM_PERSISTENT``) runs every item
+    in one launch with grid barriers.  Returns the optimum of the original
+    instance, the sorted (k,) int64 original indices of a subset with that sum,
+    and the number of items processed.
     """
     check_budget(f"subset sum ({method})", device_bytes(plan, method), budget_bytes)
     n_words = plan.high // 64 + 1

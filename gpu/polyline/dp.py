@@ -1,14 +1,10 @@
 """Device-resident polyline problems and the two GPU DP drivers.
 
-A :class:`DeviceProblem` owns the score tables, turn ranges and scratch arrays
-of one problem shape on the GPU, whether uploaded from a
-:class:`core.polyline.PreparedProblem` (:func:`upload`) or scored there
-(:mod:`gpu.polyline.scores`).  :func:`solve_device` runs ``window`` or ``mitm`` on it
-and brings back only the path (:class:`DevicePath`).  Problems keep their
-launch plans and the workspace keeps the problems of the last shapes used (a
-cache of :mod:`gpu.device`'s workspace; docs/notes/extraction-and-polyline.md,
-"GPU launch plans").  Callers hold :data:`gpu.device.LOCK` (re-exported as
-``LOCK``) around every use (the GUI runs extractions on worker threads).
+A :class:`DeviceProblem` holds the tables, turn ranges and scratch arrays of
+one problem shape on the GPU; :func:`solve_device` runs ``window`` or ``mitm``
+on it and brings back only the path.  Launch plans and the workspace cache:
+docs/notes/extraction-and-polyline.md, "GPU launch plans".  Callers hold
+``LOCK`` (:data:`gpu.device.LOCK`) around every use.
 """
 
 from __future__ import annotations
@@ -179,15 +175,7 @@ def workspace_ready(m: int, d: int, n0: int, n1: int, method: str) -> bool:
 
 
 def upload(prepared, reuse: bool = True) -> DeviceProblem:
-    """Copy a :class:`core.polyline.PreparedProblem` to the device.
-
-    Parameters
-    ----------
-    prepared : core.polyline.PreparedProblem
-    reuse : bool
-        Copy into the workspace's problem of that shape (the default) rather
-        than into a new one.
-    """
+    """Copy a :class:`core.polyline.PreparedProblem` to the device (into the workspace's problem of that shape when ``reuse``)."""
     m, d = prepared.n_guides, prepared.n_points
     n0, n1 = prepared.first.shape[0], prepared.last.shape[1]
     problem = workspace_problem(m, d, n0, n1) if reuse else DeviceProblem.allocate(m, d, n0, n1)
@@ -232,12 +220,7 @@ def _window_launches(problem: DeviceProblem, fwd_arg) -> tuple[list, object]:
 
 
 def _mitm_launch(fwd_step, bwd_step):
-    """One (kernel, launch configuration, args) of :func:`mitm_stage` over a forward and a backward step.
-
-    ``fwd_step`` is ``(fwd_in, fwd_out, table, lo, hi, arg)`` and ``bwd_step``
-    ``(bwd_in, bwd_out, table, rlo, rhi, arg, add_table)``; either may be None
-    (the kernel then gets the other's arrays with zero states).
-    """
+    """One launch of :func:`mitm_stage` over a forward and a backward step (either may be None)."""
     steps = [step for step in (fwd_step, bwd_step) if step is not None]
     longest = max(step[0].shape[1] for step in steps)  # the reduction length
     group = min(config.MITM_THREADS_PER_STATE, 1 << max(0, (longest - 1).bit_length()))
@@ -251,10 +234,10 @@ def _mitm_launch(fwd_step, bwd_step):
 
 
 def _mitm_launches(problem: DeviceProblem, fwd_arg, bwd_arg):
-    """Forward over layers 1..j-1 and backward over layers m..j at once (j = m // 2 + 1).
+    """Forward over layers 1..j-1 and backward over m..j at once (j = m // 2 + 1).
 
-    Returns the launches, the merge layer j, ``F_j`` transposed (n_j, n_(j-1))
-    and the best continuation ``M_j`` (n_(j-1), n_j) of every link into layer j.
+    Returns the launches, j, ``F_j`` transposed (n_j, n_(j-1)) and the best
+    continuation ``M_j`` (n_(j-1), n_j) of every link into layer j.
     """
     m, d = problem.m, problem.d
     n_fwd_steps = m // 2
@@ -304,19 +287,18 @@ def _plan(problem: DeviceProblem, method: str) -> _Plan:
 
 @dataclass(frozen=True, eq=False)
 class DevicePath:
-    """What :func:`solve_device` brings back: the DP optimum and the path along which it was found.
+    """What :func:`solve_device` brings back: the DP optimum and its path.
 
     Attributes
     ----------
     optimum : float
         The float32 DP optimum; -inf when no polyline is feasible.
     layers : (m + 2,) int64 ndarray
-        The chosen point of layers 0..m+1 (start, guides, end); empty when infeasible.
+        The chosen point of layers 0..m+1; empty when infeasible.
     link_scores : (m + 1,) float64 ndarray
-        The device's table entries T_0..T_m along the path; empty when infeasible.
+        The device's entries T_0..T_m along the path; empty when infeasible.
     timings_ms : dict of str to float
-        ``dp`` (the DP and the merge maximum) and ``backtrack`` (backtracking
-        and the copy of the path to the host), the device synchronised in between.
+        ``dp`` and ``backtrack`` (with the copy of the path).
     """
 
     optimum: float

@@ -1,22 +1,11 @@
-"""CUDA kernels of the angle-constrained polyline DP (see core/polyline.py).
+"""CUDA kernels of the angle-constrained polyline DP (the chain of layers of core.polyline.PreparedProblem).
 
-The chain of layers L0 (n0 points), L1..Lm (d points), L(m+1) (n1 points) and
-its tables T0..Tm are those of :class:`core.polyline.PreparedProblem`.  State
-arrays hold one value per link:
-
-- forward ``F_k`` (prefix ending with the link p -> q, layers k-1 -> k) is kept
-  transposed, ``fwd[q, p]``, so that the reduction over p reads a row;
-- backward ``B_k`` (suffix starting with the link p -> q) is kept as
-  ``bwd[p, q]``, so that the reduction over the next point r reads a row.
-
-The turn at layer k is feasible for p -> q -> r exactly when
-``lo[q, r] <= p <= hi[q, r]`` (:func:`core.polyline.turns.feasible_ranges`); the reversed
-ranges ``rlo[p, q] <= r <= rhi[p, q]`` serve the backward direction.
-
-Every max + argmax over a block's threads goes through :func:`group_max_argmax`.
-Values are float32 (the DP accumulates in float32; the reported score is
-recomputed in float64 by the host).  An empty maximum is ``-inf`` with the
-index :data:`NO_INDEX`.
+State arrays hold one float32 value per link: forward ``F_k`` (prefix ending
+with p -> q) transposed as ``fwd[q, p]``, backward ``B_k`` (suffix starting
+with p -> q) as ``bwd[p, q]``, so that every reduction reads a row.  The turn
+p -> q -> r is feasible when ``lo[q, r] <= p <= hi[q, r]``, or in reverse
+``rlo[p, q] <= r <= rhi[p, q]``.  An empty maximum is ``-inf`` with index
+:data:`NO_INDEX`; the host recomputes the score in float64.
 """
 
 from __future__ import annotations
@@ -35,25 +24,11 @@ NO_INDEX = 2**30
 def group_max_argmax(value, index, sh_val, sh_idx, group):
     """Max and argmax over each group of ``group`` consecutive threads of the block.
 
-    Every thread of the block must call it (it synchronises the block).
-    ``group`` must divide ``blockDim.x``, which must not exceed the length of
-    the shared arrays.  Ties go to the smaller index.
-
-    Parameters
-    ----------
-    value : float32
-        This thread's candidate value.
-    index : int
-        Its index (:data:`NO_INDEX` for none).
-    sh_val : (>= blockDim.x,) float32 shared array
-    sh_idx : (>= blockDim.x,) int32 shared array
-    group : int
-        Threads per group.
-
-    Returns
-    -------
-    (float32, int)
-        The group's maximum and its index, in every thread of the group.
+    Every thread of the block must call it (it synchronises the block);
+    ``group`` divides ``blockDim.x``, which must not exceed the length of the
+    shared arrays ``sh_val`` (float32) and ``sh_idx`` (int32).  Ties go to the
+    smaller index.  Returns the group's maximum and its index in every thread of
+    the group (:data:`NO_INDEX` for none).
     """
     t = cuda.threadIdx.x
     sh_val[t] = value
@@ -101,16 +76,12 @@ def mitm_stage(group,
 
     ``group`` consecutive threads reduce one state; the first
     ``ceil(n_fwd / states_per_block)`` blocks hold forward states, the rest
-    backward ones, so every block runs one direction only.
-
-    Forward (turn at layer k): state ``s -> (q, r) = divmod(s, n_next)``,
+    backward ones.  Forward: ``(q, r) = divmod(s, n_next)``,
     ``fwd_out[r, q] = fwd_table[q, r] + max over p in [lo, hi] of fwd_in[q, p]``,
-    ``fwd_arg[q, r] = p*``.  Backward (turn at layer k'): state
-    ``s -> (q, p) = divmod(s, n_prev)``, ``bwd_out[p, q] = [bwd_table[p, q]] +
-    max over r in [rlo, rhi] of bwd_in[q, r]`` (the table only when
-    ``bwd_add_table``), ``bwd_arg[p, q] = r*``.  In both directions
-    neighbouring states share the row (q) that they reduce, so that
-    neighbouring blocks find it in L1.
+    ``fwd_arg[q, r] = p*``.  Backward: ``(q, p) = divmod(s, n_prev)``,
+    ``bwd_out[p, q] = [bwd_table[p, q]] + max over r in [rlo, rhi] of bwd_in[q, r]``
+    (the table only when ``bwd_add_table``), ``bwd_arg[p, q] = r*``.
+    Neighbouring states reduce the same row, which neighbouring blocks then find in L1.
     """
     sh_val = cuda.shared.array(MAX_REDUCE_THREADS, float32)
     sh_idx = cuda.shared.array(MAX_REDUCE_THREADS, int32)
@@ -164,13 +135,10 @@ def _first_at_most(row, n, value):
 
 @cuda.jit(cache=True)
 def reverse_ranges(lo, hi, rlo, rhi):
-    """Feasible next points of each link p -> q from the feasible previous points of q -> r.
+    """Feasible next points ``[rlo[p, q], rhi[p, q]]`` (n_prev, d) of each link p -> q, from lo, hi (d, n_next).
 
-    ``lo[q, :]`` and ``hi[q, :]`` do not increase with r, so
-    ``{r : lo[q, r] <= p <= hi[q, r]}`` is the interval ``[rlo[p, q], rhi[p, q]]``:
-    ``rlo`` is the first r with ``lo[q, r] <= p``, ``rhi`` the last r with
-    ``hi[q, r] >= p`` (binary searches).  Shapes: lo, hi (d, n_next);
-    rlo, rhi (n_prev, d) int32.  Grid-stride over the (p, q) pairs.
+    ``lo[q, :]`` and ``hi[q, :]`` do not increase with r, so binary searches give
+    the first r with ``lo[q, r] <= p`` and the last with ``hi[q, r] >= p``.
     """
     n_prev, d = rlo.shape
     n_next = lo.shape[1]
@@ -184,11 +152,7 @@ def reverse_ranges(lo, hi, rlo, rhi):
 
 @cuda.jit(cache=True)
 def link_angle_table(from_offsets, to_offsets, params, angles):
-    """:func:`core.polyline.turns.link_angles` on the device: ``angles[i, j] = atan2(to[j] - from[i], h)``.
-
-    Shapes: from (n_from,), to (n_to,) float64; ``params[0]`` the spacing h;
-    angles (n_from, n_to) float64.  Grid-stride over the entries.
-    """
+    """:func:`core.polyline.turns.link_angles` on the device; ``params[0]`` is the spacing h."""
     spacing = params[0]
     n_from, n_to = angles.shape
     for flat in range(cuda.grid(1), n_from * n_to, cuda.gridsize(1)):
@@ -199,14 +163,11 @@ def link_angle_table(from_offsets, to_offsets, params, angles):
 
 @cuda.jit(cache=True)
 def turn_ranges(angles_in, angles_out, params, lo, hi):
-    """:func:`core.polyline.turns.feasible_ranges` on the device, from the two angle tables.
+    """:func:`core.polyline.turns.feasible_ranges` on the device, by binary search over p.
 
-    With ``D(p) = angles_out[q, r] - angles_in[p, q]`` (non-decreasing in p),
-    ``lo[q, r]`` is the first p with ``D(p) >= -limit`` (n_prev if none) and
-    ``hi[q, r]`` the last p with ``D(p) <= limit`` (-1 if none), found by
-    binary search.  Shapes: angles_in (n_prev, d), angles_out (d, n_next)
-    float64; ``params[1]`` the limit (rad); lo, hi (d, n_next) int32.
-    Grid-stride over (q, r).
+    ``angles_out[q, r] - angles_in[p, q]`` does not decrease with p; ``lo`` is the
+    first p where it is ``>= -limit`` (n_prev if none), ``hi`` the last where it
+    is ``<= limit`` (-1 if none); ``params[1]`` is the limit (rad).
     """
     limit_rad = params[1]
     d, n_next = lo.shape
@@ -239,9 +200,8 @@ def turn_ranges(angles_in, angles_out, params, lo, hi):
 def merge_partial(fwd, bwd, with_bwd, part_val, part_idx):
     """First pass of the max + argmax over the links a -> b of the merge layer.
 
-    The value of a link is ``fwd[b, a]`` (forward states, transposed) plus
-    ``bwd[a, b]`` when ``with_bwd`` (the best continuation after the link).
-    Each block writes its best value and flat index ``a * n_b + b``.
+    A link's value is ``fwd[b, a]`` plus ``bwd[a, b]`` when ``with_bwd``; each
+    block writes its best value and flat index ``a * n_b + b``.
     """
     sh_val = cuda.shared.array(MAX_REDUCE_THREADS, float32)
     sh_idx = cuda.shared.array(MAX_REDUCE_THREADS, int32)
@@ -268,13 +228,11 @@ def merge_partial(fwd, bwd, with_bwd, part_val, part_idx):
 def finish(part_val, part_idx, n_b, merge_layer, fwd_arg, bwd_arg, first, links, last, out):
     """Second pass of the merge maximum, then backtracking, in one block.
 
-    The optimum is the link a -> b from layer ``j - 1`` to layer ``j``
-    (``j = merge_layer``).  Layers below j - 1 follow the forward argmax
-    tables (``fwd_arg[k - 1, q, r]``: best p before q -> r, turn at layer k),
-    layers above j the backward ones (``bwd_arg[k - 1, p, q]``: best r after
-    p -> q).  ``out`` (float64, 2 m + 4): ``out[0]`` the DP optimum (-inf: no
-    feasible polyline), ``out[1 + k]`` the point of layer k (k = 0..m+1),
-    ``out[m + 3 + k]`` the table value ``T_k`` along the path (k = 0..m).
+    Below the merge link a -> b (layers ``j - 1 -> j``) the path follows
+    ``fwd_arg[k - 1, q, r]`` (best p before q -> r), above it
+    ``bwd_arg[k - 1, p, q]`` (best r after p -> q).  ``out`` (float64,
+    2 m + 4): the optimum (-inf: infeasible), the point of each layer 0..m+1,
+    then ``T_k`` along the path for k = 0..m.
     """
     sh_val = cuda.shared.array(MAX_REDUCE_THREADS, float32)
     sh_idx = cuda.shared.array(MAX_REDUCE_THREADS, int32)

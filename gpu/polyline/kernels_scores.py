@@ -1,16 +1,7 @@
 """CUDA twin of core/extraction/scores.py: the link score tables, one thread per link.
 
-For a link ``P -> Q`` of length ``l`` with unit direction ``e`` and left normal
-``n_e``, the gradient (on a grid of step ``step_px``, see core.extraction.gradient) is
-sampled bilinearly at ``s_k = P + (k + 0.5) / K (Q - P)``,
-``K = max(2, ceil(l))``, and the score is ``sum_k w(s_k) l / K`` (edge mode:
-``w = |g . n_e|``; ribbon mode: the two edges at ``s +- r n_e`` with a polarity,
-combined by their mean or their geometric mean).
-Geometry (sample positions) and sums are float64 as in the CPU module, the
-bilinear interpolation float32 (half the cost of float64 on the GPU; the
-tables are float32 anyway).
-The gradient window is stored as complex64, ``grad[i, j] = gx + i gy``, so that
-one bilinear corner is one 8-byte read.
+The objective is :mod:`core.extraction.scores`'.  Float precision and the
+complex64 gradient: docs/notes/extraction-and-polyline.md, "Link scores".
 """
 
 from __future__ import annotations
@@ -43,11 +34,7 @@ def _corner(grad, i, j, nx, ny):
 
 @cuda.jit(device=True)
 def _normal_gradient(grad, u, v, nx, ny):
-    """Bilinear ``g . n`` at grid coordinates ``(u, v) = ((x - col_off - 0.5), (y - row_off - 0.5)) / step_px``.
-
-    The position is float64 (as on the CPU), the fractional weights and the
-    interpolation float32; neighbours outside the window count 0.
-    """
+    """Bilinear ``g . n`` at grid coordinates ``(u, v)`` (float64); weights in float32, 0 outside the window."""
     fj = math.floor(u)
     fi = math.floor(v)
     fu = float32(u - fj)
@@ -128,23 +115,19 @@ def link_scores(
     Parameters
     ----------
     grad : (Hg, Wg) complex64
-        ``gx + i gy`` of the window; element ``[i, j]`` sits at
+        ``gx + i gy``; element ``[i, j]`` sits at
         ``(col_off + 0.5 + j * step_px, row_off + 0.5 + i * step_px)``.
     col_off, row_off : float
     inv_step : float
-        ``1 / step_px`` of the gradient grid (1.0: pixel centres).
+        ``1 / step_px``.
     points : (m + 2, n_max, 2) float64
         ``(x, y)`` of the points of layer k in ``points[k, :n_k]``.
     n0, n1 : int
         Points of the start and end layers.
-    mode, radius, polarity : int, float, int
-        :data:`EDGE` or :data:`RIBBON`, the ribbon half-width (px), :data:`ANY`,
-        :data:`BRIGHT` or :data:`DARK`.
-    combine : int
-        :data:`MEAN` or :data:`GEOMETRIC`: how a ribbon sample's two edges combine.
+    mode, radius, polarity, combine : int, float, int, int
+        The kernel codes of core.extraction.options.ScoringOptions.
     first : (n0, d) float32
-        Receives T0; ``first_t`` (d, n0) receives it transposed (the first
-        forward states of the DP).
+        Receives T0, and ``first_t`` (d, n0) its transpose.
     links : (>= m - 1, d, d) float32
         Receives T1..T(m-1) in ``links[:m - 1]``.
     last : (d, n1) float32

@@ -1,21 +1,12 @@
 """CUDA kernel of the ``window`` DP step: range maxima in O(1) per query.
 
-For the turn at layer k and a middle point q, the feasible previous points of
-``q -> r`` form the interval ``[lo[q, r], hi[q, r]]`` (core/polyline/turns.py), so the
-forward step is a range-maximum query over the column ``F_k[:, q]`` for every
-r.  One block per q loads that column (``fwd_in[q, :]``, a row of the
-transposed forward states) into shared memory and builds, in O(n) work:
-
-- for each position i, a bit mask of the suffix maxima of its own block of
-  ``2**bits`` positions up to i (bit j set iff ``x[bs + j] > max(x[bs + j + 1 .. i])``),
-  so the maximum of ``x[l..i]`` inside one block is the lowest set bit of the
-  mask of i at or above l (the "linear RMQ" of Fischer and Heun, simplified);
-- a sparse table over the block maxima.
-
-Each query is then answered in O(1): at most two in-block lookups and two
-sparse-table entries.  Shared memory per block: ``8 n + 4 L nb`` bytes for n
-previous points, ``nb = ceil(n / 2**bits)`` blocks and ``L = floor(log2 nb) + 1``
-levels (8.75 KiB at n = 1024); see :func:`shared_bytes`.
+The feasible p of ``q -> r`` form ``[lo[q, r], hi[q, r]]``, so the step is a
+range-maximum query over the column ``F_k[:, q]`` for every r.  One block per
+q loads the column into shared memory and builds, in O(n) work, a bit mask of
+in-block suffix maxima per position (blocks of ``2**bits``; the "linear RMQ"
+of Fischer and Heun, simplified) and a sparse table over the block maxima;
+a query is then at most two mask lookups and two table entries.  Shared
+memory: :func:`shared_bytes` (8.75 KiB at n = 1024).
 """
 
 from __future__ import annotations
@@ -120,16 +111,13 @@ def window_stage(fwd_in, fwd_out, table, lo, hi, arg, bits):
     fwd_in : (d, n_prev) float32
         ``F_k`` transposed: ``fwd_in[q, p]``.
     fwd_out : (n_next, d) float32
-        Receives ``F_(k+1)`` transposed: ``fwd_out[r, q] = table[q, r] + max``.
+        Receives ``fwd_out[r, q] = table[q, r] + max``.
     table : (d, n_next) float32
-        ``T_k``.
     lo, hi : (d, n_next) int32
-        Feasible previous points of ``q -> r``.
     arg : (d, n_next) int32
         Receives the argmax p (:data:`NO_INDEX` for an empty range).
     bits : int
-        log2 of the in-block width (<= 5); dynamic shared memory of
-        :func:`shared_bytes` bytes.
+        log2 of the in-block width (<= 5).
     """
     q = cuda.blockIdx.x
     n_prev = fwd_in.shape[1]

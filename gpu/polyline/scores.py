@@ -1,8 +1,4 @@
-"""Link scores and turn ranges computed on the device (for :func:`gpu.polyline.solve.score_and_solve`).
-
-The tables are written straight into the workspace's problem buffers, where the
-DP reads them: nothing goes back to the host between scoring and DP.
-"""
+"""Link scores and turn ranges computed on the device, straight into the buffers the DP reads."""
 
 from __future__ import annotations
 
@@ -37,20 +33,10 @@ def _points(guides) -> np.ndarray:
 def score_on_device(grad, gradient, guides, options: ScoringOptions) -> DeviceProblem:
     """Score every link of the guides into the tables of the workspace's problem of that shape.
 
-    Parameters
-    ----------
-    grad : (Hg, Wg) complex64 device array
-        ``gx + i gy`` of ``gradient``.
-    gradient : core.extraction.gradient.GradientWindow
-        The host window: its position (``col_off``, ``row_off``) and grid step.
-    guides : core.extraction.guides.Guides
-    options : core.extraction.options.ScoringOptions
-
-    Returns
-    -------
-    DeviceProblem
-        With its tables being filled (asynchronously); its ranges are those
-        of the previous solve until :func:`turn_ranges_on_device`.
+    ``grad`` is the (Hg, Wg) complex64 device copy of ``gradient`` (whose
+    position and step are read).  Returns the DeviceProblem with its tables
+    being filled asynchronously; its ranges are stale until
+    :func:`turn_ranges_on_device`.
     """
     m, d = guides.n_guides, guides.offsets.shape[0]
     n0, n1 = guides.start_offsets.shape[0], guides.end_offsets.shape[0]
@@ -69,12 +55,7 @@ def score_on_device(grad, gradient, guides, options: ScoringOptions) -> DevicePr
 
 
 def _ranges_plan(problem: DeviceProblem):
-    """The parameter array and launches of :func:`turn_ranges_on_device`, built once per problem.
-
-    ``params`` holds ``[spacing, limit, start offsets, guide offsets, end
-    offsets]`` (one copy per call), so that the launches themselves never
-    change and replay cheaply.
-    """
+    """The parameter array and launches of :func:`turn_ranges_on_device`, built once per problem so they replay cheaply."""
     key = ("ranges", config.THREADS_PER_BLOCK)
     if key in problem.plans:
         return problem.plans[key]
@@ -108,12 +89,9 @@ def _ranges_plan(problem: DeviceProblem):
 def turn_ranges_on_device(problem: DeviceProblem, guides, max_turn_deg: float) -> None:
     """Write the feasible index ranges of every inner layer into ``problem.ranges``.
 
-    The same rule as :func:`core.polyline.turns.feasible_ranges` over
-    :func:`core.polyline.turns.link_angles`: the angle tables are computed on the
-    device (float64 ``atan2``, which may differ from numpy's in the last bit:
-    that moves a decision only for a turn within ~1e-15 rad of
-    ``max_turn + TURN_SLACK_RAD``), then binary searches give the ranges.
-    The inner layers share one (d, d) table and one pair of ranges.
+    The rule of :func:`core.polyline.turns.feasible_ranges`; the device's float64
+    ``atan2`` may differ from numpy's in the last bit, which moves a decision only
+    for a turn within ~1e-15 rad of the limit.
     """
     params, launches = _ranges_plan(problem)
     header = [float(guides.spacing), turn_limit_rad(max_turn_deg)]

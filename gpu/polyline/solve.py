@@ -1,17 +1,9 @@
 """The GPU polyline engine, twin of ``core.polyline.cpu`` and ``core.extraction.solving``.
 
-- :func:`solve_prepared` solves a :class:`core.polyline.PreparedProblem`
-  whose tables come from the host.
-- :func:`score_and_solve` scores every link from a gradient window on the GPU
-  and solves there, the tables never leaving the device.
-
-Both return a :class:`core.polyline.PolylineSolution` and bring back only the
-path.  They raise :class:`core.engine.BackendUnavailableError` without a
-usable CUDA GPU and :class:`GpuMemoryError` when the device lacks memory;
-``core.engine.run_with_cpu_fallback`` then runs the CPU twin.
-
-The device modules (``dp``, ``scores`` and the kernels) import numba.cuda, so
-this module imports them on first use: importing ``gpu`` must work without CUDA.
+Both entries bring back only the path, and raise
+:class:`core.engine.BackendUnavailableError` without a usable GPU and
+:class:`GpuMemoryError` when the device lacks memory.  The device modules
+import numba.cuda, so they are imported on first use.
 """
 
 from __future__ import annotations
@@ -73,35 +65,12 @@ def _check_fits(dp, m: int, d: int, n0: int, n1: int, method: str) -> None:
 
 
 def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
-    """Solve a prepared polyline problem on the GPU.
+    """Solve a prepared polyline problem on the GPU (the twin of :func:`core.polyline.cpu.solve_prepared`).
 
-    Parameters
-    ----------
-    prepared : core.polyline.PreparedProblem
-        Validated tables and turn ranges (copied to the device here).
-    method : {"window", "mitm"}
-        Range-maximum DP (O(m d^2) work) or Seredin's meet-in-the-middle
-        pair-state DP (O(m d^3); ``gpu.config.MITM_THREADS_PER_STATE``
-        threads per state).
-    cancel : core.cancel.CancelToken, optional
-        Checked before and after the device work (milliseconds).
-
-    Returns
-    -------
-    core.polyline.PolylineSolution
-        Backend "gpu"; ``score`` by :func:`core.polyline.path_score` on the
-        host's tables; ``timings_ms``: ``dp`` and ``backtrack``.
-
-    Raises
-    ------
-    core.engine.BackendUnavailableError
-        Without a usable CUDA GPU.
-    core.polyline.NoFeasiblePolylineError
-        When no polyline satisfies the angle limit.
-    GpuMemoryError
-        When the problem does not fit on the device.
-    ValueError
-        For a method other than "window" or "mitm".
+    ``method`` is "window" or "mitm"; ``cancel`` is checked before and after the
+    device work.  The solution's backend is "gpu" and its ``score``
+    :func:`core.polyline.path_score` on the host's tables.  Raises as the CPU
+    twin, plus BackendUnavailableError and GpuMemoryError.
     """
     dp, _ = _device()
     _check_method(method)
@@ -118,40 +87,12 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
 
 
 def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float, cancel=None) -> PolylineSolution:
-    """Score the links of the guides on the GPU and solve there.
+    """Score the links of the guides on the GPU and solve there (the twin of :func:`core.extraction.solving.score_and_solve`).
 
-    Parameters
-    ----------
-    gradient : core.extraction.gradient.GradientWindow
-        Gradient window covering the guides (uploaded once; the same object
-        passed again is not uploaded again).
-    guides : core.extraction.guides.Guides
-        Layers L0 (n0 points), guides 1..m (d points), L(m+1) (n1 points).
-    options : core.extraction.options.ScoringOptions
-    method : {"window", "mitm"}
-    max_turn_deg : float
-        Validated by the caller (core.extraction.ExtractionSettings).
-    cancel : core.cancel.CancelToken, optional
-        Checked before and after the device work (milliseconds).
-
-    Returns
-    -------
-    core.polyline.PolylineSolution
-        Backend "gpu"; ``score`` the float64 sum of the device's float32 link
-        scores along the path (:func:`core.polyline.problem.score_in_path_order`);
-        ``timings_ms``: ``scoring`` (gradient upload and link scores), ``dp``
-        (turn ranges, DP and merge), ``backtrack`` (backtracking and the copy of the path).
-
-    Raises
-    ------
-    core.engine.BackendUnavailableError
-        Without a usable CUDA GPU.
-    core.polyline.NoFeasiblePolylineError
-        When no polyline satisfies the angle limit.
-    GpuMemoryError
-        When the problem does not fit on the device.
-    ValueError
-        For a method other than "window" or "mitm".
+    The gradient is uploaded once per object.  ``score`` is the float64 sum of the
+    device's float32 link scores along the path; ``timings_ms``: ``scoring``
+    (upload and scores), ``dp`` (turn ranges, DP, merge) and ``backtrack``.
+    Raises as :func:`solve_prepared`.
     """
     dp, scores = _device()
     _check_method(method)
