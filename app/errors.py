@@ -1,13 +1,8 @@
 """Errors at the GUI edge: one decorator for slots and one way to show a dialog.
 
-Core raises; the window catches here and shows a dialog with the message and,
-under "Show Details...", the traceback.  Nothing below the GUI shows dialogs,
-and no error kills the application.  Tests replace :func:`show_error` (a
-module-level function looked up at call time) to record dialogs instead of
-opening them.
-
-Qt is imported inside :func:`show_error` only: the knapsack worker process
-(:mod:`app.knapsack.jobs`, Qt-free) makes its :class:`ErrorReport` here too.
+Core raises; the window shows a dialog with the message and, under "Show
+Details...", the traceback.  Tests replace :func:`show_error` (looked up at
+call time).  Qt is imported inside it only, for the Qt-free knapsack worker.
 """
 
 from __future__ import annotations
@@ -27,16 +22,8 @@ log = logging.getLogger("linesnap")
 class ErrorReport:
     """What the user sees of an error.
 
-    Attributes
-    ----------
-    title : str
-        What was being done ("Could not open the image").
-    message : str
-        The error's own message, one or a few lines.
-    details : str
-        The traceback, for the dialog's details pane and bug reports.
-    kind : str
-        The exception's class name.
+    ``title`` says what was being done; ``message`` is the error's own,
+    ``details`` its traceback and ``kind`` its class name.
     """
 
     title: str
@@ -80,11 +67,9 @@ def report_exception(parent, title: str, err: BaseException, details: str | None
 
 
 def reports_errors(title: str):
-    """Decorate a method (a slot) so that any exception becomes a dialog titled ``title``.
+    """Decorate a slot so that any exception becomes a dialog titled ``title``.
 
-    The dialog's parent is ``self.parent_widget`` where the object has one
-    (helpers that are not widgets), else ``self``; the slot returns None after
-    an error.
+    The dialog's parent is ``self.parent_widget`` where there is one, else ``self``.
     """
 
     def decorate(method):

@@ -1,14 +1,6 @@
 """Autosave of the session (the image and every feature) so that a crash or a kill loses nothing.
 
-The window writes the session after every change (atomically: a temporary file
-and a rename) and removes it on a normal exit.  Each running window holds a lock
-on its own session file (``session.json``, else ``session-2.json``, ...), so two
-windows never write over each other's work.  A session file with unsaved work
-and no live owner means that run did not end normally: the next window adopts
-it and offers to restore it.
-The format is LineSnap's own JSON; pieces keep their clicks, settings and
-computed vertices, so restored features stay editable (Backspace, undo, more
-pieces), and pieces that were still being computed are computed again.
+One locked file per running window; docs/notes/gui.md, "Autosave".
 """
 
 from __future__ import annotations
@@ -75,13 +67,7 @@ def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Featur
 
 
 def state_from_dict(data: dict, settings_from_dict) -> tuple[ToolState, dict]:
-    """(state, outcomes) of a session dict, for ``ExtractionTool.restore``.
-
-    Raises
-    ------
-    ValueError
-        For a dict that is not a LineSnap session.
-    """
+    """(state, outcomes) of a session dict for ``ExtractionTool.restore``; ValueError when it is not a session."""
     if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
         raise ValueError("not a LineSnap session file")
     outcomes: dict = {}
@@ -115,9 +101,8 @@ class SessionStore:
     def claim(cls, folder, adopt: bool = True) -> SessionStore:
         """The session slot of this window, locked until :meth:`release`.
 
-        Slots locked by a running window are skipped.  With ``adopt``, a free
-        slot left with unsaved work (its window was killed) is preferred, so
-        that the work is offered back; without it such slots are left alone.
+        Slots of running windows are skipped; with ``adopt``, a free slot left with
+        unsaved work is preferred, so that the work is offered back.
         """
         Path(folder).mkdir(parents=True, exist_ok=True)
         empty = None

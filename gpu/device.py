@@ -96,7 +96,10 @@ def buffer(name: str, shape, dtype, keep: bool = True):
 
 
 def register_cache(release, held_bytes=None) -> None:
-    """Have :func:`release_workspace` call ``release()`` and :func:`held_bytes` count ``held_bytes()`` (for a package's own device caches)."""
+    """Have :func:`release_workspace` call ``release()`` and :func:`held_bytes` count ``held_bytes()``.
+
+    For device arrays a package keeps itself, which :func:`buffer` cannot hand out.
+    """
     _caches.append((release, held_bytes))
 
 

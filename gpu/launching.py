@@ -12,13 +12,20 @@ __all__ = ["LaunchList", "launch_resident", "run_launches"]
 
 
 def run_launches(launches) -> None:
-    """Launch each ``(kernel, launch configuration, arguments)`` in order (kept apart: the simulator's ``kernel[grid, block]`` configures the kernel object)."""
+    """Launch each ``(kernel, launch configuration, arguments)`` in order.
+
+    The configuration is kept apart because the simulator's ``kernel[grid, block]``
+    configures the kernel object itself.
+    """
     for kernel, launch, args in launches:
         kernel[launch](*args)
 
 
 def _packed(kernel, launch, args):
-    """One launch packed once, ``(function, LaunchConfig, params)``, for ``cuda.core.launch``; None where not possible (the simulator)."""
+    """One launch packed once for ``cuda.core.launch``: ``(function, LaunchConfig, params)``.
+
+    None where packing is not possible (the simulator, another numba-cuda version).
+    """
     try:
         from cuda.core import LaunchConfig
         from numba.cuda.cudadrv import driver

@@ -77,7 +77,8 @@ def make_scene() -> tuple[np.ndarray, dict]:
     xs = np.arange(SIZE_PX) + 0.5  # pixel centres
     canvas = _fields(rng, xs)
     lines = [_centre_line(spec) for spec in (RIVER,) + ROADS]
-    distances = [_distance_to_polyline(line, xs, reach_px=spec[1] / 2 + 12) for line, spec in zip(lines, (RIVER,) + ROADS)]
+    distances = [_distance_to_polyline(line, xs, reach_px=spec[1] / 2 + 12)
+                 for line, spec in zip(lines, (RIVER,) + ROADS)]
     river_distance = distances[0]
     _paint(canvas, _coverage(river_distance, RIVER[1] / 2 + RIVER_BANK_PX), BANK_TREES, rng, 14.0)
     _paint(canvas, _coverage(river_distance, RIVER[1] / 2), WATER, rng, 4.0)

@@ -43,9 +43,11 @@ class DisplayPanel(QGroupBox):
         self.bands.currentIndexChanged.connect(lambda _: self.bands_changed.emit(self.bands.currentData()))
         form.addRow("Bands", self.bands)
         self.low = QDoubleSpinBox(decimals=1, minimum=0.0, maximum=49.9, singleStep=0.5, value=1.0,
-                                  suffix=" %", keyboardTracking=False, toolTip="Values below this percentile are black.")
+                                  suffix=" %", keyboardTracking=False,
+                                  toolTip="Values below this percentile are black.")
         self.high = QDoubleSpinBox(decimals=1, minimum=50.0, maximum=100.0, singleStep=0.5, value=99.0,
-                                   suffix=" %", keyboardTracking=False, toolTip="Values above this percentile are white.")
+                                   suffix=" %", keyboardTracking=False,
+                                   toolTip="Values above this percentile are white.")
         for box in (self.low, self.high):
             box.valueChanged.connect(lambda _: self.stretch_changed.emit(self.low.value(), self.high.value()))
         form.addRow("Stretch low", self.low)

@@ -1,11 +1,6 @@
-"""Knapsack solves for the panel: the job, its result, and the worker process's main loop.
+"""Knapsack solves for the panel: the job, its result, and the worker process's main loop (Qt-free).
 
-Qt-free on purpose: :func:`worker_main` runs in the child process that
-:class:`app.knapsack.runner.KnapsackRunner` starts (``spawn``), so that a long
-dynamic program can be cancelled by ending that process and a solver that
-runs out of memory cannot take the window down with it.
-
-The two processes exchange pickled tuples over a ``multiprocessing`` pipe::
+The processes exchange pickled tuples over a ``multiprocessing`` pipe::
 
     parent -> child   ("job", job_id, SolveJob) | ("stop",)
     child -> parent   ("ready",)
@@ -94,22 +89,9 @@ def _no_progress(done: int, total: int, text: str) -> None:
 def run_job(job: SolveJob, progress: Callable[[int, int, str], None] = _no_progress) -> JobResult:
     """Solve every instance of ``job`` on each of its backends.
 
-    Parameters
-    ----------
-    job : SolveJob
-    progress : callable, optional
-        ``progress(done_steps, total_steps, text)``, called before each step
-        and once at the end.
-
-    Returns
-    -------
-    JobResult
-
-    Raises
-    ------
-    ValueError
-        For an empty job, or backends that resolve to the same one; and what
-        the solvers raise (MemoryBudgetError, BackendUnavailableError, ...).
+    ``progress(done_steps, total_steps, text)`` is called before each step and at
+    the end.  Raises ValueError for an empty job or backends that resolve to the
+    same one, and what the solvers raise.
     """
     if not job.instances or not job.backends:
         raise ValueError("a solve job needs at least one instance and one backend")
@@ -140,13 +122,7 @@ def _solve_on(backend: str, job: SolveJob, done: int, progress) -> tuple[list, i
 
 
 def scaled_down(problem):
-    """The same items with a capacity of about one item's weight: a cheap instance to warm up on.
-
-    The solvers choose their method and compiled variant by the items (their
-    count, gcd and value types), which the copy keeps; its capacity is at
-    most the original's, so its DP costs at most what the real one does and
-    usually far less.
-    """
+    """The same items with a capacity of about one item's weight: a cheap instance to warm up on."""
     kind = problem_kind(problem)
     if kind == "kp1":
         return KP1(problem.profits, problem.weights, min(problem.capacity, int(problem.weights.max())))
@@ -172,12 +148,7 @@ def _warm_key(backend: str, problem, batch: bool) -> tuple:
 
 
 def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
-    """Solve scaled-down copies of the job's instances first (untimed), once per kind of solve.
-
-    The first solve of a kind in a process loads numba's cached machine code
-    or compiles GPU kernels (seconds); done here, the times shown are those of
-    the solve alone.
-    """
+    """Solve scaled-down copies of the job's instances first (untimed), once per kind of solve."""
     cold = {}
     for instance in job.instances:
         cold.setdefault(_warm_key(backend, instance.problem, job.batch), []).append(instance.problem)
@@ -202,13 +173,7 @@ def error_title(err: BaseException) -> str:
 
 
 def worker_main(conn) -> None:
-    """The worker process: solve the jobs that arrive on ``conn`` until told to stop.
-
-    Parameters
-    ----------
-    conn : multiprocessing.connection.Connection
-        The child's end of a duplex pipe (protocol in the module docstring).
-    """
+    """The worker process: solve the jobs that arrive on ``conn`` (the child's end of a pipe) until told to stop."""
     # Here, not at the top: only the child needs numba and the solvers, loaded before it says "ready".
     import core.knapsack.dispatch  # noqa: F401
 
@@ -235,12 +200,7 @@ def worker_main(conn) -> None:
 
 
 def _exit_with_parent() -> None:
-    """End this process as soon as its parent is gone, even in the middle of a solve.
-
-    A window that was killed cannot end its worker; without this, the worker
-    would run its solve to the end.  The solvers release the GIL, so the
-    watching thread gets to run.
-    """
+    """End this process as soon as its parent is gone, even in the middle of a solve."""
     parent = multiprocessing.parent_process()
     if parent is None:
         return

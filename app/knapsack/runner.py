@@ -1,21 +1,7 @@
 """Knapsack solves in a separate process that the GUI can end at any moment.
 
-A knapsack dynamic program is one long compiled loop: it cannot stop halfway
-on a flag, and a huge instance may run for minutes or exhaust memory.  The
-runner therefore solves in a child process (``multiprocessing``, ``spawn``:
-no forked copy of the GUI's threads) running
-:func:`app.knapsack.jobs.worker_main`.  Cancel ends that process at once
-(SIGTERM, then SIGKILL) and joins it, so no zombie remains; the next job
-starts a fresh one.  The process stays alive between jobs, so only the first
-job pays for its start (about a second: Python, numpy, numba).
-
-Messages from the child are polled on the GUI thread by a timer (every
-``POLL_MS``), so signals arrive on the GUI thread and nothing ever blocks it
-for long: a job is sent only once the child reported that it is ready to read it.
-
-As with every ``spawn`` start, the child imports the parent's main script
-(not ``python -m`` modules): a script that builds the panel must keep that
-under ``if __name__ == "__main__":`` (the ``linesnap`` command does).
+Why a process, and how messages travel: docs/notes/gui.md, "Knapsack solves
+in a worker process".
 """
 
 from __future__ import annotations

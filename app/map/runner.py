@@ -1,24 +1,8 @@
 """Extractions off the GUI thread: a queue of fully specified jobs, one live worker.
 
-Every extraction uses all cores (numba ``parallel=True`` under one lock), so
-running two at once gains nothing: the runner keeps at most one worker alive on
-its own ``QThreadPool``.  Jobs come complete (start, end, settings: the tool
-has decided where a piece starts) and wait in two kinds:
-
-* pieces (the user clicked): run in the order they were submitted, never
-  dropped unless :meth:`ExtractionRunner.drop_pieces` says so;
-* the preview (the cursor moved): only the newest request waits; an older one
-  that has not started is dropped, so the preview always ends on the latest
-  cursor position however fast the cursor moves.
-
-A piece whose request equals a preview that was just computed or is being
-computed (the click landed where the cursor rested) takes that result instead
-of running again.
-
-Each job carries a :class:`core.cancel.CancelToken`.  The running job is
-cancelled when its image goes, when the pieces it computes were dropped, when
-it is the warm-up and real work arrives, and when it is a preview that newer
-work has waited behind for :data:`PREVIEW_PATIENCE_S` (docs/notes/gui.md).
+Pieces run in submission order; of the previews only the newest waits.  Each
+job carries a :class:`core.cancel.CancelToken`; when it is cancelled:
+docs/notes/gui.md ("The extraction queue", "Cancelling work nobody waits for").
 """
 
 from __future__ import annotations
@@ -45,11 +29,9 @@ PREVIEW_PATIENCE_S = 0.3
 
 @dataclass
 class ExtractionJob:
-    """One extraction: ``extract(image, start_xy, end_xy, settings, cancel=cancel)``.
+    """One extraction of ``kind`` "piece", "preview" or "warmup"; ``tag`` is the piece id or preview sequence.
 
-    ``kind`` is "piece", "preview" or "warmup"; ``tag`` is the piece id or the
-    preview's sequence number; ``pieces`` lists the piece ids that take the
-    result (a preview can serve a piece).
+    ``pieces`` lists the piece ids that take the result (a preview can serve a piece).
     """
 
     kind: str
@@ -159,10 +141,9 @@ class ExtractionRunner(QObject):
         return self._running.kind, time.monotonic() - self._started_at
 
     def set_image(self, image) -> None:
-        """Extract from ``image`` (``extract_fn``'s first argument; the window's ImageDocument) from now on.
+        """Extract from ``image`` (the window's ImageDocument) from now on.
 
-        Waiting work is dropped, and a running extraction is cancelled (its
-        result would be ignored).
+        Waiting work is dropped and running work cancelled.
         """
         self._image = image
         self._generation += 1
@@ -172,16 +153,7 @@ class ExtractionRunner(QObject):
         self._cancel_running()
 
     def submit_piece(self, piece_id: int, start_xy, end_xy, settings) -> None:
-        """Queue the extraction of a piece; it runs after the pieces submitted before it.
-
-        Parameters
-        ----------
-        piece_id : int
-            Reported back with ``piece_done``, ``piece_failed`` or ``piece_dropped``.
-        start_xy, end_xy : tuple of float
-            The piece's final endpoints (x, y) px.
-        settings : core.extraction.ExtractionSettings
-        """
+        """Queue the extraction of piece ``piece_id`` from ``start_xy`` to ``end_xy`` (px), after earlier pieces."""
         self._pieces.append(ExtractionJob("piece", piece_id, tuple(start_xy), tuple(end_xy), settings,
                                           self._generation, [piece_id]))
         self._pump()
@@ -192,19 +164,14 @@ class ExtractionRunner(QObject):
         self._pump()
 
     def drop_preview(self) -> None:
-        """No preview is wanted now: forget the waiting request and stop a running preview.
-
-        A running preview that also serves a piece goes on.
-        """
+        """Forget the waiting preview and stop a running one, unless it also serves a piece."""
         self._preview = None
         self._cancel_bare_preview()
 
     def drop_pieces(self, piece_ids) -> None:
-        """These pieces are not wanted now (dropped, undone): forget their requests.
+        """These pieces are not wanted now: dequeue or cancel their jobs.
 
-        Waiting ones leave the queue, a running piece job is cancelled, and
-        each request that will give no result is reported by ``piece_dropped``
-        (a piece that already has its result is not).
+        Each request left without a result is reported by ``piece_dropped``.
         """
         ids = set(piece_ids)
         dropped = [job.tag for job in self._pieces if job.tag in ids]
@@ -231,7 +198,7 @@ class ExtractionRunner(QObject):
     def shutdown(self) -> None:
         """Drop waiting work, cancel the running extraction and wait for its worker.
 
-        Until the next :meth:`set_image`, nothing more runs and no result is reported.
+        Nothing runs until the next :meth:`set_image`.
         """
         self.set_image(None)
         self._pool.waitForDone()

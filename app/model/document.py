@@ -1,10 +1,8 @@
 """The open image: its raster handles and what the window needs to know about it.
 
-One :class:`core.io.raster.Raster` serves the extractions (read on the extraction
-worker, one at a time) and the coordinate read-outs; an extraction with a
-chosen band gets a handle opened on that band (``core.extract`` reads the band
-an open Raster was opened with).  The tiles have their own handles
-(:class:`app.map.tile_loader.TileLoader`).
+One Raster serves the extractions and coordinate read-outs; an extraction
+with a chosen band gets a handle opened on that band.  Tiles have their own
+handles (:class:`app.map.tile_loader.TileLoader`).
 """
 
 from __future__ import annotations
@@ -35,21 +33,7 @@ def sample_demo() -> dict | None:
 
 
 class ImageDocument:
-    """An open image.
-
-    Parameters
-    ----------
-    source : str or os.PathLike or ndarray
-        What ``core.io.raster.open_raster`` opens.
-
-    Attributes
-    ----------
-    raster : core.io.raster.Raster
-        Opened with the derived intensity band.
-    path : str or None
-    title : str
-        For the window title and messages.
-    """
+    """An open image (``source`` as for ``core.io.raster.open_raster``); ``raster`` reads the derived intensity."""
 
     def __init__(self, source):
         self.source = str(source) if isinstance(source, Path) else source
@@ -75,19 +59,7 @@ class ImageDocument:
             return self._by_band[band]
 
     def extract(self, start_xy, end_xy, settings, cancel=None):
-        """``core.extraction.extract`` on the handle of ``settings.band`` (called on the worker thread).
-
-        Parameters
-        ----------
-        start_xy, end_xy : tuple of float
-            The endpoints (x, y) px.
-        settings : core.extraction.ExtractionSettings
-        cancel : core.cancel.CancelToken, optional
-
-        Returns
-        -------
-        core.extraction.ExtractionResult
-        """
+        """``core.extract`` from ``start_xy`` to ``end_xy`` (px) on the handle of ``settings.band``."""
         return extract(self.raster_for_band(settings.band), start_xy, end_xy, settings, cancel=cancel)
 
     def close(self) -> None:

@@ -1,10 +1,4 @@
-"""What the knapsack panel shows, without Qt: loading, generating, comparing, exporting.
-
-The panel (:mod:`app.knapsack.panel`) keeps its state in plain objects built
-here: the problem choice, the instances (with where they came from) and the
-latest :class:`app.knapsack.jobs.JobResult`; the functions below turn them
-into table rows, summaries and export files, and can be tested without a window.
-"""
+"""What the knapsack panel shows, without Qt: loading, generating, comparing, exporting."""
 
 from __future__ import annotations
 
@@ -83,18 +77,12 @@ class LoadedInstances:
 
 
 def load_instance_files(paths, problem: str) -> LoadedInstances:
-    """Read every instance of ``paths`` (any format of :func:`core.knapsack.io.read_instances`).
+    """Read every instance of ``paths`` and choose the problem they fit.
 
-    KP1 files read while subset sum is chosen become the subset sum of their
-    weights (their known optimum no longer applies); otherwise a file of
-    another kind switches the problem to that kind (several KP2 instances to
-    the batched KP2).
-
-    Raises
-    ------
-    ValueError
-        For no paths, an unknown ``problem``, files of different problem kinds;
-        KnapsackFormatError (a ValueError) for a missing or malformed file.
+    KP1 files read while subset sum is chosen become subset sums of their
+    weights; otherwise files of another kind switch the problem.  Raises
+    ValueError for no paths, an unknown problem, mixed kinds, or
+    KnapsackFormatError for a bad file.
     """
     if problem not in PROBLEMS:
         raise ValueError(f"problem must be one of {', '.join(PROBLEMS)}; got {problem!r}")
@@ -120,17 +108,9 @@ def generate_instance(problem: str, kind: str, size: int, seed: int, coefficient
                       capacity_instance: int = 1) -> KnapsackInstance:
     """One generated instance (core.knapsack.generators), named after its parameters.
 
-    Parameters
-    ----------
-    problem : {"kp1", "subset-sum", "mckp"}
-    kind : str
-        A type of :data:`GENERATORS` ``[problem]``: Pisinger's class, Curtis's
-        benchmark, or ``"set k"`` of Suri et al.
-    size : int
-        Items (KP1, subset sum) or items per class (MCKP; 0 draws 10..1024 per class).
-    seed : int
-    coefficient_range, capacity_instance : int
-        Pisinger's ``R`` and ``v`` (capacity ``v * sum(w) // 101``).
+    ``kind`` is a type of :data:`GENERATORS` ``[problem]``; ``size`` the items
+    (per class for MCKP; 0 draws 10..1024); ``coefficient_range`` and
+    ``capacity_instance`` are Pisinger's ``R`` and ``v``.
     """
     if problem not in GENERATORS:
         raise ValueError(f"no generator for {PROBLEMS.get(problem, problem)!r}: load its instances from files")
@@ -254,7 +234,8 @@ def result_summary(instances, result) -> str:
         text = f"{len(instances)} instances solved{together} ({times})"
     known = [o.matches_known for o in outcomes if o.matches_known is not None]
     if len(instances) == 1 and known:
-        text += "; matches the file's known optimum" if known[0] else f"; DIFFERS from the known optimum {instances[0].optimum}"
+        text += ("; matches the file's known optimum" if known[0]
+                 else f"; DIFFERS from the known optimum {instances[0].optimum}")
     elif known:
         text += f"; {sum(known)} of {len(known)} known optima matched"
     if len(result.backends) > 1:

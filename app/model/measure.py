@@ -35,15 +35,7 @@ class Length:
 
 
 def feature_length(vertices_px: np.ndarray, raster=None) -> Length:
-    """Length of a polyline.
-
-    Parameters
-    ----------
-    vertices_px : (k, 2) float ndarray
-        Vertices (x, y) in pixels.
-    raster : core.io.raster.Raster, optional
-        Georeferenced: geodesic metres on WGS84; otherwise (or None) pixels.
-    """
+    """Length of a (k, 2) px polyline: geodesic metres on WGS84 with a georeferenced ``raster``, else pixels."""
     vertices = np.asarray(vertices_px, dtype=np.float64)
     if vertices.ndim != 2 or vertices.shape[1] != 2:
         raise ValueError(f"vertices_px must have shape (k, 2); got {vertices.shape}")
@@ -57,17 +49,9 @@ def feature_length(vertices_px: np.ndarray, raster=None) -> Length:
 
 
 def geodesic_distances_m(lon1, lat1, lon2, lat2) -> np.ndarray:
-    """Ellipsoidal distances (m) on WGS84 between point pairs given in degrees (Vincenty's inverse).
+    """(n,) WGS84 ellipsoidal distances (m) between point pairs in degrees (Vincenty's inverse).
 
-    Parameters
-    ----------
-    lon1, lat1, lon2, lat2 : (n,) float arrays, degrees
-
-    Returns
-    -------
-    (n,) float64 ndarray
-        Metres.  Nearly antipodal pairs, where the iteration does not
-        converge, fall back to the great-circle distance on the mean radius.
+    Nearly antipodal pairs fall back to the great circle on the mean radius.
     """
     lon1, lat1, lon2, lat2 = (np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in (lon1, lat1, lon2, lat2))
     big_l = np.radians(lon2 - lon1)
@@ -82,7 +66,8 @@ def geodesic_distances_m(lon1, lat1, lon2, lat2) -> np.ndarray:
         sigma = np.arctan2(sin_sigma, cos_sigma)
         sin_alpha = cos_u1 * cos_u2 * sin_lam / np.where(sin_sigma == 0, 1.0, sin_sigma)
         cos2_alpha = 1.0 - sin_alpha**2
-        cos_2sm = np.where(cos2_alpha != 0, cos_sigma - 2 * sin_u1 * sin_u2 / np.where(cos2_alpha == 0, 1, cos2_alpha), 0)
+        cos_2sm = np.where(cos2_alpha != 0,
+                           cos_sigma - 2 * sin_u1 * sin_u2 / np.where(cos2_alpha == 0, 1, cos2_alpha), 0)
         c = WGS84_F / 16 * cos2_alpha * (4 + WGS84_F * (4 - 3 * cos2_alpha))
         lam_next = big_l + (1 - c) * WGS84_F * sin_alpha * (
             sigma + c * sin_sigma * (cos_2sm + c * cos_sigma * (-1 + 2 * cos_2sm**2)))

@@ -47,11 +47,7 @@ class PieceSpec:
 
     @property
     def ends_at_click(self) -> bool:
-        """False for an extraction with endpoint snapping (``settings.snap_endpoints``).
-
-        Such a piece may end away from ``click_end``, so the next piece's start
-        is known only once its outcome is; every other piece ends at its click.
-        """
+        """False for an extraction with endpoint snapping, whose end is known only from its outcome."""
         return not (self.kind == "extract" and bool(getattr(self.settings, "snap_endpoints", False)))
 
 
@@ -166,11 +162,8 @@ def piece_vertices(feature: Feature, index: int, outcomes: dict[int, PieceOutcom
 def feature_vertices(feature: Feature, outcomes: dict[int, PieceOutcome]) -> np.ndarray:
     """(k, 2) float64 vertices (x, y) px of a whole feature, consecutive duplicates removed.
 
-    The pieces' vertices in order (the start click alone for a feature without
-    pieces).  Where a piece does not start at the previous piece's last vertex
-    (a snapped start), the two are joined by a straight link.  Vertices closer
-    than :data:`SAME_VERTEX_PX` are one: an extraction ends at its click only
-    up to rounding.
+    A snapped start is joined to the previous piece's end by a straight link;
+    vertices closer than :data:`SAME_VERTEX_PX` are one.
     """
     if not feature.pieces:
         return np.array([feature.start_xy], dtype=np.float64)
@@ -189,16 +182,7 @@ def feature_score(feature: Feature, outcomes: dict[int, PieceOutcome]) -> float 
 
 def imported_feature(feature_id: int, piece_id: int, name: str, vertices, properties: dict
                      ) -> tuple[Feature, PieceOutcome]:
-    """A finished feature made of one imported piece, and that piece's outcome.
-
-    Parameters
-    ----------
-    vertices : (k, 2) array_like of float
-        Vertices (x, y) in pixels, k >= 2, finite.
-    properties : dict
-        The file's properties (kept for a faithful re-export; ``score`` and
-        ``backend`` are shown).
-    """
+    """A finished feature of one imported piece (``vertices`` (k, 2) px, the file's ``properties``), and its outcome."""
     vertices = np.array(vertices, dtype=np.float64)
     if vertices.ndim != 2 or vertices.shape[1] != 2 or len(vertices) < 2:
         raise ValueError(f"vertices_px must be (k, 2) with k >= 2; got shape {vertices.shape}")

@@ -1,10 +1,7 @@
-"""The live preview: the optimal polyline from the anchor (where the next piece starts) to the cursor.
+"""The live preview: the optimal polyline from the anchor to the cursor (not undoable).
 
-Not part of the undo history.  Every cursor move asks for a new preview with
-a higher sequence number; a result is shown unless it is older than the one
-on screen or was asked for before the anchor or the settings changed, so the
-preview follows the cursor while it moves and always ends on the latest
-request.
+A result is shown unless it is older than the one on screen or was asked for
+before the anchor or the settings changed.
 """
 
 from __future__ import annotations
@@ -20,23 +17,10 @@ __all__ = ["LivePreview"]
 class LivePreview:
     """The preview's state and requests, for :class:`app.model.tool.ExtractionTool`.
 
-    Parameters
-    ----------
-    anchor : callable
-        ``anchor()``: where the preview starts, (x, y) px, or None without a
-        feature in progress.
-    settings : callable
-        ``settings()``: the extraction settings of the next request.
-    changed, requested, abandoned : Event
-        Emitted as the tool's ``preview_changed``, ``preview_requested`` and
-        ``preview_abandoned``.
-
-    Attributes
-    ----------
-    outcome : PieceOutcome or None
-        The preview shown now.
-    paused : bool
-        Esc stopped the preview until the next click.
+    ``anchor()`` gives where it starts (or None), ``settings()`` the settings of
+    the next request; ``changed``, ``requested``, ``abandoned`` are the tool's
+    preview events.  ``outcome`` is the preview shown; ``paused`` is set by Esc
+    until the next click.
     """
 
     def __init__(self, anchor: Callable[[], tuple | None], settings: Callable[[], Any],

@@ -1,12 +1,8 @@
 """Tile pyramid arithmetic, a byte-bounded LRU cache and the contrast stretch (no Qt).
 
-The viewer draws the raster as square tiles of :data:`TILE_PX` output pixels.
-At pyramid level ``L`` one output pixel covers ``2**L`` raster pixels, so a tile
-covers ``TILE_PX * 2**L`` raster pixels a side and is read with one decimated
-windowed read (which GDAL serves from the file's overviews where it has them).
-At any zoom only the tiles of one level that meet the view are needed, so
-memory and read cost depend on the window's size on screen, never on the
-raster's size.
+At level ``L`` a tile of :data:`TILE_PX` output pixels covers
+``TILE_PX * 2**L`` raster pixels a side and is one decimated read, so memory
+and read cost depend on the view's size, never on the raster's.
 """
 
 from __future__ import annotations
@@ -54,11 +50,7 @@ def max_level(width: int, height: int) -> int:
 
 
 def level_for_scale(scale: float, top_level: int) -> int:
-    """The pyramid level to draw at ``scale`` view pixels per raster pixel.
-
-    The coarsest level whose resolution still matches or beats the screen's,
-    i.e. the largest ``L <= top_level`` with ``2**L <= 1 / scale``.
-    """
+    """The largest level ``L <= top_level`` with ``2**L <= 1 / scale`` (view pixels per raster pixel)."""
     if scale <= 0 or not math.isfinite(scale):
         raise ValueError(f"scale must be a positive finite number; got {scale}")
     if scale >= 1.0:
@@ -67,13 +59,9 @@ def level_for_scale(scale: float, top_level: int) -> int:
 
 
 def tile_window(key: TileKey, width: int, height: int) -> tuple[int, int, int, int, int, int]:
-    """Raster window and output size of a tile, clipped to the raster.
+    """The raster window and output size of a tile, clipped, as ``Raster.read_decimated`` takes them.
 
-    Returns
-    -------
-    col_off, row_off, win_width, win_height, out_width, out_height : int
-        Pass them to ``Raster.read_decimated``; ``out_*`` is the tile's size
-        in output pixels (``TILE_PX`` except at the right and bottom edges).
+    Returns ``(col_off, row_off, win_width, win_height, out_width, out_height)``.
     """
     factor = 2**key.level
     span = TILE_PX * factor
@@ -84,7 +72,8 @@ def tile_window(key: TileKey, width: int, height: int) -> tuple[int, int, int, i
     return col_off, row_off, win_w, win_h, max(1, math.ceil(win_w / factor)), max(1, math.ceil(win_h / factor))
 
 
-def visible_tiles(level: int, rect: tuple[float, float, float, float], width: int, height: int) -> list[tuple[int, int]]:
+def visible_tiles(level: int, rect: tuple[float, float, float, float], width: int,
+                  height: int) -> list[tuple[int, int]]:
     """Tiles (row, col) of ``level`` that meet ``rect`` = (x0, y0, x1, y1) in raster pixels.
 
     Ordered from the rectangle's centre outwards, the order in which they
@@ -114,15 +103,9 @@ class Stretch:
 
 
 def compute_stretch(sample: np.ndarray, low_percent: float = 1.0, high_percent: float = 99.0) -> Stretch:
-    """Percentile stretch of a (decimated) sample of the raster, all bands together.
+    """Percentile stretch of an (h, w) or (h, w, k) sample (NaN = no data).
 
-    Parameters
-    ----------
-    sample : (h, w) or (h, w, k) float ndarray
-        Raster values, NaN where there is no data.
-    low_percent, high_percent : float
-        Percentiles in [0, 100], ``low_percent < high_percent``.  One stretch
-        for all bands keeps the colour balance of RGB images.
+    One stretch for all bands keeps the colour balance of RGB images.
     """
     if not (0.0 <= low_percent < high_percent <= 100.0):
         raise ValueError(
@@ -136,19 +119,9 @@ def compute_stretch(sample: np.ndarray, low_percent: float = 1.0, high_percent: 
 
 
 def stretch_to_rgba(data: np.ndarray, stretch: Stretch) -> np.ndarray:
-    """Stretched display pixels, transparent where there is no data.
+    """(h, w, 4) uint8 B, G, R, A display pixels of (h, w[, k]) data: a little-endian ARGB32_Premultiplied QImage.
 
-    Parameters
-    ----------
-    data : (h, w) or (h, w, k) float32 ndarray
-        k = 1 (grey) or 3 (RGB); NaN where there is no data.
-    stretch : Stretch
-
-    Returns
-    -------
-    (h, w, 4) uint8 ndarray
-        B, G, R, A bytes: the memory layout of a little-endian
-        ``QImage.Format_ARGB32_Premultiplied`` (alpha is 0 or 255).
+    Alpha is 0 where there is no data, 255 elsewhere.
     """
     if data.ndim == 2:
         data = data[:, :, None]
@@ -166,16 +139,7 @@ def stretch_to_rgba(data: np.ndarray, stretch: Stretch) -> np.ndarray:
 
 
 class TileCache:
-    """Least-recently-used mapping with a bound on the total size in bytes.
-
-    Thread-safe.  ``put`` evicts the least recently used entries until the
-    total is within ``max_bytes``.
-
-    Parameters
-    ----------
-    max_bytes : int
-        The bound, > 0.
-    """
+    """Thread-safe least-recently-used mapping whose total size stays within ``max_bytes``."""
 
     def __init__(self, max_bytes: int):
         if max_bytes <= 0:

@@ -1,22 +1,9 @@
-"""The extraction tool's state: clicked points, pieces, features, the preview.
+"""The extraction tool's state: clicked points, pieces, features, the preview (no Qt).
 
-Plain Python with events (no Qt), so every interaction can be unit-tested
-without a window.  The window feeds it clicks, cursor moves, keys and the
-results of extractions; it answers with events that the widgets render and with
-requests (``piece_requested``, ``preview_requested``) that the window runs on a
-worker thread.
-
-The tool decides when a piece can be computed: a piece starts where the
-previous one ends, which after an extraction with endpoint snapping is known
-only from its outcome.  ``piece_requested`` therefore comes with the piece's
-final start, once that start is known, and in click order.
-
-Features, pieces and outcomes are described in :mod:`app.model.pieces`.
-Outcomes are kept by piece id outside the undo history (:mod:`app.model.history`):
-a piece id always names the same request, so an outcome that arrives after its
-piece was undone is still right when the piece is redone.  Only the feature
-list and the feature in progress are undoable; outcomes, preview and
-selection are not.
+The window feeds it clicks, cursor moves, keys and extraction results; it
+answers with events that the widgets render and with requests
+(``piece_requested`` once a piece's start is final, ``preview_requested``)
+that the window runs on a worker thread.  Design: docs/notes/gui.md.
 """
 
 from __future__ import annotations
@@ -51,12 +38,9 @@ __all__ = ["ExtractionTool"]
 class ExtractionTool:
     """State model of the click-to-extract tool.
 
-    Parameters
-    ----------
-    settings : object
-        The extraction settings of new pieces and previews, opaque here (the
-        window passes a ``core.extraction.ExtractionSettings``); a true
-        ``settings.snap_endpoints`` makes a piece's end known only from its outcome.
+    ``settings`` (opaque here; the window passes a
+    ``core.extraction.ExtractionSettings``) are those of new pieces and previews;
+    with ``settings.snap_endpoints`` a piece's end is known only from its outcome.
     """
 
     changed = EventDescriptor("changed(): the feature list or the feature in progress changed.")
@@ -187,11 +171,7 @@ class ExtractionTool:
         return list(self.state.features) + ([self.state.current] if self.state.current is not None else [])
 
     def _request_ready(self) -> None:
-        """Ask, in click order, for the extractions the drawing needs whose start is final.
-
-        A piece is asked for once (again after :meth:`request_dropped`); the
-        pieces after one whose start is not final yet wait for it.
-        """
+        """Ask, in click order and once each, for the extractions whose start is final."""
         for feature in self._drawn_features():
             for index, piece in enumerate(feature.pieces):
                 if piece.kind != "extract" or piece.id in self.outcomes or piece.id in self._requested:
@@ -231,11 +211,7 @@ class ExtractionTool:
         return self.state.features[-1]
 
     def cancel(self) -> None:
-        """Esc: stop the preview and drop a last piece still being computed.
-
-        With no such piece, a feature that has only its start click loses it.
-        Finished pieces stay (Backspace drops them, Enter finishes the feature).
-        """
+        """Esc: stop the preview and drop a last piece still being computed (else a lone start click)."""
         current = self.state.current
         if current is None:
             return
@@ -290,18 +266,12 @@ class ExtractionTool:
             self._preview.restart()  # endpoint snapping moved the last vertex
 
     def request_dropped(self, piece_id: int) -> None:
-        """The extraction asked for by ``piece_requested`` was dropped without a result.
-
-        If the piece is in the drawing again (a redo came first), it is asked for again.
-        """
+        """The request for ``piece_id`` was dropped without a result; ask again if the piece is drawn again."""
         self._requested.pop(piece_id, None)
         self._request_ready()
 
     def fail_piece(self, piece_id: int, message: str) -> None:
-        """The requested extraction of a piece failed: keep it as a straight segment marked failed.
-
-        KeyError when no request for ``piece_id`` is out (the tool was cleared since).
-        """
+        """The piece's extraction failed: keep it as a straight segment marked failed (KeyError when not requested)."""
         piece, start = self._requested[piece_id]
         self.complete_piece(piece_id, straight_outcome(start, piece.click_end, "failed", message))
 
@@ -331,17 +301,9 @@ class ExtractionTool:
         self._commit(new_state)
 
     def add_features(self, items: list[tuple[str, np.ndarray, dict]]) -> list[Feature]:
-        """Add ready-made polylines (an import) as finished, editable features.
+        """Add imported ``(name, vertices_px (k, 2), properties)`` polylines as finished features.
 
-        Parameters
-        ----------
-        items : list of (name, vertices_px, properties)
-            ``vertices_px`` is (k, 2) float (x, y) pixels with k >= 2.
-
-        Returns
-        -------
-        list of Feature
-            The features added, in the order of ``items``.
+        Returns the features added, in order.
         """
         added = []
         for name, vertices, properties in items:

@@ -48,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("file")
     solve.add_argument("--problem", choices=["kp1", "kp2", "subset-sum", "mckp"], help="default: from the file")
     solve.add_argument("--backend", choices=BACKENDS, default="auto")
-    solve.add_argument("--memory-budget", type=_budget_bytes, metavar="BYTES", help="default: half the available memory")
+    solve.add_argument("--memory-budget", type=_budget_bytes, metavar="BYTES",
+                       help="default: half the available memory")
     solve.add_argument("--json", action="store_true", help="print one JSON object")
     batch = sub.add_parser("batch", help="solve the instances of several files together (KP2 as one batch)")
     batch.add_argument("files", nargs="+")

@@ -181,7 +181,8 @@ def stage_scores(gradient, sources, targets, options: ScoringOptions = ScoringOp
     if sources.ndim != 3 or targets.ndim != 3 or sources.shape[2] != 2 or targets.shape[2] != 2:
         raise ValueError(f"sources and targets must be (S, n, 2); got {sources.shape} and {targets.shape}")
     if sources.shape[0] != targets.shape[0]:
-        raise ValueError(f"sources and targets must have the same number of stages; got {sources.shape} and {targets.shape}")
+        raise ValueError("sources and targets must have the same number of stages; "
+                         f"got {sources.shape} and {targets.shape}")
     n_stages, n_from, n_to = sources.shape[0], sources.shape[1], targets.shape[1]
     s = np.arange(n_stages, dtype=np.int64)
     stages = np.stack([s * n_from, np.full_like(s, n_from), n_stages * n_from + s * n_to, np.full_like(s, n_to)], 1)

@@ -40,7 +40,8 @@ def _rng(seed):
     return np.random.default_rng(exact_int(seed, "seed", 0))
 
 
-def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1, series: int = 100, seed: int = 0) -> KP1:
+def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1, series: int = 100,
+             seed: int = 0) -> KP1:
     """One of Pisinger's classic KP1 instances.
 
     Parameters

@@ -112,7 +112,8 @@ class _Reduced:
         self.profits = (np.concatenate(prof) if prof else np.zeros(0, np.int64)).astype(
             row_dtype(int(sum(int(x[-1]) for x in prof)))
         )
-        self.choice_dtype = np.uint8 if max(sizes, default=1) <= 256 else np.uint16 if max(sizes) <= 65536 else np.uint32
+        self.choice_dtype = (np.uint8 if max(sizes, default=1) <= 256
+                             else np.uint16 if max(sizes) <= 65536 else np.uint32)
 
     def subset(self, first, stop):
         """Profits, weights, class starts of the DP classes ``first..stop-1``."""

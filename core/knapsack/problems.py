@@ -243,7 +243,8 @@ class MCKP:
 
 def _validated_classes(classes) -> tuple:
     if isinstance(classes, np.ndarray) and classes.ndim != 3:
-        raise ValueError(f"classes must be a sequence of (profits, weights) pairs; got an array of shape {classes.shape}")
+        raise ValueError("classes must be a sequence of (profits, weights) pairs; "
+                         f"got an array of shape {classes.shape}")
     try:
         pairs = list(classes)
     except TypeError:

@@ -14,7 +14,10 @@ __all__ = ["prune_dominated", "solve"]
 
 
 def prune_dominated(profits: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Indices, by ascending weight, of the items of one class that no other item dominates (no heavier, at least as profitable)."""
+    """Indices, by ascending weight, of the items of one class that no other item dominates.
+
+    An item is dominated by another that weighs no more and earns at least as much.
+    """
     order = np.lexsort((-profits, weights))
     p = profits[order]
     best_before = np.maximum.accumulate(np.concatenate([[-1], p[:-1]]))
@@ -54,7 +57,8 @@ def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prun
     tile = T * CPT
     mark(timer, "upload")
     for k in range(m):
-        w_lo, w_hi = int(weights[firsts[k]: firsts[k] + sizes[k]].min()), int(weights[firsts[k]: firsts[k] + sizes[k]].max())
+        w_lo = int(weights[firsts[k]: firsts[k] + sizes[k]].min())
+        w_hi = int(weights[firsts[k]: firsts[k] + sizes[k]].max())
         shared = (tile + w_hi - w_lo) * itemsize
         staged = shared <= config.MCKP_ROW_SHARED_BYTES
         kernel = kk.class_kernel(value_dtype.name, CPT, chunk, staged)

@@ -50,7 +50,8 @@ def _selections(values, masks, order, fields, kept, caps):
     loads = [np.where(chosen, f, 0).sum(axis=1) for f in fields]
     bad = np.flatnonzero((loads[2] != values) | (loads[0] > caps[:, 0]) | (loads[1] > caps[:, 1]))
     if bad.size:
-        raise RuntimeError(f"GPU KP meet-in-the-middle: instance {int(bad[0])} chose an inconsistent set; this is a bug")
+        raise RuntimeError(f"GPU KP meet-in-the-middle: instance {int(bad[0])} chose an inconsistent set; "
+                           "this is a bug")
     rows, cols = np.nonzero(chosen)
     picked = order[rows, cols]
     ranked = np.lexsort((picked, rows))

@@ -134,7 +134,8 @@ def _run_persistent(plan, method, arrays, done):
     if method == "bitset":
         first, last = first >> 6, last >> 6
     threads = config.SUBSET_SUM_THREADS
-    weights, first, last = (cuda.to_device(np.ascontiguousarray(a, dtype=np.int64)) for a in (plan.weights, first, last))
+    weights, first, last = (cuda.to_device(np.ascontiguousarray(a, dtype=np.int64))
+                            for a in (plan.weights, first, last))
     arrived, items_run, failed = (cuda.to_device(np.zeros(1, dtype=np.int32)) for _ in range(3))
     if method == "bitset":
         kernel = ks.bitset_persistent_kernel

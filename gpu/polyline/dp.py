@@ -175,7 +175,10 @@ def workspace_ready(m: int, d: int, n0: int, n1: int, method: str) -> bool:
 
 
 def upload(prepared, reuse: bool = True) -> DeviceProblem:
-    """Copy a :class:`core.polyline.PreparedProblem` to the device (into the workspace's problem of that shape when ``reuse``)."""
+    """Copy a :class:`core.polyline.PreparedProblem` to the device.
+
+    With ``reuse``, into the workspace's problem of that shape.
+    """
     m, d = prepared.n_guides, prepared.n_points
     n0, n1 = prepared.first.shape[0], prepared.last.shape[1]
     problem = workspace_problem(m, d, n0, n1) if reuse else DeviceProblem.allocate(m, d, n0, n1)

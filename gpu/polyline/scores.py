@@ -55,7 +55,7 @@ def score_on_device(grad, gradient, guides, options: ScoringOptions) -> DevicePr
 
 
 def _ranges_plan(problem: DeviceProblem):
-    """The parameter array and launches of :func:`turn_ranges_on_device`, built once per problem so they replay cheaply."""
+    """The parameter array and launches of :func:`turn_ranges_on_device`, built once per problem."""
     key = ("ranges", config.THREADS_PER_BLOCK)
     if key in problem.plans:
         return problem.plans[key]

@@ -87,11 +87,12 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
 
 
 def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float, cancel=None) -> PolylineSolution:
-    """Score the links of the guides on the GPU and solve there (the twin of :func:`core.extraction.solving.score_and_solve`).
+    """Score the links of the guides on the GPU and solve there.
 
-    The gradient is uploaded once per object.  ``score`` is the float64 sum of the
-    device's float32 link scores along the path; ``timings_ms``: ``scoring``
-    (upload and scores), ``dp`` (turn ranges, DP, merge) and ``backtrack``.
+    The twin of :func:`core.extraction.solving.score_and_solve`; the gradient
+    is uploaded once per object.  ``score`` is the float64 sum of the device's
+    float32 link scores along the path; ``timings_ms``: ``scoring`` (upload
+    and scores), ``dp`` (turn ranges, DP, merge) and ``backtrack``.
     Raises as :func:`solve_prepared`.
     """
     dp, scores = _device()

@@ -241,7 +241,8 @@ def bench_subset(quick):
     assert knapsack.solve_subset_sum(problem)[0] == cpu_value
     default = median_ms(lambda: knapsack.solve_subset_sum(problem), repeat=5, warmup=1)
     trivial = isinstance(ssh.reduce_instance(problem.weights, problem.capacity), tuple)
-    rows.append([f"Half n={n}", "default (trivial-solution check" + (" solved it)" if trivial else ")"), "-", fmt(default), "-", "-"])
+    rows.append([f"Half n={n}", "default (trivial-solution check" + (" solved it)" if trivial else ")"), "-",
+                 fmt(default), "-", "-"])
     plan = ssh.reduce_instance(problem.weights, problem.capacity, trivial_checks=False)
     budget = 40 * 2**30
     for method, persistent, per_sm in (("bitset", True, 0), ("bitset", True, 2), ("gvector", True, 0),
@@ -253,11 +254,13 @@ def bench_subset(quick):
     for size in ((1000, n) if not quick else (1000,)):
         q = curtis("half", size, seed=1)
         solve(q, backend="cpu")
-        cpu_rows.append([f"Half n={size}", "CPU (core.knapsack)", "-", fmt(median_ms(lambda: solve(q, backend="cpu"), repeat=3, warmup=0)), "-", "-"])
+        cpu_ms = median_ms(lambda: solve(q, backend="cpu"), repeat=3, warmup=0)
+        cpu_rows.append([f"Half n={size}", "CPU (core.knapsack)", "-", fmt(cpu_ms), "-", "-"])
     for kind in ("p", "uniform"):
         q = curtis(kind, n, seed=1)
         assert knapsack.solve_subset_sum(q)[0] == solve(q, backend="cpu").value
-        cpu_rows.append([f"{kind} n={n}", "GPU default", "-", fmt(median_ms(lambda: knapsack.solve_subset_sum(q), repeat=3, warmup=0)), "-", "-"])
+        gpu_ms = median_ms(lambda: knapsack.solve_subset_sum(q), repeat=3, warmup=0)
+        cpu_rows.append([f"{kind} n={n}", "GPU default", "-", fmt(gpu_ms), "-", "-"])
     return rows + cpu_rows, plan
 
 
@@ -275,7 +278,8 @@ def highs_mckp(problem, time_limit_s=300.0):
     members = coo_matrix((np.ones(n), (np.repeat(np.arange(m), sizes), np.arange(n))), shape=(m, n))
     t0 = time.perf_counter()
     res = milp(-profits, integrality=np.ones(n), bounds=Bounds(0, 1),
-               constraints=[LinearConstraint(members, 1, 1), LinearConstraint(weights[None, :], -np.inf, problem.capacity)],
+               constraints=[LinearConstraint(members, 1, 1),
+                            LinearConstraint(weights[None, :], -np.inf, problem.capacity)],
                options={"time_limit": time_limit_s, "mip_rel_gap": 0.0})
     return (int(round(-res.fun)) if res.x is not None else None), (time.perf_counter() - t0) * 1e3, res.status
 
@@ -380,7 +384,8 @@ def render_mckp(mckp):
         f"{mi['items']} items ({mi['min']}-{mi['max']} per class), C = {mi['capacity']}",
         f"CPU (core.knapsack): {fmt(mi['cpu_ms'])} ms; HiGHS: {fmt(mi['highs_ms'])} ms "
         f"(status {mi['highs_status']}, optimum {'equal' if mi['highs_ok'] else 'DIFFERENT'}).",
-        markdown_table(["GPU variant", "items", "cells/thread", "ms", "class kernels ms", "G cell-item updates/s"], mckp_rows),
+        markdown_table(["GPU variant", "items", "cells/thread", "ms", "class kernels ms", "G cell-item updates/s"],
+                       mckp_rows),
     ]
 
 

@@ -323,7 +323,8 @@ def bounds_text(b: dict, e2e: dict, row: dict) -> str:
         f"wall). They read and write {b['window_bytes'] / 1e6:.0f} MB: {window_gbs:.0f} GB/s, "
         f"{window_gbs / (b['copy_tbps'] * 1e3):.0%} of the {b['copy_tbps']:.2f} TB/s device-to-device copy "
         "measured here, and the arithmetic is O(32) compares per element: neither bound applies. Each of the "
-        "1024 blocks (two waves: 5 blocks of 256 threads fit an SM at 44 registers) runs a dependent chain - load a column, build the masks, five "
+        "1024 blocks (two waves: 5 blocks of 256 threads fit an SM at 44 registers) runs a dependent chain - "
+        "load a column, build the masks, five "
         "sparse-table levels with a barrier each, answer the queries - so a stage costs its latency.",
         f"- `mitm` stages: {b['mitm_stages']:.2f} ms of device time for {b['triples'] / 1e9:.2f} G feasible "
         f"(p, q, r) candidates: {candidates / 1e9:.0f} G candidates/s, {4 * candidates / 1e12:.2f} TB/s of "
@@ -332,7 +333,8 @@ def bounds_text(b: dict, e2e: dict, row: dict) -> str:
         "states per block, longer loops per thread, shorter reductions) run faster, see the sweep below.",
         f"- Link scores: {b['scores']:.3f} ms for {e2e['samples'] / 1e6:.0f} M sample points "
         f"({bilinear / 1e6:.0f} M bilinear samples, {bilinear / (b['scores'] * 1e-3) / 1e9:.0f} G/s). The "
-        f"{e2e['window_px'][1]} x {e2e['window_px'][0]} px window ({8 * e2e['window_px'][0] * e2e['window_px'][1] / 1e6:.2f} MB) "
+        f"{e2e['window_px'][1]} x {e2e['window_px'][0]} px window "
+        f"({8 * e2e['window_px'][0] * e2e['window_px'][1] / 1e6:.2f} MB) "
         "stays in L1/L2, so memory does not bound it. Each bilinear sample costs two float64 floors, two "
         "float64-to-int and two float64-to-float32 conversions besides its float32 arithmetic (the positions "
         "are float64, as on the CPU twin); we read it as bound by instruction issue of that float64 and "

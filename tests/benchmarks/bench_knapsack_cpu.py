@@ -146,7 +146,8 @@ def main(argv=None) -> int:
         "KP1, Pisinger's large-scale instances (n = 10000, R = 1000); median of "
         f"{repeat} runs after a warm-up; OR-Tools' multidimensional branch and bound "
         "with a 10 s time limit, one run:",
-        markdown_table(["instance", "optimum", "LineSnap CPU (ms)", "target (ms)", "OR-Tools B&B (ms)", "OR-Tools result"], kp1),
+        markdown_table(["instance", "optimum", "LineSnap CPU (ms)", "target (ms)", "OR-Tools B&B (ms)",
+                        "OR-Tools result"], kp1),
         "KP2, the MSB set (n = 20, capacities 1000 x 1000, profit w h), every optimum equal to OR-Tools':",
         markdown_table(["run", "total (ms)", "target (ms)"], msb),
         "Subset sum, Curtis's Half instances (seeds 0..k of `core.knapsack.generators.curtis`); "

@@ -123,7 +123,8 @@ def test_help(capsys):
     status, out, _ = run_cli(capsys, "-h")
     assert status == 0
     for option in ("--start", "--end", "--nodes", "--points", "--half-width", "--max-turn", "--sigma", "--mode",
-                   "--ribbon-width", "--polarity", "--ribbon-combine", "--snap-endpoints", "--solver", "--backend", "--band", "--demo", "-o"):
+                   "--ribbon-width", "--polarity", "--ribbon-combine", "--snap-endpoints", "--solver", "--backend",
+                   "--band", "--demo", "-o"):
         assert option in out
 
 

@@ -102,8 +102,10 @@ def test_generate_writes_json_that_solves(capsys, tmp_path, argv):
         (["frobnicate"], 2, "invalid choice"),
         (["generate", "suri", "--set", "9", "-o", "x.json"], 2, "invalid choice: 9"),
         (["generate", "pisinger", "-n", "0", "-o", "x.json"], 1, "n must be an integer >= 1"),
-        (["solve", "x.json", "--memory-budget", "0"], 2, "argument --memory-budget: expected a positive number of bytes"),
-        (["batch", "x.json", "--memory-budget", "-5"], 2, "argument --memory-budget: expected a positive number of bytes"),
+        (["solve", "x.json", "--memory-budget", "0"], 2,
+         "argument --memory-budget: expected a positive number of bytes"),
+        (["batch", "x.json", "--memory-budget", "-5"], 2,
+         "argument --memory-budget: expected a positive number of bytes"),
     ],
 )
 def test_errors_are_one_line(capsys, argv, code, message):

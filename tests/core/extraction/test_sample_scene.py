@@ -121,7 +121,8 @@ def _distance_to_polyline(points, line):
     return np.hypot(*(a + t[..., None] * d - points[:, None]).transpose(2, 0, 1)).min(axis=1)
 
 
-@pytest.mark.parametrize("name, span_px", [("main_road", 250), ("gravel_road", 250), ("farm_track", 250), ("river", 150)])
+@pytest.mark.parametrize("name, span_px",
+                         [("main_road", 250), ("gravel_road", 250), ("farm_track", 250), ("river", 150)])
 def test_extraction_follows_each_centre_line(truth, name, span_px):
     # The scene is a usable test bed: clicks 250 px apart (150 on the meandering river), ribbon mode with
     # the object's width and polarity, give a polyline within 1.5 px of the truth.

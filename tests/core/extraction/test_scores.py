@@ -61,7 +61,8 @@ def scenes(draw):
         snap_endpoints=draw(st.booleans()),
     )
     mode = draw(st.sampled_from(["edge", "ribbon"]))
-    options = dict(mode=mode, ribbon_width_px=draw(st.floats(0.0, 8.0)), polarity=draw(st.sampled_from(["any", "bright", "dark"])),
+    options = dict(mode=mode, ribbon_width_px=draw(st.floats(0.0, 8.0)),
+                   polarity=draw(st.sampled_from(["any", "bright", "dark"])),
                    ribbon_combine=draw(st.sampled_from(["mean", "geometric"])))
     return gradient, guides, options
 

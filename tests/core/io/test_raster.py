@@ -240,7 +240,8 @@ def test_array_source_matches_file(tmp_path):
     for box in [(0, 0, 40, 30), (-5, 3, 20, 40), (10, 10, 5, 5)]:
         np.testing.assert_array_equal(from_array.read_window(*box), from_file.read_window(*box))
     np.testing.assert_array_equal(
-        from_array.read_decimated(0, 0, 40, 30, 10, 10, bands=[3]), from_file.read_decimated(0, 0, 40, 30, 10, 10, bands=[3])
+        from_array.read_decimated(0, 0, 40, 30, 10, 10, bands=[3]),
+        from_file.read_decimated(0, 0, 40, 30, 10, 10, bands=[3]),
     )
 
 

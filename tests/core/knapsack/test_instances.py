@@ -47,7 +47,8 @@ def _kp2_reference(problem: KP2) -> int:
 # --- real data --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [f"knapPI_{k}_{n}_1000_1" for k in (1, 2, 3) for n in (100, 200, 500, 1000)] + ["knapPI_3_10000_1000_1"])
+@pytest.mark.parametrize("name", [f"knapPI_{k}_{n}_1000_1" for k in (1, 2, 3) for n in (100, 200, 500, 1000)]
+                         + ["knapPI_3_10000_1000_1"])
 def test_large_scale_optimum(name):
     (instance,) = read_instances(shared_file(f"{LARGE}/{name}"))
     assert instance.optimum is not None
@@ -170,7 +171,8 @@ def test_format_error_is_a_value_error():
 
 def test_csv_first_block_name_gets_its_k(tmp_path):
     path = tmp_path / "x.csv"
-    path.write_text("napPI_1_2_3_1\nn 2\nc 5\nz 7\ntime 0.00\n1,3,2,1\n2,4,3,1\n-----\n\nknapPI_1_2_3_2\nn 1\nc 1\nz 0\ntime 0\n1,3,2,0\n-----\n")
+    path.write_text("napPI_1_2_3_1\nn 2\nc 5\nz 7\ntime 0.00\n1,3,2,1\n2,4,3,1\n-----\n\n"
+                    "knapPI_1_2_3_2\nn 1\nc 1\nz 0\ntime 0\n1,3,2,0\n-----\n")
     first, second = read_instances(path)
     assert (first.name, first.optimum, second.name) == ("knapPI_1_2_3_1", 7, "knapPI_1_2_3_2")
     assert first.problem.profits.tolist() == [3, 4] and first.problem.capacity == 5

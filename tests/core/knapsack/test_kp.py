@@ -26,7 +26,8 @@ def kp1_instances(draw, max_n=9):
         profits, weights = draw(_arrays(n, 30)), draw(_arrays(n, 20))
         return KP1(profits, weights, draw(st.integers(0, 70)))
     kind = draw(st.sampled_from(PISINGER_KINDS))
-    return pisinger(kind, draw(st.integers(1, max_n)), draw(st.integers(10, 60)), draw(st.integers(1, 9)), 10, draw(st.integers(0, 999)))
+    return pisinger(kind, draw(st.integers(1, max_n)), draw(st.integers(10, 60)), draw(st.integers(1, 9)), 10,
+                    draw(st.integers(0, 999)))
 
 
 @st.composite

@@ -38,7 +38,8 @@ def mckp_instances(draw, max_classes=4, max_items=4):
     classes = []
     for _ in range(m):
         k = draw(st.integers(1, max_items))
-        classes.append((draw(st.lists(st.integers(0, 25), min_size=k, max_size=k)), draw(st.lists(st.integers(0, 15), min_size=k, max_size=k))))
+        classes.append((draw(st.lists(st.integers(0, 25), min_size=k, max_size=k)),
+                        draw(st.lists(st.integers(0, 15), min_size=k, max_size=k))))
     lightest = sum(min(w) for _, w in classes)
     return MCKP(classes, lightest + draw(st.integers(0, 30)))
 

@@ -218,7 +218,8 @@ def test_subset_sum_matches_brute_force(raw, scale, fraction, method, trivial_ch
 @st.composite
 def mckp_problems(draw):
     sizes = draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
-    classes = [(draw(st.lists(small, min_size=s, max_size=s)), draw(st.lists(st.integers(0, 40), min_size=s, max_size=s)))
+    classes = [(draw(st.lists(small, min_size=s, max_size=s)),
+                draw(st.lists(st.integers(0, 40), min_size=s, max_size=s)))
                for s in sizes]
     lightest = sum(min(w) for _, w in classes)
     return MCKP(classes, lightest + draw(st.integers(0, 60)))
