@@ -37,7 +37,7 @@ white gravel road (``gravel_road`` of resources/sample_scene.json, 8 px wide,
 bright) with clicks 300 px apart: ``sample_gravel`` with the clicks moved off
 the line like the real tiles, ``sample_gravel_on_line`` with the clicks on it.
 The sample scene is RGB; the extractions read its BT.601 luminance
-(core.raster's default) and so does the OpenCV baseline.
+(core.io.raster's default) and so does the OpenCV baseline.
 
 Cases (``build_cases``)
 -----------------------
@@ -82,7 +82,7 @@ Methods
 -------
 A method is any callable ``(raster, start, end) -> (k, 2)`` vertices ``(x, y)``
 (pixel coordinates, x = column, pixel centres at +0.5); ``raster`` is an open
-core.raster.Raster of the tile, ``start`` and ``end`` are (2,) float arrays.
+core.io.raster.Raster of the tile, ``start`` and ``end`` are (2,) float arrays.
 Give it a ``name`` attribute for the tables.  ``linesnap(settings, **overrides)``
 wraps core.extract; ``straight`` is the segment between the clicks;
 ``OpenCVScissors()`` is OpenCV's intelligent scissors
