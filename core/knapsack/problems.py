@@ -7,11 +7,12 @@ shapes and lengths, and an MCKP that no choice of one item per class fits.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+
+from core import validation
 
 __all__ = [
     "KP1",
@@ -83,7 +84,7 @@ def _exact_sum(arr: np.ndarray) -> int:
 
 def exact_int(value, name: str, low: int | None = None, high: int | None = None, *,
               integral_floats: bool = False, expected: str | None = None) -> int:
-    """``value`` as a Python int: the one exact-integer check of core.knapsack.
+    """``value`` as a Python int: :func:`core.validation.integer` with the knapsack API's ValueError.
 
     Python and numpy integers pass, bools never.
 
@@ -107,14 +108,10 @@ def exact_int(value, name: str, low: int | None = None, high: int | None = None,
     if expected is None:
         bounds = {(False, False): "", (True, False): f" >= {low}", (False, True): f" <= {high}"}
         expected = "an integer" + bounds.get((low is not None, high is not None), f" in [{low}, {high}]")
-    out = None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        out = int(value)
-    elif integral_floats and isinstance(value, (float, np.floating)) and math.isfinite(value) and value == int(value):
-        out = int(value)
-    if out is None or (low is not None and out < low) or (high is not None and out > high):
-        raise ValueError(f"{name} must be {expected}; got {value!r}")
-    return out
+    try:
+        return validation.integer(value, name, low, high, whole_floats=integral_floats)
+    except (TypeError, ValueError):  # the knapsack API documents ValueError, with its own wording
+        raise ValueError(f"{name} must be {expected}; got {value!r}") from None
 
 
 def _capacity(value, name: str) -> int:
