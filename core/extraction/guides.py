@@ -17,7 +17,7 @@ import numpy as np
 
 from core import validation
 
-__all__ = ["Guides", "build_guides", "DEFAULT_SNAP_HALF_WIDTH_PX"]
+__all__ = ["Guides", "build_guides", "guides_with_offsets", "DEFAULT_SNAP_HALF_WIDTH_PX"]
 
 #: Half-width (px) of the endpoint guides when snapping and none is given
 #: (capped at the guide half-width): clicks are typically a few pixels off the
@@ -148,29 +148,51 @@ def build_guides(
     """
     a = _endpoint(start_xy, "start_xy")
     b = _endpoint(end_xy, "end_xy")
+    if np.array_equal(a, b):
+        raise ValueError(f"start and end must differ; both are ({a[0]:g}, {a[1]:g})")
     nodes = validation.integer(nodes, "nodes", 3)
     points = validation.integer(points, "points", 2)
     half_width_px = validation.real(half_width_px, "half_width_px", 0.0, low_open=True, unit="pixels")
-    length = float(np.hypot(*(b - a)))
-    if length == 0.0:
-        raise ValueError(f"start and end must differ; both are ({a[0]:g}, {a[1]:g})")
-    axis = (b - a) / length
     offsets = np.linspace(-half_width_px, half_width_px, points)
-    end_offsets = start_offsets = np.zeros(1)
+    end_offsets = np.zeros(1)
     if snap_endpoints:
         if snap_half_width_px is None:
             snap_half_width_px = min(half_width_px, DEFAULT_SNAP_HALF_WIDTH_PX)
         snap_half_width_px = validation.real(snap_half_width_px, "snap_half_width_px", 0.0, low_open=True,
                                              unit="pixels")
-        end_offsets = start_offsets = np.linspace(-snap_half_width_px, snap_half_width_px, points)
+        end_offsets = np.linspace(-snap_half_width_px, snap_half_width_px, points)
+    return guides_with_offsets(a, b, nodes, offsets, end_offsets)
+
+
+def guides_with_offsets(start_xy, end_xy, nodes: int, offsets, end_offsets) -> Guides:
+    """Guides between two endpoints with given candidate offsets.
+
+    Parameters
+    ----------
+    start_xy, end_xy : (2,) array_like of float
+        Distinct, finite endpoints ``(x, y)``.
+    nodes : int
+        Split points of ``[a, b]`` including both endpoints (>= 3).
+    offsets : (d,) array_like of float
+        Ascending offsets (px) of every inner guide's candidates.
+    end_offsets : (n,) array_like of float
+        Ascending offsets (px) of the start's and the end's candidates (``[0]`` for fixed endpoints).
+    """
+    a = _endpoint(start_xy, "start_xy")
+    b = _endpoint(end_xy, "end_xy")
+    nodes = validation.integer(nodes, "nodes", 3)
+    length = float(np.hypot(*(b - a)))
+    if length == 0.0:
+        raise ValueError(f"start and end must differ; both are ({a[0]:g}, {a[1]:g})")
+    axis = (b - a) / length
     arrays = dict(
         start_xy=a,
         end_xy=b,
         axis=axis,
         normal=np.array([-axis[1], axis[0]]),
-        offsets=offsets,
-        start_offsets=start_offsets,
-        end_offsets=end_offsets.copy(),
+        offsets=np.array(offsets, dtype=np.float64),
+        start_offsets=np.array(end_offsets, dtype=np.float64),
+        end_offsets=np.array(end_offsets, dtype=np.float64),
     )
     for array in arrays.values():
         array.flags.writeable = False  # a frozen dataclass should not hide mutable arrays

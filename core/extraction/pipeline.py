@@ -15,9 +15,13 @@ import numpy as np
 
 from core import engine
 from core.cancel import check, flag_of
+from core.extraction.adaptive import adaptive_window_box, extract_adaptive
+from core.extraction.appearance import road_likelihood, road_samples
+from core.extraction.estimate import RoadEstimate, estimate_road
 from core.extraction.gradient import GAUSSIAN_TRUNCATE, gradient_window
 from core.extraction.guides import Guides, build_guides
-from core.extraction.settings import ExtractionSettings
+from core.extraction.options import ScoringOptions
+from core.extraction.settings import AUTO, ExtractionSettings
 from core.extraction.solving import score_and_solve_on
 from core.io.raster import Raster, open_raster
 from core.memory import check_allocation
@@ -30,6 +34,9 @@ __all__ = ["ExtractionSettings", "ExtractionResult", "extract", "window_margin_p
 #: Below this smoothing (px) the gradient is computed on the half-pixel grid
 #: (docs/notes/extraction-and-polyline.md, "Gradient grid step").
 FINE_GRID_BELOW_SIGMA_PX = 2.0
+
+#: Pixels around the guides whose appearance the estimate (width, polarity, confidence) reads.
+_ESTIMATE_MARGIN_PX = 40.0
 
 #: Bytes per candidate link that scoring and the DP hold at once: the float32
 #: score, the float64 DP value and the int64 backtracking index.
@@ -61,6 +68,9 @@ class ExtractionResult:
         Chosen candidate on each guide.
     start_index, end_index : int
         Chosen start and end candidates (0 without snapping).
+    estimate : core.extraction.estimate.RoadEstimate or None
+        The object's width, polarity and contrast as this extraction saw it,
+        its course (straight or bent) and the confidence in ``[0, 1]``.
     """
 
     vertices_px: np.ndarray
@@ -73,11 +83,22 @@ class ExtractionResult:
     indices: np.ndarray | None = None
     start_index: int = 0
     end_index: int = 0
+    estimate: RoadEstimate | None = None
+
+    @property
+    def confidence(self) -> float | None:
+        """How clearly the image shows the object under the polyline, in ``[0, 1]`` (None without an estimate)."""
+        return None if self.estimate is None else self.estimate.confidence
 
 
-def window_margin_px(settings: ExtractionSettings) -> float:
-    """Pixels read around the guides: the Gaussian's reach, the ribbon half-width and 2 px."""
-    ribbon = 0.5 * settings.ribbon_width_px if settings.mode == "ribbon" else 0.0
+def window_margin_px(settings: ExtractionSettings, options: ScoringOptions | None = None) -> float:
+    """Pixels read around the guides: the Gaussian's reach, the ribbon half-width and 2 px.
+
+    ``options`` are the resolved scoring options (default: the settings' own,
+    ``auto`` values taken as without an estimate).
+    """
+    options = settings.scoring_for(None) if options is None else options
+    ribbon = 0.5 * options.ribbon_width_px if settings.mode == "ribbon" else 0.0
     return GAUSSIAN_TRUNCATE * settings.sigma_px + ribbon + 2.0
 
 
@@ -145,32 +166,51 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     backend = _backend(settings)
     with _opened(image, settings.band) as raster:
         _check_memory(settings)  # before the guides: their points alone can be more than the memory
-        guides = _guides_on_raster(raster, start, end, settings)
-        box, intensity = _read_window(raster, guides, settings)
+        start_xy, end_xy = _clicks_on_raster(raster, start, end)
+        if settings.mode == AUTO:
+            return _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_begin)
+        return _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin)
+
+
+def _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_begin) -> ExtractionResult:
+    """Mode ``auto``: core.extraction.adaptive on a window of every band."""
+    box = adaptive_window_box(start_xy, end_xy, settings.half_width_px)
+    bands, intensity = _read_bands(raster, box)
     t_read = time.perf_counter()
     check(cancel)
-    gradient = gradient_window(intensity, settings.sigma_px, box[0], box[1], step_px=gradient_step_px(settings))
+    outcome = extract_adaptive(bands, box, start_xy, end_xy, settings, backend, cancel)
+    estimate = estimate_road(outcome.window, intensity, outcome.vertices_px, "bent" if outcome.bent else "straight")
+    solution = outcome.solution
+    timings = {"read": (t_read - t_begin) * 1e3, "gradient": 0.0, **outcome.timings_ms}
+    timings["total"] = (time.perf_counter() - t_begin) * 1e3
+    return ExtractionResult(outcome.vertices_px, float(solution.score), settings, solution.backend, solution.method,
+                            timings, outcome.guides, np.asarray(solution.indices, dtype=np.int64),
+                            int(solution.start_index), int(solution.end_index), estimate)
+
+
+def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin) -> ExtractionResult:
+    """Modes ``ribbon`` and ``edge``: gradient link scores on the settings' guides."""
+    guides = _guides(start_xy, end_xy, settings)
+    box = guides.bounds_px(_ESTIMATE_MARGIN_PX)
+    bands, intensity = _read_bands(raster, box)
+    likelihood = road_likelihood(bands, box[0], box[1], road_samples(start_xy, end_xy))
+    options = settings.scoring_for(estimate_road(likelihood, intensity, np.stack([start_xy, end_xy]), "straight"))
+    box, window = _read_window(raster, guides, window_margin_px(settings, options))
+    t_read = time.perf_counter()
+    check(cancel)
+    gradient = gradient_window(window, settings.sigma_px, box[0], box[1], step_px=gradient_step_px(settings))
     t_gradient = time.perf_counter()
     check(cancel)
-    solution = score_and_solve_on(backend, gradient, guides, settings.scoring, settings.solver,
-                                  settings.max_turn_deg, cancel)
+    solution = score_and_solve_on(backend, gradient, guides, options, settings.solver, settings.max_turn_deg, cancel)
     if solution.score == 0.0:
         solution = _straight_among_ties(solution, guides, settings)
+    vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
     timings = {"read": (t_read - t_begin) * 1e3, "gradient": (t_gradient - t_read) * 1e3,
                **{phase: solution.timings_ms[phase] for phase in ("scoring", "dp", "backtrack")},
                "total": (time.perf_counter() - t_begin) * 1e3}
-    return ExtractionResult(
-        vertices_px=guides.vertices(solution.start_index, solution.indices, solution.end_index),
-        score=float(solution.score),
-        settings=settings,
-        backend=solution.backend,
-        method=solution.method,
-        timings_ms=timings,
-        guides=guides,
-        indices=np.asarray(solution.indices, dtype=np.int64),
-        start_index=int(solution.start_index),
-        end_index=int(solution.end_index),
-    )
+    return ExtractionResult(vertices, float(solution.score), settings, solution.backend, solution.method, timings,
+                            guides, np.asarray(solution.indices, dtype=np.int64), int(solution.start_index),
+                            int(solution.end_index), estimate_road(likelihood, intensity, vertices, "straight"))
 
 
 def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):
@@ -198,16 +238,28 @@ def _backend(settings: ExtractionSettings) -> str:
     return engine.resolve_backend(settings.backend)
 
 
-def _read_window(raster, guides: Guides, settings: ExtractionSettings):
-    """``(box, intensity)``: the guides' window plus the smoothing margin, which must hold valid pixels."""
-    box = guides.bounds_px(window_margin_px(settings))
+def _read_window(raster, guides: Guides, margin_px: float):
+    """``(box, intensity)``: the guides' window plus a margin, which must hold valid pixels."""
+    box = guides.bounds_px(margin_px)
     intensity = raster.read_window(*box)
+    _check_valid(intensity, box)
+    return box, intensity
+
+
+def _read_bands(raster, box):
+    """``(bands, intensity)`` of a window, which must hold valid pixels."""
+    bands = raster.read_bands(*box)
+    intensity = raster.intensity_of(bands)
+    _check_valid(intensity, box)
+    return bands, intensity
+
+
+def _check_valid(intensity, box) -> None:
     if not np.isfinite(intensity).any():
         raise ValueError(
             f"the window {box[2]} x {box[3]} px at ({box[0]}, {box[1]}) around the endpoints has no valid "
             "pixel (all nodata)"
         )
-    return box, intensity
 
 
 def _settings(settings, overrides) -> ExtractionSettings:
@@ -236,7 +288,9 @@ def _opened(image, band):
         raster.close()
 
 
-def _guides_on_raster(raster, start, end, settings: ExtractionSettings) -> Guides:
+def _clicks_on_raster(raster, start, end):
+    """The clicks as (2,) float64 arrays, checked to lie on the raster."""
+    clicks = []
     for name, point in (("start", start), ("end", end)):
         xy = np.asarray(point, dtype=np.float64) if _is_pair(point) else None
         if xy is None:
@@ -246,8 +300,15 @@ def _guides_on_raster(raster, start, end, settings: ExtractionSettings) -> Guide
                 f"{name} ({xy[0]:g}, {xy[1]:g}) lies outside the raster of {raster.width} x {raster.height} "
                 f"pixels (x in [0, {raster.width}], y in [0, {raster.height}])"
             )
+        clicks.append(xy)
+    if np.array_equal(clicks[0], clicks[1]):
+        raise ValueError(f"start and end must differ; both are ({clicks[0][0]:g}, {clicks[0][1]:g})")
+    return clicks
+
+
+def _guides(start_xy, end_xy, settings: ExtractionSettings) -> Guides:
     return build_guides(
-        start, end, settings.nodes, settings.points, settings.half_width_px,
+        start_xy, end_xy, settings.nodes, settings.points, settings.half_width_px,
         snap_endpoints=settings.snap_endpoints, snap_half_width_px=settings.snap_half_width_px,
     )
 

@@ -10,10 +10,17 @@ from dataclasses import dataclass
 
 from core import validation
 from core.engine import BACKENDS
-from core.extraction.options import MAX_LENGTH_PX, ScoringOptions
+from core.extraction.options import MAX_LENGTH_PX, POLARITIES, ScoringOptions
 from core.polyline import METHODS
 
-__all__ = ["MAX_LENGTH_PX", "ExtractionSettings"]
+__all__ = ["AUTO", "DEFAULT_RIBBON_WIDTH_PX", "EXTRACTION_MODES", "MAX_LENGTH_PX", "ExtractionSettings"]
+
+#: The value of a setting that each extraction estimates from the image.
+AUTO = "auto"
+#: The modes of an extraction: the adaptive one, or one of the link-score objectives.
+EXTRACTION_MODES = (AUTO, "ribbon", "edge")
+#: The ribbon width (px) used when ``auto`` finds none (an image with no distinct object).
+DEFAULT_RIBBON_WIDTH_PX = 24.0
 
 
 @dataclass(frozen=True)
@@ -38,12 +45,15 @@ class ExtractionSettings:
         Gaussian smoothing before the gradient (px, > 0); below
         ``core.extraction.FINE_GRID_BELOW_SIGMA_PX`` the gradient is computed
         on the half-pixel grid.
-    mode : {"edge", "ribbon"}
-        Follow one strong edge, or the centre line between two edges.
-    ribbon_width_px : float
-        Full width (px, >= 0) of the ribbon in ``ribbon`` mode.
-    polarity : {"any", "bright", "dark"}
-        In ``ribbon`` mode, the edge pairs that count.
+    mode : {"auto", "ribbon", "edge"}
+        ``auto`` (core.extraction.adaptive): the object's course from its
+        appearance at the clicks, straight or bent, refined by the exact DP;
+        ``ribbon``: the centre line between two edges; ``edge``: one strong edge.
+    ribbon_width_px : float or "auto"
+        Full width (px, >= 0) of the ribbon in ``ribbon`` mode; ``auto`` uses
+        the width each extraction estimates (ExtractionResult.estimate).
+    polarity : {"auto", "any", "bright", "dark"}
+        In ``ribbon`` mode, the edge pairs that count; ``auto`` uses the estimated polarity.
     ribbon_combine : {"mean", "geometric"}
         How a ribbon sample's two edge responses combine (``geometric`` needs both).
     snap_endpoints : bool
@@ -64,9 +74,9 @@ class ExtractionSettings:
     half_width_px: float = 8.0
     max_turn_deg: float = 10.0
     sigma_px: float = 4.5
-    mode: str = "ribbon"
-    ribbon_width_px: float = 24.0
-    polarity: str = "any"
+    mode: str = AUTO
+    ribbon_width_px: float | str = AUTO
+    polarity: str = AUTO
     ribbon_combine: str = "geometric"
     snap_endpoints: bool = False
     snap_half_width_px: float | None = None
@@ -82,9 +92,15 @@ class ExtractionSettings:
         _set(self, "max_turn_deg", validation.real(self.max_turn_deg, "max_turn_deg", 0.0, 180.0, low_open=True))
         _set(self, "snap_half_width_px", validation.real(self.snap_half_width_px, "snap_half_width_px", 0.0,
                                                          MAX_LENGTH_PX, low_open=True, optional=True))
-        scoring = ScoringOptions(self.mode, self.ribbon_width_px, self.polarity, self.ribbon_combine)
-        _set(self, "ribbon_width_px", scoring.ribbon_width_px)
-        _set(self, "_scoring", scoring)  # not a field: to_dict, equality and replace ignore it
+        validation.choice(self.mode, "mode", EXTRACTION_MODES)
+        if isinstance(self.ribbon_width_px, str) and self.ribbon_width_px != AUTO:
+            raise ValueError(f"ribbon_width_px must be 'auto' or a number of pixels; got {self.ribbon_width_px!r}")
+        if self.ribbon_width_px != AUTO:
+            _set(self, "ribbon_width_px", validation.real(self.ribbon_width_px, "ribbon_width_px", 0.0, MAX_LENGTH_PX,
+                                                          unit="pixels"))
+        if self.polarity != AUTO:
+            validation.choice(self.polarity, "polarity", POLARITIES + (AUTO,))
+        self.scoring_for(None)  # checks the combination (and every other option) once
         validation.choice(self.solver, "solver", METHODS)
         validation.choice(self.backend, "backend", BACKENDS)
         _set(self, "snap_endpoints", validation.flag(self.snap_endpoints, "snap_endpoints"))
@@ -92,8 +108,27 @@ class ExtractionSettings:
 
     @property
     def scoring(self) -> ScoringOptions:
-        """The link-scoring options (mode, ribbon width, polarity, combination), validated with the settings."""
-        return self._scoring
+        """The link-scoring options of explicit settings (ValueError where a setting is ``auto``)."""
+        if AUTO in (self.mode, self.ribbon_width_px, self.polarity):
+            raise ValueError("the scoring options depend on the image where a setting is 'auto': use scoring_for")
+        return self.scoring_for(None)
+
+    def scoring_for(self, estimate) -> ScoringOptions:
+        """The link-scoring options, ``auto`` settings taken from an estimate (core.extraction.estimate).
+
+        ``estimate`` may be None: the width then falls back to
+        :data:`DEFAULT_RIBBON_WIDTH_PX` and the polarity to ``any``.  The
+        ``auto`` mode scores by appearance, not by these options; they describe
+        the ribbon drawn along its result.
+        """
+        width = self.ribbon_width_px
+        if width == AUTO:
+            width = estimate.width_px if estimate is not None and estimate.width_px else DEFAULT_RIBBON_WIDTH_PX
+        polarity = self.polarity
+        if polarity == AUTO:
+            polarity = estimate.polarity if estimate is not None else "any"
+        mode = "ribbon" if self.mode == AUTO else self.mode
+        return ScoringOptions(mode, width, polarity, self.ribbon_combine)
 
     def replace(self, **changes) -> ExtractionSettings:
         """A copy with some fields changed (validated again)."""

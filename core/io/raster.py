@@ -127,6 +127,24 @@ class Raster:
         bands = self._read_clipped(self._bands, box, (height, width))
         return _weighted_sum(bands, self._weights)
 
+    def read_bands(self, col_off: int, row_off: int, width: int, height: int) -> np.ndarray:
+        """The (height, width, k) float32 values of a window in every band the extraction uses.
+
+        The chosen band alone when the raster was opened with one, else every
+        data band (colour and multispectral bands count; alpha does not).  NaN
+        where there is no data, as :meth:`read_window`.
+        """
+        box = _check_box(col_off, row_off, width, height)
+        bands = [self.band] if self.band is not None else self._reader.data_bands()
+        self._check_memory(width, height, len(bands) + 1)
+        return np.ascontiguousarray(np.moveaxis(self._read_clipped(bands, box, (height, width)), 0, -1))
+
+    def intensity_of(self, bands: np.ndarray) -> np.ndarray:
+        """The (height, width) float32 intensity of :meth:`read_bands` output, as :meth:`read_window` gives it."""
+        order = [self.band] if self.band is not None else self._reader.data_bands()
+        planes = [np.array(bands[:, :, order.index(band)], dtype=np.float32) for band in self._bands]
+        return _weighted_sum(planes, self._weights)
+
     def read_decimated(self, col_off, row_off, width, height, out_width, out_height, bands=None) -> np.ndarray:
         """A pixel window resampled (nearest) to ``(out_height, out_width)`` for display, through overviews.
 

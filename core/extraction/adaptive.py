@@ -1,0 +1,258 @@
+"""The adaptive extraction (mode ``auto``): the object's course from its appearance, then the exact DP along it.
+
+1. The object's appearance is learnt at the clicks (core.extraction.appearance)
+   over a window that reaches :data:`COURSE_REACH_SHARE` of the span to either
+   side of the segment between them.
+2. Its course: the exact DP over coarse guides across that whole corridor, on
+   the road-likeness map.  A link scores the map minus :data:`MAP_BASE` along
+   it, minus :data:`LATERAL_PENALTY` per pixel it moves sideways, and the turn
+   is limited to :data:`COURSE_MAX_TURN_DEG` only, so corners can be followed.
+3. The course is kept only where the object clearly leaves the segment: the
+   segment's mean road-likeness is below :data:`GATE_SUPPORT` and the course's
+   exceeds it by :data:`GATE_GAIN`.  Otherwise the object runs straight between
+   the clicks, which set its position: the polyline is the segment.
+4. A bent course is refined by the exact DP on finer guides (the settings'
+   candidate spacing, at least one guide every :data:`FINE_SPACING_PX`) within
+   ``half_width_px`` of the course.
+
+Measurements behind the constants: docs/notes/extraction-and-polyline.md, "Adaptive extraction".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+
+from core import engine
+from core.cancel import check
+from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_samples
+from core.extraction.estimate import _bilinear as _sample
+from core.extraction.estimate import _resample, path_support
+from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
+from core.extraction.scores import EXCLUDED_SCORE, map_link_tables
+from core.polyline import cpu as polyline_cpu
+from core.polyline.prepare import prepare
+from core.polyline.problem import PolylineProblem, PolylineSolution
+
+__all__ = ["AdaptiveOutcome", "adaptive_window_box", "extract_adaptive"]
+
+#: The course may stray this share of the span to either side of the segment...
+COURSE_REACH_SHARE = 0.5
+#: ...but no farther than this (px): click in between for longer detours.
+COURSE_MAX_REACH_PX = 160.0
+#: One course guide every so many px of span (between COURSE_NODES_RANGE nodes), candidates this far apart (px).
+COURSE_SPACING_PX = 22.0
+COURSE_NODES_RANGE = (6, 24)
+COURSE_STEP_PX = 3.0
+#: The course's ends may slide this far (px) across the segment, in steps of COURSE_END_STEP_PX.
+COURSE_END_PX = 6.0
+COURSE_END_STEP_PX = 2.0
+COURSE_MAX_TURN_DEG = 90.0
+#: Map value that a link's samples must exceed to gain; and the score lost per px of sideways move.
+MAP_BASE = 0.5
+LATERAL_PENALTY = 1.0
+#: The course replaces the segment only when the segment's mean road-likeness is below GATE_SUPPORT
+#: and the course's is above it by GATE_GAIN.
+GATE_SUPPORT = 0.4
+GATE_GAIN = 0.3
+#: The refinement scores closeness to the centre line (core: centre_map) above CENTRE_BASE, with a small
+#: sideways penalty (the corridor already keeps it on the course).
+CENTRE_BASE = 0.5
+CENTRE_LATERAL_PENALTY = 0.1
+#: A bent course is refined with one guide at least every so many px.
+FINE_SPACING_PX = 15.0
+#: Pixels read beyond the farthest candidate (the appearance filters' reach).
+_MARGIN_PX = 10.0
+
+
+@dataclass(frozen=True, eq=False)
+class AdaptiveOutcome:
+    """One adaptive extraction.
+
+    Attributes
+    ----------
+    solution : core.polyline.PolylineSolution
+        The polyline on ``guides`` (for a straight course, the candidates nearest the segment).
+    vertices_px : (k, 2) float64 ndarray
+        The polyline, ends included.
+    guides : Guides
+    window : LikelihoodWindow
+        The road-likeness map the course was found on.
+    bent : bool
+        Whether the polyline follows a bent course rather than the segment.
+    timings_ms : dict
+        ``appearance``, ``scoring``, ``dp`` and ``backtrack``.
+    """
+
+    solution: PolylineSolution
+    vertices_px: np.ndarray
+    guides: Guides
+    window: LikelihoodWindow
+    bent: bool
+    timings_ms: dict
+
+
+def course_reach_px(start, end) -> float:
+    """How far (px) the course may stray from the segment between two clicks."""
+    length = float(np.hypot(*(np.asarray(end, float) - np.asarray(start, float))))
+    return min(COURSE_REACH_SHARE * length, COURSE_MAX_REACH_PX)
+
+
+def adaptive_window_box(start, end, half_width_px: float) -> tuple[int, int, int, int]:
+    """``(col_off, row_off, width, height)`` of the pixels the adaptive extraction reads."""
+    a, b = np.asarray(start, float), np.asarray(end, float)
+    reach = course_reach_px(a, b) + half_width_px + _MARGIN_PX
+    lo = np.floor(np.minimum(a, b) - reach).astype(np.int64)
+    hi = np.ceil(np.maximum(a, b) + reach).astype(np.int64)
+    return int(lo[0]), int(lo[1]), int(hi[0] - lo[0]), int(hi[1] - lo[1])
+
+
+def extract_adaptive(bands, box, start, end, settings, backend: str, cancel=None) -> AdaptiveOutcome:
+    """The adaptive extraction between two clicks, on a window's bands.
+
+    Parameters
+    ----------
+    bands : (H, W, k) float32 ndarray
+        The window :func:`adaptive_window_box` gives, every band (NaN: no data).
+    box : tuple of int
+        ``(col_off, row_off, width, height)`` of that window.
+    start, end : (2,) float arrays
+        The clicks ``(x, y)`` in raster pixels.
+    settings : core.extraction.ExtractionSettings
+        Uses ``nodes``, ``points``, ``half_width_px``, ``snap_endpoints``,
+        ``snap_half_width_px``, ``solver`` and ``max_turn_deg`` (for the
+        straight course only; a bent one may turn up to COURSE_MAX_TURN_DEG).
+    backend : {"cpu", "gpu"}
+        The resolved backend of the link scores and the DP.
+    cancel : core.cancel.CancelToken, optional
+
+    Returns
+    -------
+    AdaptiveOutcome
+    """
+    started = time.perf_counter()
+    window = road_likelihood(bands, box[0], box[1], road_samples(start, end))
+    timings = {"appearance": (time.perf_counter() - started) * 1e3, "scoring": 0.0, "dp": 0.0, "backtrack": 0.0}
+    check(cancel)
+    course = _course(window, start, end, settings.solver, backend, cancel, timings)
+    chord = np.stack([start, end])
+    chord_support = path_support(window, chord)
+    bent = chord_support < GATE_SUPPORT and path_support(window, course) - chord_support > GATE_GAIN
+    if bent:
+        guides, solution = _refine(window, start, end, course, settings, backend, cancel, timings)
+        vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
+    else:
+        guides, solution = _segment(window, start, end, settings, backend, cancel, timings)
+        vertices = _chord_points(start, end, settings.nodes)
+    return AdaptiveOutcome(solution, vertices, guides, window, bent, timings)
+
+
+def _course(window, start, end, solver, backend, cancel, timings) -> np.ndarray:
+    """The course's vertices: the exact DP over coarse guides across the whole corridor."""
+    length = float(np.hypot(*(end - start)))
+    nodes = int(np.clip(round(length / COURSE_SPACING_PX) + 1, *COURSE_NODES_RANGE))
+    reach = course_reach_px(start, end)
+    offsets = np.arange(-reach, reach + 1e-9, COURSE_STEP_PX)
+    offsets -= offsets[np.argmin(np.abs(offsets))]  # the segment itself is a candidate
+    ends = np.arange(-COURSE_END_PX, COURSE_END_PX + 1e-9, COURSE_END_STEP_PX)
+    guides = guides_with_offsets(start, end, nodes, offsets, ends)
+    solution = _solve(window, guides, None, COURSE_MAX_TURN_DEG, "mitm" if solver == "mitm" else "window",
+                      backend, cancel, timings)
+    return guides.vertices(solution.start_index, solution.indices, solution.end_index)
+
+
+def _refine(window, start, end, course, settings, backend, cancel, timings):
+    """The exact DP on fine guides within ``half_width_px`` of the course."""
+    length = float(np.hypot(*(end - start)))
+    nodes = max(settings.nodes, int(math.ceil(length / FINE_SPACING_PX)) + 1)
+    step = 2 * settings.half_width_px / (settings.points - 1)
+    axis = (end - start) / length
+    normal = np.array([-axis[1], axis[0]])
+    along, across = (course - start) @ axis, (course - start) @ normal
+    reference = np.interp(np.arange(1, nodes - 1) * length / (nodes - 1), along, across)
+    lo = math.floor((reference.min() - settings.half_width_px) / step)
+    hi = math.ceil((reference.max() + settings.half_width_px) / step)
+    offsets = np.arange(lo, hi + 1) * step
+    ends = _end_offsets(settings)
+    guides = guides_with_offsets(start, end, nodes, offsets, ends)
+    far = np.abs(offsets[None, :] - reference[:, None]) > settings.half_width_px + 1e-9
+    excluded = np.concatenate([np.zeros(ends.size, bool), far.ravel(), np.zeros(ends.size, bool)])
+    centre = centre_map(window, course)
+    solution = _solve(centre, guides, excluded, COURSE_MAX_TURN_DEG, settings.solver, backend, cancel, timings,
+                      base=CENTRE_BASE, lateral=CENTRE_LATERAL_PENALTY)
+    return guides, solution
+
+
+def centre_map(window: LikelihoodWindow, course) -> LikelihoodWindow:
+    """Closeness to the object's centre line: the distance to its border over its half-width, capped at 1.
+
+    The object is where the road-likeness is at least 0.5; its half-width is
+    the median distance to the border along the course.
+    """
+    inside = window.values >= 0.5
+    distance = ndimage.distance_transform_edt(inside).astype(np.float32)
+    along = LikelihoodWindow(distance, window.col_off, window.row_off)
+    points = _resample(np.asarray(course, dtype=np.float64), 2.0)
+    half_width = float(np.median(_sample(along, points)))
+    half_width = max(half_width, 1.0)
+    return LikelihoodWindow(np.minimum(distance / np.float32(half_width), np.float32(1.0)), window.col_off,
+                            window.row_off)
+
+
+def _segment(window, start, end, settings, backend, cancel, timings):
+    """The straight course: the segment's own score, on the settings' guides (for overlays)."""
+    guides = guides_with_offsets(start, end, settings.nodes, np.zeros(1), np.zeros(1))
+    solution = _solve(window, guides, None, settings.max_turn_deg, "window", backend, cancel, timings)
+    shown = guides_with_offsets(start, end, settings.nodes,
+                                np.linspace(-settings.half_width_px, settings.half_width_px, settings.points),
+                                _end_offsets(settings))
+    centre = int(np.argmin(np.abs(shown.offsets)))
+    end_centre = int(np.argmin(np.abs(shown.end_offsets)))
+    indices = np.full(shown.n_guides, centre, dtype=np.int64)
+    return shown, PolylineSolution(solution.score, indices, end_centre, end_centre, solution.method,
+                                   solution.backend, solution.timings_ms)
+
+
+def _solve(window, guides, excluded, max_turn_deg, method, backend, cancel, timings, base=MAP_BASE,
+           lateral=LATERAL_PENALTY) -> PolylineSolution:
+    """Score the guides' links on the map (CPU or GPU) and solve the exact DP there."""
+    started = time.perf_counter()
+    first, links, last = engine.run_with_cpu_fallback(
+        backend,
+        lambda: engine.gpu_package("polyline").map_link_tables(window, guides, base, lateral, excluded, cancel),
+        lambda: map_link_tables(window, guides, base, lateral, excluded, cancel),
+    )
+    scored = time.perf_counter()
+    problem = PolylineProblem(first, links, last, guides.offsets, guides.spacing, max_turn_deg,
+                              start_offsets=guides.start_offsets, end_offsets=guides.end_offsets)
+    prepared = prepare(problem)
+    solution = engine.run_with_cpu_fallback(
+        backend,
+        lambda: engine.gpu_package("polyline").solve_prepared(prepared, method, cancel),
+        lambda: polyline_cpu.solve_prepared(prepared, method, cancel),
+    )
+    timings["scoring"] += (scored - started) * 1e3
+    timings["dp"] += solution.timings_ms.get("dp", 0.0)
+    timings["backtrack"] += solution.timings_ms.get("backtrack", 0.0)
+    if solution.score <= EXCLUDED_SCORE / 2:
+        raise ValueError("the adaptive extraction found no polyline within the corridor of its course")
+    return solution
+
+
+def _end_offsets(settings) -> np.ndarray:
+    """The candidates of the start and end: the clicks, or the snapping guides."""
+    if not settings.snap_endpoints:
+        return np.zeros(1)
+    half = settings.snap_half_width_px
+    if half is None:
+        half = min(settings.half_width_px, DEFAULT_SNAP_HALF_WIDTH_PX)
+    return np.linspace(-half, half, settings.points)
+
+
+def _chord_points(start, end, nodes) -> np.ndarray:
+    """``nodes`` points evenly spaced on the segment, the clicks included."""
+    return start + np.linspace(0.0, 1.0, nodes)[:, None] * (end - start)

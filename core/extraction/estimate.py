@@ -1,0 +1,184 @@
+"""What an extraction learnt about the object: its width, polarity and contrast, and a confidence.
+
+All of it is read off the road-likeness map (core.extraction.appearance) and
+the intensity across the polyline, at stations along its middle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from core.extraction.appearance import LikelihoodWindow
+
+__all__ = ["RoadEstimate", "estimate_road", "path_support"]
+
+#: Cross-sections are taken every so many px along the middle of the polyline...
+_STATION_STEP_PX = 8.0
+#: ...between these fractions of its length.
+_MIDDLE = (0.15, 0.85)
+#: The object is the run of road-likeness at or above this level around the polyline.
+_WIDTH_LEVEL = 0.5
+#: Widths are measured up to this far (px) to either side.
+_MAX_HALF_WIDTH_PX = 60.0
+#: The polyline may miss the run by this much (px) at a station.
+_RUN_TOLERANCE_PX = 3.0
+#: Below this contrast (inside minus outside over the window's spread) the polarity is "any".
+_POLARITY_CONTRAST = 0.25
+
+
+@dataclass(frozen=True)
+class RoadEstimate:
+    """The object as one extraction saw it.
+
+    Attributes
+    ----------
+    width_px : float or None
+        Full width (px) of the object around the polyline; None where no
+        cross-section found it.
+    polarity : {"bright", "dark", "any"}
+        Whether the object is brighter or darker than its surroundings (or neither clearly).
+    contrast : float
+        Intensity difference between the object and its surroundings, in units
+        of the window's intensity spread (>= 0).
+    course : {"straight", "bent"}
+        Whether the polyline follows a bend of the object away from the
+        segment between the clicks, or the segment itself.
+    confidence : float
+        In ``[0, 1]``: how much more object-like the polyline's path is than
+        the window around it (0: the image does not tell the object apart).
+    """
+
+    width_px: float | None
+    polarity: str
+    contrast: float
+    course: str
+    confidence: float
+
+    def to_dict(self) -> dict:
+        """The estimate as a JSON-ready dict."""
+        return asdict(self)
+
+
+def path_support(window: LikelihoodWindow, vertices) -> float:
+    """Mean road-likeness along a polyline (samples 1 px apart; 0 outside the window)."""
+    points = _resample(np.asarray(vertices, dtype=np.float64), 1.0)
+    return float(_bilinear(window, points).mean())
+
+
+def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, course: str) -> RoadEstimate:
+    """Width, polarity, contrast and confidence of the object under a polyline.
+
+    Parameters
+    ----------
+    window : LikelihoodWindow
+        Road-likeness around the polyline.
+    intensity : (H, W) float ndarray
+        Intensity of the same window (NaN where there is no data).
+    vertices : (k, 2) array_like
+        The polyline ``(x, y)`` in raster pixels.
+    course : {"straight", "bent"}
+
+    Returns
+    -------
+    RoadEstimate
+    """
+    vertices = np.asarray(vertices, dtype=np.float64)
+    stations, normals = _stations(vertices)
+    taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
+    grid = stations[:, None, :] + taus[None, :, None] * normals[:, None, :]
+    likelihood = _bilinear(window, grid.reshape(-1, 2)).reshape(grid.shape[:2])
+    widths = [w for w in (_run_width(row, taus) for row in likelihood) if w is not None]
+    width = float(np.median(widths)) if widths else None
+    luminance = LikelihoodWindow(np.asarray(intensity, dtype=np.float32), window.col_off, window.row_off)
+    polarity, contrast = _polarity(luminance, grid, taus, width)
+    return RoadEstimate(width, polarity, contrast, course, _confidence(window, vertices))
+
+
+def _stations(vertices):
+    """Points every _STATION_STEP_PX along the middle of the polyline, and their unit normals."""
+    segments = np.diff(vertices, axis=0)
+    lengths = np.hypot(*segments.T)
+    arc = np.concatenate(([0.0], np.cumsum(lengths)))
+    total = arc[-1]
+    s = np.arange(_MIDDLE[0] * total, _MIDDLE[1] * total + 1e-9, _STATION_STEP_PX) if total > 0 else np.zeros(1)
+    s = s if s.size else np.array([total / 2])
+    index = np.clip(np.searchsorted(arc, s, side="right") - 1, 0, len(segments) - 1)
+    direction = segments[index] / np.maximum(lengths[index], 1e-12)[:, None]
+    points = vertices[index] + (s - arc[index])[:, None] * direction
+    return points, np.stack([-direction[:, 1], direction[:, 0]], axis=1)
+
+
+def _run_width(row, taus):
+    """Length (px) of the run of ``row >= _WIDTH_LEVEL`` that holds (or nearly holds) tau = 0."""
+    above = row >= _WIDTH_LEVEL
+    near = np.flatnonzero(above & (np.abs(taus) <= _RUN_TOLERANCE_PX))
+    if near.size == 0:
+        return None
+    centre = near[np.argmin(np.abs(taus[near]))]
+    lo = centre
+    while lo > 0 and above[lo - 1]:
+        lo -= 1
+    hi = centre
+    while hi < len(row) - 1 and above[hi + 1]:
+        hi += 1
+    if lo == 0 or hi == len(row) - 1:
+        return None  # the run reaches the end of the cross-section: no width to tell
+    step = taus[1] - taus[0]
+    return float((hi - lo + 1) * step)
+
+
+def _polarity(luminance, grid, taus, width):
+    """("bright" | "dark" | "any", contrast) from the intensity inside and beside the object."""
+    values = _bilinear(luminance, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
+    half = 0.5 * (width if width is not None else 8.0)
+    inside = np.abs(taus) <= 0.8 * half
+    outside = (np.abs(taus) >= 1.2 * half) & (np.abs(taus) <= 1.2 * half + max(4.0, half))
+    valid = luminance.values[np.isfinite(luminance.values)]
+    if not inside.any() or not outside.any() or valid.size < 2:
+        return "any", 0.0
+    spread = 1.4826 * float(np.median(np.abs(valid - np.median(valid)))) or float(valid.std()) or 1.0
+    with np.errstate(invalid="ignore"):
+        difference = np.nanmedian(np.nanmean(values[:, inside], axis=1) - np.nanmean(values[:, outside], axis=1))
+    if not np.isfinite(difference):
+        return "any", 0.0
+    contrast = abs(float(difference)) / spread
+    if contrast < _POLARITY_CONTRAST:
+        return "any", contrast
+    return ("bright" if difference > 0 else "dark"), contrast
+
+
+def _confidence(window, vertices) -> float:
+    """How far the polyline's mean road-likeness stands above the window's, scaled to [0, 1]."""
+    support = path_support(window, vertices)
+    background = float(window.values.mean())
+    if background >= 1.0:
+        return 0.0
+    return float(np.clip((support - background) / (1.0 - background), 0.0, 1.0))
+
+
+def _resample(vertices, step):
+    """Points every ``step`` px along a polyline, the ends included."""
+    segments = np.diff(vertices, axis=0)
+    lengths = np.hypot(*segments.T)
+    arc = np.concatenate(([0.0], np.cumsum(lengths)))
+    s = np.linspace(0.0, arc[-1], max(2, int(np.ceil(arc[-1] / step)) + 1))
+    return np.stack([np.interp(s, arc, vertices[:, 0]), np.interp(s, arc, vertices[:, 1])], axis=1)
+
+
+def _bilinear(window, points, missing=0.0):
+    """Bilinear values of a window at raster positions ``points`` (n, 2); ``missing`` outside it."""
+    values = window.values
+    height, width = values.shape
+    u = points[:, 0] - window.col_off - 0.5
+    v = points[:, 1] - window.row_off - 0.5
+    j0, i0 = np.floor(u).astype(np.int64), np.floor(v).astype(np.int64)
+    fu, fv = u - j0, v - i0
+    inside = (i0 >= 0) & (j0 >= 0) & (i0 + 1 < height) & (j0 + 1 < width)
+    i0c, j0c = np.clip(i0, 0, max(height - 2, 0)), np.clip(j0, 0, max(width - 2, 0))
+    i1c, j1c = np.minimum(i0c + 1, height - 1), np.minimum(j0c + 1, width - 1)
+    top = values[i0c, j0c] * (1 - fu) + values[i0c, j1c] * fu
+    bottom = values[i1c, j0c] * (1 - fu) + values[i1c, j1c] * fu
+    out = top * (1 - fv) + bottom * fv
+    return np.where(inside, out, missing)
