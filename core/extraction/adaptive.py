@@ -31,7 +31,7 @@ from core import engine
 from core.cancel import check
 from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_samples
 from core.extraction.estimate import _bilinear as _sample
-from core.extraction.estimate import _resample, path_support
+from core.extraction.estimate import _resample, edge_centres, path_support
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
 from core.extraction.scores import EXCLUDED_SCORE, map_link_tables
 from core.polyline import cpu as polyline_cpu
@@ -59,6 +59,11 @@ LATERAL_PENALTY = 1.0
 #: and the course's is above it by GATE_GAIN.
 GATE_SUPPORT = 0.4
 GATE_GAIN = 0.3
+#: With snapping, a straight course moves onto the object's centre between its edges near both clicks when
+#: both edge pairs stand CENTRING_SIGNIFICANCE times above the profiles' slope noise and the move is at
+#: least CENTRING_DEADBAND_PX (core.extraction.estimate.edge_centres).
+CENTRING_SIGNIFICANCE = 6.0
+CENTRING_DEADBAND_PX = 1.5
 #: The refinement scores closeness to the centre line (core: centre_map) above CENTRE_BASE, with a small
 #: sideways penalty (the corridor already keeps it on the course).
 CENTRE_BASE = 0.5
@@ -111,13 +116,15 @@ def adaptive_window_box(start, end, half_width_px: float) -> tuple[int, int, int
     return int(lo[0]), int(lo[1]), int(hi[0] - lo[0]), int(hi[1] - lo[1])
 
 
-def extract_adaptive(bands, box, start, end, settings, backend: str, cancel=None) -> AdaptiveOutcome:
+def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, cancel=None) -> AdaptiveOutcome:
     """The adaptive extraction between two clicks, on a window's bands.
 
     Parameters
     ----------
     bands : (H, W, k) float32 ndarray
         The window :func:`adaptive_window_box` gives, every band (NaN: no data).
+    intensity : (H, W) float32 ndarray
+        Its intensity (core.io.raster.Raster.intensity_of).
     box : tuple of int
         ``(col_off, row_off, width, height)`` of that window.
     start, end : (2,) float arrays
@@ -136,6 +143,7 @@ def extract_adaptive(bands, box, start, end, settings, backend: str, cancel=None
     """
     started = time.perf_counter()
     window = road_likelihood(bands, box[0], box[1], road_samples(start, end))
+    intensity = LikelihoodWindow(np.asarray(intensity, np.float32), box[0], box[1])
     timings = {"appearance": (time.perf_counter() - started) * 1e3, "scoring": 0.0, "dp": 0.0, "backtrack": 0.0}
     check(cancel)
     course = _course(window, start, end, settings.solver, backend, cancel, timings)
@@ -148,7 +156,27 @@ def extract_adaptive(bands, box, start, end, settings, backend: str, cancel=None
     else:
         guides, solution = _segment(window, start, end, settings, backend, cancel, timings)
         vertices = _chord_points(start, end, settings.nodes)
+        centred = _centred(vertices, intensity, start, end, _end_offsets(settings)[-1]) \
+            if settings.snap_endpoints else vertices
+        if centred is not vertices:  # the clicks were off the object: learn its appearance where it is
+            vertices = centred
+            window = road_likelihood(bands, box[0], box[1], road_samples(vertices[0], vertices[-1]))
     return AdaptiveOutcome(solution, vertices, guides, window, bent, timings)
+
+
+def _centred(vertices, intensity, start, end, reach_px):
+    """The segment moved onto the object's edge-pair centre at its ends, where both pairs are clear.
+
+    Moves of less than CENTRING_DEADBAND_PX, or past ``reach_px`` (the snapping
+    half-width), leave it where it is.
+    """
+    offsets = edge_centres(intensity, start, end, CENTRING_SIGNIFICANCE)
+    if offsets is None or not CENTRING_DEADBAND_PX <= max(map(abs, offsets)) <= reach_px:
+        return vertices
+    axis = (end - start) / float(np.hypot(*(end - start)))
+    fraction = np.linspace(0.0, 1.0, len(vertices))[:, None]
+    across = (1 - fraction) * offsets[0] + fraction * offsets[1]
+    return vertices + across * np.array([-axis[1], axis[0]])
 
 
 def _course(window, start, end, solver, backend, cancel, timings) -> np.ndarray:

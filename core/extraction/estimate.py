@@ -6,13 +6,14 @@ the intensity across the polyline, at stations along its middle.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from core.extraction.appearance import LikelihoodWindow
 
-__all__ = ["RoadEstimate", "estimate_road", "path_support"]
+__all__ = ["RoadEstimate", "edge_centres", "estimate_road", "path_support"]
 
 #: Cross-sections are taken every so many px along the middle of the polyline...
 _STATION_STEP_PX = 8.0
@@ -24,6 +25,10 @@ _WIDTH_LEVEL = 0.5
 _MAX_HALF_WIDTH_PX = 60.0
 #: The polyline may miss the run by this much (px) at a station.
 _RUN_TOLERANCE_PX = 3.0
+#: Edges of the object are searched preferring those near the polyline: weight 1 / (1 + |offset| / this).
+_EDGE_REACH_PX = 30.0
+#: An edge pair counts when its weaker edge is this many times the profile's slope noise.
+_EDGE_SIGNIFICANCE = 3.0
 #: Below this contrast (inside minus outside over the window's spread) the polarity is "any".
 _POLARITY_CONTRAST = 0.25
 
@@ -90,10 +95,39 @@ def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, cou
     grid = stations[:, None, :] + taus[None, :, None] * normals[:, None, :]
     likelihood = _bilinear(window, grid.reshape(-1, 2)).reshape(grid.shape[:2])
     widths = [w for w in (_run_width(row, taus) for row in likelihood) if w is not None]
-    width = float(np.median(widths)) if widths else None
+    run_width = float(np.median(widths)) if widths else None
     luminance = LikelihoodWindow(np.asarray(intensity, dtype=np.float32), window.col_off, window.row_off)
-    polarity, contrast = _polarity(luminance, grid, taus, width)
+    profiles = _bilinear(luminance, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
+    edges = _edge_pair(profiles, taus)
+    width = edges[0] if edges is not None else run_width
+    polarity, contrast = _polarity(profiles, luminance, taus, width)
     return RoadEstimate(width, polarity, contrast, course, _confidence(window, vertices))
+
+
+def edge_centres(intensity: LikelihoodWindow, start, end, significance: float):
+    """Offsets (px, along the left normal) of the object's centre at the two clicks, from its edges.
+
+    The mean cross-profiles of the first and the last third of the segment each
+    give an edge pair (:func:`_edge_pair`, at least ``significance`` times the
+    slope noise); the midpoints of the pairs, extrapolated to the clicks, are the
+    offsets.  None where either pair is unclear.
+    """
+    a, b = np.asarray(start, np.float64), np.asarray(end, np.float64)
+    length = float(np.hypot(*(b - a)))
+    axis = (b - a) / length
+    normal = np.array([-axis[1], axis[0]])
+    taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
+    middles = []
+    for first, last in ((0.05, 0.35), (0.65, 0.95)):
+        s = np.arange(first * length, last * length, _STATION_STEP_PX / 2)
+        grid = (a + s[:, None] * axis)[:, None, :] + taus[None, :, None] * normal
+        profiles = _bilinear(intensity, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
+        pair = _edge_pair(profiles, taus, significance, middle=True)
+        if pair is None:
+            return None
+        middles.append(pair)
+    near, far = middles  # at 0.2 and 0.8 of the segment: extrapolated to 0 and 1
+    return near + (near - far) / 3, far + (far - near) / 3
 
 
 def _stations(vertices):
@@ -129,9 +163,39 @@ def _run_width(row, taus):
     return float((hi - lo + 1) * step)
 
 
-def _polarity(luminance, grid, taus, width):
+def _edge_pair(profiles, taus, significance=None, middle=False):
+    """``(width, sign)`` of the object's two edges in the mean cross-profile, or None when they are unclear.
+
+    With ``middle``, the offset of the pair's midpoint instead.
+
+    For either polarity, the steepest rise on one side of the polyline and fall
+    on the other, weighted to prefer edges near it (the clicks lie on the
+    object); the polarity whose weaker edge is stronger wins, and it must stand
+    out of the profile's slope noise by _EDGE_SIGNIFICANCE.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        profile = np.nanmean(profiles, axis=0)
+    if not np.isfinite(profile).all():
+        return None
+    slope = np.gradient(profile, taus)
+    noise = 1.4826 * float(np.median(np.abs(slope - np.median(slope)))) + 1e-12
+    weight = 1.0 / (1.0 + np.abs(taus) / _EDGE_REACH_PX)
+    left, right = taus < 0, taus > 0
+    best = None
+    for sign in (1.0, -1.0):
+        rise = np.flatnonzero(left)[np.argmax((sign * slope * weight)[left])]
+        fall = np.flatnonzero(right)[np.argmax((-sign * slope * weight)[right])]
+        strength = min(sign * slope[rise], -sign * slope[fall])
+        if best is None or strength > best[0]:
+            best = (strength, float(taus[fall] - taus[rise]), sign, 0.5 * float(taus[fall] + taus[rise]))
+    if best[0] < (_EDGE_SIGNIFICANCE if significance is None else significance) * noise:
+        return None
+    return best[3] if middle else (best[1], best[2])
+
+
+def _polarity(values, luminance, taus, width):
     """("bright" | "dark" | "any", contrast) from the intensity inside and beside the object."""
-    values = _bilinear(luminance, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
     half = 0.5 * (width if width is not None else 8.0)
     inside = np.abs(taus) <= 0.8 * half
     outside = (np.abs(taus) >= 1.2 * half) & (np.abs(taus) <= 1.2 * half + max(4.0, half))
@@ -139,7 +203,8 @@ def _polarity(luminance, grid, taus, width):
     if not inside.any() or not outside.any() or valid.size < 2:
         return "any", 0.0
     spread = 1.4826 * float(np.median(np.abs(valid - np.median(valid)))) or float(valid.std()) or 1.0
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # stations whose cross-section lies off the image give NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
         difference = np.nanmedian(np.nanmean(values[:, inside], axis=1) - np.nanmean(values[:, outside], axis=1))
     if not np.isfinite(difference):
         return "any", 0.0

@@ -146,15 +146,24 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
 
     Examples
     --------
-    A bright road 5 px wide (rows 20-24, centre line y = 22.5), clicked 2 px
-    above its centre; with snapping the polyline moves onto the centre line:
+    A bright road 5 px wide (rows 20-24, centre line y = 22.5).  At the
+    defaults (mode ``auto``) a straight road gives the segment between the
+    clicks, with what the extraction saw of the road:
 
     >>> import numpy as np
     >>> import core
     >>> image = np.zeros((40, 80), np.float32)
     >>> image[20:25, :] = 1.0
+    >>> result = core.extract(image, (5, 22.5), (75, 22.5), nodes=5, backend="cpu")
+    >>> result.vertices_px.tolist()
+    [[5.0, 22.5], [22.5, 22.5], [40.0, 22.5], [57.5, 22.5], [75.0, 22.5]]
+    >>> result.estimate.course, result.estimate.polarity, result.confidence > 0.9
+    ('straight', 'bright', True)
+
+    The ``ribbon`` mode with snapping moves clicks 2 px above the centre onto it:
+
     >>> result = core.extract(image, (5, 20.5), (75, 20.5), nodes=5, points=9, half_width_px=4,
-    ...                       sigma_px=1, ribbon_width_px=5, snap_endpoints=True, backend="cpu")
+    ...                       sigma_px=1, mode="ribbon", ribbon_width_px=5, snap_endpoints=True, backend="cpu")
     >>> result.vertices_px.tolist()
     [[5.0, 22.5], [22.5, 22.5], [40.0, 22.5], [57.5, 22.5], [75.0, 22.5]]
     >>> result.backend, result.method
@@ -178,7 +187,7 @@ def _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_beg
     bands, intensity = _read_bands(raster, box)
     t_read = time.perf_counter()
     check(cancel)
-    outcome = extract_adaptive(bands, box, start_xy, end_xy, settings, backend, cancel)
+    outcome = extract_adaptive(bands, intensity, box, start_xy, end_xy, settings, backend, cancel)
     estimate = estimate_road(outcome.window, intensity, outcome.vertices_px, "bent" if outcome.bent else "straight")
     solution = outcome.solution
     timings = {"read": (t_read - t_begin) * 1e3, "gradient": 0.0, **outcome.timings_ms}
@@ -193,8 +202,10 @@ def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin
     guides = _guides(start_xy, end_xy, settings)
     box = guides.bounds_px(_ESTIMATE_MARGIN_PX)
     bands, intensity = _read_bands(raster, box)
+    t_bands = time.perf_counter()
     likelihood = road_likelihood(bands, box[0], box[1], road_samples(start_xy, end_xy))
     options = settings.scoring_for(estimate_road(likelihood, intensity, np.stack([start_xy, end_xy]), "straight"))
+    t_appearance = time.perf_counter()
     box, window = _read_window(raster, guides, window_margin_px(settings, options))
     t_read = time.perf_counter()
     check(cancel)
@@ -205,12 +216,14 @@ def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin
     if solution.score == 0.0:
         solution = _straight_among_ties(solution, guides, settings)
     vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
-    timings = {"read": (t_read - t_begin) * 1e3, "gradient": (t_gradient - t_read) * 1e3,
+    estimate = estimate_road(likelihood, intensity, vertices, "straight")
+    timings = {"read": (t_bands - t_begin + t_read - t_appearance) * 1e3,
+               "appearance": (t_appearance - t_bands) * 1e3, "gradient": (t_gradient - t_read) * 1e3,
                **{phase: solution.timings_ms[phase] for phase in ("scoring", "dp", "backtrack")},
                "total": (time.perf_counter() - t_begin) * 1e3}
     return ExtractionResult(vertices, float(solution.score), settings, solution.backend, solution.method, timings,
                             guides, np.asarray(solution.indices, dtype=np.int64), int(solution.start_index),
-                            int(solution.end_index), estimate_road(likelihood, intensity, vertices, "straight"))
+                            int(solution.end_index), estimate)
 
 
 def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):

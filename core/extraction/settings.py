@@ -57,8 +57,10 @@ class ExtractionSettings:
     ribbon_combine : {"mean", "geometric"}
         How a ribbon sample's two edge responses combine (``geometric`` needs both).
     snap_endpoints : bool
-        Let the solver move the clicked endpoints across the axis onto the
-        object (off: the polyline starts and ends at the clicks).
+        Let the clicked endpoints move across the axis onto the object (off:
+        the polyline starts and ends at the clicks).  In ``auto`` mode a
+        straight course moves onto the centre between the object's edges when
+        they are clear near both clicks.
     snap_half_width_px : float or None
         Half-width (px, > 0) of the endpoint guides; None for
         ``min(half_width_px, core.extraction.guides.DEFAULT_SNAP_HALF_WIDTH_PX)``.
@@ -78,7 +80,7 @@ class ExtractionSettings:
     ribbon_width_px: float | str = AUTO
     polarity: str = AUTO
     ribbon_combine: str = "geometric"
-    snap_endpoints: bool = False
+    snap_endpoints: bool = True
     snap_half_width_px: float | None = None
     solver: str = "window"
     backend: str = "auto"

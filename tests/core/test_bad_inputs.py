@@ -130,8 +130,10 @@ SETTINGS_CASES = {
     "ribbon_1e20": (None, None, {"ribbon_width_px": 1e20}, ["--ribbon-width", 1e20], "ribbon_width_px must be"),
     "snap_1e308": (None, None, {"snap_endpoints": True, "snap_half_width_px": 1e308},
                    ["--snap-endpoints", "--snap-half-width", 1e308], "snap_half_width_px must be"),
-    "no_feasible_polyline": (None, None, {"points": 2, "max_turn_deg": 0.001, "snap_endpoints": False},
-                             ["--points", 2, "--max-turn", 0.001, "--no-snap-endpoints"], "no polyline satisfies"),
+    "no_feasible_polyline": (None, None, {"mode": "ribbon", "points": 2, "max_turn_deg": 0.001,
+                                          "snap_endpoints": False},
+                             ["--mode", "ribbon", "--points", 2, "--max-turn", 0.001, "--no-snap-endpoints"],
+                             "no polyline satisfies"),
 }
 
 

@@ -134,7 +134,7 @@ def test_a_long_extraction_stops_soon_after_it_is_cancelled():
     # Scoring 18 stages of 1024 x 1024 links takes 6 s on 2 cores, 12 s on one;
     # cancelled after 0.2 s it stops within a link's worth of work per thread.
     image = np.random.default_rng(RNG_SEED).random((300, 300)).astype(np.float32)
-    settings = dict(points=1024, nodes=20, half_width_px=40.0, backend="cpu")
+    settings = dict(points=1024, nodes=20, half_width_px=40.0, backend="cpu", mode="ribbon")
     extract(image, (30, 150), (270, 150), **dict(settings, points=33, half_width_px=4.0))  # compiles
     token = CancelToken()
     timer = threading.Timer(0.2, token.cancel)

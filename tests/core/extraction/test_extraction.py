@@ -14,7 +14,10 @@ from core.extraction.scores import link_score_tables
 from core.io.raster import RasterError, open_raster
 from core.polyline import PolylineProblem, path_score, prepare
 
-TIMING_KEYS = {"read", "gradient", "scoring", "dp", "backtrack", "total"}
+#: The ribbon mode as the defaults were before the adaptive mode: a 24 px ribbon, either polarity.
+OLD_DEFAULT_RIBBON = dict(mode="ribbon", ribbon_width_px=24.0, polarity="any")
+
+TIMING_KEYS = {"read", "appearance", "gradient", "scoring", "dp", "backtrack", "total"}
 FAST = dict(nodes=5, points=25, half_width_px=12.0, sigma_px=1.5, backend="cpu", mode="ribbon",
             ribbon_width_px=10.0, polarity="dark")
 
@@ -155,7 +158,7 @@ def test_settings_normalise_numpy_numbers():
         (dict(max_turn_deg=180.5), ValueError, "max_turn_deg"),
         (dict(sigma_px=-1.0), ValueError, "sigma_px"),
         (dict(ribbon_width_px=-2.0), ValueError, "ribbon_width_px"),
-        (dict(mode="ridge"), ValueError, "mode must be one of edge, ribbon"),
+        (dict(mode="ridge"), ValueError, "mode must be one of auto, ribbon, edge"),
         (dict(polarity="grey"), ValueError, "polarity"),
         (dict(ribbon_combine="max"), ValueError, "ribbon_combine"),
         (dict(solver="dijkstra"), ValueError, "solver"),
@@ -259,7 +262,7 @@ def test_nothing_to_follow_gives_the_straight_segment(points, snap):
     # solver's tie-break would zigzag at random
     flat = np.zeros((80, 120), np.float32)
     result = extract(flat, (10.0, 40.0), (110.0, 52.0), nodes=6, points=points, half_width_px=10.0,
-                     snap_endpoints=snap, backend="cpu")
+                     snap_endpoints=snap, backend="cpu", **OLD_DEFAULT_RIBBON)
     assert result.score == 0.0
     # every vertex on the clicks' chord; with an even number of points the candidates nearest it
     # lie half a step off
@@ -275,6 +278,6 @@ def test_a_ribbon_along_the_image_border_stays_on_the_image():
     # one side of every ribbon sample lies beyond the border: all links score 0 (geometric mean)
     rng = np.random.default_rng(5)
     image = rng.normal(100, 10, (300, 200)).astype(np.float32)
-    result = extract(image, (200.0, 40.0), (200.0, 260.0), backend="cpu")  # the defaults: a 24 px ribbon
+    result = extract(image, (200.0, 40.0), (200.0, 260.0), backend="cpu", **OLD_DEFAULT_RIBBON)
     assert result.score == 0.0
     assert (result.vertices_px[:, 0] == 200.0).all()
