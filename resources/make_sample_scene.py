@@ -319,7 +319,7 @@ def _truth_json(truth):
 
 
 def _demo(features):
-    """Endpoints of ``linesnap extract --demo``: two points on a road's centre line."""
+    """Endpoints of ``linesnap extract --demo``: two points on a road's centre line, at the default settings."""
     feature = next(f for f in features if f["name"] == DEMO["feature"])
     line = np.asarray(feature["centerline_px"])
     steps = np.sqrt(((line[1:] - line[:-1]) ** 2).sum(axis=1))
@@ -328,7 +328,7 @@ def _demo(features):
     end = int(np.searchsorted(arc, DEMO["start_at_px"] + DEMO["length_px"]))
     return {
         "feature": feature["name"], "start": line[start].tolist(), "end": line[end].tolist(),
-        "settings": {"mode": "ribbon", "ribbon_width_px": float(feature["width_px"]), "polarity": feature["polarity"]},
+        "settings": {},  # the defaults: the adaptive mode estimates the road's width and polarity itself
     }
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from core import validation
 from core.extraction import ExtractionSettings, extract
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX
+from core.extraction.settings import AUTO, EXTRACTION_MODES
 from core.io.geojson import atomic_write_text, feature_from_result, format_geojson, to_feature_collection
 from core.io.raster import open_raster
 
@@ -112,11 +113,12 @@ def _add_settings_options(group):
     option("--max-turn", "max_turn_deg", "largest turning angle at a guide point, degrees in (0, 180]",
            type=_number, metavar="DEG")
     option("--sigma", "sigma_px", "Gaussian smoothing before the gradient, pixels (> 0)", type=_number, metavar="S")
-    option("--mode", "mode", "follow one edge, or a ribbon's centre line", choices=("edge", "ribbon"))
-    option("--ribbon-width", "ribbon_width_px", "full width of the ribbon (road) in pixels, ribbon mode",
-           type=_number, metavar="R")
-    option("--polarity", "polarity", "ribbon brighter or darker than its surroundings, or any",
-           choices=("any", "bright", "dark"))
+    option("--mode", "mode", "auto: the object's course from its appearance, straight or bent; ribbon: the "
+           "centre line between two edges; edge: one strong edge", choices=EXTRACTION_MODES)
+    option("--ribbon-width", "ribbon_width_px", "full width of the ribbon (road) in pixels for the ribbon mode, "
+           "or auto (estimated per extraction)", type=_number_or_auto, metavar="R")
+    option("--polarity", "polarity", "ribbon brighter or darker than its surroundings, any, or auto (estimated)",
+           choices=("auto", "any", "bright", "dark"))
     option("--ribbon-combine", "ribbon_combine",
            "how a ribbon's two edges combine: their mean, or their geometric mean (needs both edges)",
            choices=("mean", "geometric"))
@@ -139,7 +141,7 @@ def demo_inputs() -> tuple[Path, tuple[float, float], tuple[float, float], dict]
     start, end : (float, float)
         Pixel ``(x, y)`` points on the road's centre line (from the truth file).
     settings : dict
-        ExtractionSettings fields suited to that road (ribbon width, polarity).
+        ExtractionSettings fields for the demo (none: the defaults).
     """
     folder = Path(str(files("resources")))
     truth = json.loads((folder / "sample_scene.json").read_text(encoding="utf-8"))
@@ -213,6 +215,10 @@ def _point(text: str) -> tuple[float, float]:
     if not (math.isfinite(x) and math.isfinite(y)):
         raise argparse.ArgumentTypeError(f"expected finite coordinates; got {text!r}")
     return x, y
+
+
+def _number_or_auto(text: str):
+    return AUTO if text.strip().lower() == AUTO else _number(text)
 
 
 def _number(text: str) -> float:

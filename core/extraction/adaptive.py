@@ -33,7 +33,7 @@ from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_s
 from core.extraction.estimate import _bilinear as _sample
 from core.extraction.estimate import _resample, edge_centres, path_support
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
-from core.extraction.scores import EXCLUDED_SCORE, map_link_tables
+from core.extraction.scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
 from core.polyline import cpu as polyline_cpu
 from core.polyline.prepare import prepare
 from core.polyline.problem import PolylineProblem, PolylineSolution
@@ -68,6 +68,8 @@ CENTRING_DEADBAND_PX = 1.5
 #: sideways penalty (the corridor already keeps it on the course).
 CENTRE_BASE = 0.5
 CENTRE_LATERAL_PENALTY = 0.1
+#: Corners of two-segment courses are tried on a grid of this step (px) over the corridor.
+CORNER_STEP_PX = 4.0
 #: A bent course is refined with one guide at least every so many px.
 FINE_SPACING_PX = 15.0
 #: Pixels read beyond the farthest candidate (the appearance filters' reach).
@@ -147,8 +149,10 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     timings = {"appearance": (time.perf_counter() - started) * 1e3, "scoring": 0.0, "dp": 0.0, "backtrack": 0.0}
     check(cancel)
     course = _course(window, start, end, settings.solver, backend, cancel, timings)
-    chord = np.stack([start, end])
-    chord_support = path_support(window, chord)
+    corner, corner_support = _corner(window, start, end)
+    if corner_support > path_support(window, course):
+        course = corner
+    chord_support = path_support(window, np.stack([start, end]))
     bent = chord_support < GATE_SUPPORT and path_support(window, course) - chord_support > GATE_GAIN
     if bent:
         guides, solution = _refine(window, start, end, course, settings, backend, cancel, timings)
@@ -191,6 +195,24 @@ def _course(window, start, end, solver, backend, cancel, timings) -> np.ndarray:
     solution = _solve(window, guides, None, COURSE_MAX_TURN_DEG, "mitm" if solver == "mitm" else "window",
                       backend, cancel, timings)
     return guides.vertices(solution.start_index, solution.indices, solution.end_index)
+
+
+def _corner(window, start, end):
+    """The best two-segment course ``start -> X -> end`` (X on a CORNER_STEP_PX grid over the corridor), and
+    its mean road-likeness: a corner of any angle, which the course DP's sideways penalty would refuse."""
+    length = float(np.hypot(*(end - start)))
+    axis = (end - start) / length
+    normal = np.array([-axis[1], axis[0]])
+    reach = course_reach_px(start, end)
+    along = np.arange(CORNER_STEP_PX, length - CORNER_STEP_PX / 2, CORNER_STEP_PX)
+    across = np.arange(-reach, reach + 1e-9, CORNER_STEP_PX)
+    grid = start + along[:, None, None] * axis + across[None, :, None] * normal
+    corners = grid.reshape(-1, 2)
+    if corners.size == 0:
+        return np.stack([start, end]), 0.0
+    means = corner_path_means(window, start, end, corners)
+    best = int(np.argmax(means))
+    return np.stack([start, corners[best], end]), float(means[best])
 
 
 def _refine(window, start, end, course, settings, backend, cancel, timings):

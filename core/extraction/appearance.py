@@ -49,11 +49,14 @@ class LikelihoodWindow:
         In ``[0, 1]``; 0 where there is no data.
     col_off, row_off : int
         Pixel position of ``values[0, 0]``, whose centre is ``(col_off + 0.5, row_off + 0.5)``.
+    valid : (H, W) bool ndarray or None
+        Where the image has data (None: everywhere).
     """
 
     values: np.ndarray
     col_off: int
     row_off: int
+    valid: np.ndarray | None = None
 
 
 def appearance_features(bands: np.ndarray) -> np.ndarray:
@@ -127,7 +130,7 @@ def road_likelihood(bands: np.ndarray, col_off: int, row_off: int, samples_xy) -
     scale = np.float32(-0.5 / n_features)
     values = np.exp(scale * np.minimum(d2, np.float32(_MAX_D2_PER_FEATURE * n_features))).reshape(height, width)
     values[~valid] = 0.0
-    return LikelihoodWindow(values.astype(np.float32, copy=False), int(col_off), int(row_off))
+    return LikelihoodWindow(values.astype(np.float32, copy=False), int(col_off), int(row_off), valid)
 
 
 def _sample_features(features, valid, col_off, row_off, samples_xy) -> np.ndarray:

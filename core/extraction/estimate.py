@@ -10,6 +10,7 @@ import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy import ndimage
 
 from core.extraction.appearance import LikelihoodWindow
 
@@ -29,6 +30,8 @@ _RUN_TOLERANCE_PX = 3.0
 _EDGE_REACH_PX = 30.0
 #: An edge pair counts when its weaker edge is this many times the profile's slope noise.
 _EDGE_SIGNIFICANCE = 3.0
+#: Pixels this close to missing data (the appearance filters' reach) do not count in the confidence's background.
+_FILTER_REACH_PX = 9
 #: Below this contrast (inside minus outside over the window's spread) the polarity is "any".
 _POLARITY_CONTRAST = 0.25
 
@@ -215,9 +218,19 @@ def _polarity(values, luminance, taus, width):
 
 
 def _confidence(window, vertices) -> float:
-    """How far the polyline's mean road-likeness stands above the window's, scaled to [0, 1]."""
-    support = path_support(window, vertices)
-    background = float(window.values.mean())
+    """How far the mean road-likeness of the polyline's middle stands above the window's, scaled to [0, 1].
+
+    The middle (_MIDDLE of its length) leaves out the stretches near the clicks
+    where the appearance was learnt, which match it by construction.
+    """
+    stations, _ = _stations(vertices)
+    support = float(_bilinear(window, stations).mean())
+    values = window.values
+    if window.valid is not None and not window.valid.all():
+        # the appearance filters reach 3 sigma: next to missing data the features (and the map) are not the image's
+        away = ndimage.binary_erosion(window.valid, iterations=_FILTER_REACH_PX, border_value=1)
+        values = values[away if away.any() else window.valid]
+    background = float(values.mean()) if values.size else 1.0
     if background >= 1.0:
         return 0.0
     return float(np.clip((support - background) / (1.0 - background), 0.0, 1.0))

@@ -25,7 +25,7 @@ from core.cancel import check, flag_of
 from core.extraction.options import COMBINES, MODES, POLARITIES, ScoringOptions
 from core.parallel import PARALLEL_LOCK, cancel_requested
 
-__all__ = ["EXCLUDED_SCORE", "link_score_tables", "map_link_tables", "stage_scores"]
+__all__ = ["EXCLUDED_SCORE", "corner_path_means", "link_score_tables", "map_link_tables", "stage_scores"]
 
 #: The score of a link that touches an excluded candidate point (see :func:`map_link_tables`).
 EXCLUDED_SCORE = -1.0e6
@@ -334,6 +334,52 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
                          float(lateral_penalty), out, flag_of(cancel))
     check(cancel)
     return _split_tables(out, sizes, guides.n_guides)
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _map_mean(values, col_off, row_off, px, py, qx, qy):
+    """``(sum of map samples, count)`` along a segment, one sample per pixel of length (at least 2)."""
+    dx = qx - px
+    dy = qy - py
+    n_samples = max(2, int(math.ceil(math.sqrt(dx * dx + dy * dy))))
+    total = 0.0
+    for k in range(n_samples):
+        t = (k + 0.5) / n_samples
+        total += _map_value(values, col_off, row_off, px + t * dx, py + t * dy)
+    return total, n_samples
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
+def _corner_means(values, col_off, row_off, ax, ay, bx, by, corners, out):
+    for i in prange(corners.shape[0]):
+        first, n_first = _map_mean(values, col_off, row_off, ax, ay, corners[i, 0], corners[i, 1])
+        second, n_second = _map_mean(values, col_off, row_off, corners[i, 0], corners[i, 1], bx, by)
+        out[i] = (first + second) / (n_first + n_second)
+
+
+def corner_path_means(window, start, end, corners) -> np.ndarray:
+    """The mean map value along every two-segment path ``start -> corner -> end``.
+
+    Parameters
+    ----------
+    window : core.extraction.appearance.LikelihoodWindow
+    start, end : (2,) array_like
+        ``(x, y)`` in raster pixels.
+    corners : (n, 2) array_like
+        Candidate corners ``(x, y)``.
+
+    Returns
+    -------
+    (n,) float64 ndarray
+        Samples one pixel apart, outside the window counting 0.
+    """
+    corners = np.ascontiguousarray(corners, dtype=np.float64).reshape(-1, 2)
+    out = np.empty(corners.shape[0])
+    with PARALLEL_LOCK:
+        _corner_means(np.ascontiguousarray(window.values, dtype=np.float32), float(window.col_off),
+                      float(window.row_off), float(start[0]), float(start[1]), float(end[0]), float(end[1]),
+                      corners, out)
+    return out
 
 
 def _split_tables(flat, sizes, m):

@@ -74,7 +74,9 @@ def feature_from_result(result, name: str = "") -> LineFeature:
     """The :class:`LineFeature` of an ExtractionResult.
 
     Properties: ``score``, ``settings`` (with the snapping half-width actually
-    used), ``backend``, ``method`` and ``timings_ms``.
+    used), ``backend``, ``method``, ``timings_ms``, and where the result has
+    one, the ``estimate`` of the object (width, polarity, contrast, course,
+    confidence) and the ``confidence`` alone.
     """
     settings = result.settings.to_dict() if hasattr(result.settings, "to_dict") else dict(result.settings)
     guides = getattr(result, "guides", None)
@@ -87,6 +89,10 @@ def feature_from_result(result, name: str = "") -> LineFeature:
         "method": result.method,
         "timings_ms": {key: float(value) for key, value in result.timings_ms.items()},
     }
+    estimate = getattr(result, "estimate", None)
+    if estimate is not None:
+        properties["estimate"] = estimate.to_dict()
+        properties["confidence"] = float(estimate.confidence)
     return LineFeature(np.array(result.vertices_px, np.float64), name, properties)
 
 

@@ -116,7 +116,9 @@ def test_options_reach_the_settings_and_match_core_extract(capsys, plain_png):
 def test_left_out_options_take_the_extraction_defaults(capsys, plain_png):
     status, out, _ = run_cli(capsys, plain_png, "--start", "30,40", "--end", "250,90", "--backend", "cpu")
     assert status == 0
-    assert json.loads(out)["features"][0]["properties"]["settings"] == ExtractionSettings(backend="cpu").to_dict()
+    # snapping is on by default, and the half-width it used is recorded (min(half-width, 8) px)
+    defaults = dict(ExtractionSettings(backend="cpu").to_dict(), snap_half_width_px=8.0)
+    assert json.loads(out)["features"][0]["properties"]["settings"] == defaults
 
 
 def test_help(capsys):

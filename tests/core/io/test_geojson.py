@@ -375,7 +375,7 @@ def test_feature_from_result_records_the_snapping_half_width_used():
                          snap_endpoints=True, backend="cpu")
         assert result.settings.snap_half_width_px is None
         assert feature_from_result(result).properties["settings"]["snap_half_width_px"] == expected
-    unsnapped = extract(image, (10, 30), (70, 30), nodes=4, points=9, backend="cpu")
+    unsnapped = extract(image, (10, 30), (70, 30), nodes=4, points=9, snap_endpoints=False, backend="cpu")
     assert feature_from_result(unsnapped).properties["settings"]["snap_half_width_px"] is None
 
 

@@ -1,0 +1,76 @@
+"""The defaults on real imagery: the six SpaceNet tiles of ../shared/data and the sample scene's curved road.
+
+The cases are those of tests/benchmarks/bench_quality.py (click pairs 200 px
+apart along each annotated centre line, both clicks moved up to 6 px across it,
+a fixed seed): the mean distance of the middle 70 % of the polyline to the
+true line, against the straight segment between the same clicks.  The tiles
+skip when ../shared/data is absent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.benchmarks import bench_quality as bq
+
+#: The issue's target on every tile: median error at most 1.5 px (not met on these tiles: see the xfail).
+TARGET_MEDIAN_PX = 1.5
+#: ... and worse than the straight segment (by more than 0.5 px) in at most 10 % of the cases.
+TARGET_WORSE_PCT = 10.0
+
+
+@pytest.fixture(scope="module")
+def records():
+    available = bq.available_tiles(bq.SPACENET_TILES + ("sample_gravel",))
+    if not available:
+        pytest.skip("../shared/data is absent (it is not part of a fresh clone)")
+    found = bq.evaluate(bq.linesnap(backend="cpu"), available)
+    return {tile: [r for r in found if r.case.tile == tile] for tile in available}
+
+
+def _tile(records, tile):
+    if tile not in records:
+        pytest.skip(f"{tile} is absent")
+    rs = records[tile]
+    errors = np.array([r.error_px for r in rs])
+    straight = np.array([r.case.straight_error_px for r in rs])
+    return errors, straight, 100.0 * np.mean(errors > straight + 0.5)
+
+
+@pytest.mark.parametrize("tile", bq.SPACENET_TILES)
+def test_the_defaults_are_rarely_worse_than_the_straight_segment(records, tile):
+    errors, straight, worse_pct = _tile(records, tile)
+    assert worse_pct <= TARGET_WORSE_PCT, f"worse than straight in {worse_pct:.0f} % of {len(errors)} cases"
+    # and the median error is no worse than the straight segment's (within a tenth of a pixel)
+    assert np.median(errors) <= np.median(straight) + 0.1, (np.median(errors), np.median(straight))
+
+
+@pytest.mark.parametrize("tile", ("shanghai_1196", "shanghai_308", "shanghai_1887"))
+def test_the_defaults_follow_bends_that_the_straight_segment_cuts(records, tile):
+    # the tiles with curved service roads and corners: where the true line bows more than 10 px
+    # from the chord, the median error falls well below the straight segment's
+    rs = records.get(tile) or pytest.skip(f"{tile} is absent")
+    bent = [r for r in rs if r.case.sagitta_px > 10]
+    errors = np.array([r.error_px for r in bent])
+    straight = np.array([r.case.straight_error_px for r in bent])
+    assert len(bent) >= 10 and np.mean(errors < straight - 0.5) >= 0.2, (len(bent), np.mean(errors < straight - 0.5))
+
+
+def test_the_sample_scenes_curved_road_is_followed_within_two_pixels(records):
+    # the gravel road bows 9.5-41 px away from chords 300 px long (the guide corridor is 8 px)
+    errors, straight, _ = _tile(records, "sample_gravel")
+    assert np.median(errors) <= 2.0 and np.median(straight) > 10.0, (np.median(errors), np.median(straight))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the issue's target (median <= 1.5 px on every tile) is not met: at the defaults the medians are 2.54, "
+    "2.43, 2.26, 2.51, 3.41 and 2.55 px on Shanghai 1196, 144, 1841, 308, 1887 and Vegas (the straight "
+    "segment: 2.75, 2.43, 2.26, 3.05, 4.38, 2.46).  On straight roads no image-based centre beat the clicks "
+    "against these annotations: the visible centre lies 2-4 px off them on several roads (Vegas: a shift of "
+    "about (-1.7, +2.2) px over the tile), and straight lines between the true centre at the clicks would "
+    "score 0.0-0.2 px; see BENCHMARKS.md, section quality"))
+@pytest.mark.parametrize("tile", bq.SPACENET_TILES)
+def test_issue_target_median_one_and_a_half_pixels(records, tile):
+    errors, _, _ = _tile(records, tile)
+    assert np.median(errors) <= TARGET_MEDIAN_PX

@@ -1,0 +1,114 @@
+"""The adaptive mode (the default) on synthetic roads whose centre line is exact.
+
+Roads 4 to 80 px wide, bright and dark, differing from their verges in hue
+only, bending away from the segment between the clicks far beyond the guide
+corridor, turning a corner; and a blank image.  Noise is added everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+import core
+from tests.core.extraction.test_accuracy_synthetic import distance_to_polyline, middle_samples
+
+
+def road_image(centre_line, width_px, shape, inside=1.0, outside=0.0, noise=0.1, seed=0):
+    """An (H, W) image: ``inside`` within width/2 of the polyline ``centre_line`` (k, 2), else ``outside``."""
+    height, width = shape
+    dense = _densify(np.asarray(centre_line, float), 0.25)
+    mask = np.ones(shape, bool)
+    idx = np.round(dense[:, ::-1] - 0.5).astype(int)
+    keep = (idx[:, 0] >= 0) & (idx[:, 0] < height) & (idx[:, 1] >= 0) & (idx[:, 1] < width)
+    mask[idx[keep, 0], idx[keep, 1]] = False
+    distance = ndimage.distance_transform_edt(mask)  # to the nearest centre-line pixel
+    image = np.where(distance <= width_px / 2, inside, outside).astype(np.float32)
+    return image + np.random.default_rng(seed).normal(0, noise, shape).astype(np.float32)
+
+
+def _densify(line, step):
+    out = [line[0]]
+    for a, b in zip(line[:-1], line[1:]):
+        n = max(1, int(np.ceil(np.hypot(*(b - a)) / step)))
+        out.extend(a + (b - a) * t for t in np.arange(1, n + 1) / n)
+    return np.array(out)
+
+
+def mean_error(result, truth) -> float:
+    return float(distance_to_polyline(middle_samples(result.vertices_px), truth).mean())
+
+
+@pytest.mark.parametrize("width", [4, 8, 20, 40, 80])
+@pytest.mark.parametrize("polarity", ["bright", "dark"])
+def test_straight_roads_of_any_width_are_centred_and_measured(width, polarity):
+    centre_y = 150.5
+    truth = np.array([[0.0, centre_y], [400.0, centre_y]])
+    inside, outside = (1.0, 0.0) if polarity == "bright" else (0.0, 1.0)
+    image = road_image(truth, width, (300, 400), inside, outside, seed=width)
+    off = min(3.0, width / 2 - 0.5)  # the clicks lie on the road, up to 3 px off its centre
+    result = core.extract(image, (40.0, centre_y - off), (360.0, centre_y + off), backend="cpu")
+    assert mean_error(result, truth) <= 1.0
+    estimate = result.estimate
+    assert estimate.course == "straight" and estimate.polarity == polarity
+    assert estimate.width_px == pytest.approx(width, abs=max(1.0, 0.1 * width))
+    assert result.confidence >= 0.5
+
+
+def test_a_road_bending_far_beyond_the_corridor_is_followed():
+    # an arc bowing 40 px away from the chord between the clicks (the guide corridor is +-8 px)
+    x = np.linspace(0, 400, 200)
+    truth = np.stack([x, 110 + 40 * np.sin(np.pi * x / 400)], axis=1)
+    image = road_image(truth, 10, (220, 400), seed=3)
+    result = core.extract(image, (20.0, 110 + 40 * np.sin(np.pi * 20 / 400)),
+                          (380.0, 110 + 40 * np.sin(np.pi * 380 / 400)), backend="cpu")
+    straight = float(distance_to_polyline(middle_samples(np.stack([result.vertices_px[0],
+                                                                   result.vertices_px[-1]])), truth).mean())
+    assert result.estimate.course == "bent" and straight > 20
+    assert mean_error(result, truth) <= 1.5
+
+
+def test_a_corner_between_the_clicks_is_followed():
+    truth = np.array([[20.0, 40.0], [200.0, 40.0], [200.0, 260.0]])
+    image = road_image(truth, 12, (300, 260), seed=4)
+    result = core.extract(image, (60.0, 40.0), (200.0, 220.0), backend="cpu")
+    assert result.estimate.course == "bent"
+    assert mean_error(result, truth) <= 2.0
+
+
+def test_a_road_that_differs_from_its_verges_only_in_hue_is_followed():
+    # red road on green verges of the same luminance: one intensity band cannot tell them apart
+    x = np.linspace(0, 400, 200)
+    truth = np.stack([x, 110 + 30 * np.sin(np.pi * x / 400)], axis=1)
+    road = road_image(truth, 12, (220, 400), 1.0, 0.0, noise=0.0) > 0.5
+    rgb = np.empty((220, 400, 3), np.float32)
+    luma = 0.299 * 200 + 0.587 * 60 + 0.114 * 60  # the road's luminance, shared by the verge
+    rgb[road] = (200, 60, 60)
+    rgb[~road] = (60, (luma - 0.299 * 60 - 0.114 * 60) / 0.587, 60)
+    rgb += np.random.default_rng(5).normal(0, 3, rgb.shape).astype(np.float32)
+    intensity = 0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2]
+    assert abs(intensity[road].mean() - intensity[~road].mean()) < 1.0
+    ends = (20.0, 110 + 30 * np.sin(np.pi * 20 / 400)), (380.0, 110 + 30 * np.sin(np.pi * 380 / 400))
+    result = core.extract(rgb, *ends, backend="cpu")
+    assert result.estimate.course == "bent"
+    assert mean_error(result, truth) <= 1.5
+
+
+def test_a_blank_area_gives_the_straight_segment_with_low_confidence():
+    blank = np.random.default_rng(6).normal(100, 1, (200, 300)).astype(np.float32)
+    result = core.extract(blank, (30.0, 90.0), (270.0, 110.0), backend="cpu")
+    chord = np.array([[30.0, 90.0], [270.0, 110.0]])
+    assert distance_to_polyline(result.vertices_px, chord).max() <= 1e-6
+    assert result.estimate.course == "straight" and result.confidence <= 0.3  # roads: 0.5 and more
+
+
+def test_the_estimate_and_confidence_reach_the_geojson_properties():
+    from core.io.geojson import feature_from_result
+
+    truth = np.array([[0.0, 60.5], [200.0, 60.5]])
+    result = core.extract(road_image(truth, 10, (120, 200)), (20.0, 60.5), (180.0, 60.5), backend="cpu")
+    properties = feature_from_result(result).properties
+    assert properties["confidence"] == pytest.approx(result.confidence)
+    assert properties["estimate"]["width_px"] == pytest.approx(result.estimate.width_px)
+    assert set(properties["estimate"]) == {"width_px", "polarity", "contrast", "course", "confidence"}
