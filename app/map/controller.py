@@ -27,6 +27,8 @@ def outcome_from_result(result) -> PieceOutcome:
         method=result.method,
         timings_ms=dict(result.timings_ms),
         details={"guides": result.guides, "settings": result.settings},
+        estimate=result.estimate,
+        confidence=result.confidence,
     )
 
 
