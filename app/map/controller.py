@@ -81,6 +81,11 @@ class ToolController(QObject):
         self.overlay.options.show_guides = bool(show)
         self.viewer.update()
 
+    def set_show_ribbon(self, show: bool) -> None:
+        """Draw the estimated ribbon's edges along every piece, or not."""
+        self.overlay.options.show_ribbon = bool(show)
+        self.viewer.update()
+
     # -------------------------------------------------------------- input
     def _on_click(self, x: float, y: float, straight: bool) -> None:
         if not self.viewer.contains_image_point(x, y):
