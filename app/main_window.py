@@ -209,6 +209,7 @@ class MainWindow(QMainWindow):
         self._show_bands(self.display_panel.selected_bands)
         self.setWindowTitle(f"LineSnap — {document.title}")
         self.status.clearMessage()  # a message about the previous image no longer applies
+        self.status.show_estimate(None)
         if document.path:
             self.recent.remember(document.path)
         self._warm_up(document)
