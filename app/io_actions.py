@@ -37,8 +37,9 @@ def _drawn_properties(tool, feature) -> dict:
     """LineSnap's properties of a feature made of pieces: score, backend, settings, timings, confidence, pieces.
 
     As in the command line's features (``core.io.geojson.feature_from_result``),
-    ``confidence`` equals ``estimate["confidence"]``: the feature's are those of
-    its least confident piece; every piece's own are in ``pieces``.
+    ``estimate`` and ``confidence`` are present where known, and ``confidence``
+    equals ``estimate["confidence"]``: the feature's are those of its least
+    confident piece; every piece's own are in ``pieces`` (null where unknown).
     """
     pieces = []
     for piece in feature.pieces:
@@ -57,17 +58,19 @@ def _drawn_properties(tool, feature) -> dict:
             "confidence": outcome.confidence if outcome is not None else None,
         })
     extracted = [p for p in pieces if p["kind"] == "extract"]
-    rated = [p for p in pieces if p["confidence"] is not None]
-    weakest = min(rated, key=lambda p: p["confidence"]) if rated else None
-    return {
+    properties = {
         "score": tool.feature_score(feature),
         "backend": ", ".join(sorted({p["backend"] for p in extracted if p["backend"]})),
         "settings": extracted[-1]["settings"] if extracted else None,
         "timings_ms": {"total": sum(p["timings_ms"].get("total", 0.0) for p in extracted)},
-        "confidence": weakest["confidence"] if weakest is not None else None,
-        "estimate": weakest["estimate"] if weakest is not None else None,
-        "pieces": pieces,
     }
+    rated = [p for p in pieces if p["confidence"] is not None]
+    if rated:  # as the command line: present where known
+        weakest = min(rated, key=lambda p: p["confidence"])
+        if weakest["estimate"] is not None:
+            properties["estimate"] = weakest["estimate"]
+        properties["confidence"] = weakest["confidence"]
+    return {**properties, "pieces": pieces}
 
 
 class FeatureIO:
