@@ -94,7 +94,8 @@ def test_settings_stored_by_an_older_version_still_load(qtbot, qsettings):
     qsettings.setValue(SETTINGS_KEY, json.dumps(old))
     panel = SettingsPanel(qsettings)
     qtbot.addWidget(panel)
-    assert panel.settings == ExtractionSettings(mode="ribbon", ribbon_width_px=24.0, polarity="any")
+    assert panel.settings == ExtractionSettings(mode="ribbon", ribbon_width_px=24.0, polarity="any",
+                                                snap_endpoints=False)
     assert panel._widgets["mode"].currentText() == "ribbon" and panel._widgets["ribbon_width_px"].value() == 24.0
     assert panel._widgets["ribbon_width_px"].isEnabled() and panel._widgets["polarity"].currentText() == "any"
     assert panel.current_values() == old
