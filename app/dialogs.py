@@ -10,13 +10,15 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from app.model.estimates import LOW_CONFIDENCE
+
 __all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session",
            "show_keys"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
 
-HELP_TEXT = """\
+HELP_TEXT = f"""\
 Click: start a feature / add a piece to it (the optimal polyline)
 Shift + click: add a straight piece
 Double-click or Enter: finish the feature
@@ -25,7 +27,9 @@ Backspace: drop the last piece
 Delete: delete the feature selected in the Features list
 Ctrl+Z / Ctrl+Shift+Z: undo / redo
 Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
-G: show the guides and candidate points of the latest extraction"""
+G: show the guides and candidate points of the latest extraction
+R: show the estimated ribbon (the road's width as each extraction saw it)
+Dashed line: a piece of low confidence (below {LOW_CONFIDENCE:g}): the image hardly shows the road there"""
 
 
 def ask_open_image(parent, folder: str = "") -> str | None:

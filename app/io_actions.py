@@ -18,7 +18,7 @@ PENDING_WAIT_S = 30.0
 
 
 def feature_properties(tool, feature) -> dict:
-    """JSON-able properties of a feature: score, backend, settings, timings and its pieces.
+    """JSON-able properties of a feature: score, backend, settings, timings, confidence, estimate and its pieces.
 
     A feature imported whole and not extended keeps the properties it was
     imported with, so export -> import -> export is stable.  An imported line
@@ -34,10 +34,17 @@ def feature_properties(tool, feature) -> dict:
 
 
 def _drawn_properties(tool, feature) -> dict:
-    """LineSnap's properties of a feature made of pieces: its score, backend, settings, timings and pieces."""
+    """LineSnap's properties of a feature made of pieces: score, backend, settings, timings, confidence, pieces.
+
+    As in the command line's features (``core.io.geojson.feature_from_result``),
+    ``estimate`` and ``confidence`` are present where known, and ``confidence``
+    equals ``estimate["confidence"]``: the feature's are those of its least
+    confident piece; every piece's own are in ``pieces`` (null where unknown).
+    """
     pieces = []
     for piece in feature.pieces:
         outcome = tool.outcomes.get(piece.id)
+        estimate = outcome.estimate if outcome is not None else None
         pieces.append({
             "kind": piece.kind,
             "status": outcome.status if outcome is not None else "pending",
@@ -47,15 +54,23 @@ def _drawn_properties(tool, feature) -> dict:
             "settings": piece.settings.to_dict() if piece.settings is not None else None,
             "timings_ms": dict(outcome.timings_ms) if outcome is not None else {},
             "error": outcome.error if outcome is not None else "",
+            "estimate": estimate.to_dict() if estimate is not None else None,
+            "confidence": outcome.confidence if outcome is not None else None,
         })
     extracted = [p for p in pieces if p["kind"] == "extract"]
-    return {
+    properties = {
         "score": tool.feature_score(feature),
         "backend": ", ".join(sorted({p["backend"] for p in extracted if p["backend"]})),
         "settings": extracted[-1]["settings"] if extracted else None,
         "timings_ms": {"total": sum(p["timings_ms"].get("total", 0.0) for p in extracted)},
-        "pieces": pieces,
     }
+    rated = [p for p in pieces if p["confidence"] is not None]
+    if rated:  # as the command line: present where known
+        weakest = min(rated, key=lambda p: p["confidence"])
+        if weakest["estimate"] is not None:
+            properties["estimate"] = weakest["estimate"]
+        properties["confidence"] = weakest["confidence"]
+    return {**properties, "pieces": pieces}
 
 
 class FeatureIO:

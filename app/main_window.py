@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
         self.status = StatusBar()
         self.setStatusBar(self.status)
         self._build_docks()
-        self.undo_action, self.redo_action, self.guides_action, self.recent_menu = build_menus(self)
+        self.undo_action, self.redo_action, self.guides_action, self.ribbon_action, self.recent_menu = build_menus(self)
         self.recent = RecentFiles(self.qsettings, self.recent_menu, self.open_image)
         self._connect()
         self._autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_DELAY_MS, timeout=self.autosave)
@@ -132,6 +132,8 @@ class MainWindow(QMainWindow):
         self.display_panel.stretch_changed.connect(lambda *_: self._apply_stretch())
         self.display_panel.show_guides_changed.connect(self.controller.set_show_guides)
         self.display_panel.show_guides_changed.connect(self.guides_action.setChecked)
+        self.display_panel.show_ribbon_changed.connect(self.controller.set_show_ribbon)
+        self.display_panel.show_ribbon_changed.connect(self.ribbon_action.setChecked)
         self.features_panel.zoom_requested.connect(self.viewer.zoom_to_rect)
         self.features_panel.drawing_resumed.connect(self.viewer.setFocus)
         self.viewer.hovered.connect(self._show_position)
@@ -207,6 +209,7 @@ class MainWindow(QMainWindow):
         self._show_bands(self.display_panel.selected_bands)
         self.setWindowTitle(f"LineSnap — {document.title}")
         self.status.clearMessage()  # a message about the previous image no longer applies
+        self.status.show_estimate(None)
         if document.path:
             self.recent.remember(document.path)
         self._warm_up(document)

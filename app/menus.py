@@ -23,6 +23,7 @@ class Menus(NamedTuple):
     undo: QAction
     redo: QAction
     guides: QAction
+    ribbon: QAction
     recent: QMenu
 
 
@@ -37,7 +38,7 @@ def add_action(window, menu: QMenu, text: str, slot: Callable, shortcut=None, vi
     shortcut : str, QKeySequence.StandardKey or list of them, optional
     viewer_only : bool
         The shortcut works only while the map has the focus (keys that text
-        fields need too: Enter, Esc, Backspace, Delete, G).
+        fields need too: Enter, Esc, Backspace, Delete, G, R).
     """
     action = QAction(text, window, checkable=checkable)
     action.triggered.connect(lambda checked=False: slot(checked) if checkable else slot())
@@ -80,12 +81,14 @@ def build_menus(window) -> Menus:
     add_action(window, view, "&1:1 Pixels", viewer.one_to_one, "Ctrl+1")
     guides = add_action(window, view, "Show &Guides", window.display_panel.guides.setChecked, "G",
                         viewer_only=True, checkable=True)
+    ribbon = add_action(window, view, "Show Estimated &Ribbon", window.display_panel.ribbon.setChecked, "R",
+                        viewer_only=True, checkable=True)
     view.addSeparator()
     view.addAction(window.settings_dock.toggleViewAction())
     view.addAction(window.features_dock.toggleViewAction())
     add_action(window, bar.addMenu("&Help"), "&Keys and Mouse", lambda: dialogs.show_keys(window),
                QKeySequence.StandardKey.HelpContents)
-    return Menus(undo, redo, guides, recent)
+    return Menus(undo, redo, guides, ribbon, recent)
 
 
 class RecentFiles:

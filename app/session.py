@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QLockFile
 
+from app.model.estimates import confidence_value, estimate_from_dict
 from app.model.pieces import Feature, PieceOutcome, PieceSpec, ToolState
 from core.io.geojson import atomic_write_text
 
@@ -30,7 +31,9 @@ def _outcome_to_dict(outcome: PieceOutcome | None):
         return None
     data = {"vertices_px": np.asarray(outcome.vertices_px, dtype=float).tolist(), "status": outcome.status,
             "score": outcome.score, "backend": outcome.backend, "method": outcome.method,
-            "timings_ms": {k: float(v) for k, v in outcome.timings_ms.items()}, "error": outcome.error}
+            "timings_ms": {k: float(v) for k, v in outcome.timings_ms.items()}, "error": outcome.error,
+            "estimate": outcome.estimate.to_dict() if outcome.estimate is not None else None,
+            "confidence": outcome.confidence}
     if "properties" in outcome.details:  # an imported line's attributes, exported with it
         data["properties"] = outcome.details["properties"]
     return data
@@ -60,8 +63,11 @@ def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Featur
         if p.get("outcome") is not None:
             o = p["outcome"]
             details = {"properties": dict(o["properties"])} if o.get("properties") is not None else {}
+            # estimate and confidence: absent from older sessions
             outcomes[piece.id] = PieceOutcome(np.asarray(o["vertices_px"], dtype=np.float64), o["status"], o["score"],
-                                              o["backend"], o["method"], dict(o["timings_ms"]), o["error"], details)
+                                              o["backend"], o["method"], dict(o["timings_ms"]), o["error"], details,
+                                              estimate_from_dict(o.get("estimate")),
+                                              confidence_value(o.get("confidence")))
         pieces.append(piece)
     return Feature(int(data["id"]), str(data["name"]), tuple(map(float, data["start_xy"])), tuple(pieces))
 

@@ -1,4 +1,4 @@
-"""The status bar: position under the cursor (pixel, map, lon/lat) and the last extraction."""
+"""The status bar: position under the cursor (pixel, map, lon/lat) and the last extraction and its estimate."""
 
 from __future__ import annotations
 
@@ -6,12 +6,18 @@ import functools
 import re
 from dataclasses import dataclass
 
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-__all__ = ["PositionText", "describe_position", "describe_run", "crs_label", "StatusBar"]
+from app.model.estimates import LOW_CONFIDENCE, is_low
+
+__all__ = ["PositionText", "describe_position", "describe_run", "describe_estimate", "crs_label", "StatusBar"]
 
 #: Longer CRS names are cut: a status bar label never shrinks, so it would widen the window.
 MAX_CRS_NAME = 40
+#: The estimate's label shrinks down to this width (px), its text cut with an ellipsis.
+MIN_ESTIMATE_WIDTH_PX = 120
 
 
 @dataclass(frozen=True)
@@ -68,15 +74,55 @@ def describe_run(result) -> str:
     return f"last run {time_text} on {result.backend.upper()} ({result.method})"
 
 
+def describe_estimate(result) -> str:
+    """One line about what an extraction estimated of the road; empty without an estimate.
+
+    E.g. ``auto · bent course · width 14 px · bright · confidence 0.82``.  The
+    course is named in ``auto`` mode only (the other modes do not choose one).
+    """
+    estimate = getattr(result, "estimate", None)
+    if estimate is None:
+        return ""
+    mode = result.settings.mode
+    parts = [mode] + ([f"{estimate.course} course"] if mode == "auto" else [])
+    parts.append(f"width {estimate.width_px:.0f} px" if estimate.width_px else "width unknown")
+    parts.append("no clear polarity" if estimate.polarity == "any" else estimate.polarity)
+    parts.append(f"confidence {estimate.confidence:.2f}")
+    if is_low(estimate.confidence):
+        parts[-1] += " (low: dashed)"
+    return " · ".join(parts)
+
+
+class ElidedLabel(QLabel):
+    """A label that may shrink below its text's width, the text then cut with an ellipsis.
+
+    The estimate's line is long: beside the position read-outs of a
+    georeferenced image it would widen the window beyond a 1280 px screen.
+    """
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), MIN_ESTIMATE_WIDTH_PX), hint.height())
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter.drawText(rect, int(self.alignment()), text)
+        painter.end()
+
+
 class StatusBar(QStatusBar):
-    """QStatusBar with permanent read-outs: pixel, map, lon/lat and the last run."""
+    """QStatusBar with permanent read-outs: pixel, map, lon/lat, the last run and its estimate."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.pixel_label, self.map_label, self.lonlat_label, self.run_label = (QLabel() for _ in range(4))
-        for label in (self.pixel_label, self.map_label, self.lonlat_label, self.run_label):
+        self.estimate_label = ElidedLabel()
+        for label in (self.pixel_label, self.map_label, self.lonlat_label, self.run_label, self.estimate_label):
             self.addPermanentWidget(label)
         self.run_label.setText("no extraction yet")
+        self.estimate_label.hide()
 
     def show_position(self, text: PositionText) -> None:
         """Show the read-outs (hiding the empty ones)."""
@@ -86,5 +132,18 @@ class StatusBar(QStatusBar):
             label.setVisible(bool(value))
 
     def show_run(self, result) -> None:
-        """Show the last extraction's time and backend."""
+        """Show the last extraction's time and backend, and its estimate."""
         self.run_label.setText(describe_run(result))
+        self.show_estimate(result)
+
+    def show_estimate(self, result) -> None:
+        """Show what an extraction estimated (``result`` None: nothing)."""
+        text = describe_estimate(result) if result is not None else ""
+        self.estimate_label.setText(text)
+        self.estimate_label.setVisible(bool(text))
+        estimate = getattr(result, "estimate", None)
+        if estimate is not None:
+            note = f"; pieces below {LOW_CONFIDENCE:g} are drawn dashed" if is_low(estimate.confidence) else ""
+            self.estimate_label.setToolTip(
+                f"What the last extraction estimated of the road under it:\n{text}\n"
+                f"contrast {estimate.contrast:.2f} (in units of the intensity spread around it){note}")

@@ -1,4 +1,4 @@
-"""Display options: which bands to show, the contrast stretch, the guides overlay."""
+"""Display options: which bands to show, the contrast stretch, the guides and estimated ribbon overlays."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
 
 from app.docks.wheel_guard import guard_wheel
+from app.model.estimates import LOW_CONFIDENCE
 
 __all__ = ["DisplayPanel", "band_choices"]
 
@@ -22,7 +23,7 @@ def band_choices(band_count: int) -> list[tuple[str, tuple[int, ...] | None]]:
 
 
 class DisplayPanel(QGroupBox):
-    """Band choice, percentile stretch and the guides switch.
+    """Band choice, percentile stretch and the guides and ribbon switches.
 
     Signals
     -------
@@ -30,11 +31,13 @@ class DisplayPanel(QGroupBox):
         ``bands`` is None (intensity) or a tuple of 1-based bands.
     stretch_changed(low_percent, high_percent)
     show_guides_changed(bool)
+    show_ribbon_changed(bool)
     """
 
     bands_changed = Signal(object)
     stretch_changed = Signal(float, float)
     show_guides_changed = Signal(bool)
+    show_ribbon_changed = Signal(bool)
 
     def __init__(self, parent=None):
         super().__init__("Display", parent)
@@ -55,6 +58,11 @@ class DisplayPanel(QGroupBox):
         self.guides = QCheckBox("Show guides and candidate points")
         self.guides.toggled.connect(self.show_guides_changed)
         form.addRow("", self.guides)
+        self.ribbon = QCheckBox("Show estimated ribbon", toolTip=(
+            "The road's width as each extraction estimated it: two edges along every piece.\n"
+            f"Pieces of low confidence (below {LOW_CONFIDENCE:g}) are drawn dashed."))
+        self.ribbon.toggled.connect(self.show_ribbon_changed)
+        form.addRow("", self.ribbon)
         guard_wheel(self)
 
     def set_band_count(self, band_count: int) -> None:

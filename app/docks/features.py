@@ -1,9 +1,9 @@
-"""The features list: name, length, score; select, zoom to, rename, delete, continue drawing."""
+"""The features list: name, length, score, confidence; select, zoom to, rename, delete, continue drawing."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -16,11 +16,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import reports_errors
+from app.model.estimates import LOW_CONFIDENCE, is_low
 from app.model.measure import feature_length
 
 __all__ = ["FeaturesPanel"]
 
 _ID_ROLE = Qt.ItemDataRole.UserRole
+_LOW_TEXT = QColor(230, 120, 0)
+CONFIDENCE_TIP = (f"The lowest confidence of the feature's pieces, in [0, 1] (blank: none was estimated); "
+                  f"pieces below {LOW_CONFIDENCE:g} are drawn dashed.")
 
 
 class FeaturesPanel(QWidget):
@@ -47,8 +51,9 @@ class FeaturesPanel(QWidget):
         self._lengths: dict = {}
         self._refreshing = False
         self._shown: tuple = ((), ())  # (features, their pending piece ids) as the rows show them
-        self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["Name", "Length", "Score"])
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["Name", "Length", "Score", "Confidence"])
+        self.table.horizontalHeaderItem(3).setToolTip(CONFIDENCE_TIP)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -123,13 +128,21 @@ class FeaturesPanel(QWidget):
             length_item.setToolTip(length.method)
             score = self.tool.feature_score(feature)
             score_item = QTableWidgetItem("—" if score is None else f"{score:.1f}")
-            for col, item in enumerate((name, length_item, score_item)):
+            for col, item in enumerate((name, length_item, score_item, self._confidence_item(feature))):
                 if col:
                     item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, col, item)
         self._refreshing = False
         self._selection_from_tool()
+
+    def _confidence_item(self, feature) -> QTableWidgetItem:
+        confidence = self.tool.feature_confidence(feature)
+        item = QTableWidgetItem("" if confidence is None else f"{confidence:.2f}")
+        if is_low(confidence):
+            item.setForeground(QBrush(_LOW_TEXT))
+            item.setToolTip(f"Low confidence: the pieces below {LOW_CONFIDENCE:g} are drawn dashed.")
+        return item
 
     def selected_id(self) -> int | None:
         """Id of the feature selected in the table, or None."""

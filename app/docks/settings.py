@@ -4,7 +4,8 @@ Edits are collected for a short moment (spin boxes change at every arrow
 press), validated by ``ExtractionSettings`` itself, and announced once through
 ``settings_changed``; an invalid combination shows its message in the panel
 instead.  The panel stores the settings in QSettings so that they survive a
-restart.
+restart.  Settings the chosen mode does not use are greyed out, their tooltip
+saying why (:data:`MODE_USES`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from PySide6.QtWidgets import (
 from app.docks.wheel_guard import guard_wheel
 from core.engine import BackendUnavailableError, gpu_available, resolve_backend
 from core.extraction import ExtractionSettings
+from core.extraction.adaptive import COURSE_MAX_TURN_DEG
+from core.extraction.options import COMBINES, POLARITIES
+from core.extraction.settings import AUTO, EXTRACTION_MODES
 
-__all__ = ["SettingsPanel", "SETTINGS_KEY", "backend_description"]
+__all__ = ["SettingsPanel", "SETTINGS_KEY", "MODE_USES", "backend_description", "unused_reason"]
 
 SETTINGS_KEY = "extraction/settings"
 DEBOUNCE_MS = 200
@@ -44,18 +48,41 @@ _NUMBERS = (
      "How far the line may stray from the straight segment between the clicks."),
     ("max_turn_deg", "Max turn (°)", 0.1, 180.0, 5.0, 1, "Largest turning angle at a guide point."),
     ("sigma_px", "Smoothing sigma (px)", 0.1, 50.0, 0.25, 2, "Gaussian smoothing before the gradient."),
-    ("ribbon_width_px", "Ribbon width (px)", 0.0, 1000.0, 1.0, 1, "Full width of the road in ribbon mode."),
+    ("ribbon_width_px", "Ribbon width (px)", 0.0, 1000.0, 1.0, 1,
+     "Full width of the road in ribbon mode ('auto': the width each extraction estimates)."),
     ("snap_half_width_px", "Snap half-width (px)", 0.0, 1000.0, 1.0, 1,
      "How far a clicked endpoint may move across the line ('auto': the default)."),
 )
+_MODE = ("mode", "Mode", EXTRACTION_MODES,
+         "auto: learn the road's look at the clicks and follow it, straight or bent;\n"
+         "ribbon: the centre line between two edges; edge: follow one strong edge.")
 _CHOICES = (
-    ("mode", "Score mode", ("edge", "ribbon"), "edge: follow one edge; ribbon: the centre line of a road."),
-    ("polarity", "Polarity", ("any", "bright", "dark"), "Ribbon mode: a bright road, a dark road, or either."),
-    ("ribbon_combine", "Edge combination", ("mean", "geometric"),
+    ("polarity", "Polarity", (AUTO,) + POLARITIES,
+     "Ribbon mode: a bright road, a dark road, or either ('auto': the polarity each extraction estimates)."),
+    ("ribbon_combine", "Edge combination", COMBINES,
      "Ribbon mode: score the mean of the two edges, or their geometric mean (both edges needed)."),
     ("solver", "Solver", ("window", "mitm", "brute"), "All exact; window is the fastest, brute the reference."),
     ("backend", "Backend", ("auto", "cpu", "gpu"), "auto: the GPU when one is present, else the CPU."),
 )
+
+#: The mode-specific settings each mode uses; the others are greyed out in that mode.
+MODE_USES = {
+    AUTO: frozenset(),
+    "ribbon": frozenset({"sigma_px", "ribbon_width_px", "polarity", "ribbon_combine"}),
+    "edge": frozenset({"sigma_px"}),
+}
+_MODE_SPECIFIC = frozenset().union(*MODE_USES.values())
+_UNUSED_BECAUSE = {
+    AUTO: "auto mode learns the road's appearance at the clicks and estimates its width and polarity",
+    "edge": "edge mode follows one edge, not a ribbon",
+}
+
+
+def unused_reason(name: str, mode: str) -> str | None:
+    """Why setting ``name`` does nothing in ``mode`` (None when it is used)."""
+    if name not in _MODE_SPECIFIC or name in MODE_USES[mode]:
+        return None
+    return f"Not used: {_UNUSED_BECAUSE[mode]}."
 
 
 def backend_description(backend: str) -> str:
@@ -92,7 +119,8 @@ class SettingsPanel(QGroupBox):
 
     # ------------------------------------------------------------ building
     def _build(self) -> None:
-        form = QFormLayout()
+        form = self._form = QFormLayout()
+        self._add_combo(form, *_MODE)
         for name, label, low, high, step, decimals, tip in _NUMBERS:
             box = QSpinBox() if decimals is None else QDoubleSpinBox(decimals=decimals)
             box.setRange(low, high)
@@ -104,17 +132,14 @@ class SettingsPanel(QGroupBox):
                 target.installEventFilter(self._undo_keys)
             self._widgets[name] = box
             form.addRow(label, box)
-        self._widgets["snap_half_width_px"].setSpecialValueText("auto")
+        # "auto" at the minimum: a ribbon 0 px wide has no use, so 0 stands for "estimate it"
+        self._widgets["ribbon_width_px"].setSpecialValueText(AUTO)
+        self._widgets["snap_half_width_px"].setSpecialValueText(AUTO)
         self._widgets["snap_endpoints"] = QCheckBox("Snap endpoints onto the line")
         self._widgets["snap_endpoints"].toggled.connect(self._edited)
         form.insertRow(form.rowCount() - 1, "", self._widgets["snap_endpoints"])
-        for name, label, values, tip in _CHOICES:
-            combo = QComboBox()
-            combo.addItems(list(values))
-            combo.setToolTip(tip)
-            combo.currentTextChanged.connect(self._edited)
-            self._widgets[name] = combo
-            form.addRow(label, combo)
+        for choice in _CHOICES:
+            self._add_combo(form, *choice)
         if not gpu_available():  # as in the knapsack panel: offered only where it can run
             gpu_item = self._widgets["backend"].model().item(self._widgets["backend"].findText("gpu"))
             gpu_item.setEnabled(False)
@@ -135,6 +160,15 @@ class SettingsPanel(QGroupBox):
         row.addStretch(1)
         row.addWidget(reset)
         layout.addLayout(row)
+        self._tips = {name: widget.toolTip() for name, widget in self._widgets.items()}
+
+    def _add_combo(self, form: QFormLayout, name: str, label: str, values, tip: str) -> None:
+        combo = QComboBox()
+        combo.addItems(list(values))
+        combo.setToolTip(tip)
+        combo.currentTextChanged.connect(self._edited)
+        self._widgets[name] = combo
+        form.addRow(label, combo)
 
     def set_band_count(self, band_count: int) -> None:
         """Offer the bands of the open image (1-based)."""
@@ -164,8 +198,8 @@ class SettingsPanel(QGroupBox):
                 widget.setCurrentIndex(max(widget.findData(value), 0))
             elif isinstance(widget, QComboBox):
                 widget.setCurrentText(str(value))
-            else:
-                widget.setValue(0 if value is None else value)
+            else:  # None and "auto" are the spin box's minimum, shown as "auto"
+                widget.setValue(widget.minimum() if value is None or value == AUTO else value)
         self._loading = False
         self._update_state()
         if announce:
@@ -186,6 +220,7 @@ class SettingsPanel(QGroupBox):
             else:
                 values[name] = widget.value()
         values["snap_half_width_px"] = values["snap_half_width_px"] or None
+        values["ribbon_width_px"] = values["ribbon_width_px"] or AUTO
         return values
 
     def _edited(self, *_args) -> None:
@@ -194,13 +229,26 @@ class SettingsPanel(QGroupBox):
             self._timer.start()
 
     def _update_state(self) -> None:
-        w = self._widgets
-        ribbon = w["mode"].currentText() == "ribbon"
-        w["ribbon_width_px"].setEnabled(ribbon)
-        w["polarity"].setEnabled(ribbon)
-        w["ribbon_combine"].setEnabled(ribbon)
-        w["snap_half_width_px"].setEnabled(w["snap_endpoints"].isChecked())
+        """Grey out what the chosen mode does not use (the tooltip says why)."""
+        w, mode = self._widgets, self._widgets["mode"].currentText()
+        for name in _MODE_SPECIFIC:
+            reason = unused_reason(name, mode)
+            self._set_used(name, reason is None, self._tips[name] + ("" if reason is None else "\n" + reason))
+        turn_tip = self._tips["max_turn_deg"]
+        if mode == AUTO:
+            turn_tip += f"\nauto mode: on a straight course; a bent course may turn up to {COURSE_MAX_TURN_DEG:g}°."
+        w["max_turn_deg"].setToolTip(turn_tip)
+        self._set_used("snap_half_width_px", w["snap_endpoints"].isChecked(), self._tips["snap_half_width_px"])
         self.backend_label.setText(backend_description(w["backend"].currentText()))
+
+    def _set_used(self, name: str, used: bool, tip: str) -> None:
+        widget = self._widgets[name]
+        widget.setEnabled(used)
+        widget.setToolTip(tip)
+        label = self._form.labelForField(widget)
+        if label is not None:
+            label.setEnabled(used)
+            label.setToolTip(tip)
 
     def apply_now(self) -> bool:
         """Validate the widgets' values and announce them; False (message shown) when invalid."""

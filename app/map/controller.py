@@ -27,6 +27,8 @@ def outcome_from_result(result) -> PieceOutcome:
         method=result.method,
         timings_ms=dict(result.timings_ms),
         details={"guides": result.guides, "settings": result.settings},
+        estimate=result.estimate,
+        confidence=result.confidence,
     )
 
 
@@ -77,6 +79,11 @@ class ToolController(QObject):
     def set_show_guides(self, show: bool) -> None:
         """Draw the guides and candidate points of the latest extraction, or not."""
         self.overlay.options.show_guides = bool(show)
+        self.viewer.update()
+
+    def set_show_ribbon(self, show: bool) -> None:
+        """Draw the estimated ribbon's edges along every piece, or not."""
+        self.overlay.options.show_ribbon = bool(show)
         self.viewer.update()
 
     # -------------------------------------------------------------- input

@@ -1,9 +1,11 @@
-"""Drawing the tool's state over the raster: features, the piece in progress, the preview, guides.
+"""Drawing the tool's state over the raster: features, the piece in progress, the preview, guides, ribbons.
 
 Called by :class:`app.map.viewer.RasterViewer` at the end of every paint with the
 painter and the viewer (for its raster -> view mapping).  Colours are chosen
 to stay visible on grey, colour, bright and dark imagery: every line is drawn
-over a darker, wider casing.
+over a darker, wider casing.  Pieces of low confidence
+(:data:`app.model.estimates.LOW_CONFIDENCE`) are dashed; the estimated ribbon
+is the road's width, as each extraction estimated it, along its piece.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import numpy as np
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPixmap
 
-from app.model.pieces import piece_vertices
+from app.model.estimates import is_low, ribbon_edges
+from app.model.pieces import confidence_runs, piece_vertices
 
 __all__ = ["OverlayOptions", "ToolOverlay"]
 
@@ -27,16 +30,25 @@ CASING = QColor(0, 0, 0, 150)
 GUIDE = QColor(120, 200, 255, 150)
 CANDIDATE = QColor(120, 200, 255, 220)
 CHOSEN = QColor(255, 255, 255)
+RIBBON = QColor(60, 255, 160)
 
+#: Dash and gap lengths of dashed lines, in line widths.
+DASHES = [3.0, 2.0]
 #: Candidate points are thinned so that at most this many per guide are drawn.
 MAX_CANDIDATES_DRAWN = 64
 
 
 @dataclass
 class OverlayOptions:
-    """What to draw besides the features: ``show_guides`` (the guides and their candidate points)."""
+    """What to draw besides the features.
+
+    ``show_guides``: the guides and candidate points of the latest extraction;
+    ``show_ribbon``: the two edges of the estimated ribbon along every piece
+    whose estimate has a width.
+    """
 
     show_guides: bool = False
+    show_ribbon: bool = False
 
 
 def _path(viewer, vertices: np.ndarray) -> QPainterPath:
@@ -58,8 +70,9 @@ def _stroke(painter, path: QPainterPath, colour: QColor, width: float, dashed: b
     pen = QPen(colour, width)
     pen.setCapStyle(Qt.PenCapStyle.RoundCap)
     pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-    if dashed:
-        pen.setStyle(Qt.PenStyle.DashLine)
+    if dashed:  # flat caps: round ones would close most of each gap
+        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+        pen.setDashPattern(DASHES)
     painter.strokePath(path, pen)
 
 
@@ -101,7 +114,8 @@ class ToolOverlay:
         tool, ratio = self.tool, viewer.devicePixelRatioF()
         # Outcomes never change once there, so the pieces still pending say which ones arrived.
         pending = tuple(p.id for f in tool.features for p in f.pieces if p.id not in tool.outcomes)
-        key = (viewer.transform, viewer.width(), viewer.height(), ratio, tool.selected_id, pending)
+        key = (viewer.transform, viewer.width(), viewer.height(), ratio, tool.selected_id, pending,
+               self.options.show_ribbon)
         if self._layer is None or key != self._layer_key[1:] or tool.state.features is not self._layer_key[0]:
             layer = QPixmap(max(1, round(viewer.width() * ratio)), max(1, round(viewer.height() * ratio)))
             layer.setDevicePixelRatio(ratio)
@@ -116,22 +130,49 @@ class ToolOverlay:
         return self._layer
 
     def _paint_features(self, painter, viewer) -> None:
-        """The finished features in view, the selected one last (on top)."""
+        """The finished features in view (ribbons under them), the selected one last (on top)."""
         tool, margin = self.tool, 10.0 / viewer.transform.scale
-        selected = None
+        shown, selected = [], None
         for feature in tool.features:
             vertices = tool.feature_vertices(feature)
             if len(vertices) < 2 or not _in_view(viewer, vertices, margin):
                 continue
+            if self.options.show_ribbon:
+                self._paint_ribbons(painter, viewer, feature.pieces)
             if feature.id == tool.selected_id:
-                selected = vertices
+                selected = feature
             else:
-                _stroke(painter, _path(viewer, vertices), FEATURE, 2.0)
+                shown.append(feature)
+        for feature in shown:
+            self._stroke_feature(painter, viewer, feature, FEATURE, 2.0)
         if selected is not None:
-            _stroke(painter, _path(viewer, selected), SELECTED, 3.5)
+            self._stroke_feature(painter, viewer, selected, SELECTED, 3.5)
+
+    def _stroke_feature(self, painter, viewer, feature, colour: QColor, width: float) -> None:
+        """One feature: dashed along its runs of low-confidence pieces, one solid line where there are none."""
+        outcomes = self.tool.outcomes
+        if not any(p.id in outcomes and is_low(outcomes[p.id].confidence) for p in feature.pieces):
+            _stroke(painter, _path(viewer, self.tool.feature_vertices(feature)), colour, width)
+            return
+        for vertices, low in confidence_runs(feature, outcomes):
+            if len(vertices) >= 2:
+                _stroke(painter, _path(viewer, vertices), colour, width, dashed=low)
+
+    def _paint_ribbons(self, painter, viewer, pieces) -> None:
+        """The estimated ribbon's two edges along each piece whose estimate has a width."""
+        for piece in pieces:
+            outcome = self.tool.outcomes.get(piece.id)
+            estimate = outcome.estimate if outcome is not None else None
+            if estimate is None or not estimate.width_px:
+                continue
+            for edge in ribbon_edges(outcome.vertices_px, estimate.width_px):
+                if len(edge) >= 2:
+                    _stroke(painter, _path(viewer, edge), RIBBON, 1.25)
 
     def _paint_current(self, painter, viewer) -> None:
         tool, current = self.tool, self.tool.current
+        if self.options.show_ribbon:
+            self._paint_ribbons(painter, viewer, current.pieces)
         for index, piece in enumerate(current.pieces):
             outcome = tool.outcomes.get(piece.id)
             vertices = piece_vertices(current, index, tool.outcomes)
@@ -140,7 +181,7 @@ class ToolOverlay:
             elif outcome.status == "failed":
                 _stroke(painter, _path(viewer, vertices), FAILED, 2.0, dashed=True)
             else:
-                _stroke(painter, _path(viewer, vertices), CURRENT, 2.5)
+                _stroke(painter, _path(viewer, vertices), CURRENT, 2.5, dashed=is_low(outcome.confidence))
         _dot(painter, viewer, current.start_xy, CURRENT)
         for piece in current.pieces:
             _dot(painter, viewer, piece.click_end, CURRENT, 3.0)

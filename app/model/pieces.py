@@ -5,7 +5,8 @@ one per further click.  A piece's geometry comes from an extraction
 (``kind == "extract"``), is a plain segment (``"straight"``, Shift held) or was
 imported from a file (``"imported"``).  Its *outcome* is what became of it: the
 polyline's vertices and score (``"done"``) or the error that stopped it
-(``"failed"``, drawn as a straight segment).
+(``"failed"``, drawn as a straight segment), and what the extraction estimated
+of the road (:mod:`app.model.estimates`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from app.model.estimates import confidence_value, estimate_from_dict, is_low
+
 __all__ = ["PIECE_KINDS", "PieceSpec", "Feature", "PieceOutcome", "PreviewRequest", "ToolState",
            "straight_outcome", "as_xy", "piece_start", "start_is_final", "piece_vertices", "feature_vertices",
-           "feature_score", "imported_feature"]
+           "feature_score", "feature_confidence", "confidence_runs", "imported_feature"]
 
 PIECE_KINDS = ("extract", "straight", "imported")
 #: Vertices closer than this (px, along x and y) are the same vertex of a feature.
@@ -83,6 +86,11 @@ class PieceOutcome:
         The failure's message (``status == "failed"``).
     details : dict
         Anything else worth keeping (imported properties, guides for overlays).
+    estimate : core.extraction.estimate.RoadEstimate or None
+        The road as the extraction saw it (width, polarity, contrast, course).
+    confidence : float or None
+        In ``[0, 1]``: how clearly the image shows the road under the piece
+        (None for straight and failed pieces, and lines imported without one).
     """
 
     vertices_px: np.ndarray
@@ -93,6 +101,8 @@ class PieceOutcome:
     timings_ms: dict = field(default_factory=dict)
     error: str = ""
     details: dict = field(default_factory=dict)
+    estimate: Any = None
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -167,10 +177,7 @@ def feature_vertices(feature: Feature, outcomes: dict[int, PieceOutcome]) -> np.
     """
     if not feature.pieces:
         return np.array([feature.start_xy], dtype=np.float64)
-    vertices = np.concatenate([piece_vertices(feature, i, outcomes) for i in range(len(feature.pieces))])
-    keep = np.ones(len(vertices), dtype=bool)
-    keep[1:] = np.any(np.abs(vertices[1:] - vertices[:-1]) > SAME_VERTEX_PX, axis=1)
-    return vertices[keep]
+    return _joined([piece_vertices(feature, i, outcomes) for i in range(len(feature.pieces))])
 
 
 def feature_score(feature: Feature, outcomes: dict[int, PieceOutcome]) -> float | None:
@@ -180,9 +187,45 @@ def feature_score(feature: Feature, outcomes: dict[int, PieceOutcome]) -> float 
     return float(sum(scores)) if scores else None
 
 
+def feature_confidence(feature: Feature, outcomes: dict[int, PieceOutcome]) -> float | None:
+    """The lowest confidence of the feature's pieces; None when no piece has one."""
+    values = [outcomes[p.id].confidence for p in feature.pieces
+              if p.id in outcomes and outcomes[p.id].confidence is not None]
+    return min(values) if values else None
+
+
+def confidence_runs(feature: Feature, outcomes: dict[int, PieceOutcome]) -> list[tuple[np.ndarray, bool]]:
+    """The feature as runs of consecutive pieces, each ``(vertices (k, 2) px, low)``: low-confidence or not.
+
+    One run for a feature without low-confidence pieces, so it is drawn as one
+    line; each later run starts where the previous one ended.
+    """
+    runs: list[tuple[list, bool]] = []
+    for index, piece in enumerate(feature.pieces):
+        outcome = outcomes.get(piece.id)
+        low = outcome is not None and is_low(outcome.confidence)
+        vertices = piece_vertices(feature, index, outcomes)
+        if runs and runs[-1][1] == low:
+            runs[-1][0].append(vertices)
+        else:
+            runs.append((([runs[-1][0][-1][-1:]] if runs else []) + [vertices], low))
+    return [(_joined(parts), low) for parts, low in runs]
+
+
+def _joined(parts) -> np.ndarray:
+    """The vertex arrays one after the other, consecutive duplicates (:data:`SAME_VERTEX_PX`) removed."""
+    vertices = np.concatenate(parts)
+    keep = np.ones(len(vertices), dtype=bool)
+    keep[1:] = np.any(np.abs(vertices[1:] - vertices[:-1]) > SAME_VERTEX_PX, axis=1)
+    return vertices[keep]
+
+
 def imported_feature(feature_id: int, piece_id: int, name: str, vertices, properties: dict
                      ) -> tuple[Feature, PieceOutcome]:
-    """A finished feature of one imported piece (``vertices`` (k, 2) px, the file's ``properties``), and its outcome."""
+    """A finished feature of one imported piece (``vertices`` (k, 2) px, the file's ``properties``), and its outcome.
+
+    LineSnap's ``confidence`` and ``estimate`` properties come back into the outcome.
+    """
     vertices = np.array(vertices, dtype=np.float64)
     if vertices.ndim != 2 or vertices.shape[1] != 2 or len(vertices) < 2:
         raise ValueError(f"vertices_px must be (k, 2) with k >= 2; got shape {vertices.shape}")
@@ -190,6 +233,11 @@ def imported_feature(feature_id: int, piece_id: int, name: str, vertices, proper
         raise ValueError("vertices_px must be finite")
     start, end = as_xy(vertices[0]), as_xy(vertices[-1])
     score = properties.get("score")
+    # A LineSnap feature of several pieces has one estimate per piece: none of them is the whole line's.
+    pieces = properties.get("pieces")
+    whole = not isinstance(pieces, list) or len(pieces) <= 1
     outcome = PieceOutcome(vertices, score=float(score) if isinstance(score, (int, float)) else None,
-                           backend=str(properties.get("backend", "")), details={"properties": dict(properties)})
+                           backend=str(properties.get("backend", "")), details={"properties": dict(properties)},
+                           estimate=estimate_from_dict(properties.get("estimate")) if whole else None,
+                           confidence=confidence_value(properties.get("confidence")))
     return Feature(feature_id, name, start, (PieceSpec(piece_id, start, end, "imported"),)), outcome

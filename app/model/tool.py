@@ -23,6 +23,7 @@ from app.model.pieces import (
     PieceSpec,
     ToolState,
     as_xy,
+    feature_confidence,
     feature_score,
     feature_vertices,
     imported_feature,
@@ -115,6 +116,10 @@ class ExtractionTool:
     def feature_score(self, feature: Feature) -> float | None:
         """Sum of the scores of the extracted pieces; None when no piece has a score."""
         return feature_score(feature, self.outcomes)
+
+    def feature_confidence(self, feature: Feature) -> float | None:
+        """The lowest confidence of the feature's pieces; None when no piece has one."""
+        return feature_confidence(feature, self.outcomes)
 
     def anchor_start(self) -> tuple[float, float] | None:
         """Where the next piece (and the preview) starts, or None without a feature in progress."""

@@ -41,7 +41,7 @@ def test_sample_two_clicks_give_the_core_polyline(qtbot, make_window, shown_erro
     piece = window.tool.current.pieces[0]
     assert piece.click_start == pytest.approx(a) and piece.click_end == pytest.approx(b)
     expected = assert_piece_matches_core(window, window.tool.current, 0, sample_scene_path())
-    assert len(expected.vertices_px) == window.tool.settings.nodes
+    assert len(expected.vertices_px) >= window.tool.settings.nodes  # auto refines a bent course on more guides
     assert "last run" in window.status.run_label.text()
     assert shown_errors == []
 
@@ -140,7 +140,7 @@ def test_changing_a_setting_reruns_the_current_piece(qtbot, make_window):
     assert window.settings_panel.apply_now()
     assert window.tool.current.pieces[0].id != old_id
     wait_pieces(qtbot, window)
-    assert len(window.tool.feature_vertices(window.tool.current)) == 5
+    assert window.tool.current.pieces[0].settings.nodes == 5
     assert_piece_matches_core(window, window.tool.current, 0, sample_scene_path())
     # Undo takes back the re-run and the panel's settings with it, also from the field just typed
     # in (whose text field claims Ctrl+Z for itself); choosing them again re-runs it.

@@ -54,3 +54,45 @@ def test_hovering_an_image_with_a_custom_crs_keeps_the_window_within_a_1280_px_s
     process_events_for(0.1)
     assert window.minimumSizeHint().width() <= 1280 and window.width() <= 1280
     assert window.status.map_label.text().endswith("(custom CRS)")
+
+
+class Result:
+    """What the status bar reads of an ExtractionResult."""
+
+    def __init__(self, mode="auto", estimate=None):
+        from core.extraction import ExtractionSettings
+
+        self.settings = ExtractionSettings(mode=mode)
+        self.timings_ms, self.backend, self.method = {"total": 12.3}, "cpu", "window"
+        self.estimate = estimate
+
+
+def test_describe_estimate():
+    from app.status import describe_estimate
+    from core.extraction.estimate import RoadEstimate
+
+    bent = RoadEstimate(14.2, "bright", 1.1, "bent", 0.82)
+    assert describe_estimate(Result("auto", bent)) == "auto · bent course · width 14 px · bright · confidence 0.82"
+    weak = RoadEstimate(None, "any", 0.1, "straight", 0.31)
+    assert describe_estimate(Result("ribbon", weak)) == (
+        "ribbon · width unknown · no clear polarity · confidence 0.31 (low: dashed)")
+    assert describe_estimate(Result()) == ""
+
+
+def test_the_estimate_shows_beside_the_run_and_keeps_the_window_within_a_1280_px_screen(qtbot, make_window,
+                                                                                        tmp_path):
+    from core.extraction.estimate import RoadEstimate
+
+    window = make_window()
+    window.resize(1280, 800)
+    assert window.open_image(write_raster(tmp_path / "image.tif", CUSTOM_PROJ))
+    window.viewer.hovered.emit(10.5, 20.5, False)
+    weak = RoadEstimate(144.0, "bright", 1.0, "straight", 0.31)  # the longest line there is
+    window.status.show_run(Result("auto", weak))
+    process_events_for(0.1)
+    label = window.status.estimate_label
+    assert label.isVisible() and label.text().startswith("auto · straight course · width 144 px")
+    assert label.text() in label.toolTip() and "contrast 1.00" in label.toolTip() and "dashed" in label.toolTip()
+    assert window.minimumSizeHint().width() <= 1280 and window.width() <= 1280  # the text is cut instead
+    window.open_image(None)  # another image: the estimate no longer applies
+    assert not label.isVisible()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from app.docks.features import FeaturesPanel
 from app.model.pieces import straight_outcome
 from app.model.tool import ExtractionTool
@@ -41,3 +43,21 @@ def test_rows_follow_finishing_a_feature_and_its_late_result(qtbot):
     assert panel.table.item(1, 1).text() == "80 px" and panel.table.item(1, 2).text() == "12.5"
     tool.rename(tool.features[0].id, "Ditch")
     assert panel.table.item(0, 0).text() == "Ditch"
+
+
+def test_the_confidence_column_shows_the_weakest_piece_and_flags_it_when_low(qtbot):
+    from app.model.pieces import PieceOutcome
+
+    tool, panel = panel_with_one_line(qtbot)  # a straight piece: no confidence
+    assert panel.table.horizontalHeaderItem(3).text() == "Confidence"
+    assert "dashed" in panel.table.horizontalHeaderItem(3).toolTip()
+    assert panel.table.item(0, 3).text() == ""
+    tool.click((100.0, 100.0))
+    for x, confidence in ((160.0, 0.91), (220.0, 0.42)):
+        tool.click((x, 100.0))
+        tool.complete_piece(tool.current.pieces[-1].id,
+                            PieceOutcome(np.array([(x - 60.0, 100.0), (x, 100.0)]), confidence=confidence))
+    tool.finish()
+    item = panel.table.item(1, 3)
+    assert item.text() == "0.42" and "dashed" in item.toolTip()
+    assert item.foreground().color() != panel.table.item(1, 2).foreground().color()

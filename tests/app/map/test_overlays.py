@@ -1,0 +1,113 @@
+"""The overlay: low-confidence pieces dashed, the estimated ribbon on demand; the switches that show it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from app.map.overlays import CURRENT, FEATURE, RIBBON, ToolOverlay
+from app.map.viewer import RasterViewer
+from app.model.pieces import PieceOutcome
+from app.model.tool import ExtractionTool
+from core.extraction.estimate import RoadEstimate
+
+Y = 60.5  # the lines run along the middle of pixel row 60, from x = 20 to x = 180
+
+
+def estimate(confidence, width_px=14.0):
+    return RoadEstimate(width_px, "bright", 1.0, "straight", confidence)
+
+
+def draw(tool, clicks, confidences, finish=True):
+    """A feature through ``clicks`` along y = Y, one extracted piece per confidence."""
+    tool.click((clicks[0], Y))
+    for x, confidence in zip(clicks[1:], confidences):
+        tool.click((x, Y))
+        piece = tool.current.pieces[-1]
+        start = tool.piece_start(tool.current, len(tool.current.pieces) - 1)
+        tool.complete_piece(piece.id, PieceOutcome(np.array([start, (x, Y)]), score=1.0,
+                                                   estimate=estimate(confidence), confidence=confidence))
+    if finish:
+        tool.finish()
+
+
+@pytest.fixture
+def scene(qtbot):
+    tool = ExtractionTool(settings=None)
+    viewer = RasterViewer()
+    viewer.resize(200, 120)
+    qtbot.addWidget(viewer)
+    overlay = ToolOverlay(tool)
+    viewer.overlay_painters.append(overlay)
+    return tool, viewer, overlay
+
+
+def colours_along(viewer, y, xs):
+    image = viewer.grab().toImage()
+    return [image.pixelColor(x, y) for x in xs]
+
+
+def near(colour, target, tolerance=40) -> bool:
+    return all(abs(a - b) <= tolerance for a, b in zip(colour.getRgb()[:3], target.getRgb()[:3]))
+
+
+def share(colours, target) -> float:
+    return float(np.mean([near(c, target) for c in colours]))
+
+
+def test_a_low_confidence_piece_is_dashed_and_a_confident_one_solid(scene):
+    tool, viewer, _ = scene
+    draw(tool, [20, 100, 180], [0.9, 0.2])
+    along = colours_along(viewer, int(Y), range(100, 180))
+    assert share(colours_along(viewer, int(Y), range(25, 95)), FEATURE) > 0.95  # solid
+    assert 0.3 < share(along, FEATURE) < 0.8  # dashes, the dark casing between them
+    tool.click((20, Y + 30))  # and the piece in progress
+    tool.click((100, Y + 30))
+    tool.complete_piece(tool.current.pieces[0].id, PieceOutcome(np.array([(20, Y + 30), (100, Y + 30)]),
+                                                                confidence=0.1))
+    assert 0.3 < share(colours_along(viewer, int(Y) + 30, range(25, 95)), CURRENT) < 0.8
+
+
+def test_the_estimated_ribbon_is_drawn_on_demand(scene):
+    tool, viewer, overlay = scene
+    draw(tool, [20, 180], [0.9])  # a finished feature, 14 px wide
+    tool.click((20, Y + 40))  # and one in progress, 10 px wide
+    tool.click((180, Y + 40))
+    piece = tool.current.pieces[0]
+    tool.complete_piece(piece.id, PieceOutcome(np.array([(20, Y + 40), (180, Y + 40)]),
+                                               estimate=estimate(0.9, 10.0), confidence=0.9))
+    edges = [int(Y) - 7, int(Y) + 7, int(Y) + 35, int(Y) + 45]
+    assert not any(share(colours_along(viewer, y, range(40, 160)), RIBBON) > 0.5 for y in edges)
+    overlay.options.show_ribbon = True
+    viewer.update()
+    assert all(share(colours_along(viewer, y, range(40, 160)), RIBBON) > 0.9 for y in edges)
+
+
+def test_no_ribbon_where_the_estimate_has_no_width(scene):
+    tool, viewer, overlay = scene
+    tool.click((20, Y))
+    tool.click((180, Y))
+    tool.complete_piece(tool.current.pieces[0].id, PieceOutcome(np.array([(20, Y), (180, Y)]),
+                                                                estimate=estimate(0.9, None), confidence=0.9))
+    overlay.options.show_ribbon = True
+    for y in range(int(Y) - 20, int(Y) + 20):
+        if abs(y - Y) > 4:
+            assert share(colours_along(viewer, y, range(40, 160)), RIBBON) < 0.1
+
+
+def test_the_ribbon_switches_of_the_view_menu_the_display_panel_and_r_agree(qtbot, make_window):
+    window = make_window()
+    options = window.controller.overlay.options
+    checkbox, action = window.display_panel.ribbon, window.ribbon_action
+    assert not options.show_ribbon and not checkbox.isChecked() and not action.isChecked()
+    assert action.shortcut().toString() == "R" and action in window.menuBar().actions()[2].menu().actions()
+    checkbox.setChecked(True)
+    assert options.show_ribbon and action.isChecked()
+    action.trigger()
+    assert not options.show_ribbon and not checkbox.isChecked()
+    window.activateWindow()
+    window.viewer.setFocus()
+    qtbot.waitUntil(window.viewer.hasFocus)
+    qtbot.keyClick(window.viewer, Qt.Key.Key_R)
+    assert options.show_ribbon and checkbox.isChecked() and action.isChecked()
