@@ -30,7 +30,7 @@ from tests.shared_data import SHARED_DATA
 VEGAS = SHARED_DATA / "vegas_pan_0.3m.tif"
 #: A stretch of road 0 of vegas_roads.geojson (pixel x, y), 250 px apart.
 CLICKS = ((1016.0, 723.0), (1266.0, 723.0))
-STAGES = ("read", "gradient", "scoring", "dp", "backtrack")
+STAGES = ("read", "appearance", "gradient", "scoring", "dp", "backtrack")
 TILE = 1300
 
 
