@@ -10,7 +10,6 @@ import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import ndimage
 
 from core.extraction.appearance import LikelihoodWindow
 
@@ -30,8 +29,6 @@ _RUN_TOLERANCE_PX = 3.0
 _EDGE_REACH_PX = 30.0
 #: An edge pair counts when its weaker edge is this many times the profile's slope noise.
 _EDGE_SIGNIFICANCE = 3.0
-#: Pixels this close to missing data (the appearance filters' reach) do not count in the confidence's background.
-_FILTER_REACH_PX = 9
 #: Below this contrast (inside minus outside over the window's spread) the polarity is "any".
 _POLARITY_CONTRAST = 0.25
 
@@ -104,7 +101,7 @@ def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, cou
     edges = _edge_pair(profiles, taus)
     width = edges[0] if edges is not None else run_width
     polarity, contrast = _polarity(profiles, luminance, taus, width)
-    return RoadEstimate(width, polarity, contrast, course, _confidence(window, vertices))
+    return RoadEstimate(width, polarity, contrast, course, _confidence(window, vertices, width))
 
 
 def edge_centres(intensity: LikelihoodWindow, start, end, significance: float):
@@ -179,8 +176,19 @@ def _edge_pair(profiles, taus, significance=None, middle=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         profile = np.nanmean(profiles, axis=0)
-    if not np.isfinite(profile).all():
-        return None
+    finite = np.isfinite(profile)
+    if not finite.all():  # the image ends within the cross-sections: keep the run of data around the polyline
+        centre = len(taus) // 2
+        if not finite[centre]:
+            return None
+        lo, hi = centre, centre
+        while lo > 0 and finite[lo - 1]:
+            lo -= 1
+        while hi < len(taus) - 1 and finite[hi + 1]:
+            hi += 1
+        if hi - lo < 4:
+            return None
+        profiles, taus, profile = profiles[:, lo:hi + 1], taus[lo:hi + 1], profile[lo:hi + 1]
     slope = np.gradient(profile, taus)
     noise = 1.4826 * float(np.median(np.abs(slope - np.median(slope)))) + 1e-12
     weight = 1.0 / (1.0 + np.abs(taus) / _EDGE_REACH_PX)
@@ -217,23 +225,30 @@ def _polarity(values, luminance, taus, width):
     return ("bright" if difference > 0 else "dark"), contrast
 
 
-def _confidence(window, vertices) -> float:
-    """How far the mean road-likeness of the polyline's middle stands above the window's, scaled to [0, 1].
+def _confidence(window, vertices, width) -> float:
+    """How far the road-likeness on the polyline's middle stands above that beside the object, in [0, 1].
 
-    The middle (_MIDDLE of its length) leaves out the stretches near the clicks
-    where the appearance was learnt, which match it by construction.
+    Beside the object: on both sides, from 3 px beyond its estimated edges
+    (``width``; 8 px when unknown) over ``max(6, width / 2)`` px, where the
+    image has data.  The middle (_MIDDLE of the length) leaves out the
+    stretches near the clicks where the appearance was learnt.
     """
-    stations, _ = _stations(vertices)
+    stations, normals = _stations(vertices)
     support = float(_bilinear(window, stations).mean())
-    values = window.values
-    if window.valid is not None and not window.valid.all():
-        # the appearance filters reach 3 sigma: next to missing data the features (and the map) are not the image's
-        away = ndimage.binary_erosion(window.valid, iterations=_FILTER_REACH_PX, border_value=1)
-        values = values[away if away.any() else window.valid]
-    background = float(values.mean()) if values.size else 1.0
-    if background >= 1.0:
+    half = 0.5 * (width if width else 8.0)
+    taus = np.arange(half + 3.0, half + 3.0 + max(6.0, half) + 1e-9, 1.0)
+    taus = np.concatenate([-taus, taus])
+    flanks = (stations[:, None, :] + taus[None, :, None] * normals[:, None, :]).reshape(-1, 2)
+    values = _bilinear(window, flanks)
+    if window.valid is not None:
+        valid = LikelihoodWindow(window.valid.astype(np.float32), window.col_off, window.row_off)
+        values = values[_bilinear(valid, flanks) > 0.999]
+    if values.size == 0:
         return 0.0
-    return float(np.clip((support - background) / (1.0 - background), 0.0, 1.0))
+    beside = float(values.mean())
+    if beside >= 1.0:
+        return 0.0
+    return float(np.clip((support - beside) / (1.0 - beside), 0.0, 1.0))
 
 
 def _resample(vertices, step):

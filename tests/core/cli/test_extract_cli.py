@@ -66,8 +66,9 @@ def test_demo_follows_the_sample_road_in_lonlat(capsys):
     properties = collection["features"][0]["properties"]
     assert properties["backend"] == "cpu" and properties["method"] == "window"
     assert {"read", "gradient", "scoring", "dp", "backtrack", "total"} <= set(properties["timings_ms"])
-    assert properties["settings"]["mode"] == "ribbon" and properties["settings"]["polarity"] == "dark"
-    assert properties["settings"]["ribbon_width_px"] == 14.0 and properties["score"] > 0
+    # the demo runs at the defaults (mode auto), which find the road's width (14 px) and polarity themselves
+    assert properties["settings"]["mode"] == "auto" and properties["estimate"]["polarity"] == "dark"
+    assert properties["estimate"]["width_px"] == pytest.approx(14.0, abs=1.0) and properties["score"] > 0
     pixels = np.array(properties["pixel_coordinates"])
     image, start, end, _ = demo_inputs()
     with open_raster(image) as raster:
