@@ -110,8 +110,8 @@ class ExtractionSettings:
 
     @property
     def scoring(self) -> ScoringOptions:
-        """The link-scoring options of explicit settings (ValueError where a setting is ``auto``)."""
-        if AUTO in (self.mode, self.ribbon_width_px, self.polarity):
+        """The link-scoring options of explicit settings (ValueError where the mode uses a setting that is ``auto``)."""
+        if self.mode == AUTO or (self.mode == "ribbon" and AUTO in (self.ribbon_width_px, self.polarity)):
             raise ValueError("the scoring options depend on the image where a setting is 'auto': use scoring_for")
         return self.scoring_for(None)
 
