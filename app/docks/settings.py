@@ -68,12 +68,13 @@ _CHOICES = (
 #: The mode-specific settings each mode uses; the others are greyed out in that mode.
 MODE_USES = {
     AUTO: frozenset(),
-    "ribbon": frozenset({"sigma_px", "ribbon_width_px", "polarity", "ribbon_combine"}),
-    "edge": frozenset({"sigma_px"}),
+    "ribbon": frozenset({"max_turn_deg", "sigma_px", "ribbon_width_px", "polarity", "ribbon_combine"}),
+    "edge": frozenset({"max_turn_deg", "sigma_px"}),
 }
 _MODE_SPECIFIC = frozenset().union(*MODE_USES.values())
 _UNUSED_BECAUSE = {
-    AUTO: "auto mode learns the road's appearance at the clicks and estimates its width and polarity",
+    AUTO: "auto mode learns the road's appearance at the clicks and estimates its width and polarity; "
+          f"its course is straight, or bends where the road does (up to {COURSE_MAX_TURN_DEG:g}° at a guide)",
     "edge": "edge mode follows one edge, not a ribbon",
 }
 
@@ -234,10 +235,6 @@ class SettingsPanel(QGroupBox):
         for name in _MODE_SPECIFIC:
             reason = unused_reason(name, mode)
             self._set_used(name, reason is None, self._tips[name] + ("" if reason is None else "\n" + reason))
-        turn_tip = self._tips["max_turn_deg"]
-        if mode == AUTO:
-            turn_tip += f"\nauto mode: on a straight course; a bent course may turn up to {COURSE_MAX_TURN_DEG:g}°."
-        w["max_turn_deg"].setToolTip(turn_tip)
         self._set_used("snap_half_width_px", w["snap_endpoints"].isChecked(), self._tips["snap_half_width_px"])
         self.backend_label.setText(backend_description(w["backend"].currentText()))
 

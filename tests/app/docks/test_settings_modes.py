@@ -13,7 +13,7 @@ from core.extraction import ExtractionSettings
 from core.extraction.settings import AUTO
 from tests.app.conftest import click_image, wait_idle, wait_pieces
 
-MODE_SPECIFIC = ("sigma_px", "ribbon_width_px", "polarity", "ribbon_combine")
+MODE_SPECIFIC = ("max_turn_deg", "sigma_px", "ribbon_width_px", "polarity", "ribbon_combine")
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_a_ribbon_width_is_a_number_or_auto(panel, qtbot):
 @pytest.mark.parametrize("mode, used", [
     ("auto", ()),
     ("ribbon", MODE_SPECIFIC),
-    ("edge", ("sigma_px",)),
+    ("edge", ("max_turn_deg", "sigma_px")),
 ])
 def test_settings_the_mode_does_not_use_are_greyed_out_with_the_reason(panel, mode, used):
     panel._widgets["mode"].setCurrentText(mode)
@@ -66,9 +66,10 @@ def test_settings_the_mode_does_not_use_are_greyed_out_with_the_reason(panel, mo
         label = panel._form.labelForField(widget)
         assert widget.isEnabled() == (name in used) == label.isEnabled(), name
         assert ("Not used" in widget.toolTip()) == (name not in used), name
-    for name in ("nodes", "points", "half_width_px", "max_turn_deg", "snap_endpoints", "solver", "backend"):
+    for name in ("nodes", "points", "half_width_px", "snap_endpoints", "solver", "backend"):
         assert panel._widgets[name].isEnabled(), name
-    assert ("bent course" in panel._widgets["max_turn_deg"].toolTip()) == (mode == "auto")
+    # auto mode: straight, or bending with the road (a corner turns up to 90 degrees at a guide)
+    assert ("bends where the road does" in panel._widgets["max_turn_deg"].toolTip()) == (mode == "auto")
 
 
 def test_unused_reason_names_the_mode():
