@@ -281,8 +281,8 @@ def test_kernels_under_cuda_simulator():
 def test_full_size_map_tables_match_the_cpu(layout):
     seed = secrets.randbits(32)
     rng = np.random.default_rng(seed)
-    # The map leaves a margin of the corridor uncovered on one side (outside = 0).
-    window = random_window(rng, 360, 720, int(rng.integers(-20, 20)), int(rng.integers(0, 40)))
+    # The map (x from 20..60 to 660..700) leaves both ends of the corridor partly uncovered (outside = 0).
+    window = random_window(rng, 360, 640, int(rng.integers(20, 60)), int(rng.integers(0, 40)))
     start, end = (30.0, float(rng.uniform(150, 210))), (690.0, float(rng.uniform(150, 210)))
     if layout == "course":  # 24 nodes, 107 candidates a guide, sliding ends: 250k links
         guides, excluded = course_like(start, end, 24, 160.0, 3.0, 6.0, 2.0), None
@@ -297,3 +297,17 @@ def test_full_size_map_tables_match_the_cpu(layout):
                             map_link_tables(window, guides, base, lateral_penalty, excluded))
     except AssertionError as exc:
         raise AssertionError(f"seed {seed}: {exc}") from exc
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [dict(), dict(snap_endpoints=True, solver="mitm")])
+def test_full_size_adaptive_extraction_on_the_gpu_matches_the_cpu(options):
+    import core
+
+    image = road_image([(20, 250), (250, 60), (480, 250)], shape=(300, 500), width_px=9.0, seed=11)
+    start, end = (80.0, 250.0 - 190.0 / 230.0 * 60.0), (420.0, 250.0 - 190.0 / 230.0 * 60.0)  # both on the road
+    on_gpu = core.extract(image, start, end, mode="auto", backend="gpu", **options)
+    on_cpu = core.extract(image, start, end, mode="auto", backend="cpu", **options)
+    assert on_gpu.backend == "gpu" and on_gpu.estimate.course == on_cpu.estimate.course == "bent"
+    assert on_gpu.score == pytest.approx(on_cpu.score, rel=1e-4)
+    np.testing.assert_allclose(on_gpu.vertices_px, on_cpu.vertices_px, atol=1e-6)
