@@ -5,6 +5,6 @@ drivers), ``scores``; kernel modules: ``kernels_dp``, ``kernels_window``,
 ``kernels_scores``.
 """
 
-from gpu.polyline.solve import GPU_METHODS, GpuMemoryError, score_and_solve, solve_prepared
+from gpu.polyline.solve import GPU_METHODS, GpuMemoryError, map_link_tables, score_and_solve, solve_prepared
 
-__all__ = ["GPU_METHODS", "GpuMemoryError", "score_and_solve", "solve_prepared"]
+__all__ = ["GPU_METHODS", "GpuMemoryError", "map_link_tables", "score_and_solve", "solve_prepared"]

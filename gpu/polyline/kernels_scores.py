@@ -1,7 +1,9 @@
 """CUDA twin of core/extraction/scores.py: the link score tables, one thread per link.
 
-The objective is :mod:`core.extraction.scores`'.  Float precision and the
-complex64 gradient: docs/notes/extraction-and-polyline.md, "Link scores".
+The objectives are :mod:`core.extraction.scores`': :func:`link_scores` for
+the gradient modes, :func:`map_link_scores` for the adaptive mode's map.
+Float precision and the complex64 gradient: docs/notes/extraction-and-polyline.md,
+"Link scores".
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 from numba import cuda, float32
 
 from core.extraction.options import COMBINES, MODES, POLARITIES
+from core.extraction.scores import EXCLUDED_SCORE
 
 #: Mode, polarity and combination codes: those of core.extraction.options.ScoringOptions.kernel_codes.
 EDGE, RIBBON = (MODES.index(name) for name in ("edge", "ribbon"))
@@ -165,3 +168,99 @@ def link_scores(
             last[i, j] = score
         else:
             links[stage - 1, i, j] = score
+
+
+# --- The adaptive mode's map scores (core.extraction.scores.map_link_tables) ---------
+
+
+@cuda.jit(device=True)
+def _map_corner(values, i, j):
+    """``values[i, j]``, 0 outside the map."""
+    if i < 0 or j < 0 or i >= values.shape[0] or j >= values.shape[1]:
+        return 0.0
+    return values[i, j]
+
+
+@cuda.jit(device=True)
+def _map_value(values, col_off, row_off, x, y):
+    """Bilinear ``values`` at pixel position ``(x, y)`` in float64; outside neighbours count 0."""
+    u = x - col_off - 0.5
+    v = y - row_off - 0.5
+    fj = math.floor(u)
+    fi = math.floor(v)
+    fu = u - fj
+    fv = v - fi
+    i0 = int(fi)
+    j0 = int(fj)
+    if 0 <= i0 and i0 + 1 < values.shape[0] and 0 <= j0 and j0 + 1 < values.shape[1]:  # the common case
+        top_left, top_right = values[i0, j0], values[i0, j0 + 1]
+        bottom_left, bottom_right = values[i0 + 1, j0], values[i0 + 1, j0 + 1]
+    else:
+        top_left, top_right = _map_corner(values, i0, j0), _map_corner(values, i0, j0 + 1)
+        bottom_left, bottom_right = _map_corner(values, i0 + 1, j0), _map_corner(values, i0 + 1, j0 + 1)
+    top = (1.0 - fu) * top_left + fu * top_right
+    return (1.0 - fv) * top + fv * ((1.0 - fu) * bottom_left + fu * bottom_right)
+
+
+@cuda.jit(device=True)
+def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, lateral_penalty):
+    """``integral (map - base)`` along the link minus ``lateral_penalty`` per px it moves along ``(nx, ny)``."""
+    dx = qx - px
+    dy = qy - py
+    length = math.sqrt(dx * dx + dy * dy)
+    if length == 0.0:
+        return 0.0
+    n_samples = max(2, int(math.ceil(length)))
+    inverse = 1.0 / n_samples  # one division per link, not per sample
+    total = 0.0
+    for k in range(n_samples):
+        t = (k + 0.5) * inverse
+        total += _map_value(values, col_off, row_off, px + t * dx, py + t * dy) - base
+    return total * length * inverse - lateral_penalty * abs(dx * nx + dy * ny)
+
+
+@cuda.jit(cache=True)
+def map_link_scores(values, col_off, row_off, points, excluded, m, n0, n1, base, nx, ny, lateral_penalty, out):
+    """Score every link of the chain of layers over a map; grid-stride over all of them.
+
+    Parameters
+    ----------
+    values : (H, W) float32
+        The map; element ``[i, j]`` sits at ``(col_off + 0.5 + j, row_off + 0.5 + i)``.
+    col_off, row_off : float
+    points : (n0 + m d + n1, 2) float64
+        ``(x, y)`` of the start layer, the m guides of d points, the end layer.
+    excluded : (n0 + m d + n1,) uint8
+        Nonzero: links from or to that point score EXCLUDED_SCORE.
+    m, n0, n1 : int
+        Guides, points of the start and end layers.
+    base, nx, ny, lateral_penalty : float
+        As core.extraction.scores.map_link_tables; ``(nx, ny)`` is the guides' normal.
+    out : (n0 d + (m - 1) d d + d n1,) float32
+        Receives the tables T0, T1..T(m-1), Tm flattened row-major, one after the other.
+    """
+    d = (points.shape[0] - n0 - n1) // m
+    n_first = n0 * d
+    n_inner = (m - 1) * d * d
+    for flat in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        if flat < n_first:  # start layer -> guide 1
+            i = flat // d
+            source = i
+            target = n0 + flat - i * d
+        elif flat < n_first + n_inner:  # guide t + 1 -> guide t + 2
+            rest = flat - n_first
+            t = rest // (d * d)
+            rest -= t * d * d
+            i = rest // d
+            source = n0 + t * d + i
+            target = n0 + (t + 1) * d + rest - i * d
+        else:  # guide m -> end layer
+            rest = flat - n_first - n_inner
+            i = rest // n1
+            source = n0 + (m - 1) * d + i
+            target = n0 + m * d + rest - i * n1
+        if excluded[source] != 0 or excluded[target] != 0:
+            out[flat] = EXCLUDED_SCORE
+        else:
+            out[flat] = _map_link_score(values, col_off, row_off, points[source, 0], points[source, 1],
+                                        points[target, 0], points[target, 1], base, nx, ny, lateral_penalty)

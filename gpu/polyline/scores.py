@@ -1,19 +1,29 @@
-"""Link scores and turn ranges computed on the device, straight into the buffers the DP reads."""
+"""Link scores and turn ranges computed on the device, straight into the buffers the DP reads.
+
+Also the adaptive mode's map scores (:func:`map_scores_on_device`), which come
+back to the host.
+"""
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 from numba import cuda
 
 from core.extraction.options import ScoringOptions
 from core.polyline.turns import turn_limit_rad
-from gpu import config
+from gpu import config, device
+from gpu.device import buffer
 from gpu.launching import LaunchList
 from gpu.polyline.dp import DeviceProblem, grid_blocks, range_slots, workspace_problem
 from gpu.polyline.kernels_dp import link_angle_table, turn_ranges
-from gpu.polyline.kernels_scores import link_scores
+from gpu.polyline.kernels_scores import link_scores, map_link_scores
 
-__all__ = ["score_on_device", "turn_ranges_on_device", "synchronize"]
+__all__ = ["map_scores_on_device", "score_on_device", "turn_ranges_on_device", "synchronize"]
+
+_map_cache: dict = {}
+device.register_cache(_map_cache.clear)  # its array lies in the workspace's "map" buffer
 
 
 def synchronize() -> None:
@@ -98,3 +108,42 @@ def turn_ranges_on_device(problem: DeviceProblem, guides, max_turn_deg: float) -
     params.copy_to_device(np.concatenate((header, guides.start_offsets, guides.offsets, guides.end_offsets)))
     launches.run()
     problem.ranges_changed = True
+
+
+def map_scores_on_device(window, points, excluded, m: int, n0: int, n1: int, base: float, normal,
+                         lateral_penalty: float) -> np.ndarray:
+    """The flat float32 map scores of the chain of layers, computed on the device and copied back.
+
+    ``points`` (n0 + m d + n1, 2) float64 and ``excluded`` (same length) bool
+    are the checked inputs of :func:`gpu.polyline.map_link_tables`; the result
+    holds T0, T1..T(m-1), Tm flattened row-major, one after the other.  The
+    map is uploaded once per ``window`` object.  Call under ``LOCK``.
+    """
+    d = (points.shape[0] - n0 - n1) // m
+    total = n0 * d + (m - 1) * d * d + d * n1
+    device_points = buffer("map_points", points.shape, np.float64)
+    device_points.copy_to_device(points)
+    device_excluded = buffer("map_excluded", excluded.shape, np.uint8)
+    device_excluded.copy_to_device(excluded.view(np.uint8))
+    out = buffer("map_scores", (total,), np.float32)
+    map_link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
+        _device_map(window), float(window.col_off), float(window.row_off), device_points, device_excluded,
+        m, n0, n1, base, float(normal[0]), float(normal[1]), lateral_penalty, out,
+    )
+    return out.copy_to_host()
+
+
+def _device_map(window):
+    """``window.values`` on the device, (H, W) float32 in the workspace's "map" buffer; reused for the same object."""
+    cached = _map_cache.get("source")
+    if cached is not None and cached() is window:
+        return _map_cache["array"]
+    values = np.ascontiguousarray(window.values, dtype=np.float32)
+    array = buffer("map", values.shape, np.float32)
+    array.copy_to_device(values)
+    _map_cache.clear()
+    try:
+        _map_cache.update(source=weakref.ref(window), array=array)
+    except TypeError:  # not weak-referenceable: upload every time
+        pass
+    return array

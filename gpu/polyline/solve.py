@@ -1,9 +1,9 @@
-"""The GPU polyline engine, twin of ``core.polyline.cpu`` and ``core.extraction.solving``.
+"""The GPU polyline engine, twin of ``core.polyline.cpu``, ``core.extraction.solving`` and the map scores.
 
-Both entries bring back only the path, and raise
-:class:`core.engine.BackendUnavailableError` without a usable GPU and
-:class:`GpuMemoryError` when the device lacks memory.  The device modules
-import numba.cuda, so they are imported on first use.
+The solvers bring back only the path, :func:`map_link_tables` the small score
+tables; all raise :class:`core.engine.BackendUnavailableError` without a
+usable GPU and :class:`GpuMemoryError` when the device lacks memory.  The
+device modules import numba.cuda, so they are imported on first use.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from core.polyline.problem import PolylineSolution, infeasible_error, score_in_p
 from gpu import device
 from gpu.device import GpuMemoryError
 
-__all__ = ["GpuMemoryError", "GPU_METHODS", "solve_prepared", "score_and_solve"]
+__all__ = ["GpuMemoryError", "GPU_METHODS", "map_link_tables", "solve_prepared", "score_and_solve"]
 
 #: The methods that run on the GPU ("brute" is a CPU reference).
 GPU_METHODS = ("window", "mitm")
@@ -116,6 +116,43 @@ def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float,
     layers = path.layers
     return PolylineSolution(score_in_path_order(path.link_scores), layers[1:-1], int(layers[0]), int(layers[-1]),
                             method, "gpu", timings)
+
+
+def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None):
+    """Score the links of the guides over a map on the GPU (twin of :func:`core.extraction.scores.map_link_tables`).
+
+    Same parameters, checks and float32 host tables ``(first (n0, d),
+    links (m - 1, d, d), last (d, n1))``: a link scores ``integral (map -
+    base)`` along it minus ``lateral_penalty`` per px it moves across the
+    axis, or EXCLUDED_SCORE where it touches an ``excluded`` point.  The map
+    is uploaded once per window object; ``cancel`` is checked before and after
+    the device work.  Raises BackendUnavailableError without a GPU and
+    GpuMemoryError when the device lacks memory.
+    """
+    _, scores = _device()
+    points, excluded, sizes = _map_inputs(guides, excluded)
+    check(cancel)
+    m = guides.n_guides
+    with device.LOCK, _device_errors():
+        flat = scores.map_scores_on_device(window, points, excluded, m, int(sizes[0]), int(sizes[-1]), float(base),
+                                           guides.normal, float(lateral_penalty))
+    check(cancel)
+    n0, d, n1 = (int(size) for size in (sizes[0], sizes[1], sizes[-1]))
+    first = flat[: n0 * d].reshape(n0, d)
+    links = flat[n0 * d : n0 * d + (m - 1) * d * d].reshape(m - 1, d, d)
+    return first, links, flat[n0 * d + (m - 1) * d * d :].reshape(d, n1)
+
+
+def _map_inputs(guides, excluded):
+    """The points (P, 2) float64, excluded flags (P,) bool and layer sizes of :func:`map_link_tables`, checked."""
+    layers = guides.layer_points()
+    sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
+    points = np.ascontiguousarray(np.concatenate(layers), dtype=np.float64)
+    excluded = (np.zeros(len(points), np.bool_) if excluded is None
+                else np.ascontiguousarray(excluded, dtype=np.bool_).reshape(-1))
+    if excluded.shape != (len(points),):
+        raise ValueError(f"excluded must have one flag per candidate point ({len(points)}); got {excluded.shape}")
+    return points, excluded, sizes
 
 
 def _device_gradient(gradient, dp):

@@ -26,6 +26,11 @@ from tests.naive_scores import link_score
 kernels = pytest.mark.kernels
 
 
+def scored_settings(**fields) -> ExtractionSettings:
+    """Settings of a gradient mode: the fields given, else ribbon 24 px wide, any polarity (not 'auto')."""
+    return ExtractionSettings(**{"mode": "ribbon", "ribbon_width_px": 24.0, "polarity": "any", **fields})
+
+
 def random_gradient(rng, height, width, col_off, row_off):
     """A random gradient window (float32, with a zero-free spread of signs)."""
     gx = rng.normal(size=(height, width)).astype(np.float32)
@@ -165,7 +170,7 @@ def test_score_and_solve_matches_the_cpu_pipeline(solver, snapped):
     gradient = random_gradient(np.random.default_rng(9), 30, 40, 0, 0)
     guides = build_guides((5.0, 8.0), (35.0, 21.0), nodes=5, points=6, half_width_px=5.0,
                           snap_endpoints=snapped, snap_half_width_px=3.0)
-    settings = ExtractionSettings(solver=solver, max_turn_deg=35.0, mode="ribbon", ribbon_width_px=3.0)
+    settings = scored_settings(solver=solver, max_turn_deg=35.0, mode="ribbon", ribbon_width_px=3.0)
     check_score_and_solve(gradient, guides, settings)
 
 
@@ -179,7 +184,7 @@ def test_the_same_gradient_window_is_uploaded_once(monkeypatch):
     rng = np.random.default_rng(2)
     gradient = random_gradient(rng, 20, 20, 0, 0)
     guides = build_guides((2.0, 3.0), (17.0, 15.0), nodes=4, points=4, half_width_px=3.0)
-    settings = ExtractionSettings(solver="window", mode="edge")
+    settings = scored_settings(solver="window", mode="edge")
     first = gpu_score_and_solve(gradient, guides, settings)
     again = gpu_score_and_solve(gradient, guides, settings.replace(max_turn_deg=60.0))
     assert len(uploads) == 1 and again.score >= first.score
@@ -195,7 +200,7 @@ def test_score_and_solve_falls_back_to_the_cpu_when_out_of_memory(monkeypatch):
 
     gradient = random_gradient(np.random.default_rng(6), 20, 30, 0, 0)
     guides = build_guides((3.0, 4.0), (25.0, 14.0), nodes=4, points=5, half_width_px=4.0)
-    settings = ExtractionSettings(solver="window", max_turn_deg=40.0)
+    settings = scored_settings(solver="window", max_turn_deg=40.0)
     polyline_dp.release_workspace()  # nothing allocated yet: the memory check runs
     monkeypatch.setattr(polyline_dp, "free_bytes", lambda: 0)
     with pytest.raises(GpuMemoryError, match="MiB"):  # the GPU twin refuses; core decides to use the CPU
@@ -215,11 +220,11 @@ def test_score_and_solve_refuses_brute_and_reports_infeasible():
     gradient = random_gradient(np.random.default_rng(8), 20, 20, 0, 0)
     guides = build_guides((2.0, 2.0), (4.0, 18.0), nodes=5, points=2, half_width_px=30.0)
     with pytest.raises(ValueError, match="CPU only"):
-        gpu_score_and_solve(gradient, guides, ExtractionSettings(solver="brute"))
+        gpu_score_and_solve(gradient, guides, scored_settings(solver="brute"))
     # Guides 4 px apart with points at offsets -30 and 30 only: the fixed start
     # (offset 0) reaches them at 82 degrees, so every path turns by 82 degrees or more.
     with pytest.raises(NoFeasiblePolylineError):
-        gpu_score_and_solve(gradient, guides, ExtractionSettings(solver="window", max_turn_deg=1.0))
+        gpu_score_and_solve(gradient, guides, scored_settings(solver="window", max_turn_deg=1.0))
 
 
 @kernels
@@ -229,7 +234,7 @@ def test_extract_runs_end_to_end_on_the_gpu():
     rng = np.random.default_rng(12)
     image = rng.normal(100, 5, size=(48, 64)).astype(np.float32)
     image[20:26, :] += 80.0  # a bright horizontal road
-    options = dict(nodes=5, points=8, half_width_px=8.0, ribbon_width_px=6.0, polarity="bright")
+    options = dict(mode="ribbon", nodes=5, points=8, half_width_px=8.0, ribbon_width_px=6.0, polarity="bright")
     on_gpu = core.extract(image, (6.0, 20.0), (58.0, 25.0), backend="gpu", **options)
     on_cpu = core.extract(image, (6.0, 20.0), (58.0, 25.0), backend="cpu", **options)
     assert on_gpu.backend == "gpu" and on_cpu.backend == "cpu"
@@ -242,7 +247,8 @@ def test_nothing_to_follow_gives_the_straight_segment_on_the_gpu_too():
     import core
 
     blank = np.zeros((40, 60), np.float32)
-    options = dict(nodes=5, points=7, half_width_px=6.0, snap_endpoints=True, snap_half_width_px=3.0)
+    options = dict(mode="ribbon", ribbon_width_px=24.0, polarity="any", nodes=5, points=7, half_width_px=6.0,
+                   snap_endpoints=True, snap_half_width_px=3.0)
     on_gpu = core.extract(blank, (5.0, 10.0), (55.0, 30.0), backend="gpu", **options)
     on_cpu = core.extract(blank, (5.0, 10.0), (55.0, 30.0), backend="cpu", **options)
     assert on_gpu.backend == "gpu" and on_gpu.score == on_cpu.score == 0.0
@@ -280,7 +286,7 @@ def test_full_size_score_and_solve_matches_the_cpu(solver):
     start = (20.0, float(rng.uniform(60, 100)))
     guides = build_guides(start, (700.0, float(rng.uniform(60, 100))), nodes=8, points=1024, half_width_px=40.0,
                           snap_endpoints=bool(rng.integers(2)), snap_half_width_px=8.0)
-    settings = ExtractionSettings(solver=solver, max_turn_deg=float(rng.uniform(10, 45)), mode="ribbon",
+    settings = scored_settings(solver=solver, max_turn_deg=float(rng.uniform(10, 45)), mode="ribbon",
                                   ribbon_width_px=12.0, polarity=str(rng.choice(["any", "bright", "dark"])))
     try:
         check_score_and_solve(gradient, guides, settings)
