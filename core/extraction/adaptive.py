@@ -33,7 +33,7 @@ from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_s
 from core.extraction.estimate import _bilinear as _sample
 from core.extraction.estimate import _resample, edge_centres, path_support
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
-from core.extraction.scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
+from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
 from core.polyline import cpu as polyline_cpu
 from core.polyline.prepare import prepare
 from core.polyline.problem import PolylineProblem, PolylineSolution
@@ -54,7 +54,7 @@ COURSE_END_STEP_PX = 2.0
 COURSE_MAX_TURN_DEG = 90.0
 #: Map value that a link's samples must exceed to gain; and the score lost per px of sideways move.
 MAP_BASE = 0.5
-LATERAL_PENALTY = 1.0
+LATERAL_PENALTY = 0.5
 #: The course replaces the segment only when the segment's mean road-likeness is below GATE_SUPPORT
 #: and the course's is above it by GATE_GAIN.
 GATE_SUPPORT = 0.4
@@ -153,7 +153,7 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     timings = {"appearance": (time.perf_counter() - started) * 1e3, "scoring": 0.0, "dp": 0.0, "backtrack": 0.0}
     check(cancel)
     course = _course(window, start, end, settings.solver, backend, cancel, timings)
-    corner, corner_support = _corner(window, start, end)
+    corner, corner_support = _corner(window, start, end, backend)
     if corner_support > path_support(window, course):
         course = corner
     chord_support = path_support(window, np.stack([start, end]))
@@ -201,7 +201,7 @@ def _course(window, start, end, solver, backend, cancel, timings) -> np.ndarray:
     return guides.vertices(solution.start_index, solution.indices, solution.end_index)
 
 
-def _corner(window, start, end):
+def _corner(window, start, end, backend):
     """The best two-segment course ``start -> X -> end`` (X on a CORNER_STEP_PX grid over the corridor), and
     its mean road-likeness: a corner of any angle, which the course DP's sideways penalty would refuse."""
     length = float(np.hypot(*(end - start)))
@@ -214,7 +214,11 @@ def _corner(window, start, end):
     corners = grid.reshape(-1, 2)
     if corners.size == 0:
         return np.stack([start, end]), 0.0
-    means = corner_path_means(window, start, end, corners)
+    means = engine.run_with_cpu_fallback(
+        backend,
+        lambda: engine.gpu_package("polyline").corner_path_means(window, start, end, corners),
+        lambda: corner_path_means(window, start, end, corners),
+    )
     best = int(np.argmax(means))
     return np.stack([start, corners[best], end]), float(means[best])
 

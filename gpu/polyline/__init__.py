@@ -5,6 +5,14 @@ drivers), ``scores``; kernel modules: ``kernels_dp``, ``kernels_window``,
 ``kernels_scores``.
 """
 
-from gpu.polyline.solve import GPU_METHODS, GpuMemoryError, map_link_tables, score_and_solve, solve_prepared
+from gpu.polyline.solve import (
+                                GPU_METHODS,
+                                GpuMemoryError,
+                                corner_path_means,
+                                map_link_tables,
+                                score_and_solve,
+                                solve_prepared,
+)
 
-__all__ = ["GPU_METHODS", "GpuMemoryError", "map_link_tables", "score_and_solve", "solve_prepared"]
+__all__ = ["GPU_METHODS", "GpuMemoryError", "corner_path_means", "map_link_tables", "score_and_solve",
+           "solve_prepared"]

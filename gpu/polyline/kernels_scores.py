@@ -12,8 +12,8 @@ import math
 
 from numba import cuda, float32
 
+from core.extraction.map_scores import EXCLUDED_SCORE
 from core.extraction.options import COMBINES, MODES, POLARITIES
-from core.extraction.scores import EXCLUDED_SCORE
 
 #: Mode, polarity and combination codes: those of core.extraction.options.ScoringOptions.kernel_codes.
 EDGE, RIBBON = (MODES.index(name) for name in ("edge", "ribbon"))
@@ -264,3 +264,26 @@ def map_link_scores(values, col_off, row_off, points, excluded, m, n0, n1, base,
         else:
             out[flat] = _map_link_score(values, col_off, row_off, points[source, 0], points[source, 1],
                                         points[target, 0], points[target, 1], base, nx, ny, lateral_penalty)
+
+
+@cuda.jit(device=True)
+def _map_sum(values, col_off, row_off, px, py, qx, qy):
+    """``(sum of map samples, count)`` along a segment, one sample per pixel of length (at least 2)."""
+    dx = qx - px
+    dy = qy - py
+    n_samples = max(2, int(math.ceil(math.sqrt(dx * dx + dy * dy))))
+    total = 0.0
+    for k in range(n_samples):
+        t = (k + 0.5) / n_samples
+        total += _map_value(values, col_off, row_off, px + t * dx, py + t * dy)
+    return total, n_samples
+
+
+@cuda.jit(cache=True)
+def corner_means(values, col_off, row_off, ax, ay, bx, by, corners, out):
+    """Mean map value along ``a -> corner -> b`` for every corner (twin of core.extraction.scores); grid-stride."""
+    start = cuda.grid(1)
+    for i in range(start, corners.shape[0], cuda.gridsize(1)):
+        first, n_first = _map_sum(values, col_off, row_off, ax, ay, corners[i, 0], corners[i, 1])
+        second, n_second = _map_sum(values, col_off, row_off, corners[i, 0], corners[i, 1], bx, by)
+        out[i] = (first + second) / (n_first + n_second)

@@ -18,7 +18,7 @@ from gpu.device import buffer
 from gpu.launching import LaunchList
 from gpu.polyline.dp import DeviceProblem, grid_blocks, range_slots, workspace_problem
 from gpu.polyline.kernels_dp import link_angle_table, turn_ranges
-from gpu.polyline.kernels_scores import link_scores, map_link_scores
+from gpu.polyline.kernels_scores import corner_means, link_scores, map_link_scores
 
 __all__ = ["map_scores_on_device", "score_on_device", "turn_ranges_on_device", "synchronize"]
 
@@ -129,6 +129,21 @@ def map_scores_on_device(window, points, excluded, m: int, n0: int, n1: int, bas
     map_link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
         _device_map(window), float(window.col_off), float(window.row_off), device_points, device_excluded,
         m, n0, n1, base, float(normal[0]), float(normal[1]), lateral_penalty, out,
+    )
+    return out.copy_to_host()
+
+
+def corner_means_on_device(window, start, end, corners: np.ndarray) -> np.ndarray:
+    """The mean map value along ``start -> corner -> end`` for every corner (n, 2), computed on the device.
+
+    Call under ``LOCK``.
+    """
+    device_corners = buffer("map_corners", corners.shape, np.float64)
+    device_corners.copy_to_device(corners)
+    out = buffer("map_corner_means", (corners.shape[0],), np.float64)
+    corner_means[grid_blocks(corners.shape[0]), config.THREADS_PER_BLOCK](
+        _device_map(window), float(window.col_off), float(window.row_off), float(start[0]), float(start[1]),
+        float(end[0]), float(end[1]), device_corners, out,
     )
     return out.copy_to_host()
 

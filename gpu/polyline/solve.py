@@ -15,11 +15,14 @@ import numpy as np
 
 from core.cancel import check
 from core.engine import resolve_backend
+from core.extraction.map_scores import map_inputs
+from core.extraction.scores import split_tables
 from core.polyline.problem import PolylineSolution, infeasible_error, score_in_path_order, solution_for_path
 from gpu import device
 from gpu.device import GpuMemoryError
 
-__all__ = ["GpuMemoryError", "GPU_METHODS", "map_link_tables", "solve_prepared", "score_and_solve"]
+__all__ = ["corner_path_means", "GpuMemoryError", "GPU_METHODS", "map_link_tables", "solve_prepared",
+           "score_and_solve"]
 
 #: The methods that run on the GPU ("brute" is a CPU reference).
 GPU_METHODS = ("window", "mitm")
@@ -118,6 +121,20 @@ def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float,
                             method, "gpu", timings)
 
 
+def corner_path_means(window, start, end, corners) -> np.ndarray:
+    """The mean map value along every ``start -> corner -> end`` on the GPU (twin of
+    :func:`core.extraction.scores.corner_path_means`: same arguments and (n,) float64 result).
+
+    Raises BackendUnavailableError without a GPU and GpuMemoryError when the device lacks memory.
+    """
+    _, scores = _device()
+    corners = np.ascontiguousarray(corners, dtype=np.float64).reshape(-1, 2)
+    if corners.shape[0] == 0:
+        return np.empty(0)
+    with device.LOCK, _device_errors():
+        return scores.corner_means_on_device(window, start, end, corners)
+
+
 def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None):
     """Score the links of the guides over a map on the GPU (twin of :func:`core.extraction.scores.map_link_tables`).
 
@@ -130,29 +147,14 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
     GpuMemoryError when the device lacks memory.
     """
     _, scores = _device()
-    points, excluded, sizes = _map_inputs(guides, excluded)
+    points, excluded, sizes = map_inputs(guides, excluded)
     check(cancel)
     m = guides.n_guides
     with device.LOCK, _device_errors():
         flat = scores.map_scores_on_device(window, points, excluded, m, int(sizes[0]), int(sizes[-1]), float(base),
                                            guides.normal, float(lateral_penalty))
     check(cancel)
-    n0, d, n1 = (int(size) for size in (sizes[0], sizes[1], sizes[-1]))
-    first = flat[: n0 * d].reshape(n0, d)
-    links = flat[n0 * d : n0 * d + (m - 1) * d * d].reshape(m - 1, d, d)
-    return first, links, flat[n0 * d + (m - 1) * d * d :].reshape(d, n1)
-
-
-def _map_inputs(guides, excluded):
-    """The points (P, 2) float64, excluded flags (P,) bool and layer sizes of :func:`map_link_tables`, checked."""
-    layers = guides.layer_points()
-    sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
-    points = np.ascontiguousarray(np.concatenate(layers), dtype=np.float64)
-    excluded = (np.zeros(len(points), np.bool_) if excluded is None
-                else np.ascontiguousarray(excluded, dtype=np.bool_).reshape(-1))
-    if excluded.shape != (len(points),):
-        raise ValueError(f"excluded must have one flag per candidate point ({len(points)}); got {excluded.shape}")
-    return points, excluded, sizes
+    return split_tables(flat, sizes, m)
 
 
 def _device_gradient(gradient, dp):

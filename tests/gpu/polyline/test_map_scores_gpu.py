@@ -23,7 +23,7 @@ from core.cancel import Cancelled, CancelToken
 from core.engine import BackendUnavailableError
 from core.extraction.appearance import LikelihoodWindow
 from core.extraction.guides import build_guides, guides_with_offsets
-from core.extraction.scores import EXCLUDED_SCORE, map_link_tables
+from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
 from tests.gpu.conftest import KERNELS_RUN_HERE, run_kernels_under_simulator
 
 kernels = pytest.mark.kernels
@@ -260,6 +260,29 @@ def test_adaptive_extraction_on_the_gpu_matches_the_cpu(course, corners, start, 
     assert on_gpu.estimate.course == on_cpu.estimate.course == course
     assert on_gpu.score == pytest.approx(on_cpu.score, rel=1e-4, abs=1e-4)
     np.testing.assert_allclose(on_gpu.vertices_px, on_cpu.vertices_px, atol=1e-6)
+
+
+@kernels
+@pytest.mark.parametrize("n_corners", [1, 7, 37])
+def test_corner_path_means_match_the_cpu_and_the_naive_formula(n_corners):
+    import gpu.polyline
+
+    rng = np.random.default_rng(n_corners)
+    window = random_window(rng, 40, 50, -3, 2)
+    start, end = np.array([2.0, 10.0]), np.array([44.0, 30.0])
+    corners = rng.uniform([-10.0, -5.0], [60.0, 50.0], (n_corners, 2))  # some beyond the map
+    got = gpu.polyline.corner_path_means(window, start, end, corners)
+    expected = corner_path_means(window, start, end, corners)
+    assert got.shape == (n_corners,) and got.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    # the mean of the two segments' samples, from the map formula (base 0, no penalty: sum / count)
+    for corner, value in zip(corners, got):
+        sums, counts = [], []
+        for p, q in ((start, corner), (corner, end)):
+            k = max(2, math.ceil(math.hypot(*(q - p))))
+            sums.append(naive_map_score(window.values, -3, 2, p, q, 0.0, (0.0, 1.0), 0.0) * k / math.hypot(*(q - p)))
+            counts.append(k)
+        assert value == pytest.approx(sum(sums) / sum(counts), rel=1e-9, abs=1e-9)
 
 
 @pytest.mark.skipif(KERNELS_RUN_HERE, reason="a GPU (or the simulator) is present")

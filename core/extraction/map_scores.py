@@ -1,0 +1,191 @@
+"""Link scores over a scalar map (the adaptive mode's road-likeness), and two-segment path means (CPU, numba).
+
+A link ``P -> Q`` scores ``integral (map - base)`` along it (samples at the
+midpoints of ``K = max(2, ceil(|PQ|))`` equal pieces, bilinear, outside the
+map counting 0) minus ``lateral_penalty`` per pixel it moves across the axis.
+The CUDA twins are in ``gpu.polyline.kernels_scores``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from core.cancel import check, flag_of
+from core.extraction.scores import _FASTMATH, split_tables
+from core.parallel import PARALLEL_LOCK, cancel_requested
+
+__all__ = ["EXCLUDED_SCORE", "corner_path_means", "map_inputs", "map_link_tables"]
+
+#: The score of a link that touches an excluded candidate point (see :func:`map_link_tables`).
+EXCLUDED_SCORE = -1.0e6
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _map_value(values, col_off, row_off, x, y):
+    """Bilinearly interpolated ``values`` at pixel position ``(x, y)``; outside neighbours count 0."""
+    u = x - col_off - 0.5
+    v = y - row_off - 0.5
+    fj = math.floor(u)
+    fi = math.floor(v)
+    fu = u - fj
+    fv = v - fi
+    i0 = int(fi)
+    j0 = int(fj)
+    height, width = values.shape
+    total = 0.0
+    for di in range(2):
+        i = i0 + di
+        if i < 0 or i >= height:
+            continue
+        wi = fv if di == 1 else 1.0 - fv
+        for dj in range(2):
+            j = j0 + dj
+            if 0 <= j < width:
+                total += wi * (fu if dj == 1 else 1.0 - fu) * values[i, j]
+    return total
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, lateral_penalty):
+    """``integral (map - base)`` along the link minus ``lateral_penalty`` per px it moves along ``(nx, ny)``."""
+    dx = qx - px
+    dy = qy - py
+    length = math.sqrt(dx * dx + dy * dy)
+    if length == 0.0:
+        return 0.0
+    n_samples = max(2, int(math.ceil(length)))
+    total = 0.0
+    for k in range(n_samples):
+        t = (k + 0.5) / n_samples
+        total += _map_value(values, col_off, row_off, px + t * dx, py + t * dy) - base
+    return total * length / n_samples - lateral_penalty * abs(dx * nx + dy * ny)
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
+def _score_map_pairs(values, col_off, row_off, points, excluded, stages, base, nx, ny, lateral_penalty, out,
+                     cancel_flag):
+    """:func:`_score_pairs` for :func:`_map_link_score`; links that touch an excluded point score EXCLUDED_SCORE."""
+    n_stages = stages.shape[0]
+    ends = np.empty(n_stages, dtype=np.int64)
+    total = 0
+    for s in range(n_stages):
+        total += stages[s, 1] * stages[s, 3]
+        ends[s] = total
+    for flat in prange(total):
+        if cancel_requested(cancel_flag):
+            continue
+        s = np.searchsorted(ends, flat, side="right")
+        n_to = stages[s, 3]
+        rest = flat - (ends[s] - stages[s, 1] * n_to)
+        i = stages[s, 0] + rest // n_to
+        j = stages[s, 2] + rest % n_to
+        if excluded[i] or excluded[j]:
+            out[flat] = EXCLUDED_SCORE
+            continue
+        out[flat] = _map_link_score(values, col_off, row_off, points[i, 0], points[i, 1], points[j, 0],
+                                    points[j, 1], base, nx, ny, lateral_penalty)
+
+
+def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None):
+    """Score tables of the links of the guides over a map (the road-likeness of the adaptive mode).
+
+    A link scores ``integral (map - base)`` along it, minus ``lateral_penalty``
+    per pixel that it moves across the axis (which keeps a path straight where
+    the map gives no reason to bend).
+
+    Parameters
+    ----------
+    window : core.extraction.appearance.LikelihoodWindow
+        The map, covering the guides (samples outside it count 0).
+    guides : core.extraction.guides.Guides
+    base : float
+        Subtracted from every sample: map values below it count against a link.
+    lateral_penalty : float
+        Score per pixel of sideways movement (>= 0).
+    excluded : (n_points,) bool array_like, optional
+        Per candidate point of ``guides.layer_points()`` (concatenated): links
+        from or to it score :data:`EXCLUDED_SCORE`.
+    cancel : core.cancel.CancelToken, optional
+
+    Returns
+    -------
+    first, links, last : float32 ndarrays
+        As :func:`link_score_tables`.
+
+    The CUDA twin is ``gpu.polyline.map_link_tables``.
+    """
+    points, excluded, sizes = map_inputs(guides, excluded)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    stages = np.stack([starts[:-1], sizes[:-1], starts[1:], sizes[1:]], axis=1)
+    out = np.empty(int((sizes[:-1] * sizes[1:]).sum()), dtype=np.float32)
+    values = np.ascontiguousarray(window.values, dtype=np.float32)
+    with PARALLEL_LOCK:
+        _score_map_pairs(values, float(window.col_off), float(window.row_off), np.ascontiguousarray(points),
+                         excluded, stages, float(base), float(guides.normal[0]), float(guides.normal[1]),
+                         float(lateral_penalty), out, flag_of(cancel))
+    check(cancel)
+    return split_tables(out, sizes, guides.n_guides)
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _map_mean(values, col_off, row_off, px, py, qx, qy):
+    """``(sum of map samples, count)`` along a segment, one sample per pixel of length (at least 2)."""
+    dx = qx - px
+    dy = qy - py
+    n_samples = max(2, int(math.ceil(math.sqrt(dx * dx + dy * dy))))
+    total = 0.0
+    for k in range(n_samples):
+        t = (k + 0.5) / n_samples
+        total += _map_value(values, col_off, row_off, px + t * dx, py + t * dy)
+    return total, n_samples
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
+def _corner_means(values, col_off, row_off, ax, ay, bx, by, corners, out):
+    for i in prange(corners.shape[0]):
+        first, n_first = _map_mean(values, col_off, row_off, ax, ay, corners[i, 0], corners[i, 1])
+        second, n_second = _map_mean(values, col_off, row_off, corners[i, 0], corners[i, 1], bx, by)
+        out[i] = (first + second) / (n_first + n_second)
+
+
+def corner_path_means(window, start, end, corners) -> np.ndarray:
+    """The mean map value along every two-segment path ``start -> corner -> end``.
+
+    Parameters
+    ----------
+    window : core.extraction.appearance.LikelihoodWindow
+    start, end : (2,) array_like
+        ``(x, y)`` in raster pixels.
+    corners : (n, 2) array_like
+        Candidate corners ``(x, y)``.
+
+    Returns
+    -------
+    (n,) float64 ndarray
+        Samples one pixel apart, outside the window counting 0.
+    """
+    corners = np.ascontiguousarray(corners, dtype=np.float64).reshape(-1, 2)
+    out = np.empty(corners.shape[0])
+    with PARALLEL_LOCK:
+        _corner_means(np.ascontiguousarray(window.values, dtype=np.float32), float(window.col_off),
+                      float(window.row_off), float(start[0]), float(start[1]), float(end[0]), float(end[1]),
+                      corners, out)
+    return out
+
+
+def map_inputs(guides, excluded):
+    """The candidate points (P, 2) float64, excluded flags (P,) bool and layer sizes of map scoring, checked.
+
+    Shared by :func:`map_link_tables` and its CUDA twin.
+    """
+    layers = guides.layer_points()
+    sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
+    points = np.ascontiguousarray(np.concatenate(layers), dtype=np.float64)
+    excluded = (np.zeros(len(points), np.bool_) if excluded is None
+                else np.ascontiguousarray(excluded, dtype=np.bool_).reshape(-1))
+    if excluded.shape != (len(points),):
+        raise ValueError(f"excluded must have one flag per candidate point ({len(points)}); got {excluded.shape}")
+    return points, excluded, sizes
