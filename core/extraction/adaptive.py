@@ -52,6 +52,8 @@ COURSE_STEP_PX = 3.0
 COURSE_END_PX = 6.0
 COURSE_END_STEP_PX = 2.0
 COURSE_MAX_TURN_DEG = 90.0
+#: The course's links are sampled this far apart (px): it is coarse, and its scoring is most of the work.
+COURSE_SAMPLE_STEP_PX = 2.0
 #: Map value that a link's samples must exceed to gain; and the score lost per px of sideways move.
 MAP_BASE = 0.5
 LATERAL_PENALTY = 0.5
@@ -68,8 +70,9 @@ CENTRING_DEADBAND_PX = 1.5
 #: sideways penalty (the corridor already keeps it on the course).
 CENTRE_BASE = 0.5
 CENTRE_LATERAL_PENALTY = 0.5
-#: Corners of two-segment courses are tried on a grid of this step (px) over the corridor.
-CORNER_STEP_PX = 4.0
+#: Corners of two-segment courses are tried on a grid of this step (px) over the corridor, then a quarter
+#: of it around the best.
+CORNER_STEP_PX = 8.0
 #: A bent course is refined with one guide at least every so many px.
 FINE_SPACING_PX = 15.0
 #: The structuring element that closes the object's region in centre_map (radius CLOSING_RADIUS_PX).
@@ -197,30 +200,44 @@ def _course(window, start, end, solver, backend, cancel, timings) -> np.ndarray:
     ends = np.arange(-COURSE_END_PX, COURSE_END_PX + 1e-9, COURSE_END_STEP_PX)
     guides = guides_with_offsets(start, end, nodes, offsets, ends)
     solution = _solve(window, guides, None, COURSE_MAX_TURN_DEG, "mitm" if solver == "mitm" else "window",
-                      backend, cancel, timings)
+                      backend, cancel, timings, step=COURSE_SAMPLE_STEP_PX)
     return guides.vertices(solution.start_index, solution.indices, solution.end_index)
 
 
 def _corner(window, start, end, backend):
-    """The best two-segment course ``start -> X -> end`` (X on a CORNER_STEP_PX grid over the corridor), and
-    its mean road-likeness: a corner of any angle, which the course DP's sideways penalty would refuse."""
+    """The best two-segment course ``start -> X -> end`` and its mean road-likeness: a corner of any angle,
+    which the course DP's sideways penalty would refuse.
+
+    X is searched on a CORNER_STEP_PX grid over the corridor, then on a grid a
+    quarter as fine around the best point.
+    """
     length = float(np.hypot(*(end - start)))
     axis = (end - start) / length
     normal = np.array([-axis[1], axis[0]])
     reach = course_reach_px(start, end)
     along = np.arange(CORNER_STEP_PX, length - CORNER_STEP_PX / 2, CORNER_STEP_PX)
     across = np.arange(-reach, reach + 1e-9, CORNER_STEP_PX)
-    grid = start + along[:, None, None] * axis + across[None, :, None] * normal
-    corners = grid.reshape(-1, 2)
-    if corners.size == 0:
+    if along.size == 0:
         return np.stack([start, end]), 0.0
+    best, mean = _best_corner(window, start, end, along, across, axis, normal, backend)
+    fine = np.arange(-CORNER_STEP_PX, CORNER_STEP_PX + 1e-9, CORNER_STEP_PX / 4)
+    along = np.clip(best[0] + fine, 1.0, length - 1.0)
+    across = np.clip(best[1] + fine, -reach, reach)
+    best, mean = _best_corner(window, start, end, along, across, axis, normal, backend)
+    return np.stack([start, start + best[0] * axis + best[1] * normal, end]), mean
+
+
+def _best_corner(window, start, end, along, across, axis, normal, backend):
+    """``((along, across) of the best corner, its path's mean road-likeness)`` over a grid of corners."""
+    grid = np.stack(np.meshgrid(along, across, indexing="ij"), axis=-1).reshape(-1, 2)
+    corners = start + grid[:, :1] * axis + grid[:, 1:] * normal
     means = engine.run_with_cpu_fallback(
         backend,
         lambda: engine.gpu_package("polyline").corner_path_means(window, start, end, corners),
         lambda: corner_path_means(window, start, end, corners),
     )
     best = int(np.argmax(means))
-    return np.stack([start, corners[best], end]), float(means[best])
+    return grid[best], float(means[best])
 
 
 def _refine(window, start, end, course, settings, backend, cancel, timings):
@@ -282,13 +299,14 @@ def _segment(window, start, end, settings, backend, cancel, timings):
 
 
 def _solve(window, guides, excluded, max_turn_deg, method, backend, cancel, timings, base=MAP_BASE,
-           lateral=LATERAL_PENALTY) -> PolylineSolution:
-    """Score the guides' links on the map (CPU or GPU) and solve the exact DP there."""
+           lateral=LATERAL_PENALTY, step=1.0) -> PolylineSolution:
+    """Score the guides' links on the map (CPU or GPU), samples ``step`` px apart, and solve the exact DP there."""
     started = time.perf_counter()
     first, links, last = engine.run_with_cpu_fallback(
         backend,
-        lambda: engine.gpu_package("polyline").map_link_tables(window, guides, base, lateral, excluded, cancel),
-        lambda: map_link_tables(window, guides, base, lateral, excluded, cancel),
+        lambda: engine.gpu_package("polyline").map_link_tables(window, guides, base, lateral, excluded, cancel,
+                                                               step),
+        lambda: map_link_tables(window, guides, base, lateral, excluded, cancel, step),
     )
     scored = time.perf_counter()
     problem = PolylineProblem(first, links, last, guides.offsets, guides.spacing, max_turn_deg,

@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from core import validation
 from core.cancel import check, flag_of
 from core.extraction.scores import _FASTMATH, split_tables
 from core.parallel import PARALLEL_LOCK, cancel_requested
@@ -35,6 +36,9 @@ def _map_value(values, col_off, row_off, x, y):
     i0 = int(fi)
     j0 = int(fj)
     height, width = values.shape
+    if 0 <= i0 and i0 + 1 < height and 0 <= j0 and j0 + 1 < width:  # the common case
+        top = (1.0 - fu) * values[i0, j0] + fu * values[i0, j0 + 1]
+        return (1.0 - fv) * top + fv * ((1.0 - fu) * values[i0 + 1, j0] + fu * values[i0 + 1, j0 + 1])
     total = 0.0
     for di in range(2):
         i = i0 + di
@@ -49,14 +53,14 @@ def _map_value(values, col_off, row_off, x, y):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, lateral_penalty):
+def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, lateral_penalty, sample_step):
     """``integral (map - base)`` along the link minus ``lateral_penalty`` per px it moves along ``(nx, ny)``."""
     dx = qx - px
     dy = qy - py
     length = math.sqrt(dx * dx + dy * dy)
     if length == 0.0:
         return 0.0
-    n_samples = max(2, int(math.ceil(length)))
+    n_samples = max(2, int(math.ceil(length / sample_step)))
     total = 0.0
     for k in range(n_samples):
         t = (k + 0.5) / n_samples
@@ -65,8 +69,8 @@ def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, late
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _score_map_pairs(values, col_off, row_off, points, excluded, stages, base, nx, ny, lateral_penalty, out,
-                     cancel_flag):
+def _score_map_pairs(values, col_off, row_off, points, excluded, stages, base, nx, ny, lateral_penalty,
+                     sample_step, out, cancel_flag):
     """:func:`_score_pairs` for :func:`_map_link_score`; links that touch an excluded point score EXCLUDED_SCORE."""
     n_stages = stages.shape[0]
     ends = np.empty(n_stages, dtype=np.int64)
@@ -86,10 +90,11 @@ def _score_map_pairs(values, col_off, row_off, points, excluded, stages, base, n
             out[flat] = EXCLUDED_SCORE
             continue
         out[flat] = _map_link_score(values, col_off, row_off, points[i, 0], points[i, 1], points[j, 0],
-                                    points[j, 1], base, nx, ny, lateral_penalty)
+                                    points[j, 1], base, nx, ny, lateral_penalty, sample_step)
 
 
-def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None):
+def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None,
+                    sample_step_px: float = 1.0):
     """Score tables of the links of the guides over a map (the road-likeness of the adaptive mode).
 
     A link scores ``integral (map - base)`` along it, minus ``lateral_penalty``
@@ -109,6 +114,8 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
         Per candidate point of ``guides.layer_points()`` (concatenated): links
         from or to it score :data:`EXCLUDED_SCORE`.
     cancel : core.cancel.CancelToken, optional
+    sample_step_px : float
+        Samples along a link are about this far apart (px, > 0): ``max(2, ceil(length / step))`` of them.
 
     Returns
     -------
@@ -118,6 +125,7 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
     The CUDA twin is ``gpu.polyline.map_link_tables``.
     """
     points, excluded, sizes = map_inputs(guides, excluded)
+    step = validation.real(sample_step_px, "sample_step_px", 0.0, low_open=True, unit="pixels")
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     stages = np.stack([starts[:-1], sizes[:-1], starts[1:], sizes[1:]], axis=1)
     out = np.empty(int((sizes[:-1] * sizes[1:]).sum()), dtype=np.float32)
@@ -125,7 +133,7 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
     with PARALLEL_LOCK:
         _score_map_pairs(values, float(window.col_off), float(window.row_off), np.ascontiguousarray(points),
                          excluded, stages, float(base), float(guides.normal[0]), float(guides.normal[1]),
-                         float(lateral_penalty), out, flag_of(cancel))
+                         float(lateral_penalty), step, out, flag_of(cancel))
     check(cancel)
     return split_tables(out, sizes, guides.n_guides)
 

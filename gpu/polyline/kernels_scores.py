@@ -203,14 +203,14 @@ def _map_value(values, col_off, row_off, x, y):
 
 
 @cuda.jit(device=True)
-def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, lateral_penalty):
+def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, lateral_penalty, sample_step):
     """``integral (map - base)`` along the link minus ``lateral_penalty`` per px it moves along ``(nx, ny)``."""
     dx = qx - px
     dy = qy - py
     length = math.sqrt(dx * dx + dy * dy)
     if length == 0.0:
         return 0.0
-    n_samples = max(2, int(math.ceil(length)))
+    n_samples = max(2, int(math.ceil(length / sample_step)))
     inverse = 1.0 / n_samples  # one division per link, not per sample
     total = 0.0
     for k in range(n_samples):
@@ -220,7 +220,8 @@ def _map_link_score(values, col_off, row_off, px, py, qx, qy, base, nx, ny, late
 
 
 @cuda.jit(cache=True)
-def map_link_scores(values, col_off, row_off, points, excluded, m, n0, n1, base, nx, ny, lateral_penalty, out):
+def map_link_scores(values, col_off, row_off, points, excluded, m, n0, n1, base, nx, ny, lateral_penalty,
+                    sample_step, out):
     """Score every link of the chain of layers over a map; grid-stride over all of them.
 
     Parameters
@@ -234,8 +235,8 @@ def map_link_scores(values, col_off, row_off, points, excluded, m, n0, n1, base,
         Nonzero: links from or to that point score EXCLUDED_SCORE.
     m, n0, n1 : int
         Guides, points of the start and end layers.
-    base, nx, ny, lateral_penalty : float
-        As core.extraction.scores.map_link_tables; ``(nx, ny)`` is the guides' normal.
+    base, nx, ny, lateral_penalty, sample_step : float
+        As core.extraction.map_scores.map_link_tables; ``(nx, ny)`` is the guides' normal.
     out : (n0 d + (m - 1) d d + d n1,) float32
         Receives the tables T0, T1..T(m-1), Tm flattened row-major, one after the other.
     """
@@ -263,7 +264,8 @@ def map_link_scores(values, col_off, row_off, points, excluded, m, n0, n1, base,
             out[flat] = EXCLUDED_SCORE
         else:
             out[flat] = _map_link_score(values, col_off, row_off, points[source, 0], points[source, 1],
-                                        points[target, 0], points[target, 1], base, nx, ny, lateral_penalty)
+                                        points[target, 0], points[target, 1], base, nx, ny, lateral_penalty,
+                                        sample_step)
 
 
 @cuda.jit(device=True)

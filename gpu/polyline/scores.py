@@ -111,7 +111,7 @@ def turn_ranges_on_device(problem: DeviceProblem, guides, max_turn_deg: float) -
 
 
 def map_scores_on_device(window, points, excluded, m: int, n0: int, n1: int, base: float, normal,
-                         lateral_penalty: float) -> np.ndarray:
+                         lateral_penalty: float, sample_step_px: float = 1.0) -> np.ndarray:
     """The flat float32 map scores of the chain of layers, computed on the device and copied back.
 
     ``points`` (n0 + m d + n1, 2) float64 and ``excluded`` (same length) bool
@@ -128,7 +128,7 @@ def map_scores_on_device(window, points, excluded, m: int, n0: int, n1: int, bas
     out = buffer("map_scores", (total,), np.float32)
     map_link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
         _device_map(window), float(window.col_off), float(window.row_off), device_points, device_excluded,
-        m, n0, n1, base, float(normal[0]), float(normal[1]), lateral_penalty, out,
+        m, n0, n1, base, float(normal[0]), float(normal[1]), lateral_penalty, sample_step_px, out,
     )
     return out.copy_to_host()
 

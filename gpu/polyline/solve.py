@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from core import validation
 from core.cancel import check
 from core.engine import resolve_backend
 from core.extraction.map_scores import map_inputs
@@ -135,7 +136,8 @@ def corner_path_means(window, start, end, corners) -> np.ndarray:
         return scores.corner_means_on_device(window, start, end, corners)
 
 
-def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None):
+def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None,
+                    sample_step_px: float = 1.0):
     """Score the links of the guides over a map on the GPU (twin of :func:`core.extraction.scores.map_link_tables`).
 
     Same parameters, checks and float32 host tables ``(first (n0, d),
@@ -148,11 +150,12 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
     """
     _, scores = _device()
     points, excluded, sizes = map_inputs(guides, excluded)
+    step = validation.real(sample_step_px, "sample_step_px", 0.0, low_open=True, unit="pixels")
     check(cancel)
     m = guides.n_guides
     with device.LOCK, _device_errors():
         flat = scores.map_scores_on_device(window, points, excluded, m, int(sizes[0]), int(sizes[-1]), float(base),
-                                           guides.normal, float(lateral_penalty))
+                                           guides.normal, float(lateral_penalty), step)
     check(cancel)
     return split_tables(flat, sizes, m)
 

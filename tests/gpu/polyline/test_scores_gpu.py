@@ -264,7 +264,8 @@ def test_linesnap_extract_backend_gpu(capsys):
     from app.cli import main
 
     def run(backend):
-        argv = ["extract", "--demo", "--backend", backend, "--nodes", "5", "--points", "8", "--solver", "mitm"]
+        argv = ["extract", "--demo", "--backend", backend, "--mode", "edge", "--nodes", "5", "--points", "8",
+                "--solver", "mitm"]
         assert main(argv) == 0
         return json.loads(capsys.readouterr().out)["features"][0]["properties"]
 
