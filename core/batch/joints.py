@@ -2,8 +2,10 @@
 
 Each refined piece proposes a position for its two end nodes, trusted across
 the piece (along its normal) and not along it.  A node's position is the
-weighted least-squares point of its proposals: at a corner or a junction the
-crossing of the pieces' lines; on a straight run the proposals' mean.  A node
+weighted least-squares point of its proposals' lines: at a corner or a
+junction the crossing of the pieces' lines.  Along a direction that the lines
+hardly fix (a straight run, pieces within ~13 degrees of each other) it takes
+the proposals' mean instead.  A node
 with no proposal moves with its neighbours (the mean of their moves).
 """
 
@@ -11,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["JOINT_REGULARISATION", "joined_parts", "node_positions"]
+__all__ = ["WEAK_DIRECTION_SHARE", "joined_parts", "node_positions"]
 
-#: Weight, relative to the proposals' total, pulling a node to the proposals' mean (fixes the free direction).
-JOINT_REGULARISATION = 0.05
+#: A direction whose share of the proposals' normal weight is below this takes the proposals' mean.
+WEAK_DIRECTION_SHARE = 0.05
 #: Passes that spread moves to nodes without a proposal.
 _SPREAD_PASSES = 4
 
@@ -49,10 +51,16 @@ def node_positions(plan, refined: dict) -> np.ndarray:
     out = plan.nodes_px.copy()
     seen = weights > 0
     for node in np.flatnonzero(seen):
-        mean = point_sums[node] / weights[node]
-        reg = JOINT_REGULARISATION * weights[node]
-        out[node] = np.linalg.solve(normal_sums[node] + reg * np.eye(2), rhs[node] + reg * mean)
+        out[node] = _least_squares_point(normal_sums[node], rhs[node], point_sums[node] / weights[node])
     return _spread(plan, out, seen)
+
+
+def _least_squares_point(normals: np.ndarray, rhs: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """The point minimising the weighted squared normal distances, with weak directions set from ``mean``."""
+    values, vectors = np.linalg.eigh(normals)
+    strong = values > WEAK_DIRECTION_SHARE * values.sum()
+    coefficients = np.where(strong, (vectors.T @ rhs) / np.where(strong, values, 1.0), vectors.T @ mean)
+    return vectors @ coefficients
 
 
 def _spread(plan, out: np.ndarray, seen: np.ndarray) -> np.ndarray:

@@ -65,7 +65,7 @@ def resume_dir_for(output) -> Path:
 
 
 def refine_layer(lines, images, output, settings=None, *, client_factory=None, progress=None,
-                 max_piece_px: float = 100.0, min_piece_px: float = 8.0) -> RefineReport:
+                 max_piece_px: float = 100.0, min_piece_px: float = 8.0, tile_px: int = TILE_PX) -> RefineReport:
     """Move every line of a layer onto the imagery and write the result.
 
     Parameters
@@ -83,6 +83,8 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         ``progress(done_pieces, total_pieces)``.
     max_piece_px, min_piece_px : float
         Longest piece (longer straight parts are cut) and shortest piece extracted.
+    tile_px : int
+        Size of the raster tiles that group pieces into tasks.
 
     Returns
     -------
@@ -106,7 +108,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     indices = layer.line_indices()
     parts_px = [_to_pixels(part, layer.crs, reference) for k in indices for part in layer.parts[k]]
     plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
-    tiles, placed = assign_tiles(plan, sources, reference)
+    tiles, placed = assign_tiles(plan, sources, reference, tile_px)
     tasks = {task_key(t): t for t in _tasks(tiles, settings, sources)}
     weights = {key: len(task["pieces"]) for key, task in tasks.items()}
     resume = resume_dir_for(output)
@@ -151,7 +153,7 @@ def _to_pixels(part, layer_crs, reference) -> np.ndarray:
         raise ValueError(f"cannot place the lines on {reference.path}: {err}") from None
 
 
-def assign_tiles(plan, sources, reference) -> tuple[dict, dict]:
+def assign_tiles(plan, sources, reference, tile_px: int = TILE_PX) -> tuple[dict, dict]:
     """The extracted pieces grouped by raster tile.
 
     Each piece goes to the raster that holds both its ends farthest from its
@@ -174,7 +176,7 @@ def assign_tiles(plan, sources, reference) -> tuple[dict, dict]:
         if s < 0:
             continue
         xy = local[s][j]
-        tile = (s, *(int(v) for v in (xy.mean(axis=0) // TILE_PX)))
+        tile = (s, *(int(v) for v in (xy.mean(axis=0) // tile_px)))
         tiles.setdefault(tile, []).append([int(piece), *xy.ravel().tolist()])
         placed[int(piece)] = s
     return tiles, placed
