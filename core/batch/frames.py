@@ -12,11 +12,13 @@ __all__ = ["parse_crs", "same_crs", "transform_xy"]
 @functools.lru_cache(maxsize=64)
 def parse_crs(text: str):
     """A rasterio CRS from ``EPSG:4326``, WKT, a PROJ string, ...; ValueError naming it when unknown."""
+    import rasterio
     from rasterio.crs import CRS
     from rasterio.errors import CRSError
 
     try:
-        return CRS.from_user_input(text)
+        with rasterio.Env():  # GDAL's complaint goes to logging, not to stderr
+            return CRS.from_user_input(text)
     except CRSError:
         raise ValueError(f"unknown CRS {text!r} (give e.g. EPSG:4326, a WKT or a PROJ string)") from None
 

@@ -125,7 +125,8 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
     path = Path(path)
     driver = driver_for(path)
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
-    options = {"RFC7946": "YES"} if driver == "GeoJSON" else {}
+    # FlatGeobuf's spatial index would reorder the features: keep the input's order.
+    options = {"GeoJSON": {"RFC7946": "YES"}, "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
     names, arrays = list(fields), [np.asarray(v) for v in fields.values()]
     folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
