@@ -163,7 +163,7 @@ def main(argv=None) -> int:
         speed.append([w, pieces, f"{seconds:.1f}", f"{pieces / seconds:.1f}", f"{pieces / seconds / w:.1f}"])
     per_piece_s = sum(r.compute_s for r in runs[2][0]) * 2 / sum(r.pieces for r in runs[2][0])
     starts = startup_s()
-    city_h = CITY_PIECES * per_piece_s / CITY_WORKERS / 3600
+    city_min = CITY_PIECES * per_piece_s / CITY_WORKERS / 60
     counts = {s: statuses_all.count(s) for s in sorted(set(map(str, statuses_all)))}
     text = (
         "## Batch refinement (`python -m tests.benchmarks.bench_batch`)\n\n"
@@ -183,7 +183,7 @@ def main(argv=None) -> int:
         f"median {statistics.median(starts):.2f} s wall over {len(starts)} runs (min {min(starts):.2f}, "
         f"max {max(starts):.2f}); target <= 1.0 s.\n\n"
         f"City estimate: {per_piece_s * 1e3:.0f} ms of one worker per piece (2-worker run), so "
-        f"{CITY_PIECES:,} pieces on {CITY_WORKERS} such workers take about {city_h:.1f} h of extraction, plus the "
+        f"{CITY_PIECES:,} pieces on {CITY_WORKERS} such workers take about {city_min:.1f} min of extraction, plus the "
         "cluster's start and the reading and writing of the layer (not measured at that size).\n"
     )
     print(text)
