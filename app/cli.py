@@ -1,4 +1,4 @@
-"""The ``linesnap`` command: ``extract`` and ``knapsack`` run headless; anything else opens the window.
+"""The ``linesnap`` command: ``extract``, ``refine`` and ``knapsack`` run headless; anything else opens the window.
 
 Each branch imports what it runs, so that the headless commands never load Qt
 and neither loads the other's solvers.
@@ -11,6 +11,7 @@ import sys
 USAGE = """\
 usage: linesnap [IMAGE] [--screenshot OUT.png]     open the desktop application
        linesnap extract IMAGE --start X,Y --end X,Y [options]   (linesnap extract -h)
+       linesnap refine LINES IMAGE... -o OUT [options]             (linesnap refine -h)
        linesnap knapsack {solve,batch,generate} ...             (linesnap knapsack -h)
 """
 
@@ -25,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
         from core.cli.extract import extract_main
 
         return extract_main(argv[1:])
+    if argv[:1] == ["refine"]:
+        from core.cli.refine import refine_main
+
+        return refine_main(argv[1:])
     if argv[:1] == ["knapsack"]:
         from core.cli.knapsack import main as knapsack_main
 

@@ -7,6 +7,8 @@ The one module of ``core`` that reaches into ``gpu``, lazily, so importing
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from typing import TypeVar
@@ -28,6 +30,8 @@ class BackendUnavailableError(RuntimeError):
 @functools.cache
 def gpu_available() -> bool:
     """Return True when numba.cuda can run kernels here (a real GPU or the simulator)."""
+    if not _driver_may_exist():  # skips importing numba.cuda (0.2 s of every CLI start) where no GPU can be
+        return False
     try:
         from numba import cuda
     except ImportError:  # numba-cuda not installed
@@ -36,6 +40,13 @@ def gpu_available() -> bool:
         return bool(cuda.is_available())
     except Exception:  # a broken driver must not break the CPU path
         return False
+
+
+def _driver_may_exist() -> bool:
+    """False only on Linux without NVIDIA's kernel driver (nor WSL's GPU device) and without the CUDA simulator."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or not sys.platform.startswith("linux"):
+        return True
+    return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/dxg")
 
 
 def resolve_backend(backend: str) -> str:

@@ -89,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("image", nargs="?", metavar="IMAGE", help="GeoTIFF, PNG or JPEG")
     parser.add_argument("--start", type=_point, metavar="X,Y", help="first clicked point (pixels)")
     parser.add_argument("--end", type=_point, metavar="X,Y", help="second clicked point (pixels)")
+    parser.add_argument("--pairs", type=Path, metavar="FILE", help="many extractions: a CSV (start_x, start_y, end_x, "
+                        "end_y) or a vector file of two-point lines; one feature per pair")
+    parser.add_argument("--crs", default="pixel", metavar="pixel|image|CRS",
+                        help="what --start, --end and a CSV's coordinates are: pixel (default), image (the raster's "
+                        "CRS) or a CRS such as EPSG:4326 (lon/lat)")
     parser.add_argument("--demo", action="store_true",
                         help="run on the bundled sample scene, between two points of one of its roads")
     _add_settings_options(parser.add_argument_group("extraction settings"))
@@ -155,6 +160,14 @@ def _run(args) -> int:
     if args.output is not None:
         _check_output(args.output, Path(image))
     with open_raster(image, band=settings.band) as raster:
+        if args.pairs is not None:
+            from core.cli.pairs import run_pairs
+
+            return run_pairs(args, raster, settings)
+        if args.crs != "pixel":
+            from core.cli.pairs import to_pixels
+
+            start, end = to_pixels([start, end], raster, args.crs)
         result = extract(raster, start, end, settings)
         name = args.name or ("demo" if args.demo else "")
         collection = to_feature_collection([feature_from_result(result, name)], raster)
@@ -176,7 +189,8 @@ def _inputs(args):
         demo_image, demo_start, demo_end, demo_settings = demo_inputs()
         image, start, end = image or demo_image, start or demo_start, end or demo_end
         settings = {**demo_settings, **settings}
-    missing = [label for label, value in (("IMAGE", image), ("--start", start), ("--end", end)) if value is None]
+    needed = (("IMAGE", image),) if args.pairs is not None else (("IMAGE", image), ("--start", start), ("--end", end))
+    missing = [label for label, value in needed if value is None]
     if missing:
         raise _CommandLineError(f"the following arguments are required: {', '.join(missing)} (or use --demo)")
     return image, start, end, settings

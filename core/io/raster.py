@@ -55,7 +55,8 @@ def open_raster(source, band: int | None = None, *, nodata: float | None = None)
     elif isinstance(source, (str, os.PathLike)):
         if nodata is not None:
             raise TypeError("nodata is for array sources; files carry their own nodata value")
-        reader = DatasetReader(Path(source))
+        # GDAL's virtual paths stay strings: Path would fold the "//" of /vsicurl/https://...
+        reader = DatasetReader(source if str(source).startswith("/vsi") else Path(source))
     else:
         raise TypeError(f"source must be a file path or a numpy array; got {type(source).__name__}")
     try:

@@ -89,6 +89,8 @@ class DatasetReader:
 
 
 def _check_file(path: Path):
+    if str(path).startswith("/vsi"):  # GDAL's virtual file systems (/vsicurl/ for URLs): GDAL checks them
+        return
     if not path.exists():
         raise RasterError(f"image file {path} does not exist")
     if path.is_dir():

@@ -1,0 +1,49 @@
+"""Coordinates between CRSs (rasterio.warp), with one clear error for a CRS PROJ does not know."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+__all__ = ["parse_crs", "same_crs", "transform_xy"]
+
+
+@functools.lru_cache(maxsize=64)
+def parse_crs(text: str):
+    """A rasterio CRS from ``EPSG:4326``, WKT, a PROJ string, ...; ValueError naming it when unknown."""
+    import rasterio
+    from rasterio.crs import CRS
+    from rasterio.errors import CRSError
+
+    try:
+        with rasterio.Env():  # GDAL's complaint goes to logging, not to stderr
+            return CRS.from_user_input(text)
+    except CRSError:
+        raise ValueError(f"unknown CRS {text!r} (give e.g. EPSG:4326, a WKT or a PROJ string)") from None
+
+
+def same_crs(a: str | None, b: str | None) -> bool:
+    """Whether two CRSs (None: none) are the same."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or parse_crs(a) == parse_crs(b)
+
+
+def transform_xy(xy, src_crs: str | None, dst_crs: str | None) -> np.ndarray:
+    """(n, 2) float64 positions moved from ``src_crs`` to ``dst_crs``.
+
+    Both None: unchanged (plain pixel or map coordinates).  ValueError when only
+    one has a CRS, or when PROJ cannot convert (non-finite results).
+    """
+    xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+    if same_crs(src_crs, dst_crs) or xy.size == 0:
+        return xy.copy()
+    if src_crs is None or dst_crs is None:
+        raise ValueError("cannot relate coordinates with a CRS to coordinates without one "
+                         f"({'the lines' if src_crs is None else 'the image'} have none)")
+    from rasterio.warp import transform
+
+    xs, ys = transform(parse_crs(src_crs), parse_crs(dst_crs), xy[:, 0], xy[:, 1])
+    out = np.column_stack([np.asarray(xs, np.float64), np.asarray(ys, np.float64)])
+    return out

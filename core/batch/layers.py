@@ -1,0 +1,163 @@
+"""Line layers in and out through pyogrio: any vector format GDAL reads, written by extension, atomically.
+
+A layer is kept column-wise as pyogrio gives it (field arrays, WKB
+geometries), so every input property survives the round trip with its type.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from core.batch.wkb import decode_lines, encode_lines
+
+__all__ = ["DRIVERS", "LineLayer", "driver_for", "read_line_layer", "write_line_layer"]
+
+#: Output formats by file extension.
+DRIVERS = {".geojson": "GeoJSON", ".json": "GeoJSON", ".gpkg": "GPKG", ".shp": "ESRI Shapefile",
+           ".fgb": "FlatGeobuf"}
+
+
+@dataclass(eq=False)
+class LineLayer:
+    """The features of a vector layer.
+
+    Attributes
+    ----------
+    parts : list
+        Per feature: a list of (k, 2) float64 vertex arrays in ``crs`` (its
+        LineString parts), the geometry type's name for other geometries, or None.
+    wkb : list of bytes or None
+        Per feature, its geometry as read (written back for features left unchanged).
+    crs : str or None
+        The layer's CRS (``EPSG:4326``, WKT, ...), None when it has none.
+    fields : dict of str to ndarray
+        The attribute columns, one array per field, in file order.
+    path : str
+    """
+
+    parts: list
+    wkb: list
+    crs: str | None
+    fields: dict = field(default_factory=dict)
+    path: str = ""
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def line_indices(self) -> list[int]:
+        """Indices of the features that are lines (LineString or MultiLineString)."""
+        return [k for k, parts in enumerate(self.parts) if isinstance(parts, list)]
+
+
+def read_line_layer(path) -> LineLayer:
+    """Read a vector layer whose features are LineStrings or MultiLineStrings.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Any vector file GDAL reads (GeoJSON, GeoPackage, Shapefile, FlatGeobuf, ...).
+
+    Returns
+    -------
+    LineLayer
+
+    Raises
+    ------
+    ValueError
+        A missing or unreadable file, an empty layer, or a layer without lines.
+    """
+    import pyogrio.raw
+
+    path = str(path)
+    if not path.startswith("/vsi") and not Path(path).is_file():
+        raise ValueError(f"lines file {path} does not exist")
+    try:
+        meta, _, geometry, field_data = pyogrio.raw.read(path)
+    except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
+        raise ValueError(f"cannot read lines file {path}: {_first_line(err)}") from err
+    names = [str(name) for name in meta["fields"]]
+    geometry = list(geometry) if geometry is not None else []
+    layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"),
+                      dict(zip(names, field_data)), path)
+    _check_has_lines(layer)
+    return layer
+
+
+def _check_has_lines(layer: LineLayer) -> None:
+    if len(layer) == 0:
+        raise ValueError(f"lines file {layer.path} holds no features")
+    if not layer.line_indices():
+        found = sorted({p for p in layer.parts if isinstance(p, str)}) or ["no geometry"]
+        raise ValueError(f"lines file {layer.path} holds no LineString or MultiLineString features "
+                         f"(found {', '.join(found)})")
+
+
+def driver_for(path) -> str:
+    """The GDAL driver of an output file, from its extension; ValueError for an unknown one."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in DRIVERS:
+        raise ValueError(f"output {path}: unknown format {suffix or '(no extension)'!r}; "
+                         f"use one of {', '.join(sorted(set(DRIVERS)))}")
+    return DRIVERS[suffix]
+
+
+def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
+    """Write features atomically (a temporary file beside ``path``, then a rename).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``.geojson`` / ``.json`` (RFC 7946, WGS84), ``.gpkg``, ``.shp`` or ``.fgb`` (in ``crs``).
+    geometries : list
+        Per feature, a list of (k, 2) vertex arrays in ``crs``, or WKB bytes written as they are.
+    fields : dict of str to ndarray
+        Attribute columns, each as long as ``geometries``.
+    crs : str or None
+    """
+    import pyogrio.raw
+
+    path = Path(path)
+    driver = driver_for(path)
+    wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
+    # FlatGeobuf's spatial index would reorder the features: keep the input's order.
+    options = {"GeoJSON": {"RFC7946": "YES"}, "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
+    names, arrays = list(fields), [np.asarray(v) for v in fields.values()]
+    folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        temporary = folder / path.name
+        pyogrio.raw.write(str(temporary), wkb, arrays, names, crs=crs, driver=driver,
+                          geometry_type=_geometry_type(geometries), layer_options=options)
+        for produced in sorted(folder.iterdir()):  # a shapefile is several files
+            os.replace(produced, path.parent / produced.name)
+    finally:
+        for left in folder.iterdir():
+            with contextlib.suppress(OSError):
+                left.unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _geometry_type(geometries) -> str:
+    kinds = set()
+    for g in geometries:
+        parts = decode_lines(g) if isinstance(g, bytes) else g
+        if isinstance(parts, list):
+            kinds.add("LineString" if len(parts) == 1 else "MultiLineString")
+        elif parts is not None:
+            kinds.add(parts)
+    if kinds <= {"LineString"}:
+        return "LineString"
+    if kinds <= {"LineString", "MultiLineString"}:
+        return "MultiLineString"
+    return "Unknown"
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__

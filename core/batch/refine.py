@@ -1,0 +1,212 @@
+"""Refine a line layer onto imagery: pieces between vertices, extracted on Dask, joined, written back.
+
+Every input feature is written back with its properties and the refinement's
+result: ``status``, ``confidence`` and the displacement ``dmean_px``,
+``dmax_px``, ``dmean_m``, ``dmax_m``.  A line that cannot be refined is written
+unchanged with its status.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from core.batch.frames import transform_xy
+from core.batch.joints import joined_parts, node_positions
+from core.batch.layers import driver_for, read_line_layer, write_line_layer
+from core.batch.outcome import feature_outcomes, result_columns
+from core.batch.plan import plan_pieces
+from core.batch.runner import discard, run_tasks, task_key
+from core.batch.sources import list_sources
+from core.batch.work import refine_tile
+
+__all__ = ["RefineReport", "assign_tiles", "refine_layer", "resume_dir_for"]
+
+#: Pieces are grouped by raster tiles of this size (px): a task opens its raster once.
+TILE_PX = 1024
+#: Weight of a refined piece without a confidence, and the least weight of one with.
+_DEFAULT_WEIGHT, _MIN_WEIGHT = 1.0, 0.05
+
+
+@dataclass
+class RefineReport:
+    """What a refinement did.
+
+    Attributes
+    ----------
+    features : int
+        Features written.
+    statuses : dict of str to int
+        Features per status.
+    pieces : int
+        Pieces extracted (or tried), computed now or resumed.
+    pieces_resumed : int
+        Of those, the ones whose result came from an interrupted run.
+    compute_s : float
+        Wall time of the extraction phase (s).
+    total_s : float
+    """
+
+    features: int = 0
+    statuses: dict = field(default_factory=dict)
+    pieces: int = 0
+    pieces_resumed: int = 0
+    compute_s: float = 0.0
+    total_s: float = 0.0
+
+
+def resume_dir_for(output) -> Path:
+    """The folder beside ``output`` that keeps finished work for a rerun."""
+    output = Path(output)
+    return output.parent / f".{output.name}.linesnap-resume"
+
+
+def refine_layer(lines, images, output, settings=None, *, client_factory=None, progress=None,
+                 max_piece_px: float = 100.0, min_piece_px: float = 8.0, tile_px: int = TILE_PX) -> RefineReport:
+    """Move every line of a layer onto the imagery and write the result.
+
+    Parameters
+    ----------
+    lines : str or os.PathLike
+        A vector file of LineStrings / MultiLineStrings (any format and CRS GDAL reads).
+    images : sequence of str
+        Rasters, folders of rasters, VRTs or ``http(s)://`` URLs of cloud-optimized GeoTIFFs.
+    output : str or os.PathLike
+        ``.geojson`` (WGS84), ``.gpkg``, ``.shp`` or ``.fgb`` (in the lines' CRS).
+    settings : core.extraction.ExtractionSettings, optional
+    client_factory : callable, optional
+        Context manager giving a dask.distributed Client (default: a local cluster).
+    progress : callable, optional
+        ``progress(done_pieces, total_pieces)``.
+    max_piece_px, min_piece_px : float
+        Longest piece (longer straight parts are cut) and shortest piece extracted.
+    tile_px : int
+        Size of the raster tiles that group pieces into tasks.
+
+    Returns
+    -------
+    RefineReport
+
+    Raises
+    ------
+    ValueError
+        Bad inputs: unreadable or empty layers, no lines, unknown formats or CRSs, missing rasters.
+    core.batch.runner.Interrupted
+        On Ctrl+C; a rerun with the same output resumes.
+    """
+    from core.extraction import ExtractionSettings
+
+    began = time.perf_counter()
+    settings = ExtractionSettings() if settings is None else settings
+    output = _checked_output(output)
+    layer = read_line_layer(lines)
+    sources = list_sources(images)
+    reference = sources[0]
+    indices = layer.line_indices()
+    parts_px = [_to_pixels(part, layer.crs, reference) for k in indices for part in layer.parts[k]]
+    plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
+    tiles, placed = assign_tiles(plan, sources, reference, tile_px)
+    tasks = {task_key(t): t for t in _tasks(tiles, settings, sources)}
+    weights = {key: len(task["pieces"]) for key, task in tasks.items()}
+    resume = resume_dir_for(output)
+    run_began = time.perf_counter()
+    kwargs = {} if client_factory is None else {"client_factory": client_factory}
+    results, resumed = run_tasks(refine_tile, tasks, resume, progress=progress, weights=weights, **kwargs)
+    compute_s = time.perf_counter() - run_began
+    pieces = _piece_results(results, placed, sources, reference)
+    refined = {p: (np.asarray(r["vertices_px"]), _weight(r)) for p, r in pieces.items() if r["status"] == "refined"}
+    nodes = node_positions(plan, refined)
+    outcomes = feature_outcomes(layer, indices, plan, pieces, joined_parts(plan, refined, nodes), reference)
+    geometries = list(layer.wkb)
+    for k, outcome in outcomes.items():
+        if outcome.parts_px is not None:
+            geometries[k] = [transform_xy(reference.pixel_to_map(p), reference.crs, layer.crs)
+                             for p in outcome.parts_px]
+    write_line_layer(output, geometries, {**layer.fields, **result_columns(len(layer), outcomes)}, layer.crs)
+    discard(resume)
+    statuses = {}
+    for k in range(len(layer)):
+        status = outcomes[k].status if k in outcomes else "not_a_line"
+        statuses[status] = statuses.get(status, 0) + 1
+    return RefineReport(len(layer), statuses, sum(weights.values()), sum(weights[k] for k in list(results)[:resumed]),
+                        compute_s, time.perf_counter() - began)
+
+
+def _checked_output(output) -> Path:
+    output = Path(output)
+    driver_for(output)
+    if output.is_dir():
+        raise ValueError(f"output {output} is a folder; give a file name such as {output / 'refined.gpkg'}")
+    if not output.parent.is_dir():
+        raise ValueError(f"output folder {output.parent} does not exist")
+    return output
+
+
+def _to_pixels(part, layer_crs, reference) -> np.ndarray:
+    """A part's vertices in the reference raster's pixels."""
+    try:
+        return reference.map_to_pixel(transform_xy(part, layer_crs, reference.crs))
+    except ValueError as err:
+        raise ValueError(f"cannot place the lines on {reference.path}: {err}") from None
+
+
+def assign_tiles(plan, sources, reference, tile_px: int = TILE_PX) -> tuple[dict, dict]:
+    """The extracted pieces grouped by raster tile.
+
+    Each piece goes to the raster that holds both its ends farthest from its
+    border.  Returns ``tiles``: ``(source index, tile column, tile row)`` to
+    rows ``[piece, start_x, start_y, end_x, end_y]`` in that raster's pixels,
+    and ``placed``: piece to source index.
+    """
+    wanted = np.flatnonzero(plan.extract)
+    ends = plan.nodes_px[plan.pieces[wanted]].reshape(-1, 2)
+    best, best_margin, local = np.full(len(wanted), -1), np.full(len(wanted), -np.inf), {}
+    for s, source in enumerate(sources):
+        xy = _between(ends, reference, source).reshape(-1, 2, 2)
+        margin = np.minimum.reduce([xy[..., 0], xy[..., 1], source.width - xy[..., 0],
+                                    source.height - xy[..., 1]]).min(axis=1)
+        better = (margin >= 0) & (margin > best_margin)
+        best[better], best_margin[better], local[s] = s, margin[better], xy
+    tiles, placed = {}, {}
+    for j, piece in enumerate(wanted):
+        s = int(best[j])
+        if s < 0:
+            continue
+        xy = local[s][j]
+        tile = (s, *(int(v) for v in (xy.mean(axis=0) // tile_px)))
+        tiles.setdefault(tile, []).append([int(piece), *xy.ravel().tolist()])
+        placed[int(piece)] = s
+    return tiles, placed
+
+
+def _between(xy_px, source_a, source_b) -> np.ndarray:
+    """Pixel positions of ``source_a`` in ``source_b``'s pixels."""
+    if source_a is source_b:
+        return xy_px
+    return source_b.map_to_pixel(transform_xy(source_a.pixel_to_map(xy_px), source_a.crs, source_b.crs))
+
+
+def _tasks(tiles: dict, settings, sources) -> list[dict]:
+    return [{"source": sources[tile[0]].path, "settings": settings.to_dict(), "pieces": rows, "tile": list(tile)}
+            for tile, rows in sorted(tiles.items())]
+
+
+def _piece_results(results: dict, placed: dict, sources, reference) -> dict:
+    """Per piece tried: its result with ``vertices_px`` in the reference raster's pixels."""
+    out = {}
+    for rows in results.values():
+        for row in rows:
+            row = dict(row)
+            if row["vertices"] is not None:
+                source = sources[placed[row["piece"]]]
+                row["vertices_px"] = _between(np.asarray(row["vertices"], np.float64), source, reference)
+            out[row["piece"]] = row
+    return out
+
+
+def _weight(result: dict) -> float:
+    confidence = result.get("confidence")
+    return _DEFAULT_WEIGHT if confidence is None else max(float(confidence), _MIN_WEIGHT)

@@ -1,0 +1,148 @@
+"""``linesnap extract --pairs FILE`` and ``--crs``: many extractions in one process, points in any CRS.
+
+A pairs file is a CSV with columns ``start_x, start_y, end_x, end_y`` (or
+``start`` and ``end`` holding ``"X Y"``; an optional ``name``), or a vector
+file (GeoJSON, GeoPackage, ...) of lines whose first and last vertices are the
+pair, in the file's own CRS.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CRS_CHOICES", "read_pairs", "run_pairs", "to_pixels"]
+
+#: ``--crs`` values besides a CRS string.
+CRS_CHOICES = ("pixel", "image")
+_CSV_SUFFIXES = (".csv", ".txt")
+
+
+def to_pixels(points, raster, crs: str = "pixel") -> np.ndarray:
+    """(n, 2) raster pixels of points given in ``crs``: ``pixel``, ``image`` (the raster's CRS) or a CRS string."""
+    xy = np.asarray(points, np.float64).reshape(-1, 2)
+    if crs == "pixel":
+        return xy
+    if crs != "image":
+        from core.batch.frames import parse_crs, transform_xy
+
+        parse_crs(crs)  # an unknown CRS fails here, naming it
+        if raster.crs is None:
+            raise ValueError(f"--crs {crs} needs a georeferenced image; {raster.path or 'the image'} has no CRS")
+        xy = transform_xy(xy, crs, raster.crs.to_wkt())
+        if not np.isfinite(xy).all():
+            raise ValueError(f"some points have no position in the image's CRS (are they {crs}?)")
+    x, y = raster.map_to_pixel(xy[:, 0], xy[:, 1])
+    return np.column_stack([x, y])
+
+
+def read_pairs(path, raster, crs: str = "pixel") -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``(name, start_px, end_px)`` of every pair of a pairs file.
+
+    CSV coordinates are in ``crs``; a vector file's are in its own CRS (``crs``
+    applies only when it has none).  ValueError for a missing, empty or malformed file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"pairs file {path} does not exist")
+    if path.suffix.lower() in _CSV_SUFFIXES:
+        names, starts, ends = _csv_pairs(path)
+        file_crs = crs
+    else:
+        names, starts, ends, file_crs = _vector_pairs(path, crs)
+    if not names:
+        raise ValueError(f"pairs file {path} holds no pairs")
+    if file_crs not in CRS_CHOICES and crs not in CRS_CHOICES and file_crs != crs:
+        print(f"linesnap: note: {path.name} is in {file_crs}; --crs {crs} does not apply to it", file=sys.stderr)
+    both = to_pixels(np.concatenate([starts, ends]), raster, file_crs)
+    return list(zip(names, both[:len(names)], both[len(names):]))
+
+
+def _csv_pairs(path: Path):
+    with path.open(newline="", encoding="utf-8-sig") as stream:
+        rows = list(csv.DictReader(stream))
+    columns = set(rows[0]) if rows else set()
+    names, starts, ends = [], [], []
+    for k, row in enumerate(rows):
+        try:
+            if {"start_x", "start_y", "end_x", "end_y"} <= columns:
+                start = [float(row["start_x"]), float(row["start_y"])]
+                end = [float(row["end_x"]), float(row["end_y"])]
+            elif {"start", "end"} <= columns:
+                start, end = _point(row["start"]), _point(row["end"])
+            else:
+                raise ValueError(f"pairs file {path} needs columns start_x, start_y, end_x, end_y "
+                                 f"(or start and end as 'X Y'); it has {', '.join(sorted(columns)) or 'none'}")
+        except (TypeError, ValueError) as err:
+            if "needs columns" in str(err):
+                raise
+            raise ValueError(f"pairs file {path}, row {k + 2}: not a pair of points ({err})") from None
+        names.append(row.get("name") or str(k + 1))
+        starts.append(start)
+        ends.append(end)
+    return names, np.asarray(starts, np.float64).reshape(-1, 2), np.asarray(ends, np.float64).reshape(-1, 2)
+
+
+def _point(text: str) -> list[float]:
+    values = [float(v) for v in re.split(r"[\s,;]+", str(text).strip()) if v]
+    if len(values) != 2:
+        raise ValueError(f"expected 'X Y'; got {text!r}")
+    return values
+
+
+def _vector_pairs(path: Path, crs: str):
+    from core.batch.layers import read_line_layer
+
+    layer = read_line_layer(path)
+    indices = layer.line_indices()
+    labels = layer.fields.get("name")
+    names = [str(labels[k]) if labels is not None and labels[k] else str(k + 1) for k in indices]
+    starts = np.array([layer.parts[k][0][0] for k in indices])
+    ends = np.array([layer.parts[k][-1][-1] for k in indices])
+    return names, starts, ends, layer.crs if layer.crs is not None else crs
+
+
+def run_pairs(args, raster, settings) -> int:
+    """``linesnap extract IMAGE --pairs FILE``: every pair extracted from the open raster, one feature each.
+
+    A pair that fails is reported on stderr (``linesnap: pair NAME: ...``) and
+    left out; the others are written, and the exit status is then 1.
+    """
+    from core.extraction import extract
+    from core.io.geojson import feature_from_result
+
+    pairs = read_pairs(args.pairs, raster, args.crs)
+    features, failed = [], 0
+    for name, start, end in pairs:
+        try:
+            features.append(feature_from_result(extract(raster, start, end, settings), name))
+        except (ValueError, RuntimeError, MemoryError) as err:
+            failed += 1
+            print(f"linesnap: pair {name}: {' '.join(str(err).split())}", file=sys.stderr)
+    _write(args.output, features, raster)
+    if args.output is not None:
+        print(f"linesnap: wrote {args.output}: {len(features)} of {len(pairs)} pairs", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _write(output, features, raster) -> None:
+    from core.io.geojson import atomic_write_text, format_geojson, to_feature_collection
+
+    if output is None or output.suffix.lower() in (".geojson", ".json"):
+        text = format_geojson(to_feature_collection(features, raster))
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            atomic_write_text(output, text)
+        return
+    from core.batch.layers import write_line_layer
+
+    geometries = [[np.column_stack(raster.pixel_to_map(f.vertices_px[:, 0], f.vertices_px[:, 1]))] for f in features]
+    fields = {"name": np.array([f.name for f in features], dtype=object),
+              "score": np.array([f.properties["score"] for f in features], np.float64),
+              "confidence": np.array([f.properties.get("confidence", np.nan) for f in features], np.float64)}
+    write_line_layer(output, geometries, fields, raster.crs.to_wkt() if raster.crs is not None else None)

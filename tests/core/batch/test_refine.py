@@ -1,0 +1,123 @@
+"""core.batch.refine_layer end to end on a small scene of two crossing roads (Dask on threads)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pyogrio.raw
+import pytest
+
+from core.batch import refine_layer
+from core.batch.refine import resume_dir_for
+from core.batch.runner import Interrupted, dask_client
+from core.batch.wkb import decode_lines
+from tests.core.batch.scene import CRS, ROAD_X_PX, ROAD_Y_PX, map_to_px, write_lines, write_scene
+
+THREADS = functools.partial(dask_client, workers=2, threads=True)
+#: Displaced by (+4, +4) px: the horizontal line 4 px below its road, the vertical one 4 px right of it.
+HORIZONTAL = [(20.0, 104.0), (90.0, 104.0), (154.0, 104.0)]
+VERTICAL = [(154.0, 104.0), (154.0, 230.0)]
+OFF_IMAGE = [(1000.0, 1000.0), (1100.0, 1000.0)]
+PROPERTIES = {"name": np.array(["main", "side", "far"], dtype=object), "lanes": np.array([2, 1, 3], np.int32),
+              "width_m": np.array([7.5, 3.25, 9.0])}
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("scene")
+    image = write_scene(folder / "scene.tif")
+    lines = write_lines(folder / "lines.gpkg", [HORIZONTAL, VERTICAL, OFF_IMAGE], PROPERTIES)
+    return folder, image, lines
+
+
+def _read(path):
+    meta, _, geometry, fields = pyogrio.raw.read(str(path))
+    return meta, [decode_lines(g) for g in geometry], dict(zip(meta["fields"], fields))
+
+
+@pytest.fixture(scope="module")
+def refined(scene):
+    folder, image, lines = scene
+    out = folder / "refined.gpkg"
+    report = refine_layer(lines, [image], out, client_factory=THREADS, tile_px=64)
+    return report, *_read(out)
+
+
+def test_every_feature_comes_back_with_its_properties_and_a_status(refined):
+    report, meta, _, fields = refined
+    assert report.features == 3 and report.statuses == {"refined": 2, "off_image": 1}
+    for name, values in PROPERTIES.items():
+        assert fields[name].tolist() == values.tolist()
+    assert fields["status"].tolist() == ["refined", "refined", "off_image"]
+    assert meta["crs"] == CRS
+
+
+def test_the_lines_move_onto_their_roads_and_still_meet(refined):
+    _, _, parts, fields = refined
+    horizontal, vertical = map_to_px(parts[0][0]), map_to_px(parts[1][0])
+    assert np.array_equal(horizontal[-1], vertical[0])  # the shared vertex is one node
+    assert np.allclose(horizontal[-1], (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
+    assert np.abs(horizontal[:, 1] - ROAD_Y_PX).max() < 1.0
+    assert np.abs(vertical[:, 0] - ROAD_X_PX).max() < 1.0
+    assert fields["dmean_px"][:2] == pytest.approx([4.0, 4.0], abs=0.7)
+    assert fields["dmean_m"][:2] == pytest.approx(fields["dmean_px"][:2] * 0.5, rel=2e-3)
+    assert np.all(fields["confidence"][:2] > 0.5)
+
+
+def test_a_line_off_the_image_comes_back_unchanged(scene, refined):
+    _, _, parts, fields = refined
+    _, original, _ = _read(scene[2])
+    assert np.array_equal(parts[2][0], original[2][0])
+    assert fields["status"][2] == "off_image" and fields["dmax_px"][2] == 0.0 and np.isnan(fields["confidence"][2])
+
+
+def test_geojson_output_is_wgs84(scene, tmp_path):
+    _, image, lines = scene
+    out = tmp_path / "refined.geojson"
+    refine_layer(lines, [image], out, client_factory=THREADS)
+    meta, parts, _ = _read(out)
+    assert meta["crs"] in ("EPSG:4326", "OGC:CRS84")
+    assert -76 < parts[0][0][0, 0] < -74 and 40 < parts[0][0][0, 1] < 41  # UTM 18N, 4500 km north
+
+
+def test_a_local_cluster_address_gives_the_same_result(scene, refined, tmp_path):
+    from dask.distributed import LocalCluster
+
+    _, image, lines = scene
+    out = tmp_path / "remote.gpkg"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        refine_layer(lines, [image], out, client_factory=functools.partial(dask_client, cluster.scheduler_address),
+                     tile_px=64)
+    _, parts, fields = _read(out)
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(parts, refined[2]))
+    assert fields["status"].tolist() == refined[3]["status"].tolist()
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(scene, refined, tmp_path):
+    _, image, lines = scene
+    out = tmp_path / "resumed.gpkg"
+    calls = []
+
+    def stop_after_the_first_task(done, total):
+        calls.append(done)
+        if done > 0:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as stopped:
+        refine_layer(lines, [image], out, client_factory=THREADS, progress=stop_after_the_first_task, tile_px=64)
+    assert 1 <= stopped.value.done < stopped.value.total
+    assert not out.exists() and len(list(resume_dir_for(out).iterdir())) == stopped.value.done
+    report = refine_layer(lines, [image], out, client_factory=THREADS, tile_px=64)
+    assert 0 < report.pieces_resumed < report.pieces
+    assert not resume_dir_for(out).exists()
+    _, parts, _ = _read(out)
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(parts, refined[2]))
+
+
+def test_changed_settings_are_not_taken_from_an_earlier_run():
+    from core.batch.runner import task_key
+
+    task = {"source": "a.tif", "settings": {"nodes": 8}, "pieces": [[0, 1.0, 2.0, 3.0, 4.0]]}
+    assert task_key(task) != task_key({**task, "settings": {"nodes": 9}})
+    assert task_key(task) == task_key(dict(task))

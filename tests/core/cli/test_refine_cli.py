@@ -1,0 +1,171 @@
+"""``linesnap refine`` and ``linesnap extract --pairs / --crs``: round trips, a COG over HTTP, bad inputs."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pyogrio.raw
+import pytest
+
+from core.batch.wkb import decode_lines, encode_lines
+from core.cli.extract import extract_main
+from core.cli.refine import refine_main
+from tests.core.batch.scene import CRS, ROAD_X_PX, ROAD_Y_PX, map_to_px, px_to_map, write_lines, write_scene
+
+LINES = [[(20.0, 104.0), (154.0, 104.0)], [(154.0, 104.0), (154.0, 230.0)]]
+FAST = ["--threads", "--workers", "2", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli")
+    image = write_scene(folder / "scene.tif", tiled=True)
+    lines = write_lines(folder / "lines.geojson", LINES, {"ref": np.array(["A1", "B2"], dtype=object)},
+                        crs="EPSG:4326", driver="GeoJSON")
+    return folder, image, lines
+
+
+def run(main, capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_one_error_line(status, err, *fragments):
+    lines = err.strip().splitlines()
+    assert status == 1 and len(lines) == 1 and lines[0].startswith("linesnap: error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def _read(path):
+    meta, _, geometry, fields = pyogrio.raw.read(str(path))
+    return meta, [decode_lines(g) for g in geometry], dict(zip(meta["fields"], fields))
+
+
+def test_refine_writes_every_line_with_its_properties_in_the_layers_crs(scene, capsys):
+    folder, image, lines = scene
+    out = folder / "refined.fgb"
+    status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST)
+    assert status == 0 and "2 refined" in err
+    meta, parts, fields = _read(out)
+    assert meta["crs"] == "EPSG:4326" and fields["ref"].tolist() == ["A1", "B2"]
+    from core.batch.frames import transform_xy
+
+    corner = map_to_px(transform_xy(parts[0][0][-1:], "EPSG:4326", CRS))[0]
+    assert np.allclose(corner, (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
+    assert np.array_equal(parts[0][0][-1], parts[1][0][0])
+
+
+class _RangeHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves byte ranges (GDAL's /vsicurl/ asks for them); counts the requests and bytes sent."""
+
+    log = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        wanted = self.headers.get("Range")
+        path = Path(self.translate_path(self.path))
+        if not wanted or not path.is_file():
+            return super().do_GET()
+        data = path.read_bytes()
+        first, last = wanted.removeprefix("bytes=").split("-")
+        first, last = int(first), min(int(last or len(data) - 1), len(data) - 1)
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
+        self.send_header("Content-Length", str(last - first + 1))
+        self.end_headers()
+        self.wfile.write(data[first:last + 1])
+        type(self).log.append(last - first + 1)
+
+
+@pytest.fixture
+def http_folder(scene):
+    folder = scene[0]
+    handler = functools.partial(_RangeHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _RangeHandler.log.clear()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_cloud_optimized_geotiff_over_http_gives_the_local_result(scene, http_folder, tmp_path, capsys):
+    import rasterio.shutil
+
+    folder, image, lines = scene
+    cog = folder / "scene_cog.tif"
+    rasterio.shutil.copy(image, cog, driver="COG", blocksize=64)
+    local, remote = tmp_path / "local.gpkg", tmp_path / "remote.gpkg"
+    assert run(refine_main, capsys, lines, cog, "-o", local, *FAST)[0] == 0
+    status, _, err = run(refine_main, capsys, lines, f"{http_folder}/scene_cog.tif", "-o", remote, *FAST)
+    assert status == 0, err
+    assert _RangeHandler.log, "no range request reached the server"
+    assert all(a[0].tolist() == b[0].tolist() for a, b in zip(_read(local)[1], _read(remote)[1]))
+
+
+def test_extract_pairs_from_csv_and_geojson_in_pixels_image_and_lonlat(scene, capsys):
+    folder, image, _ = scene
+    csv = folder / "pairs.csv"
+    csv.write_text("name,start_x,start_y,end_x,end_y\nh,20,104,140,104\nv,154,10,154,90\n", encoding="utf-8")
+    status, out, _ = run(extract_main, capsys, image, "--pairs", csv)
+    features = json.loads(out)["features"]
+    assert status == 0 and [f["properties"]["name"] for f in features] == ["h", "v"]
+    ends = [np.array(f["properties"]["pixel_coordinates"])[[0, -1]] for f in features]
+    assert np.allclose(ends[0][:, 1], ROAD_Y_PX) and np.allclose(ends[1][:, 0], ROAD_X_PX)
+    mapped = px_to_map([(20, 104), (140, 104)])
+    status, out, _ = run(extract_main, capsys, image, "--start", ",".join(map(str, mapped[0])),
+                         "--end", ",".join(map(str, mapped[1])), "--crs", "image")
+    assert status == 0
+    assert np.allclose(np.array(json.loads(out)["features"][0]["properties"]["pixel_coordinates"])[[0, -1]], ends[0],
+                       atol=1e-6)
+    from core.batch.frames import transform_xy
+
+    lonlat = transform_xy(mapped, CRS, "EPSG:4326")
+    pairs = folder / "pairs.geojson"
+    pyogrio.raw.write(str(pairs), np.array([encode_lines([lonlat])], dtype=object), [np.array(["h"], dtype=object)],
+                      ["name"], crs="EPSG:4326", geometry_type="LineString", driver="GeoJSON")
+    status, out, _ = run(extract_main, capsys, image, "--pairs", pairs)
+    assert status == 0
+    assert np.allclose(np.array(json.loads(out)["features"][0]["properties"]["pixel_coordinates"])[[0, -1]], ends[0],
+                       atol=1e-4)
+
+
+def _write_layer(path, wkbs, geometry_type):
+    pyogrio.raw.write(str(path), np.array(wkbs, dtype=object), [np.arange(len(wkbs))], ["id"], crs=CRS,
+                      geometry_type=geometry_type, driver="GPKG")
+    return path
+
+
+def test_bad_inputs_end_in_one_clear_line_and_write_nothing(scene, tmp_path, capsys):
+    import struct
+
+    _, image, lines = scene
+    out = tmp_path / "out.gpkg"
+    empty = _write_layer(tmp_path / "empty.gpkg", [], "LineString")
+    square = struct.pack("<BIII", 1, 3, 1, 5) + np.array([0, 0, 1, 0, 1, 1, 0, 1, 0, 0], "<f8").tobytes()
+    polygons = _write_layer(tmp_path / "polygons.gpkg", [square], "Polygon")
+    cases = [
+        ((refine_main, empty, image, "-o", out), ("holds no features",)),
+        ((refine_main, polygons, image, "-o", out), ("no LineString or MultiLineString", "Polygon")),
+        ((refine_main, lines, tmp_path / "missing.tif", "-o", out), ("missing.tif", "does not exist")),
+        ((refine_main, lines, image, "-o", tmp_path / "out.xyz"), ("unknown format", ".xyz")),
+        ((extract_main, image, "--start", "1,2", "--end", "30,4", "--crs", "EPSG:99999"), ("unknown CRS",)),
+        ((extract_main, image, "--pairs", tmp_path / "none.csv"), ("none.csv", "does not exist")),
+    ]
+    for (main, *args), fragments in cases:
+        status, stdout, err = run(main, capsys, *args, *(FAST if main is refine_main else ()))
+        assert_one_error_line(status, err, *fragments)
+        assert stdout == "" and not out.exists()
