@@ -1016,7 +1016,7 @@ def main(argv=None) -> int:
         sections.append(("Context: one setting changed from the defaults", format_summary(rows)))
         loto_tiles = [t for t in SPACENET_TILES if t in tiles]
         if len(loto_tiles) >= 2:
-            candidates = [linesnap(**c) for c in loto_candidates()]
+            candidates = loto_candidates()
             known = {m.name: records[m.name] for m in candidates if m.name in records}
             loto_rows, loto_records = leave_one_tile_out(candidates, loto_tiles, records=known, progress=True)
             records.update(loto_records)
