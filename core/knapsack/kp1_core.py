@@ -16,7 +16,7 @@ from numba import njit
 
 from core.knapsack.states import DONE, StateRun, backtrack, expand_core
 
-__all__ = ["CoreSetup", "prepare", "solve_by_states"]
+__all__ = ["CoreSetup", "cardinality_bound", "prepare", "solve_by_states"]
 
 _SLACK = 1e-9
 
@@ -74,6 +74,31 @@ def _greedy(weights, capacity, break_item):
     return taken
 
 
+def _improve_by_exchanges(p, w, capacity, taken, rounds: int = 8):
+    """The best single swap (one item out, one in) that fits, repeated while it gains.
+
+    For each item out, the item in to drop is the least profitable one heavy
+    enough to make room: a suffix minimum over the chosen items sorted by weight.
+    """
+    taken = taken.copy()
+    for _ in range(rounds):
+        room = capacity - int(w[taken].sum())
+        inside, outside = np.flatnonzero(taken), np.flatnonzero(~taken)
+        if not len(inside) or not len(outside):
+            break
+        by_weight = inside[np.argsort(w[inside], kind="stable")]
+        cheapest = np.minimum.accumulate(p[by_weight][::-1])[::-1]
+        first = np.searchsorted(w[by_weight], w[outside] - room, side="left")
+        ok = first < len(by_weight)
+        gain = np.where(ok, p[outside] - cheapest[np.minimum(first, len(by_weight) - 1)], 0)
+        best = int(np.argmax(gain))
+        if gain[best] <= 0:
+            break
+        dropped = by_weight[first[best]:][int(np.argmin(p[by_weight[first[best]:]]))]
+        taken[dropped], taken[outside[best]] = False, True
+    return taken
+
+
 def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int) -> CoreSetup:
     """Efficiency order, bounds and reductions of items with ``profits > 0``, ``0 < weights <= capacity``.
 
@@ -86,7 +111,7 @@ def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int) -> CoreSetu
     b = int(np.searchsorted(prefix, capacity, side="right"))
     if b >= len(w):
         raise ValueError("prepare needs items that do not all fit the capacity")
-    greedy = _greedy(w, capacity, b)
+    greedy = _improve_by_exchanges(p, w, capacity, _greedy(w, capacity, b))
     lower = int(p[greedy].sum())
     break_profit = int(p[:b].sum())
     residual = capacity - (int(prefix[b - 1]) if b else 0)
@@ -106,7 +131,41 @@ def _reduce(p, w, break_efficiency, b, break_profit, residual, lower):
     return fixed
 
 
-def solve_by_states(setup: CoreSetup, max_work: int, max_states: int):
+def cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
+    """An upper bound from the cardinality constraint ``sum x <= k`` (k: most items that fit).
+
+    The surrogate of ``w x <= c`` and ``k - sum x >= 0`` with multiplier
+    ``lam >= 0`` is ``(w + lam) x <= c + lam k``; its LP bound holds for every
+    ``lam`` and is convex in it, so a golden-section search finds a good one.
+    Tight where Dantzig's is loose: strongly correlated items, ``p = w + K``.
+    """
+    k = int(np.searchsorted(np.cumsum(np.sort(setup.weights)), setup.capacity, side="right"))
+    p, w = setup.profits.astype(np.float64), setup.weights.astype(np.float64)
+    lo, hi = 0.0, float(setup.profits.max())
+    golden = (np.sqrt(5.0) - 1) / 2
+    best = _surrogate_lp(p, w, setup.capacity, k, 0.0)
+    for _ in range(iterations):
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        fa, fb = _surrogate_lp(p, w, setup.capacity, k, a), _surrogate_lp(p, w, setup.capacity, k, b)
+        best = min(best, fa, fb)
+        lo, hi = (lo, b) if fa <= fb else (a, hi)
+    return min(setup.upper_bound, int(np.floor(best * (1 + 1e-12) + 1e-6)))
+
+
+def _surrogate_lp(p, w, capacity, k, lam):
+    """Dantzig's bound of ``max p x`` s.t. ``(w + lam) x <= capacity + lam k``, ``0 <= x <= 1``."""
+    size = w + lam
+    order = np.argsort(-(p / size), kind="stable")
+    prefix = np.cumsum(size[order])
+    room = capacity + lam * k
+    b = int(np.searchsorted(prefix, room, side="right"))
+    if b >= len(p):
+        return float(p.sum())
+    filled = prefix[b - 1] if b else 0.0
+    return float(p[order[:b]].sum() + (room - filled) * p[order[b]] / size[order[b]])
+
+
+def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_bound: int | None = None):
     """The optimal choice over the free items by state lists.
 
     Returns
@@ -123,7 +182,7 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int):
     run = StateRun(expand_core(
         setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
         np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
-        np.int64(max_work), np.int64(max_states),
+        np.int64(setup.upper_bound if upper_bound is None else upper_bound), np.int64(max_work), np.int64(max_states),
     ))
     if run.status != DONE:
         return None, run

@@ -85,7 +85,7 @@ def _keeps(weight, profit, capacity, best, eff_add, eff_remove):
 
 @njit(cache=True, nogil=True)
 def expand_core(profits, weights, capacity, efficiency, removable, addable, break_weight, break_profit,
-                incumbent, max_work, max_states):
+                incumbent, upper_bound, max_work, max_states):
     """Run the expanding-core state DP.
 
     Parameters
@@ -96,6 +96,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     addable : (a,) int64, free items from the break item on, nearest first
     break_weight, break_profit : int64, the break solution
     incumbent : int64, value of a known solution (the greedy one)
+    upper_bound : int64, no solution is worth more: the run stops when the incumbent reaches it
     max_work : int64, most states generated before giving up
     max_states : int64, most states held (lists and snapshots) before giving up
 
@@ -120,7 +121,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     work = 0
     snaps = 0
     status = DONE
-    while n > 0 and (r < len(removable) or a < len(addable)):
+    while n > 0 and best < upper_bound and (r < len(removable) or a < len(addable)):
         add = a < len(addable) and (r >= len(removable) or step % 2 == 0)
         step += 1
         bit = np.uint64(1) << np.uint64((step - 1) % _WORD)
