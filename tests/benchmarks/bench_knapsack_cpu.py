@@ -137,7 +137,7 @@ def bench_hard(quick: bool) -> int:
         "## KP1 with large capacities (`python -m tests.benchmarks.bench_knapsack_cpu --hard`)",
         machine_description() + f" Shared with other work: load average {load_before:.1f} before, "
         f"{load_after:.1f} after the run" + (" (quick run)." if quick else "."),
-        knapsack_hard.__doc__.split("\n\n")[1].replace("\n", " "),
+        knapsack_hard.__doc__.split("\n\n")[2].replace("\n", " "),
         markdown_table(["group", "instance", "capacity", "LineSnap CPU (ms)", "method", "OR-Tools B&B (ms)",
                         "OR-Tools result"], table),
     ])
