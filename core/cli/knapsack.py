@@ -2,7 +2,7 @@
 
     linesnap knapsack solve FILE [--problem kp1|kp2|subset-sum|mckp] [--backend auto|cpu|gpu] [--json]
     linesnap knapsack batch FILES... [--backend ...] [--json]
-    linesnap knapsack generate {pisinger,curtis,suri} ... -o FILE
+    linesnap knapsack generate {pisinger,pisinger-hard,jooken,curtis,suri} ... -o FILE
 
 Errors print one line on stderr and exit with status 1 (2 for bad arguments).
 """
@@ -61,23 +61,33 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_generate(sub) -> None:
-    from core.knapsack.generators import CURTIS_KINDS, PISINGER_KINDS, SURI_SETS
+    from core.knapsack.generators import CURTIS_KINDS, PISINGER_HARD_CLASSES, PISINGER_KINDS, SURI_SETS
 
     gen = sub.add_parser("generate", help="write a generated instance as LineSnap JSON")
     family = gen.add_subparsers(dest="family", required=True, parser_class=_Parser)
     pis = family.add_parser("pisinger", help="Pisinger's KP1 classes")
     pis.add_argument("--type", choices=PISINGER_KINDS, default="strongly")
-    pis.add_argument("-n", "--items", type=int, default=100)
-    pis.add_argument("--range", type=int, default=1000, help="coefficient range R")
-    pis.add_argument("--instance", type=int, default=1, help="v of the capacity v * sum(w) / (S + 1)")
-    pis.add_argument("--series", type=int, default=100, help="S of the capacity")
+    hard = family.add_parser("pisinger-hard", help="Pisinger's hard KP1 classes 11-16")
+    hard.add_argument("--class", dest="klass", type=int, choices=sorted(PISINGER_HARD_CLASSES), default=13)
+    jook = family.add_parser("jooken", help="Jooken, Leyman and De Causmaecker's hard KP1 instances")
+    jook.add_argument("--capacity", type=int, default=10**8)
+    jook.add_argument("--groups", type=int, default=10)
+    jook.add_argument("--last-fraction", type=float, default=0.1, help="share of small items")
+    jook.add_argument("--epsilon", type=float, default=0.01)
+    jook.add_argument("--spread", type=int, default=100, help="s: profits and weights get U[1, s] on top")
+    for parser in (pis, hard, jook):
+        parser.add_argument("-n", "--items", type=int, default=100 if parser is pis else 1000)
+    for parser in (pis, hard):
+        parser.add_argument("--range", type=int, default=1000, help="coefficient range R")
+        parser.add_argument("--instance", type=int, default=1, help="v of the capacity v * sum(w) / (S + 1)")
+        parser.add_argument("--series", type=int, default=100, help="S of the capacity")
     cur = family.add_parser("curtis", help="Curtis's subset-sum benchmarks")
     cur.add_argument("--type", choices=CURTIS_KINDS, default="half")
     cur.add_argument("-n", "--items", type=int, default=1000)
     suri = family.add_parser("suri", help="Suri et al.'s MCKP sets")
     suri.add_argument("--set", type=int, choices=sorted(SURI_SETS), default=5)
     suri.add_argument("--items-per-class", type=int, help="default: 10..1024 at random per class")
-    for parser in (pis, cur, suri):
+    for parser in (pis, hard, jook, cur, suri):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("-o", "--output", required=True, help="JSON file to write")
 
@@ -171,6 +181,13 @@ def _generate(args) -> int:
     if args.family == "pisinger":
         problem = generators.pisinger(args.type, args.items, args.range, args.instance, args.series, args.seed)
         name = f"pisinger-{args.type}-n{args.items}-R{args.range}-v{args.instance}-s{args.seed}"
+    elif args.family == "pisinger-hard":
+        problem = generators.pisinger_hard(args.klass, args.items, args.range, args.instance, args.series, args.seed)
+        name = f"pisinger-hard-{args.klass}-n{args.items}-R{args.range}-v{args.instance}-s{args.seed}"
+    elif args.family == "jooken":
+        problem = generators.jooken(args.items, args.capacity, args.groups, args.last_fraction, args.epsilon,
+                                    args.spread, args.seed)
+        name = f"jooken-n{args.items}-c{args.capacity}-g{args.groups}-s{args.seed}"
     elif args.family == "curtis":
         problem = generators.curtis(args.type, args.items, args.seed)
         name = f"curtis-{args.type}-n{args.items}-s{args.seed}"

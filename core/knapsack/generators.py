@@ -6,6 +6,19 @@
   inverse strongly correlated (``p = U[1, R]``, ``w = p + R/10``), almost
   strongly correlated ``w + R/10 + U[-R/500, R/500]``, subset sum ``p = w``;
   capacity of instance ``v`` of a series of ``S``: ``v * sum(w) // (S + 1)``.
+- :func:`pisinger_hard`: Pisinger's (2005) hard classes 11-16: spanner
+  instances ``span(2, 10)`` over uncorrelated (11), weakly (12) and strongly
+  (13) correlated items (two spanner items drawn as in the classic classes,
+  their weights and profits divided by ``m = 10`` rounded up; every item is a
+  spanner item times ``U[1, m]``), multiple strongly correlated
+  ``mstr(3R/10, 2R/10, 6)`` (14: ``p = w + 3R/10`` when 6 divides ``w``, else
+  ``w + 2R/10``), profit ceiling ``pceil(3)`` (15: ``p = 3 ceil(w / 3)``) and
+  circle ``circle(2/3)`` (16: ``p = floor(2/3 sqrt(4R^2 - (w - 2R)^2))``); capacity
+  ``max(v * sum(w) // (S + 1), max(w))`` (the rule of the published class-11 file).
+- :func:`jooken`: Jooken, Leyman and De Causmaecker's (2022) hard instances:
+  ``g - 1`` groups of ``(1 - f) n / (g - 1)`` items whose profit and weight are
+  both ``c / 2^i + eps c + U[1, s]`` (group ``i``), and ``f n`` small items with
+  profit and weight ``U[1, s]`` (read off their published instances).
 - :func:`curtis`: Curtis's subset-sum benchmarks Half, P and Uniform (no subset
   hits their capacity exactly).
 - :func:`suri`: Suri et al.'s MCKP sets 1-5, uncorrelated values and weights
@@ -21,10 +34,16 @@ import numpy as np
 
 from core.knapsack.problems import KP1, MCKP, SubsetSum, exact_int
 
-__all__ = ["CURTIS_KINDS", "PISINGER_KINDS", "SURI_SETS", "curtis", "pisinger", "suri"]
+__all__ = ["CURTIS_KINDS", "PISINGER_HARD_CLASSES", "PISINGER_KINDS", "SURI_SETS", "curtis", "jooken", "pisinger",
+           "pisinger_hard", "suri"]
 
 PISINGER_KINDS = ("uncorrelated", "weakly", "strongly", "inverse-strongly", "almost-strongly", "subset-sum")
 CURTIS_KINDS = ("half", "p", "uniform")
+#: Pisinger's hard classes by number.
+PISINGER_HARD_CLASSES = {11: "uncorrelated spanner", 12: "weakly correlated spanner",
+                         13: "strongly correlated spanner", 14: "multiple strongly correlated",
+                         15: "profit ceiling", 16: "circle"}
+_SPANNER_ITEMS, _SPANNER_MULTIPLIER = 2, 10
 #: (classes, capacity) of Suri et al.'s sets 1..5.
 SURI_SETS = {1: (5, 12665), 2: (10, 15700), 3: (20, 94280), 4: (50, 390500), 5: (100, 303500)}
 SURI_VALUE_RANGE = (1, 10000)
@@ -79,6 +98,84 @@ def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1
     else:
         p = w.copy()
     return KP1(p, w, instance * int(w.sum()) // (series + 1))
+
+
+def pisinger_hard(klass: int, n: int, coefficient_range: int = 1000, instance: int = 1, series: int = 100,
+                  seed: int = 0) -> KP1:
+    """One instance of Pisinger's hard classes 11-16 (formulas in the module docstring).
+
+    Parameters
+    ----------
+    klass : int
+        11..16, see :data:`PISINGER_HARD_CLASSES`.
+    n, coefficient_range, instance, series, seed
+        As for :func:`pisinger`.
+    """
+    if klass not in PISINGER_HARD_CLASSES:
+        raise ValueError(f"klass must be one of {sorted(PISINGER_HARD_CLASSES)}; got {klass!r}")
+    n = exact_int(n, "n", 1)
+    r = exact_int(coefficient_range, "coefficient_range", 10, 2**40)  # circle squares 4R^2 in int64
+    series = exact_int(series, "series", 1)
+    instance = exact_int(instance, "instance", 1, series)
+    rng = _rng(seed)
+    if klass <= 13:
+        p, w = _spanner(rng, ("uncorrelated", "weakly", "strongly")[klass - 11], n, r)
+    else:
+        w = rng.integers(1, r + 1, n)
+        if klass == 14:
+            p = np.where(w % 6 == 0, w + 3 * r // 10, w + 2 * r // 10)
+        elif klass == 15:
+            p = 3 * -(-w // 3)
+        else:
+            p = np.floor(2 / 3 * np.sqrt(4.0 * r * r - (w - 2.0 * r) ** 2)).astype(np.int64)
+    capacity = max(instance * int(w.sum()) // (series + 1), int(w.max()))
+    return KP1(p, w, capacity)
+
+
+def _spanner(rng, kind, n, r):
+    """Items that are multiples ``a (p_k, w_k)``, ``a ~ U[1, m]``, of a few spanner items."""
+    base = pisinger(kind, _SPANNER_ITEMS, r, seed=int(rng.integers(2**62)))
+    m = _SPANNER_MULTIPLIER
+    bp, bw = -(-base.profits // m), -(-base.weights // m)
+    pick = rng.integers(0, _SPANNER_ITEMS, n)
+    times = rng.integers(1, m + 1, n)
+    return times * bp[pick], times * bw[pick]
+
+
+def jooken(n: int, capacity: int, groups: int, last_fraction: float, epsilon: float, spread: int,
+           seed: int = 0) -> KP1:
+    """One of Jooken, Leyman and De Causmaecker's (2022) hard instances.
+
+    Parameters
+    ----------
+    n : int
+        Items, >= 1.
+    capacity : int
+        ``c``, >= 2.
+    groups : int
+        ``g`` >= 2: ``g - 1`` groups of large items and one of small items.
+    last_fraction : float
+        ``f`` in (0, 1]: share of the small items.
+    epsilon : float
+        ``eps`` in [0, 1]: share of the capacity added to every large item.
+    spread : int
+        ``s`` >= 1: profits and weights get ``U[1, s]`` on top.
+    seed : int
+    """
+    n = exact_int(n, "n", 1)
+    capacity = exact_int(capacity, "capacity", 2, 2**52)
+    groups = exact_int(groups, "groups", 2, 60)
+    spread = exact_int(spread, "spread", 1, 2**40)
+    if not 0 < last_fraction <= 1:
+        raise ValueError(f"last_fraction must be in (0, 1]; got {last_fraction!r}")
+    if not 0 <= epsilon <= 1:
+        raise ValueError(f"epsilon must be in [0, 1]; got {epsilon!r}")
+    rng = _rng(seed)
+    per_group = int(round(n * (1 - last_fraction))) // (groups - 1)
+    bases = [capacity // 2**i + int(epsilon * capacity) for i in range(1, groups) for _ in range(per_group)]
+    bases += [0] * (n - len(bases))
+    bases = np.array(bases, np.int64)
+    return KP1(bases + rng.integers(1, spread + 1, n), bases + rng.integers(1, spread + 1, n), capacity)
 
 
 def curtis(kind: str, n: int, seed: int = 0) -> SubsetSum:

@@ -5,6 +5,9 @@ Readers (each returns a list of :class:`KnapsackInstance`):
 - Pisinger's large-scale ``knapPI_*`` files (KP1): ``n``, ``c``, then ``p w``
   per item, then (optionally) the optimal 0/1 vector; the ``.opt`` file beside
   one holds its optimum.
+- Jooken, Leyman and De Causmaecker's ``test.in`` files (KP1): ``n``, then
+  ``id p w`` per item, then ``c``; named after their folder, with the optimum
+  of an ``outp.out`` beside them (its first line, when combo solved it).
 - Pisinger's ``*.csv`` files (KP1), blocks of ``name``, ``n N``, ``c C``,
   ``z OPT``, ``time T``, ``i,p,w,x`` per item and ``-----`` (the first block's
   name lacks its leading "k"; it is restored).
@@ -22,13 +25,13 @@ Malformed files raise :class:`KnapsackFormatError` naming the file and line.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from core.io.geojson import atomic_write_text
 from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, exact_int, problem_kind
+from core.knapsack.textfile import KnapsackFormatError, KnapsackInstance, NumberedLines, build_problem
 
 __all__ = [
     "FORMAT_NAME",
@@ -39,6 +42,7 @@ __all__ = [
     "read_class_a",
     "read_ins2d",
     "read_instances",
+    "read_jooken",
     "read_json",
     "read_pisinger",
     "read_pisinger_csv",
@@ -50,81 +54,14 @@ FORMAT_NAME = "linesnap-knapsack"
 FORMAT_VERSION = 1
 
 
-class KnapsackFormatError(ValueError):
-    """An instance file that cannot be read: missing, malformed or of an unknown format."""
-
-
-@dataclass(frozen=True, eq=False)
-class KnapsackInstance:
-    """A named problem with what its file knows of the solution.
-
-    Attributes
-    ----------
-    name : str
-    problem : KP1, KP2, SubsetSum or MCKP
-    optimum : int or None
-        The known optimal value.
-    known_choice : (k,) int64 ndarray or None
-        Sorted indices of an optimal choice of items, when the file lists one.
-    """
-
-    name: str
-    problem: object
-    optimum: int | None = None
-    known_choice: np.ndarray | None = None
-
-
-class _Lines:
-    """Numbered lines of a text file, for error messages that name file and line."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        try:
-            # utf-8-sig: files saved by Windows editors begin with a byte-order mark
-            self.lines = path.read_text(encoding="utf-8-sig").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
-
-    def error(self, number: int, message: str) -> KnapsackFormatError:
-        return KnapsackFormatError(f"{self.path}:{number}: {message}")
-
-    def ints(self, number: int, count: int | None = None, sep: str | None = None) -> list[int]:
-        """The integers of line ``number`` (1-based)."""
-        if number > len(self.lines):
-            raise self.error(number, "unexpected end of file")
-        fields = self.lines[number - 1].strip().split(sep)
-        try:
-            values = [int(f) for f in fields if f.strip()]
-        except ValueError:
-            raise self.error(number, f"expected integers, got {self.lines[number - 1].strip()!r}") from None
-        if count is not None and len(values) != count:
-            raise self.error(number, f"expected {count} integers, got {len(values)}")
-        self.check_int64(number, values)
-        return values
-
-    def check_int64(self, number: int, values) -> None:
-        """Refuse, naming line ``number``, integers that numpy's int64 cannot hold (it would raise OverflowError)."""
-        for value in values:
-            if not -(2**63) <= value < 2**63:
-                raise self.error(number, f"{value} does not fit in a 64-bit integer")
-
-
-def _build(lines: _Lines, number: int, make):
-    """Construct a problem, turning its validation error into one that names the line."""
-    try:
-        return make()
-    except ValueError as exc:
-        raise lines.error(number, str(exc)) from None
-
-
 def read_pisinger(path) -> list[KnapsackInstance]:
     """A large-scale ``knapPI_*`` file (one KP1), with the optimum of its ``.opt`` file if present."""
     path = Path(path)
-    lines = _Lines(path)
+    lines = NumberedLines(path)
     (n,) = lines.ints(1, 1)
     (capacity,) = lines.ints(2, 1)
     items = np.array([lines.ints(3 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
-    problem = _build(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity))
+    problem = build_problem(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity))
     choice = None
     if len(lines.lines) > 2 + n and lines.lines[2 + n].strip():
         vector = np.array(lines.ints(3 + n, n), dtype=np.int64)
@@ -134,13 +71,31 @@ def read_pisinger(path) -> list[KnapsackInstance]:
     optimum = None
     opt_path = path.with_name(path.name + ".opt")
     if opt_path.exists():
-        (optimum,) = _Lines(opt_path).ints(1, 1)
+        (optimum,) = NumberedLines(opt_path).ints(1, 1)
     return [KnapsackInstance(path.name, problem, optimum, choice)]
+
+
+def read_jooken(path) -> list[KnapsackInstance]:
+    """A Jooken-style file (one KP1): ``n``, ``id p w`` per item, ``c``."""
+    path = Path(path)
+    lines = NumberedLines(path)
+    (n,) = lines.ints(1, 1)
+    items = np.array([lines.ints(2 + k, 3) for k in range(n)], dtype=np.int64).reshape(n, 3)
+    (capacity,) = lines.ints(2 + n, 1)
+    problem = build_problem(lines, 1, lambda: KP1(items[:, 1], items[:, 2], capacity))
+    name = path.parent.name if path.name == "test.in" and path.parent.name else path.stem
+    return [KnapsackInstance(name, problem, _combo_optimum(path.with_name("outp.out")))]
+
+
+def _combo_optimum(path: Path) -> int | None:
+    """The first line of combo's ``outp.out`` when it is a value (the file holds an error message otherwise)."""
+    first = path.read_text(errors="replace").split("\n", 1)[0].strip() if path.is_file() else ""
+    return int(first) if first.isdigit() else None
 
 
 def read_pisinger_csv(path) -> list[KnapsackInstance]:
     """A Pisinger ``*.csv`` file: one KP1 per block, with its optimum ``z``."""
-    lines = _Lines(Path(path))
+    lines = NumberedLines(Path(path))
     out, number = [], 1
     while number <= len(lines.lines):
         if not lines.lines[number - 1].strip():
@@ -153,7 +108,7 @@ def read_pisinger_csv(path) -> list[KnapsackInstance]:
     return out
 
 
-def _csv_block(lines: _Lines, start: int):
+def _csv_block(lines: NumberedLines, start: int):
     name = lines.lines[start - 1].strip()
     if name.startswith("napPI"):  # the files' first block lost its "k"
         name = "k" + name
@@ -172,14 +127,14 @@ def _csv_block(lines: _Lines, start: int):
     end = first + n
     if end > len(lines.lines) or lines.lines[end - 1].strip() != "-----":
         raise lines.error(end, f"expected '-----' after the {n} items of block {name!r}")
-    problem = _build(lines, start, lambda: KP1(rows[:, 1], rows[:, 2], capacity))
+    problem = build_problem(lines, start, lambda: KP1(rows[:, 1], rows[:, 2], capacity))
     return KnapsackInstance(name, problem, optimum, np.flatnonzero(rows[:, 3])), end + 1
 
 
 def read_ins2d(path) -> list[KnapsackInstance]:
     """A 2DPackLib ``.ins2D`` file as a KP2 (capacities H, W; weights h, w; profit w * h)."""
     path = Path(path)
-    lines = _Lines(path)
+    lines = NumberedLines(path)
     (m,) = lines.ints(1, 1)
     width, height = lines.ints(2, 2)
     rows = np.array([lines.ints(3 + k, 6) for k in range(m)], dtype=np.int64).reshape(m, 6)
@@ -191,7 +146,7 @@ def read_ins2d(path) -> list[KnapsackInstance]:
                              f"at most {MAX_EXPANDED_ITEMS:,} are supported")
     areas = _areas(lines, rows[:, 1], rows[:, 2], range(3, 3 + m))
     w, h, areas = (np.repeat(column, demand) for column in (rows[:, 1], rows[:, 2], areas))
-    problem = _build(lines, 1, lambda: KP2(areas, h, w, height, width))
+    problem = build_problem(lines, 1, lambda: KP2(areas, h, w, height, width))
     return [KnapsackInstance(path.stem, problem, None)]
 
 
@@ -201,7 +156,7 @@ MAX_EXPANDED_ITEMS = 1_000_000
 MAX_AREA = 2**62
 
 
-def _areas(lines: _Lines, w, h, item_lines) -> np.ndarray:
+def _areas(lines: NumberedLines, w, h, item_lines) -> np.ndarray:
     """The profits ``w * h`` (int64), checked in exact integers: int64 products wrap silently.
 
     ``item_lines`` gives each item's line number, for the error.
@@ -215,7 +170,7 @@ def _areas(lines: _Lines, w, h, item_lines) -> np.ndarray:
 
 def read_class_a(path) -> list[KnapsackInstance]:
     """2DPackLib class-A lines as KP2 instances (one object per item type)."""
-    lines = _Lines(Path(path))
+    lines = NumberedLines(Path(path))
     out = []
     for number, line in enumerate(lines.lines, start=1):
         if line.strip():
@@ -225,7 +180,7 @@ def read_class_a(path) -> list[KnapsackInstance]:
     return out
 
 
-def _class_a_line(lines: _Lines, number: int, line: str) -> KnapsackInstance:
+def _class_a_line(lines: NumberedLines, number: int, line: str) -> KnapsackInstance:
     fields = line.split(";")
     if len(fields) < 5:
         raise lines.error(number, "expected 'name;n;W;H;w,h[,demand];...'")
@@ -240,7 +195,7 @@ def _class_a_line(lines: _Lines, number: int, line: str) -> KnapsackInstance:
     w = np.array([t[0] for t in types], np.int64)
     h = np.array([t[1] for t in types], np.int64)
     areas = _areas(lines, w, h, [number] * len(w))
-    problem = _build(lines, number, lambda: KP2(areas, w, h, width, height))
+    problem = build_problem(lines, number, lambda: KP2(areas, w, h, width, height))
     return KnapsackInstance(fields[0], problem, None)
 
 
@@ -373,11 +328,13 @@ def read_instances(path) -> list[KnapsackInstance]:
     readers = {".json": read_json, ".ins2d": read_ins2d, ".csv": read_pisinger_csv}
     if suffix in readers:
         return readers[suffix](path)
-    first = next((line.strip() for line in _Lines(path).lines if line.strip()), "")
+    first = next((line.strip() for line in NumberedLines(path).lines if line.strip()), "")
     if first.startswith("{"):
         return read_json(path)
     if ";" in first:
         return read_class_a(path)
     if first.isdigit():
-        return read_pisinger(path)
-    raise KnapsackFormatError(f"{path}: unknown instance format (expected knapPI, .csv, .ins2D, class-A lines or JSON)")
+        second = next((line.split() for line in NumberedLines(path).lines[1:] if line.strip()), [])
+        return read_jooken(path) if len(second) == 3 else read_pisinger(path)
+    raise KnapsackFormatError(f"{path}: unknown instance format "
+                              "(expected knapPI, Jooken, .csv, .ins2D, class-A lines or JSON)")

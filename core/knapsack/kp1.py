@@ -10,12 +10,23 @@ import numpy as np
 from numba import njit
 
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
+from core.knapsack.kp1_core import cardinality_bound, prepare, solve_by_states
 from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult, weights_gcd
+from core.knapsack.states import OUT_OF_WORK, STATE_BYTES
 from core.memory import resolve_budget
 
-__all__ = ["capacity_windows", "row_dtype", "solve_kp1"]
+__all__ = ["METHODS", "capacity_windows", "row_dtype", "solve_kp1"]
 
 INT32_LIMIT = 2**31 - 1
+METHODS = ("auto", "dp", "states")
+#: DP cells (items x capacity, after the reductions) below which ``auto`` runs the DP outright (~1 ms).
+DP_OUTRIGHT_CELLS = 2_000_000
+#: Time of one state of the state lists, in DP cells (measured: a DP cell ~1 ns, a state ~10 ns).
+STATE_COST_CELLS = 10
+#: States generated before the state lists also compute the (costlier) cardinality bound.
+QUICK_STATES = 1_000_000
+#: States the lists hold at the least (their first buffers).
+STATE_MIN_STATES = 6 * 1024
 
 
 def row_dtype(total_profit: int) -> type:
@@ -157,38 +168,117 @@ def _full_row(profits, weights, capacity, empty):
     return _sweep(profits, weights, capacity, lo, hi, np.zeros(0, np.uint64), empty)
 
 
-def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverResult:
+def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None, method: str = "auto") -> SolverResult:
     """Solve a :class:`KP1` exactly.
 
     Parameters
     ----------
     problem : KP1
     memory_budget_bytes : int, optional
-        Most bytes for the DP rows and decision bits; default
+        Most bytes for the DP rows and decision bits or the state lists; default
         :func:`core.memory.resolve_budget`.
+    method : {"auto", "dp", "states"}
+        ``dp``: the capacity DP (cost n x C).  ``states``: the expanding core of
+        :mod:`core.knapsack.kp1_core` (cost independent of C).  ``auto``: the
+        reductions of ``states`` first, then the DP over the items left when it is
+        small, else the state lists, handing over to the DP when they grow past
+        what the DP would cost.
 
     Returns
     -------
     SolverResult
-        ``method`` ``"dp"``, or ``"dp-divide-conquer"`` when the bits did not fit the budget.
+        ``method``: ``"dp"``, ``"dp-divide-conquer"`` (the bits did not fit the
+        budget), ``"states"`` or ``"reduction"`` (the bounds fixed every item).
 
     Raises
     ------
+    ValueError
+        For an unknown ``method``.
     MemoryBudgetError
-        When even the divide-and-conquer rows exceed the budget.
+        When no method fits the budget.
     """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     budget = resolve_budget(memory_budget_bytes)
     profits, weights = problem.profits, problem.weights
     always = np.flatnonzero((weights == 0) & (profits > 0))
     items = np.flatnonzero((weights > 0) & (weights <= problem.capacity) & (profits > 0))
-    items = items[np.argsort(weights[items], kind="stable")]
     state = {"method": "dp"}
     chosen = items
     if int(weights[items].sum()) > problem.capacity:
-        gcd = weights_gcd(weights[items])
-        dtype = row_dtype(int(profits[items].sum()))
-        capacity = problem.capacity // gcd
-        mask = _solve_items(profits[items].astype(dtype), weights[items] // gcd, capacity, budget, state)
+        if method == "dp":
+            mask = _dp_mask(profits[items], weights[items], problem.capacity, budget, state)
+        else:
+            mask = _core_mask(profits[items], weights[items], problem.capacity, budget, method, state)
         chosen = items[mask]
     selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
     return SolverResult(int(profits[selected].sum()), selected, state["method"])
+
+
+def _dp_mask(profits, weights, capacity, budget, state):
+    """Optimal choice (bool mask) by the capacity DP: items sorted by weight, gcd divided out."""
+    mask = np.zeros(len(profits), np.bool_)
+    usable = np.flatnonzero(weights <= capacity)
+    if int(weights[usable].sum()) <= capacity:
+        mask[usable] = True
+        return mask
+    order = usable[np.argsort(weights[usable], kind="stable")]
+    gcd = weights_gcd(weights[order])
+    dtype = row_dtype(int(profits[order].sum()))
+    mask[order] = _solve_items(profits[order].astype(dtype), weights[order] // gcd, capacity // gcd, budget, state)
+    return mask
+
+
+def _dp_bytes(weights, capacity) -> int:
+    """Bytes of the direct capacity DP (decision bits and rows), or of its divide and conquer if less fits."""
+    usable = weights[weights <= capacity]
+    if not len(usable) or int(usable.sum()) <= capacity:
+        return 0
+    gcd = weights_gcd(usable)
+    top = min(capacity // gcd, int(usable.sum()) // gcd)
+    words = int(words_for(*capacity_windows(np.sort(usable) // gcd, top)).sum())
+    return 8 * words + _row_bytes(top, 8)
+
+
+def _core_mask(profits, weights, capacity, budget, method, state):
+    """Optimal choice by reductions then the DP or the state lists (see :func:`solve_kp1`)."""
+    setup = prepare(profits, weights, capacity)
+    free = np.flatnonzero(setup.fixed < 0)
+    if not len(free):
+        state["method"] = "reduction"
+        return _positions(setup, setup.greedy)
+    room = setup.free_capacity()
+    dp_cells = len(free) * room // weights_gcd(setup.weights[free])
+    dp_bytes = _dp_bytes(setup.weights[free], room)
+    if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and dp_bytes <= budget:
+        return _reduced_dp(setup, free, room, budget, state)
+    dp_possible = method == "auto" and 2 * _row_bytes(room, 8) <= budget
+    max_work = dp_cells // STATE_COST_CELLS if dp_possible else 2**62
+    mask, run = solve_by_states(setup, min(max_work, QUICK_STATES), budget // STATE_BYTES)
+    if mask is None and run.status == OUT_OF_WORK and max_work > QUICK_STATES:
+        # A hard instance: the cardinality bound (~50 LP solves) often lets the lists stop early.
+        mask, run = solve_by_states(setup, max_work, budget // STATE_BYTES, cardinality_bound(setup))
+    if mask is not None:
+        state["method"] = "states"
+        return mask
+    if not dp_possible:
+        needed = STATE_BYTES * max(int(run.work), STATE_MIN_STATES)
+        raise MemoryBudgetError(f"KP1 by state lists ({setup.n_free} free items)", needed, budget)
+    return _reduced_dp(setup, free, room, budget, state)
+
+
+def _reduced_dp(setup, free, room, budget, state):
+    """The capacity DP over the free items (the others fixed), or the greedy solution when it is better."""
+    fixed_in = setup.fixed == 1
+    taken = fixed_in.copy()
+    taken[free] = _dp_mask(setup.profits[free], setup.weights[free], room, budget, state)
+    if int(setup.profits[taken].sum()) < setup.lower_bound:
+        taken = setup.greedy
+    return _positions(setup, taken)
+
+
+def _positions(setup, taken):
+    """A mask over the efficiency order, back in the caller's item order."""
+    mask = np.zeros(len(taken), np.bool_)
+    mask[setup.order[taken]] = True
+    return mask

@@ -15,7 +15,9 @@ optimum or the peer solver):
   HiGHS (scipy.optimize.milp with a zero MIP gap).
 
 Writes the section "knapsack-cpu" of BENCHMARKS.md.  ``--quick`` uses fewer
-repetitions and instances and skips the slow g-vector runs.
+repetitions and instances and skips the slow g-vector runs.  ``--hard`` runs
+instead the KP1 instances of issue 15 (``tests/benchmarks/knapsack_hard.py``)
+and writes the section "knapsack-cpu-hard".
 """
 
 from __future__ import annotations
@@ -125,10 +127,32 @@ def bench_mckp(seeds: list[int], repeat: int) -> list[list]:
     return rows
 
 
+def bench_hard(quick: bool) -> int:
+    from tests.benchmarks import knapsack_hard
+
+    load_before = os.getloadavg()[0]
+    table = knapsack_hard.rows(quick)
+    load_after = os.getloadavg()[0]
+    text = "\n\n".join([
+        "## KP1 with large capacities (`python -m tests.benchmarks.bench_knapsack_cpu --hard`)",
+        machine_description() + f" Shared with other work: load average {load_before:.1f} before, "
+        f"{load_after:.1f} after the run" + (" (quick run)." if quick else "."),
+        knapsack_hard.__doc__.split("\n\n")[2].replace("\n", " "),
+        markdown_table(["group", "instance", "capacity", "LineSnap CPU (ms)", "method", "OR-Tools B&B (ms)",
+                        "OR-Tools result"], table),
+    ])
+    print(text)
+    write_section("knapsack-cpu-hard", text)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and instances; no g-vector runs")
+    parser.add_argument("--hard", action="store_true", help="the large-capacity KP1 instances of issue 15 only")
     args = parser.parse_args(argv)
+    if args.hard:
+        return bench_hard(args.quick)
     if not DATA.is_dir():
         print(f"{DATA} is absent: the benchmark needs ../shared/data")
         return 1

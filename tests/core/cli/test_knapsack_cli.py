@@ -8,6 +8,7 @@ import pytest
 
 from app.cli import main as linesnap
 from core.cli.knapsack import main
+from core.knapsack.generators import pisinger
 from core.knapsack.io import KnapsackInstance, read_instances, write_json
 from core.knapsack.problems import KP1, KP2, MCKP
 from tests.shared_data import shared_file
@@ -80,6 +81,8 @@ def test_batch_text(capsys, tmp_path):
     [
         ["generate", "pisinger", "--type", "weakly", "-n", "30", "--seed", "3"],
         ["generate", "curtis", "--type", "p", "-n", "12"],
+        ["generate", "pisinger-hard", "--class", "16", "-n", "40", "--range", "1000000"],
+        ["generate", "jooken", "-n", "50", "--capacity", "10000000000", "--groups", "4"],
         ["generate", "suri", "--set", "2", "--items-per-class", "12"],
     ],
 )
@@ -124,7 +127,7 @@ def test_wrong_problem_for_file(capsys, tmp_path):
 
 def test_memory_budget_refusal_is_one_line(capsys, tmp_path):
     path = tmp_path / "big.json"
-    write_json(path, KP1(list(range(1, 401)), list(range(1, 401)), 40_000))
+    write_json(path, pisinger("strongly", 400, 10**6, 50, 100, seed=0))  # neither the DP nor the state lists fit
     code, _, err = _run(capsys, "solve", str(path), "--backend", "cpu", "--memory-budget", "1000")
     assert code == 1 and "memory budget is 1,000 bytes" in err and len(err.splitlines()) == 1
     assert "raise --memory-budget" in err  # the flag, not the API's keyword

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from core.knapsack import KP1, KP2, MemoryBudgetError, solve, solve_many
 from core.knapsack.generators import PISINGER_KINDS, pisinger
+from core.knapsack.kp1 import solve_kp1
 from tests.knapsack_reference import brute_kp, check_kp_choice, highs_milp, ortools_kp
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -151,16 +152,17 @@ def _uncorrelated_kp1(n, seed):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_kp1_divide_and_conquer_within_a_small_budget(seed):
     problem = _uncorrelated_kp1(1500, seed)  # decision bits ~ 0.7 MB, four rows ~ 0.3 MB
-    full = solve(problem, backend="cpu")
-    light = solve(problem, backend="cpu", memory_budget_bytes=350_000)
+    full = solve_kp1(problem, None, method="dp")
+    light = solve_kp1(problem, 350_000, method="dp")
     assert (full.method, light.method) == ("dp", "dp-divide-conquer")
     assert light.value == full.value == ortools_kp(problem.profits, [problem.weights], [problem.capacity])
     check_kp_choice(problem, light)
 
 
-def test_kp1_refuses_a_budget_too_small_for_any_method():
+@pytest.mark.parametrize("method", ["auto", "dp", "states"])
+def test_kp1_refuses_a_budget_too_small_for_any_method(method):
     with pytest.raises(MemoryBudgetError, match=r"needs [\d,]+ bytes but the memory budget is 1,000 bytes"):
-        solve(_uncorrelated_kp1(1500, 0), backend="cpu", memory_budget_bytes=1000)
+        solve_kp1(pisinger("strongly", 1500, 10**6, 50, 100, seed=0), 1000, method=method)
 
 
 def test_kp2_divide_and_conquer_within_a_small_budget():

@@ -1,0 +1,192 @@
+"""KP1 preliminaries that do not depend on the capacity's size, and the state-list solve they feed.
+
+Efficiency order, break item, Dantzig's upper bound, the greedy lower bound
+and Dembo-Hammer reductions (items whose forced opposite decision cannot beat
+the greedy solution are fixed), then :func:`core.knapsack.states.expand_core`
+over the items left free.  Notes: docs/notes/knapsack.md, "KP1 without a
+capacity-long row".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from core.knapsack.states import DONE, StateRun, backtrack, expand_core
+
+__all__ = ["CoreSetup", "cardinality_bound", "prepare", "solve_by_states"]
+
+_SLACK = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class CoreSetup:
+    """A KP1 in efficiency order with its break item, bounds and reductions.
+
+    Attributes
+    ----------
+    order : (n,) int64
+        Caller's item index of each position of the efficiency order.
+    profits, weights : (n,) int64, in that order
+    efficiency : (n,) float64
+    capacity : int
+    break_item : int
+        First item of the efficiency order that does not fit after all before it.
+    greedy : (n,) bool
+        The greedy solution (break solution, then every later item that still fits).
+    lower_bound, upper_bound : int
+        The greedy value and Dantzig's bound: every optimum lies between them.
+    fixed : (n,) int8
+        -1 free, 0 fixed out, 1 fixed in (Dembo-Hammer, against ``lower_bound``).
+    """
+
+    order: np.ndarray
+    profits: np.ndarray
+    weights: np.ndarray
+    efficiency: np.ndarray
+    capacity: int
+    break_item: int
+    greedy: np.ndarray
+    lower_bound: int
+    upper_bound: int
+    fixed: np.ndarray
+
+    @property
+    def n_free(self) -> int:
+        return int(np.count_nonzero(self.fixed < 0))
+
+    def free_capacity(self) -> int:
+        """Capacity left for the free items once the items fixed in are packed."""
+        return self.capacity - int(self.weights[self.fixed == 1].sum())
+
+
+@njit(cache=True, nogil=True)
+def _greedy(weights, capacity, break_item):
+    """Break solution plus every later item that still fits, in efficiency order."""
+    taken = np.zeros(len(weights), np.bool_)
+    room = capacity
+    for j in range(len(weights)):
+        if j < break_item or weights[j] <= room:
+            taken[j] = True
+            room -= weights[j]
+    return taken
+
+
+def _improve_by_exchanges(p, w, capacity, taken, rounds: int = 8):
+    """The best single swap (one item out, one in) that fits, repeated while it gains.
+
+    For each item out, the item in to drop is the least profitable one heavy
+    enough to make room: a suffix minimum over the chosen items sorted by weight.
+    """
+    taken = taken.copy()
+    for _ in range(rounds):
+        room = capacity - int(w[taken].sum())
+        inside, outside = np.flatnonzero(taken), np.flatnonzero(~taken)
+        if not len(inside) or not len(outside):
+            break
+        by_weight = inside[np.argsort(w[inside], kind="stable")]
+        cheapest = np.minimum.accumulate(p[by_weight][::-1])[::-1]
+        first = np.searchsorted(w[by_weight], w[outside] - room, side="left")
+        ok = first < len(by_weight)
+        gain = np.where(ok, p[outside] - cheapest[np.minimum(first, len(by_weight) - 1)], 0)
+        best = int(np.argmax(gain))
+        if gain[best] <= 0:
+            break
+        dropped = by_weight[first[best]:][int(np.argmin(p[by_weight[first[best]:]]))]
+        taken[dropped], taken[outside[best]] = False, True
+    return taken
+
+
+def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int) -> CoreSetup:
+    """Efficiency order, bounds and reductions of items with ``profits > 0``, ``0 < weights <= capacity``.
+
+    The items must not all fit (then there is nothing to solve).
+    """
+    efficiency = profits / weights
+    order = np.argsort(-efficiency, kind="stable")
+    p, w, e = profits[order], weights[order], efficiency[order]
+    prefix = np.cumsum(w)
+    b = int(np.searchsorted(prefix, capacity, side="right"))
+    if b >= len(w):
+        raise ValueError("prepare needs items that do not all fit the capacity")
+    greedy = _improve_by_exchanges(p, w, capacity, _greedy(w, capacity, b))
+    lower = int(p[greedy].sum())
+    break_profit = int(p[:b].sum())
+    residual = capacity - (int(prefix[b - 1]) if b else 0)
+    upper = break_profit + residual * int(p[b]) // int(w[b])
+    fixed = _reduce(p, w, float(e[b]), b, break_profit, residual, lower)
+    return CoreSetup(order, p, w, e, int(capacity), b, greedy, lower, upper, fixed)
+
+
+def _reduce(p, w, break_efficiency, b, break_profit, residual, lower):
+    """Dembo-Hammer: fix an item when the bound with its decision flipped cannot beat ``lower``."""
+    sign = np.where(np.arange(len(p)) < b, -1, 1)  # flipping removes items before b, adds the others
+    whole = (break_profit - lower - 1 + sign * p).astype(np.float64)
+    room = (residual - sign * w) * break_efficiency
+    flip_can_win = whole + room >= -_SLACK * (np.abs(room) + 1.0)
+    fixed = np.where(sign < 0, 1, 0).astype(np.int8)
+    fixed[flip_can_win] = -1
+    return fixed
+
+
+def cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
+    """An upper bound from the cardinality constraint ``sum x <= k`` (k: most items that fit).
+
+    The surrogate of ``w x <= c`` and ``k - sum x >= 0`` with multiplier
+    ``lam >= 0`` is ``(w + lam) x <= c + lam k``; its LP bound holds for every
+    ``lam`` and is convex in it, so a golden-section search finds a good one.
+    Tight where Dantzig's is loose: strongly correlated items, ``p = w + K``.
+    """
+    k = int(np.searchsorted(np.cumsum(np.sort(setup.weights)), setup.capacity, side="right"))
+    p, w = setup.profits.astype(np.float64), setup.weights.astype(np.float64)
+    lo, hi = 0.0, float(setup.profits.max())
+    golden = (np.sqrt(5.0) - 1) / 2
+    best = _surrogate_lp(p, w, setup.capacity, k, 0.0)
+    for _ in range(iterations):
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        fa, fb = _surrogate_lp(p, w, setup.capacity, k, a), _surrogate_lp(p, w, setup.capacity, k, b)
+        best = min(best, fa, fb)
+        lo, hi = (lo, b) if fa <= fb else (a, hi)
+    return min(setup.upper_bound, int(np.floor(best * (1 + 1e-12) + 1e-6)))
+
+
+def _surrogate_lp(p, w, capacity, k, lam):
+    """Dantzig's bound of ``max p x`` s.t. ``(w + lam) x <= capacity + lam k``, ``0 <= x <= 1``."""
+    size = w + lam
+    order = np.argsort(-(p / size), kind="stable")
+    prefix = np.cumsum(size[order])
+    room = capacity + lam * k
+    b = int(np.searchsorted(prefix, room, side="right"))
+    if b >= len(p):
+        return float(p.sum())
+    filled = prefix[b - 1] if b else 0.0
+    return float(p[order[:b]].sum() + (room - filled) * p[order[b]] / size[order[b]])
+
+
+def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_bound: int | None = None):
+    """The optimal choice over the free items by state lists.
+
+    Returns
+    -------
+    mask : (n,) bool or None
+        Optimal choice in the caller's order of ``setup.order`` positions (None when
+        the run gave up within ``max_work`` states generated or ``max_states`` held).
+    run : StateRun
+    """
+    free = np.flatnonzero(setup.fixed < 0)
+    b = setup.break_item
+    removable = free[free < b][::-1].copy()
+    addable = free[free >= b].copy()
+    run = StateRun(expand_core(
+        setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
+        np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
+        np.int64(setup.upper_bound if upper_bound is None else upper_bound), np.int64(max_work), np.int64(max_states),
+    ))
+    if run.status != DONE:
+        return None, run
+    taken = setup.greedy if run.best_step < 0 else backtrack(run, setup.profits, setup.weights, b)
+    mask = np.zeros(len(taken), np.bool_)
+    mask[setup.order[taken]] = True
+    return mask, run

@@ -1,0 +1,211 @@
+"""Nemhauser-Ullmann state lists grown from a core around the break item (KP1, C-independent).
+
+The items are in efficiency order (``p/w`` descending) with break item ``b``;
+the list starts from the break solution (items ``0..b-1`` taken) and each step
+either adds the next free item ``t >= b`` or removes the next free item
+``s < b`` (Pisinger's expanding core).  A state is an undominated
+``(weight, profit)`` pair; the list is kept sorted by weight with strictly
+increasing profits, and a state is dropped as soon as its upper bound
+(Dantzig's, with the efficiency of the next item on the side that can still
+help) cannot beat the incumbent.  Nothing depends on the capacity's size.
+
+Recovery of the chosen items: every state carries a 64-bit word of its
+decisions since the last multiple of 64 steps, and the whole list is saved at
+each such step; backtracking walks those snapshots back to the break solution.
+Notes: docs/notes/knapsack.md, "KP1 without a capacity-long row".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "StateRun", "backtrack", "expand_core"]
+
+DONE, OUT_OF_WORK, OUT_OF_MEMORY = 0, 1, 2
+#: Bytes per stored state (weight, profit, decision word).
+STATE_BYTES = 24
+_WORD = 64
+#: Relative slack of the float bound test: a state is only dropped when its bound
+#: is clearly below the incumbent + 1, so rounding never loses an optimum.
+_SLACK = 1e-9
+
+
+@njit(cache=True, nogil=True)
+def _grow(arr, need):
+    """``arr`` or a copy at least twice as long when it is shorter than ``need``."""
+    if len(arr) >= need:
+        return arr
+    out = np.empty(max(need, 2 * len(arr)), arr.dtype)
+    out[: len(arr)] = arr
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov):
+    """Undominated union of the list and the list shifted by ``(dw, dp)``; returns its length.
+
+    Both inputs are sorted by weight, so one merge pass keeps a state only when
+    its profit beats every lighter (or equally heavy) state's.
+    """
+    i = 0
+    j = 0
+    m = 0
+    last = np.int64(-(2**62))
+    while i < n or j < n:
+        if j == n or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
+            cw, cp, cv = sw[i], sp[i], sv[i]
+            i += 1
+        else:
+            cw, cp, cv = sw[j] + dw, sp[j] + dp, sv[j] | bit
+            j += 1
+        if cp > last:
+            ow[m] = cw
+            op[m] = cp
+            ov[m] = cv
+            m += 1
+            last = cp
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _keeps(weight, profit, capacity, best, eff_add, eff_remove):
+    """Whether the state's upper bound can still beat ``best`` (an efficiency < 0: that side is exhausted)."""
+    if weight <= capacity:
+        if eff_add < 0:
+            return False  # nothing left to add; removing only loses
+        room = (capacity - weight) * eff_add
+    else:
+        if eff_remove < 0:
+            return False  # overweight with nothing left to remove
+        room = (capacity - weight) * eff_remove
+    gain = np.float64(profit - best - 1)
+    return gain + room >= -_SLACK * (abs(room) + 1.0)
+
+
+@njit(cache=True, nogil=True)
+def expand_core(profits, weights, capacity, efficiency, removable, addable, break_weight, break_profit,
+                incumbent, upper_bound, max_work, max_states):
+    """Run the expanding-core state DP.
+
+    Parameters
+    ----------
+    profits, weights : (n,) int64, efficiency order
+    efficiency : (n,) float64, ``profits / weights``
+    removable : (r,) int64, free items before the break item, nearest first
+    addable : (a,) int64, free items from the break item on, nearest first
+    break_weight, break_profit : int64, the break solution
+    incumbent : int64, value of a known solution (the greedy one)
+    upper_bound : int64, no solution is worth more: the run stops when the incumbent reaches it
+    max_work : int64, most states generated before giving up
+    max_states : int64, most states held (lists and snapshots) before giving up
+
+    Returns
+    -------
+    status, best, best_step, best_weight, best_profit, best_word, step_items, snap_w, snap_p, snap_v, snap_off, work
+        ``best_step`` -1 when nothing beat ``incumbent``; snapshot ``k`` (the list after
+        step ``64 (k + 1)``) is ``snap_*[snap_off[k]:snap_off[k + 1]]``.
+    """
+    cap = 1024
+    sw, sp, sv = np.empty(cap, np.int64), np.empty(cap, np.int64), np.zeros(cap, np.uint64)
+    ow, op, ov = np.empty(cap, np.int64), np.empty(cap, np.int64), np.zeros(cap, np.uint64)
+    sw[0], sp[0] = break_weight, break_profit
+    n = 1
+    snap_w, snap_p, snap_v = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.uint64)
+    snap_off = np.zeros((len(removable) + len(addable)) // _WORD + 2, np.int64)
+    step_items = np.full(len(removable) + len(addable) + 1, -1, np.int64)
+    best, best_step, best_w, best_p, best_v = incumbent, -1, np.int64(0), np.int64(0), np.uint64(0)
+    r = 0
+    a = 0
+    step = 0
+    work = 0
+    snaps = 0
+    status = DONE
+    while n > 0 and best < upper_bound and (r < len(removable) or a < len(addable)):
+        add = a < len(addable) and (r >= len(removable) or step % 2 == 0)
+        step += 1
+        bit = np.uint64(1) << np.uint64((step - 1) % _WORD)
+        if add:
+            item = addable[a]
+            a += 1
+            dw, dp = weights[item], profits[item]
+        else:
+            item = removable[r]
+            r += 1
+            dw, dp = -weights[item], -profits[item]
+        step_items[step] = item
+        if len(ow) < 2 * n:
+            ow, op, ov = _grow(ow, 2 * n), _grow(op, 2 * n), _grow(ov, 2 * n)
+        m = _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov)
+        work += 2 * n
+        eff_add = efficiency[addable[a]] if a < len(addable) else -1.0
+        eff_remove = efficiency[removable[r]] if r < len(removable) else -1.0
+        for k in range(m):
+            if ow[k] <= capacity and op[k] > best:
+                best, best_step, best_w, best_p, best_v = op[k], step, ow[k], op[k], ov[k]
+        kept = 0
+        for k in range(m):
+            if _keeps(ow[k], op[k], capacity, best, eff_add, eff_remove):
+                ow[kept], op[kept], ov[kept] = ow[k], op[k], ov[k]
+                kept += 1
+        sw, sp, sv, ow, op, ov = ow, op, ov, sw, sp, sv
+        n = kept
+        if step % _WORD == 0:
+            start = snap_off[snaps]
+            snap_w, snap_p, snap_v = _grow(snap_w, start + n), _grow(snap_p, start + n), _grow(snap_v, start + n)
+            snap_w[start : start + n], snap_p[start : start + n], snap_v[start : start + n] = sw[:n], sp[:n], sv[:n]
+            snaps += 1
+            snap_off[snaps] = start + n
+            sv[:n] = 0
+        if work > max_work:
+            status = OUT_OF_WORK
+            break
+        if snap_off[snaps] + 2 * len(sw) + 2 * len(ow) > max_states:
+            status = OUT_OF_MEMORY
+            break
+    return (status, best, best_step, best_w, best_p, best_v, step_items[: step + 1], snap_w, snap_p, snap_v,
+            snap_off[: snaps + 1], work)
+
+
+class StateRun:
+    """The outcome of :func:`expand_core`, named (see its Returns)."""
+
+    def __init__(self, raw):
+        (self.status, self.best, self.best_step, self.best_weight, self.best_profit, self.best_word,
+         self.step_items, self.snap_w, self.snap_p, self.snap_v, self.snap_off, self.work) = raw
+        self.best = int(self.best)
+
+
+def backtrack(run: StateRun, profits, weights, break_item: int) -> np.ndarray:
+    """Items taken by the best state, as a bool mask over the efficiency order.
+
+    Starts from the break solution and applies the decisions of each 64-step
+    block, walking the snapshots back from the best state's step.
+    """
+    taken = np.zeros(len(profits), np.bool_)
+    taken[:break_item] = True
+    step, weight, profit, word = int(run.best_step), int(run.best_weight), int(run.best_profit), int(run.best_word)
+    while step > 0:
+        block = (step - 1) // _WORD * _WORD
+        for s in range(block + 1, step + 1):
+            if word >> ((s - 1) % _WORD) & 1:
+                item = int(run.step_items[s])
+                sign = -1 if item >= break_item else 1  # an added item was absent before, a removed one present
+                taken[item] = not taken[item]
+                weight += sign * int(weights[item])
+                profit += sign * int(profits[item])
+        step = block
+        if block:
+            word = _word_of(run, block // _WORD - 1, weight, profit)
+    if weight != int(weights[:break_item].sum()) or profit != int(profits[:break_item].sum()):
+        raise RuntimeError("state-list backtracking did not reach the break solution")
+    return taken
+
+
+def _word_of(run: StateRun, snapshot: int, weight: int, profit: int) -> int:
+    """The decision word of the state ``(weight, profit)`` in a snapshot (lists are sorted by weight)."""
+    lo, hi = int(run.snap_off[snapshot]), int(run.snap_off[snapshot + 1])
+    k = lo + int(np.searchsorted(run.snap_w[lo:hi], weight))
+    if k >= hi or int(run.snap_w[k]) != weight or int(run.snap_p[k]) != profit:
+        raise RuntimeError("state-list backtracking lost the chosen state")
+    return int(run.snap_v[k])

@@ -1,0 +1,77 @@
+"""What every knapsack instance reader shares: the instance record, the format error, numbered lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["KnapsackFormatError", "KnapsackInstance", "NumberedLines", "build_problem"]
+
+
+class KnapsackFormatError(ValueError):
+    """An instance file that cannot be read: missing, malformed or of an unknown format."""
+
+
+@dataclass(frozen=True, eq=False)
+class KnapsackInstance:
+    """A named problem with what its file knows of the solution.
+
+    Attributes
+    ----------
+    name : str
+    problem : KP1, KP2, SubsetSum or MCKP
+    optimum : int or None
+        The known optimal value.
+    known_choice : (k,) int64 ndarray or None
+        Sorted indices of an optimal choice of items, when the file lists one.
+    """
+
+    name: str
+    problem: object
+    optimum: int | None = None
+    known_choice: np.ndarray | None = None
+
+
+class NumberedLines:
+    """Numbered lines of a text file, for error messages that name file and line."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            # utf-8-sig: files saved by Windows editors begin with a byte-order mark
+            self.lines = path.read_text(encoding="utf-8-sig").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
+
+    def error(self, number: int, message: str) -> KnapsackFormatError:
+        return KnapsackFormatError(f"{self.path}:{number}: {message}")
+
+    def ints(self, number: int, count: int | None = None, sep: str | None = None) -> list[int]:
+        """The integers of line ``number`` (1-based)."""
+        if number > len(self.lines):
+            raise self.error(number, "unexpected end of file")
+        fields = self.lines[number - 1].strip().split(sep)
+        try:
+            values = [int(f) for f in fields if f.strip()]
+        except ValueError:
+            raise self.error(number, f"expected integers, got {self.lines[number - 1].strip()!r}") from None
+        if count is not None and len(values) != count:
+            raise self.error(number, f"expected {count} integers, got {len(values)}")
+        self.check_int64(number, values)
+        return values
+
+    def check_int64(self, number: int, values) -> None:
+        """Refuse, naming line ``number``, integers that numpy's int64 cannot hold (it would raise OverflowError)."""
+        for value in values:
+            if not -(2**63) <= value < 2**63:
+                raise self.error(number, f"{value} does not fit in a 64-bit integer")
+
+
+def build_problem(lines: NumberedLines, number: int, make):
+    """Construct a problem, turning its validation error into one that names the line."""
+    try:
+        return make()
+    except ValueError as exc:
+        raise lines.error(number, str(exc)) from None

@@ -1,0 +1,120 @@
+"""KP1 by the expanding core (reductions, bounds, state lists) against brute force and the capacity DP."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.knapsack import KP1
+from core.knapsack.generators import PISINGER_HARD_CLASSES, PISINGER_KINDS, jooken, pisinger, pisinger_hard
+from core.knapsack.kp1 import solve_kp1
+from core.knapsack.kp1_core import cardinality_bound, prepare, solve_by_states
+from tests.knapsack_reference import brute_kp, check_kp_choice
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def kp1_of_every_class(draw, low_n=1, high_n=14):
+    """Raw items, a classic class 1-6, a hard class 11-16 or a Jooken instance, small."""
+    n = draw(st.integers(low_n, high_n))
+    seed = draw(st.integers(0, 10**6))
+    family = draw(st.sampled_from(["raw", "classic", "hard", "jooken"]))
+    if family == "raw":
+        rng = np.random.default_rng(seed)
+        weights = rng.integers(0, 40, n)
+        return KP1(rng.integers(0, 60, n), weights, int(rng.integers(0, weights.sum() + 2)))
+    r = draw(st.sampled_from([10, 100, 10**6]))
+    v = draw(st.integers(1, 10))
+    if family == "classic":
+        return pisinger(draw(st.sampled_from(PISINGER_KINDS)), n, r, v, 10, seed)
+    if family == "hard":
+        return pisinger_hard(draw(st.sampled_from(sorted(PISINGER_HARD_CLASSES))), n, r, v, 10, seed)
+    return jooken(n, draw(st.sampled_from([10**3, 10**6, 10**10])), draw(st.integers(2, 5)),
+                  draw(st.sampled_from([0.1, 0.5])), draw(st.sampled_from([0.0, 0.01])), draw(st.integers(1, 50)), seed)
+
+
+@SETTINGS
+@given(kp1_of_every_class(), st.sampled_from(["auto", "states"]))
+def test_kp1_core_matches_brute_force(problem, method):
+    result = solve_kp1(problem, None, method)
+    assert result.value == brute_kp(problem.profits, [problem.weights], [problem.capacity])
+    check_kp_choice(problem, result)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kp1_of_every_class(low_n=100, high_n=400))
+def test_state_lists_match_the_capacity_dp(problem):
+    """Moderate capacities, long cores: the state lists back-track through several 64-step snapshots."""
+    if problem.capacity > 2 * 10**6:  # keep the reference DP small
+        problem = KP1(problem.profits % 1000 + 1, problem.weights % 1000 + 1, problem.capacity % 100_000)
+    states = solve_kp1(problem, None, "states")
+    assert states.value == solve_kp1(problem, None, "dp").value
+    check_kp_choice(problem, states)
+
+
+def test_backtracking_crosses_snapshots():
+    """Without reductions and from a zero incumbent the optimum turns up late, past several snapshots."""
+    problem = pisinger("weakly", 600, 10**5, 37, 100, seed=0)
+    usable = problem.weights <= problem.capacity
+    p, w = problem.profits[usable], problem.weights[usable]
+    setup = dataclasses.replace(prepare(p, w, problem.capacity), lower_bound=0,
+                                fixed=np.full(len(p), -1, np.int8))
+    mask, run = solve_by_states(setup, 10**9, 10**8)
+    assert run.best_step > 3 * 64 and len(run.snap_off) > 3
+    assert int(w[mask].sum()) <= problem.capacity
+    assert int(p[mask].sum()) == run.best == solve_kp1(problem, None, "dp").value
+
+
+def _brute_with_fixed(p, w, c, fixed):
+    """Best value when the items of ``fixed`` (1 in, 0 out, -1 free) keep their decision."""
+    free = np.flatnonzero(fixed < 0)
+    base = fixed == 1
+    best = -1
+    for bits in itertools.product((0, 1), repeat=len(free)):
+        x = base.copy()
+        x[free] = np.array(bits, bool)
+        if w[x].sum() <= c:
+            best = max(best, int(p[x].sum()))
+    return best
+
+
+@SETTINGS
+@given(kp1_of_every_class(low_n=3, high_n=13))
+def test_reductions_and_bounds_keep_the_optimum(problem):
+    usable = (problem.weights > 0) & (problem.weights <= problem.capacity) & (problem.profits > 0)
+    p, w, c = problem.profits[usable], problem.weights[usable], problem.capacity
+    if int(w.sum()) <= c:
+        return
+    setup = prepare(p, w, c)
+    optimum = brute_kp(p, [w], [c])
+    assert setup.lower_bound == int(setup.profits[setup.greedy].sum()) <= optimum <= setup.upper_bound
+    assert int(setup.weights[setup.greedy].sum()) <= c
+    assert optimum <= cardinality_bound(setup) <= setup.upper_bound
+    reduced = _brute_with_fixed(setup.profits, setup.weights, c, setup.fixed)
+    assert max(reduced, setup.lower_bound) == optimum
+
+
+def test_hard_strongly_correlated_solved_without_a_capacity_row():
+    """C ~ 2.5e8: a capacity DP would need gigabytes; the state lists a few megabytes."""
+    problem = pisinger("strongly", 1000, 10**6, 50, 100, seed=1)
+    result = solve_kp1(problem, 50 * 2**20, "auto")
+    assert result.method == "states"
+    assert result.value <= cardinality_bound(prepare(problem.profits, problem.weights, problem.capacity))
+    check_kp_choice(problem, result)
+
+
+def test_kp1_method_is_checked():
+    with pytest.raises(ValueError, match="method must be one of auto, dp, states; got 'fast'"):
+        solve_kp1(KP1([1], [1], 1), None, "fast")
+
+
+def test_auto_reports_the_method_that_ran():
+    assert solve_kp1(KP1([60, 100, 120], [10, 20, 30], 50)).method == "dp"  # tiny: the DP outright
+    big = pisinger("uncorrelated", 2000, 10**7, 50, 100, seed=2)  # C ~ 5e9
+    assert solve_kp1(big).method in ("states", "reduction")
