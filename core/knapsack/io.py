@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from core.io.geojson import atomic_write_text
+from core.io.jsonfile import load_json
 from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, exact_int, problem_kind
 
 __all__ = [
@@ -317,12 +318,7 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
 def read_json(path) -> list[KnapsackInstance]:
     """LineSnap's JSON: one instance object, or ``{"instances": [...]}``."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise KnapsackFormatError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    data = load_json(path, KnapsackFormatError)
     if isinstance(data, dict) and "instances" in data:
         items = data["instances"]
         if not isinstance(items, list) or not items:
