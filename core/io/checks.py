@@ -11,10 +11,11 @@ __all__ = ["FLOAT32_MAX", "MAX_VRT_DEPTH", "RasterError", "check_transform", "ch
            "sample_shape"]
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-#: float64 data whose largest magnitude passes this is scaled by a power of two into float32's range...
-_FLOAT32_SAFE = 1e37
-#: ...so that its largest sampled magnitude becomes about 2**100 (1.3e30), far from overflow in sums.
-_SCALED_EXPONENT = 100
+#: Float data whose largest magnitude passes this is scaled by a power of two (squares of larger
+#: float32 values overflow in the appearance statistics)...
+_SCALE_ABOVE = 1e18
+#: ...so that its largest sampled magnitude becomes about 2**16, the range of 16-bit imagery.
+_SCALED_EXPONENT = 16
 #: Pixels per side of the sample that finds a float64 raster's range.
 _SAMPLE_SIDE = 256
 #: VRTs may reference VRTs this deep.
@@ -89,18 +90,18 @@ def sample_shape(height: int, width: int, band_count: int) -> tuple[int, int, in
 
 
 def float64_scale(sample: np.ndarray, nodata=None) -> float:
-    """The power of two that brings float64 values into float32's range (1.0 when they fit).
+    """The power of two that brings float values into a range float32 arithmetic handles (1.0 when they fit).
 
     ``sample`` is a decimated read of every band (:func:`sample_shape`), taken
     once when the raster opens; a value beyond the sample's largest is later
     clipped to float32's range, never lost.
     """
-    if sample.dtype != np.float64:
+    if sample.dtype.kind != "f":
         return 1.0
     valid = np.isfinite(sample)
     if nodata is not None:
         valid &= sample != nodata
     largest = float(np.abs(sample[valid]).max()) if valid.any() else 0.0
-    if largest <= _FLOAT32_SAFE:
+    if largest <= _SCALE_ABOVE:
         return 1.0
     return 2.0 ** (_SCALED_EXPONENT - math.ceil(math.log2(largest)))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.io.antimeridian import cut_at_antimeridian, join_cut_parts
 from core.io.jsonfile import check_depth, load_json
 
 __all__ = [
@@ -143,11 +144,10 @@ def _feature_dict(feature: LineFeature, raster, k: int) -> dict:
     check_depth(feature.properties, f"features[{k}].properties", GeoJSONError, max_depth=MAX_PROPERTY_DEPTH)
     properties.update(_jsonable(feature.properties, f"features[{k}].properties"))
     properties["pixel_coordinates"] = vertices.tolist()
-    return {
-        "type": "Feature",
-        "geometry": {"type": "LineString", "coordinates": positions.tolist()},
-        "properties": properties,
-    }
+    parts = cut_at_antimeridian(positions) if raster is not None else [positions]
+    geometry = {"type": "LineString", "coordinates": positions.tolist()} if len(parts) == 1 else \
+        {"type": "MultiLineString", "coordinates": [part.tolist() for part in parts]}
+    return {"type": "Feature", "geometry": geometry, "properties": properties}
 
 
 def write_geojson(path, features, raster=None) -> None:
@@ -322,10 +322,13 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
     parts = [parts] if kind == "LineString" else parts
     if not isinstance(parts, list) or not parts:
         raise GeoJSONError(f"{where} has no coordinates")
+    parts = [_positions(part, f"{where if kind == 'LineString' else f'{where}, part {j}'}: coordinates", lonlat)
+             for j, part in enumerate(parts)]
+    if ours and saved is not None and kind == "MultiLineString":  # one of our lines, cut at the antimeridian
+        kind, parts = "LineString", [join_cut_parts(parts)]
     lines = []
-    for j, part in enumerate(parts):
+    for j, positions in enumerate(parts):
         label = where if kind == "LineString" else f"{where}, part {j}"
-        positions = _positions(part, f"{label}: coordinates", lonlat)
         saved_px = None
         if saved is not None and kind == "LineString":
             try:

@@ -43,7 +43,7 @@ class DatasetReader:
         self.value_scale = 1.0
         try:
             self._check_usable()
-            if self.dtype == np.float64:
+            if self.dtype.kind == "f":
                 with gdal_messages():
                     sample = ds.read(out_shape=sample_shape(self.height, self.width, self.band_count))
                 self.value_scale = float64_scale(sample, self.nodata)
@@ -100,7 +100,7 @@ class DatasetReader:
 
 
     def _read_values(self, bands, window, shape):
-        """float32 values; float64 data beyond float32's range is read as float64 and scaled first."""
+        """float32 values; float data of huge magnitude is read as float64 and scaled first (checks.float64_scale)."""
         if self.value_scale == 1.0:
             return self._ds.read(bands, window=window, out_shape=shape, out_dtype=np.float32)
         wide = self._ds.read(bands, window=window, out_shape=shape, out_dtype=np.float64)
@@ -181,7 +181,7 @@ class ArrayReader:
 
 def _to_float32(raw: np.ndarray, scale: float) -> np.ndarray:
     """float32 of ``raw``: scaled first (and clipped into range) when ``scale`` is not 1."""
-    if raw.dtype != np.float64:
+    if raw.dtype.kind != "f":
         return raw.astype(np.float32)
     return np.clip(raw * scale if scale != 1.0 else raw, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
 
