@@ -8,8 +8,9 @@ to change, a request that exceeds the memory budget or would run for minutes.
 
 The rates are measured (docs/notes/extraction-and-polyline.md, "Cost model"):
 on the 2-core development VM (shared) scoring ran 1.2e7 to 5.3e7 link samples
-per second and the ``window`` DP about 1e8 states per second; the estimate uses
-a middle rate, so that it refuses only what is clearly too long.
+per second, the ``window`` DP 0.9e7 to 2e7 states and ``mitm`` 7e8 to 8e8
+steps per second; the estimate uses middle rates, so that it refuses only what
+is clearly too long.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ MAX_ESTIMATED_S = 60.0
 CPU_SAMPLES_PER_S = 2e7
 RIBBON_SAMPLE_COST = 1.5
 #: DP states per second: ``window`` visits m d^2 states, ``mitm`` m d^3 (CPU).
-CPU_WINDOW_STATES_PER_S = 1e8
-CPU_MITM_STEPS_PER_S = 1e9
+CPU_WINDOW_STATES_PER_S = 2e7
+CPU_MITM_STEPS_PER_S = 8e8
 #: How much faster the GPU runs both (conservative: measured 10x to 3000x on an H100).
 GPU_SPEEDUP = 20.0
 #: Bytes per candidate link that scoring and the DP hold at once: the float32
