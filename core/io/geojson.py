@@ -344,7 +344,10 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
 
 def _positions(part, where: str, lonlat: bool) -> np.ndarray:
     """(k, 2) float64 positions of one line (an elevation is dropped); GeoJSONError naming the place."""
-    array = np.array(part) if isinstance(part, list) else None
+    try:
+        array = np.array(part) if isinstance(part, list) else None
+    except (TypeError, ValueError, OverflowError):  # ragged lists, numbers numpy cannot hold
+        array = None
     if array is None or array.ndim != 2 or array.shape[1] not in (2, 3) or array.dtype.kind not in "iuf":
         raise GeoJSONError(f"{where} must be a list of positions [x, y] (or [x, y, z]) given as numbers")
     array = array[:, :2].astype(np.float64)

@@ -289,7 +289,7 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
     if kind is None:
         raise KnapsackFormatError(f"{where}: not a knapsack instance: it has no 'problem' field "
                                   f"(one of {', '.join(_FIELDS)})")
-    if kind not in _FIELDS:
+    if not isinstance(kind, str) or kind not in _FIELDS:
         raise KnapsackFormatError(f"{where}: 'problem' must be one of {', '.join(_FIELDS)}; got {kind!r}")
     cls, fields = _FIELDS[kind]
     missing = [f for f in fields if f not in data]
@@ -303,13 +303,13 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
             raise KnapsackFormatError(f"{where}: 'classes' must be a list of {{profits, weights}} objects") from None
     try:
         problem = cls(**values)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise KnapsackFormatError(f"{where}: {exc}") from None
     optimum = data.get("optimum")
     if optimum is not None:
         try:
             optimum = exact_int(optimum, "'optimum'")
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise KnapsackFormatError(f"{where}: {exc}") from None
     name = data.get("name")
     return KnapsackInstance("" if name is None else str(name), problem, optimum)
