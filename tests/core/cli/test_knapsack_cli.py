@@ -159,3 +159,13 @@ def test_generate_onto_a_folder_is_a_one_line_error_naming_it(capsys, tmp_path):
     assert code == 1 and out == ""
     assert err.startswith("linesnap: error: ") and str(tmp_path) in err and ".tmp" not in err
     assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["pisinger", "-n", "1000000000"], ["curtis", "-n", "1000000000"],
+                                  ["suri", "--items-per-class", "1000000000"]])
+def test_generators_refuse_absurd_sizes_at_once(tmp_path, capsys, args):
+    out = tmp_path / "g.json"
+    assert main(["generate", *args, "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("linesnap: error: ") and "at most 10,000,000 can be generated" in err
+    assert len(err.splitlines()) == 1 and not out.exists()
