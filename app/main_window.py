@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
-from app import dialogs
+from app import dialogs, errors
 from app.docks.display import DisplayPanel
 from app.docks.features import FeaturesPanel
 from app.docks.settings import SettingsPanel
@@ -29,7 +29,7 @@ from app.menus import RecentFiles, build_menus
 from app.model.document import ImageDocument, sample_scene_path
 from app.model.tiles import compute_stretch
 from app.model.tool import ExtractionTool
-from app.session import SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
+from app.session import SessionError, SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
 from app.status import StatusBar, describe_position
 from core.extraction import ExtractionSettings
 
@@ -100,6 +100,12 @@ class MainWindow(QMainWindow):
         self._busy_timer = QTimer(self, interval=BUSY_POLL_MS, timeout=self._show_busy)
         self._busy_timer.start()
         self.add_tab(KnapsackPanel(), "Knapsack")
+        self._report_set_aside(self.session.notices + self.settings_panel.notices + self.recent.notices)
+
+    def _report_set_aside(self, notices: list[str]) -> None:
+        """One dialog about damaged files found at start-up (set aside; the window opens anyway)."""
+        if notices:
+            errors.show_error(self, errors.ErrorReport("Damaged files were set aside", "\n\n".join(notices)))
 
     # ------------------------------------------------------------- layout
     def _build_docks(self) -> None:
@@ -310,9 +316,14 @@ class MainWindow(QMainWindow):
             self.session.clear()
             return False
         try:
-            state, outcomes = state_from_dict(data, ExtractionSettings.from_dict)
+            state, outcomes = state_from_dict(data, ExtractionSettings.from_dict, str(self.session.path))
             if data.get("image"):
                 self._replace_image(*self._open_document(data["image"]))
+        except SessionError as err:  # damaged: set aside, never offered again
+            moved = self.session.set_aside(str(err))
+            report_exception(self, "Could not restore the session", err,
+                             note=f"The damaged session was moved to {moved}." if moved else "")
+            return False
         except Exception as err:  # the GUI edge: a dialog, and the session is kept
             kept = self.session.path
             self.session.release()

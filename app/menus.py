@@ -11,10 +11,12 @@ from PySide6.QtWidgets import QMenu
 
 from app import dialogs
 from app.map.viewer import KEY_ZOOM
+from app.startup_checks import clean_recent_paths, set_aside_value
 
 __all__ = ["MAX_RECENT", "Menus", "RecentFiles", "add_action", "build_menus"]
 
 MAX_RECENT = 8
+RECENT_KEY = "recent_files"
 
 
 class Menus(NamedTuple):
@@ -104,18 +106,23 @@ class RecentFiles:
 
     def __init__(self, qsettings: QSettings, menu: QMenu, open_path: Callable[[str], object]):
         self._qsettings, self._menu, self._open = qsettings, menu, open_path
+        #: Lines for the user about damaged entries set aside at start-up.
+        self.notices: list[str] = []
+        paths, dropped = clean_recent_paths(self._qsettings.value(RECENT_KEY), MAX_RECENT)
+        if dropped:
+            self.notices.append(set_aside_value(self._qsettings, RECENT_KEY, "entries that are not file paths"))
+            self._qsettings.setValue(RECENT_KEY, paths)
         self._update_menu()
 
     def paths(self) -> list[str]:
         """Recently opened image paths, newest first."""
-        value = self._qsettings.value("recent_files", [])
-        return [value] if isinstance(value, str) else list(value or [])
+        return clean_recent_paths(self._qsettings.value(RECENT_KEY), MAX_RECENT)[0]
 
     def remember(self, path: str) -> None:
         """Put ``path`` first (at most :data:`MAX_RECENT` are kept)."""
         path = str(Path(path).resolve())
         recent = [path] + [p for p in self.paths() if p != path]
-        self._qsettings.setValue("recent_files", recent[:MAX_RECENT])
+        self._qsettings.setValue(RECENT_KEY, recent[:MAX_RECENT])
         self._update_menu()
 
     def _update_menu(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +16,16 @@ from PySide6.QtCore import QLockFile
 
 from app.model.estimates import confidence_value, estimate_from_dict
 from app.model.pieces import Feature, PieceOutcome, PieceSpec, ToolState
+from app.model.session_check import SessionError, check_session
 from core.io.geojson import atomic_write_text
+from core.io.jsonfile import load_json
 
-__all__ = ["SessionStore", "tool_to_dict", "state_from_dict", "has_unsaved_work", "SESSION_FORMAT"]
+__all__ = ["SessionError", "SessionStore", "tool_to_dict", "state_from_dict", "has_unsaved_work", "SESSION_FORMAT"]
 
 SESSION_FORMAT = "linesnap-session"
 SESSION_VERSION = 1
+#: Larger session files are damaged (a session of 50,000 lines takes about 100 MB).
+MAX_SESSION_BYTES = 1024 * 2**20
 #: Session files ``session.json``, ``session-2.json``, ...: one per window running at once.
 MAX_SLOTS = 16
 log = logging.getLogger("linesnap")
@@ -72,17 +77,22 @@ def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Featur
     return Feature(int(data["id"]), str(data["name"]), tuple(map(float, data["start_xy"])), tuple(pieces))
 
 
-def state_from_dict(data: dict, settings_from_dict) -> tuple[ToolState, dict]:
-    """(state, outcomes) of a session dict for ``ExtractionTool.restore``; ValueError when it is not a session."""
+def state_from_dict(data: dict, settings_from_dict, where: str = "session") -> tuple[ToolState, dict]:
+    """(state, outcomes) of a session dict for ``ExtractionTool.restore``.
+
+    Raises SessionError (a ValueError) naming ``where`` and the place when it
+    is not a well-formed session.
+    """
     if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
-        raise ValueError("not a LineSnap session file")
+        raise SessionError(f"{where}: not a LineSnap session file")
+    check_session(data, where)
     outcomes: dict = {}
     try:
         features = tuple(_feature_from_dict(f, settings_from_dict, outcomes) for f in data["features"])
         current = data.get("current")
         current = _feature_from_dict(current, settings_from_dict, outcomes) if current else None
     except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"damaged LineSnap session: {type(err).__name__}: {err}") from err
+        raise SessionError(f"{where}: damaged LineSnap session: {type(err).__name__}: {err}") from err
     return ToolState(features, current), outcomes
 
 
@@ -102,6 +112,8 @@ class SessionStore:
         self.slot = slot
         self.path = self.folder / ("session.json" if slot == 0 else f"session-{slot + 1}.json")
         self._lock: QLockFile | None = None
+        #: One line per damaged session file set aside by :meth:`load` (for the user).
+        self.notices: list[str] = []
 
     @classmethod
     def claim(cls, folder, adopt: bool = True) -> SessionStore:
@@ -111,25 +123,28 @@ class SessionStore:
         unsaved work is preferred, so that the work is offered back.
         """
         Path(folder).mkdir(parents=True, exist_ok=True)
-        empty = None
+        empty, notices = None, []
         for slot in range(MAX_SLOTS):
             store = cls(folder, slot)
             if not store._try_lock():
                 continue
-            if has_unsaved_work(store.load()):
+            unsaved = has_unsaved_work(store.load())
+            notices += store.notices
+            if unsaved:
                 if adopt:
                     if empty is not None:
                         empty.release()
+                    store.notices = notices
                     return store
                 store.release()
             elif empty is None:
                 empty = store
             else:
                 store.release()
-        if empty is not None:
-            return empty
         # Every slot is taken: an unlocked file of this process's own still beats no autosave.
-        return cls(folder, MAX_SLOTS + os.getpid())
+        chosen = empty if empty is not None else cls(folder, MAX_SLOTS + os.getpid())
+        chosen.notices = notices
+        return chosen
 
     def _try_lock(self) -> bool:
         lock = QLockFile(str(self.path) + ".lock")
@@ -151,15 +166,36 @@ class SessionStore:
         atomic_write_text(self.path, json.dumps(data))
 
     def load(self) -> dict | None:
-        """The saved session, or None when there is none or it cannot be read (logged)."""
+        """The saved session, or None when there is none or it cannot be read.
+
+        A damaged file (malformed, nested too deep, values out of range) is set
+        aside (:meth:`set_aside`) so that it can neither stop the start nor be
+        offered again.
+        """
+        if not self.path.exists():
+            return None
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            data = load_json(self.path, SessionError, max_bytes=MAX_SESSION_BYTES)
+            if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
+                return None
+            check_session(data, str(self.path))
+        except SessionError as err:
+            self.set_aside(str(err))
             return None
-        except (OSError, ValueError) as err:
-            log.warning("ignoring unreadable session file %s: %s", self.path, err)
-            return None
-        return data if isinstance(data, dict) and data.get("format") == SESSION_FORMAT else None
+        return data
+
+    def set_aside(self, reason: str) -> Path | None:
+        """Rename a damaged session file to ``<name>.damaged-<time>`` and note why; returns the new path."""
+        target = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.replace(self.path, target)
+        except OSError as err:
+            log.warning("cannot set the damaged session %s aside: %s", self.path, err)
+            target = None
+        where = f"It was moved to {target}." if target else "It could not be moved and is ignored."
+        self.notices.append(f"The autosaved session could not be used ({reason[:300]}). {where}")
+        log.warning("%s", self.notices[-1])
+        return target
 
     def clear(self) -> None:
         """Remove the session file (a normal exit)."""
@@ -168,6 +204,7 @@ class SessionStore:
 
 def session_summary(data: dict) -> str:
     """One line about a saved session, for the restore question."""
-    n = len(data.get("features", [])) + (1 if data.get("current") else 0)
-    image = Path(data["image"]).name if data.get("image") else "an image"
+    features = data.get("features")
+    n = (len(features) if isinstance(features, list) else 0) + (1 if data.get("current") else 0)
+    image = Path(data["image"]).name if isinstance(data.get("image"), str) and data["image"] else "an image"
     return f"It had {n} feature{'s' if n != 1 else ''} on {image}."

@@ -35,16 +35,57 @@ class HostMemoryError(ValueError):
 def available_host_bytes() -> int:
     """Bytes of host memory available to new allocations (read at most every 0.5 s).
 
-    ``MemAvailable`` of /proc/meminfo on Linux; elsewhere the free physical pages
-    as ``os.sysconf`` reports them.
+    ``MemAvailable`` of /proc/meminfo on Linux (elsewhere the free physical
+    pages as ``os.sysconf`` reports them), or less where a cgroup memory limit
+    or ``ulimit -v`` leaves this process less.
     """
     now = time.monotonic()
     if now - _reading["at"] >= _READING_LIFETIME_S:
-        _reading.update(bytes=_read_available_bytes(), at=now)
+        _reading.update(bytes=int(_read_available_bytes()), at=now)
     return _reading["bytes"]
 
 
 def _read_available_bytes() -> int:
+    """The least of the machine's available memory and this process's headroom under a cgroup or rlimit."""
+    return min(_machine_available_bytes(), _cgroup_headroom_bytes(), _rlimit_headroom_bytes())
+
+
+#: cgroup v2 and v1 files of the memory limit and of the memory in use.
+_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+
+
+def _cgroup_headroom_bytes() -> float:
+    """Bytes left under the container's memory limit (infinite where there is none)."""
+    for limit_file, usage_file in _CGROUP_FILES:
+        try:
+            with open(limit_file, encoding="ascii") as fh:
+                limit = fh.read().strip()
+            with open(usage_file, encoding="ascii") as fh:
+                usage = int(fh.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 2**60:
+            return max(0, int(limit) - usage)
+    return float("inf")
+
+
+def _rlimit_headroom_bytes() -> float:
+    """Bytes of address space left under ``ulimit -v`` (infinite where it is unlimited)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return float("inf")
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        return max(0, soft - size)
+    except (ImportError, OSError, ValueError, IndexError):
+        return float("inf")
+
+
+def _machine_available_bytes() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:

@@ -28,11 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.docks.wheel_guard import guard_wheel
+from app.startup_checks import set_aside_value
 from core.engine import BackendUnavailableError, gpu_available, resolve_backend
 from core.extraction import ExtractionSettings
 from core.extraction.adaptive import COURSE_MAX_TURN_DEG
 from core.extraction.options import COMBINES, POLARITIES
 from core.extraction.settings import AUTO, EXTRACTION_MODES
+from core.io.jsonfile import parse_json
 
 __all__ = ["SettingsPanel", "SETTINGS_KEY", "MODE_USES", "backend_description", "unused_reason"]
 
@@ -113,6 +115,8 @@ class SettingsPanel(QGroupBox):
         self._loading = False
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS, timeout=self.apply_now)
         self._undo_keys = _PassUndoKeys(self)
+        #: Lines for the user about stored settings that were set aside at start-up.
+        self.notices: list[str] = []
         self._build()
         guard_wheel(self)
         self.settings = self._restored()
@@ -269,15 +273,21 @@ class SettingsPanel(QGroupBox):
             self._qsettings.setValue(SETTINGS_KEY, json.dumps(settings.to_dict()))
 
     def _restored(self):
-        """The stored settings, or the defaults when there are none or they no longer validate."""
+        """The stored settings, or the defaults when there are none or they no longer validate.
+
+        Stored settings that cannot be used are set aside (app.startup_checks),
+        with a line in :attr:`notices`.
+        """
         text = self._qsettings.value(SETTINGS_KEY) if self._qsettings is not None else None
         if text:
             try:
-                values = json.loads(text)
+                if not isinstance(text, str):
+                    raise TypeError(f"expected JSON text, got {type(text).__name__}")
+                values = parse_json(text, SETTINGS_KEY)
                 values["band"] = None  # bands belong to one image
                 return self._cls.from_dict(values)
-            except (TypeError, ValueError):
-                pass
+            except (TypeError, ValueError) as err:
+                self.notices.append(set_aside_value(self._qsettings, SETTINGS_KEY, str(err)))
         return self._cls()
 
 

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
     except _UsageError as exc:
-        print(f"linesnap knapsack: error: {exc} (see linesnap knapsack -h)", file=sys.stderr)
+        print(f"linesnap: error: {exc} (see linesnap knapsack -h)", file=sys.stderr)
         return 2
     except SystemExit as exc:  # -h / --help
         return int(exc.code or 0)
@@ -107,10 +107,10 @@ def main(argv: list[str] | None = None) -> int:
             return _generate(args)
         return _solve_files(args)
     except (ValueError, TypeError, OSError, RuntimeError, OverflowError) as exc:
-        print(f"linesnap knapsack: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"linesnap: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except MemoryError as exc:  # numpy's allocation failures for sizes the checks let through
-        print(f"linesnap knapsack: error: not enough memory: {_one_line(exc)}", file=sys.stderr)
+        print(f"linesnap: error: not enough memory: {_one_line(exc)}", file=sys.stderr)
         return 1
 
 

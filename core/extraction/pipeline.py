@@ -17,6 +17,7 @@ from core import engine
 from core.cancel import check, flag_of
 from core.extraction.adaptive import adaptive_window_box, extract_adaptive
 from core.extraction.appearance import road_likelihood, road_samples
+from core.extraction.cost import check_extraction_cost
 from core.extraction.estimate import RoadEstimate, estimate_road
 from core.extraction.gradient import GAUSSIAN_TRUNCATE, gradient_window
 from core.extraction.guides import Guides, build_guides
@@ -24,8 +25,6 @@ from core.extraction.options import ScoringOptions
 from core.extraction.settings import AUTO, ExtractionSettings
 from core.extraction.solving import score_and_solve_on
 from core.io.raster import Raster, open_raster
-from core.memory import check_allocation
-from core.polyline.tables import preparation_bytes
 from core.polyline.turns import link_angles, turn_is_feasible, turn_limit_rad
 
 __all__ = ["ExtractionSettings", "ExtractionResult", "extract", "window_margin_px", "gradient_step_px",
@@ -37,10 +36,6 @@ FINE_GRID_BELOW_SIGMA_PX = 2.0
 
 #: Pixels around the guides whose appearance the estimate (width, polarity, confidence) reads.
 _ESTIMATE_MARGIN_PX = 40.0
-
-#: Bytes per candidate link that scoring and the DP hold at once: the float32
-#: score, the float64 DP value and the int64 backtracking index.
-_BYTES_PER_LINK = 4 + 8 + 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,8 +174,9 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     settings = _settings(settings, overrides)
     backend = _backend(settings)
     with _opened(image, settings.band) as raster:
-        _check_memory(settings)  # before the guides: their points alone can be more than the memory
         start_xy, end_xy = _clicks_on_raster(raster, start, end)
+        # before the guides: their points alone can be more than the memory
+        check_extraction_cost(settings, start_xy, end_xy, 1 if settings.band else raster.band_count, backend)
         if settings.mode == AUTO:
             return _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_begin)
         return _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin)
@@ -329,16 +325,6 @@ def _guides(start_xy, end_xy, settings: ExtractionSettings) -> Guides:
         start_xy, end_xy, settings.nodes, settings.points, settings.half_width_px,
         snap_endpoints=settings.snap_endpoints, snap_half_width_px=settings.snap_half_width_px,
     )
-
-
-def _check_memory(settings: ExtractionSettings) -> None:
-    """Refuse, before allocating, link and turn-range tables beyond the host-memory budget."""
-    d, m = settings.points, settings.nodes - 2
-    n0 = n1 = d if settings.snap_endpoints else 1
-    n_links = n0 * d + (m - 1) * d * d + d * n1
-    nbytes = n_links * _BYTES_PER_LINK + preparation_bytes((), d, n1, m) + max(n0, d) * max(d, n1)
-    check_allocation(nbytes, f"scoring and solving {n_links} candidate links ({settings.nodes} nodes x {d} points)",
-                     advice="use fewer points per guide or fewer nodes")
 
 
 def _is_pair(point) -> bool:

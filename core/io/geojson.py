@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import json
 import math
 import os
 import re
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from core.io.antimeridian import cut_at_antimeridian, join_cut_parts
+from core.io.jsonfile import check_depth, load_json
 
 __all__ = [
     "COORDINATES_MEMBER",
@@ -35,6 +40,12 @@ __all__ = [
 
 #: Foreign member of LineSnap's collections: "lonlat" (WGS84) or "pixel".
 COORDINATES_MEMBER = "linesnap:coordinates"
+#: Deepest nesting of a feature's properties written (a reader's depth limit stays above the whole file's).
+MAX_PROPERTY_DEPTH = 32
+#: Hidden temporary files of an interrupted write (kill -9) older than this are removed by the next write.
+STALE_TEMPORARY_S = 60.0
+#: Pixel coordinates beyond this (in absolute value) are refused: no raster is that large.
+MAX_COORDINATE_PX = 1e9
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _NUMBER_PAIR = re.compile(r"\[\n\s*" + _NUMBER + r",\n\s*" + _NUMBER + r"\n\s*\]")
@@ -102,6 +113,7 @@ def to_feature_collection(features, raster=None) -> dict:
     With a georeferenced ``raster`` (core.io.raster.Raster) the coordinates are
     WGS84 ``[lon, lat]``; otherwise pixel ``[x, y]``.
     """
+    _check_raster(raster)
     features = list(features)
     for k, feature in enumerate(features):
         if not isinstance(feature, LineFeature):
@@ -129,13 +141,13 @@ def _feature_dict(feature: LineFeature, raster, k: int) -> dict:
         if not (np.isfinite(positions).all() and np.all(np.abs(lat) <= 90)):
             raise GeoJSONError(f"feature {k} ({feature.name!r}) has vertices with no valid lon/lat position")
     properties = {"name": feature.name}
+    check_depth(feature.properties, f"features[{k}].properties", GeoJSONError, max_depth=MAX_PROPERTY_DEPTH)
     properties.update(_jsonable(feature.properties, f"features[{k}].properties"))
     properties["pixel_coordinates"] = vertices.tolist()
-    return {
-        "type": "Feature",
-        "geometry": {"type": "LineString", "coordinates": positions.tolist()},
-        "properties": properties,
-    }
+    parts = cut_at_antimeridian(positions) if raster is not None else [positions]
+    geometry = {"type": "LineString", "coordinates": positions.tolist()} if len(parts) == 1 else \
+        {"type": "MultiLineString", "coordinates": [part.tolist() for part in parts]}
+    return {"type": "Feature", "geometry": geometry, "properties": properties}
 
 
 def write_geojson(path, features, raster=None) -> None:
@@ -165,6 +177,7 @@ def atomic_write_text(path, text: str) -> None:
     if path.is_dir():  # os.replace would fail only after the write, naming the temporary file
         raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    _remove_stale_temporaries(path)
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as err:  # name the user's file, not the hidden temporary one
@@ -176,10 +189,22 @@ def atomic_write_text(path, text: str) -> None:
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+        if isinstance(err, OSError) and not isinstance(err, FileNotFoundError):  # disk full: name the file
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
         raise
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove ``.NAME.*.tmp`` files that an interrupted write of ``path`` (kill -9) left beside it."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+            with contextlib.suppress(OSError):
+                if now - leftover.lstat().st_mtime > STALE_TEMPORARY_S and leftover.is_file():
+                    leftover.unlink()
 
 
 def read_geojson(path, raster=None) -> list[LineFeature]:
@@ -211,15 +236,9 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
         broken feature, no line at all, a ``crs`` other than WGS84, or lon/lat
         with no georeferenced raster.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise GeoJSONError(f"cannot read {path}: {err.strerror if isinstance(err, OSError) else err}") from err
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise GeoJSONError(f"{path} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from err
+    path = _check_path(path)
+    _check_raster(raster)
+    document = load_json(path, GeoJSONError)
     if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
         raise GeoJSONError(f"{path} is not a GeoJSON FeatureCollection")
     features = document.get("features")
@@ -237,7 +256,7 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
         )
     lines = []
     for k, item in enumerate(features):
-        lines += _line_features(item, f"{path}: feature {k}", ours)
+        lines += _line_features(item, f"{path}: feature {k}", ours, kind == "lonlat")
     if not lines and not ours:
         raise GeoJSONError(f"{path} holds no LineString or MultiLineString feature")
     if kind == "lonlat" and georeferenced:
@@ -270,7 +289,19 @@ def _placed_on(raster, feature: LineFeature, saved) -> LineFeature:
     return LineFeature(vertices, feature.name, feature.properties)
 
 
-def _line_features(item, where: str, ours: bool) -> list[tuple[LineFeature, np.ndarray | None]]:
+def _check_path(path) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path (str or os.PathLike); got {type(path).__name__}")
+    return Path(path)
+
+
+def _check_raster(raster) -> None:
+    if raster is not None and not all(hasattr(raster, name) for name in ("georeferenced", "lonlat_to_pixel")):
+        raise TypeError(f"raster must be an open core.io.raster.Raster (open_raster(path)) or None; "
+                        f"got {type(raster).__name__}")
+
+
+def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[LineFeature, np.ndarray | None]]:
     """(feature with the geometry's positions, its saved ``pixel_coordinates`` or None) per line of ``item``."""
     if not isinstance(item, dict) or item.get("type") != "Feature":
         raise GeoJSONError(f"{where} is not a GeoJSON Feature")
@@ -291,16 +322,13 @@ def _line_features(item, where: str, ours: bool) -> list[tuple[LineFeature, np.n
     parts = [parts] if kind == "LineString" else parts
     if not isinstance(parts, list) or not parts:
         raise GeoJSONError(f"{where} has no coordinates")
+    parts = [_positions(part, f"{where if kind == 'LineString' else f'{where}, part {j}'}: coordinates", lonlat)
+             for j, part in enumerate(parts)]
+    if ours and saved is not None and kind == "MultiLineString":  # one of our lines, cut at the antimeridian
+        kind, parts = "LineString", [join_cut_parts(parts)]
     lines = []
-    for j, part in enumerate(parts):
+    for j, positions in enumerate(parts):
         label = where if kind == "LineString" else f"{where}, part {j}"
-        try:
-            positions = np.array(part, dtype=np.float64)
-            if positions.ndim == 2 and positions.shape[1] > 2:  # [lon, lat, elevation]: the elevation goes
-                positions = positions[:, :2]
-            positions = _check_vertices(positions, "coordinates")
-        except (TypeError, ValueError) as err:
-            raise GeoJSONError(f"{label}: {str(err)[:160]}") from err
         saved_px = None
         if saved is not None and kind == "LineString":
             try:
@@ -314,16 +342,38 @@ def _line_features(item, where: str, ours: bool) -> list[tuple[LineFeature, np.n
     return lines
 
 
+def _positions(part, where: str, lonlat: bool) -> np.ndarray:
+    """(k, 2) float64 positions of one line (an elevation is dropped); GeoJSONError naming the place."""
+    try:
+        array = np.array(part) if isinstance(part, list) else None
+    except (TypeError, ValueError, OverflowError):  # ragged lists, numbers numpy cannot hold
+        array = None
+    if array is None or array.ndim != 2 or array.shape[1] not in (2, 3) or array.dtype.kind not in "iuf":
+        raise GeoJSONError(f"{where} must be a list of positions [x, y] (or [x, y, z]) given as numbers")
+    array = array[:, :2].astype(np.float64)
+    if len(array) < 2:
+        raise GeoJSONError(f"{where} has {len(array)} position(s); a line needs at least 2")
+    limits = (180.0, 90.0) if lonlat else (MAX_COORDINATE_PX, MAX_COORDINATE_PX)
+    for axis, (name, limit) in enumerate(zip(("longitude", "latitude") if lonlat else ("x", "y"), limits)):
+        outside = np.flatnonzero(np.abs(array[:, axis]) > limit)
+        if outside.size:
+            k = int(outside[0])
+            raise GeoJSONError(f"{where}[{k}]: {name} {array[k, axis]:g} is out of range [-{limit:g}, {limit:g}]")
+    return array
+
+
 def _check_vertices(vertices, name: str) -> np.ndarray:
     """(k, 2) float64 copy of ``vertices``; ValueError unless k >= 2 and all finite."""
     try:
         array = np.array(vertices, dtype=np.float64)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         raise TypeError(f"{name} must be a (k, 2) array of numbers: {str(err)[:80]}") from err
     if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] < 2:
         raise ValueError(f"{name} must have shape (k, 2) with k >= 2; got shape {array.shape}")
     if not np.isfinite(array).all():
         raise ValueError(f"{name} must be finite; got NaN or infinite values")
+    if np.abs(array).max() > MAX_COORDINATE_PX:
+        raise ValueError(f"{name} must lie within +-{MAX_COORDINATE_PX:g} px; got {np.abs(array).max():g}")
     return array
 
 

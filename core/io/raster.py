@@ -19,7 +19,7 @@ from core import validation
 from core.io.readers import ArrayReader, DatasetReader, RasterError
 from core.memory import HostMemoryError, check_allocation
 
-__all__ = ["LUMINANCE_WEIGHTS", "Raster", "RasterError", "open_raster"]
+__all__ = ["LUMINANCE_WEIGHTS", "Raster", "RasterError", "open_raster", "wrap_longitude"]
 
 #: ITU-R BT.601 luma weights of red, green and blue.
 LUMINANCE_WEIGHTS = (0.299, 0.587, 0.114)
@@ -182,11 +182,15 @@ class Raster:
     def pixel_to_lonlat(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
         """WGS84 longitude and latitude (degrees) of pixel positions; RasterError without a CRS."""
         mxs, mys = self.pixel_to_map(xs, ys)
-        return self._warp(self.crs, "EPSG:4326", mxs, mys)
+        lons, lats = self._warp(self.crs, "EPSG:4326", mxs, mys)
+        return wrap_longitude(lons), lats
 
     def lonlat_to_pixel(self, lons, lats) -> tuple[np.ndarray, np.ndarray]:
         """Pixel positions ``(x, y)`` of WGS84 longitudes and latitudes (degrees)."""
         lons, lats = _as_coordinates(lons, lats)
+        if self.georeferenced and self.crs.is_geographic:  # the longitudes' turn nearest the raster's columns
+            centre, _ = self.pixel_to_map(self.width / 2, self.height / 2)
+            lons = centre + wrap_longitude(lons - centre)
         mxs, mys = self._warp("EPSG:4326", self.crs, lons, lats)
         return self.map_to_pixel(mxs, mys)
 
@@ -220,6 +224,13 @@ class Raster:
             with self._lock:
                 out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0))
         return out
+
+
+def wrap_longitude(lons):
+    """Longitudes (degrees) moved by whole turns into ``[-180, 180)`` (RFC 7946, section 3.1.9); 180 stays 180."""
+    lons = np.asarray(lons, np.float64)
+    wrapped = (lons + 180.0) % 360.0 - 180.0
+    return np.where((wrapped == -180.0) & (lons > 0), 180.0, wrapped)
 
 
 def _warp_points(src_crs, dst_crs, xs, ys):

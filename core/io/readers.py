@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from core.io.checks import FLOAT32_MAX, RasterError, check_transform, check_vrt, float64_scale, sample_shape
+from core.io.gdal_messages import gdal_messages, quoted
+
 __all__ = ["ArrayReader", "DatasetReader", "RasterError"]
-
-
-class RasterError(ValueError):
-    """The raster cannot be used: missing, unreadable, corrupt, truncated or unsupported."""
 
 
 class DatasetReader:
@@ -27,20 +26,27 @@ class DatasetReader:
         from rasterio.errors import NotGeoreferencedWarning
 
         _check_file(path)
+        check_vrt(path)
         self.path = str(path)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", NotGeoreferencedWarning)
-                self._ds = rasterio.open(path)
-        except Exception as err:  # rasterio raises several unrelated classes
-            raise RasterError(f"cannot open {path}: not a readable image ({_reason(err)})") from err
+        with gdal_messages() as said:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", NotGeoreferencedWarning)
+                    self._ds = rasterio.open(path)
+            except Exception as err:  # rasterio raises several unrelated classes
+                raise RasterError(f"cannot open {path}: not a readable image ({_reason(err)}){quoted(said)}") from err
         ds = self._ds
         self.width, self.height, self.band_count = ds.width, ds.height, ds.count
         self.dtype = np.dtype(ds.dtypes[0]) if ds.count else None
         self.crs, self.transform = ds.crs, ds.transform
         self.nodata = ds.nodata
+        self.value_scale = 1.0
         try:
             self._check_usable()
+            if self.dtype.kind == "f":
+                with gdal_messages():
+                    sample = ds.read(out_shape=sample_shape(self.height, self.width, self.band_count))
+                self.value_scale = float64_scale(sample, self.nodata)
         except Exception:
             self.close()
             raise
@@ -50,13 +56,16 @@ class DatasetReader:
             raise RasterError(f"{self.path} is empty ({self.width} x {self.height} pixels, {self.band_count} bands)")
         if self.dtype.kind not in "uif":
             raise RasterError(f"{self.path} has pixels of type {self.dtype}; only integer and float images work")
+        check_transform(self.transform, self.path)
         # A truncated file usually opens but lacks its last blocks: find out now.
         self.read([self.band_count], (self.height - 1, self.height, self.width - 1, self.width), (1, 1))
 
     def data_bands(self):
         from rasterio.enums import ColorInterp
 
-        return [b for b in range(1, self.band_count + 1) if self._ds.colorinterp[b - 1] != ColorInterp.alpha]
+        with gdal_messages():
+            interpretations = self._ds.colorinterp
+        return [b for b in range(1, self.band_count + 1) if interpretations[b - 1] != ColorInterp.alpha]
 
     @property
     def closed(self):
@@ -75,12 +84,14 @@ class DatasetReader:
         r0, r1, c0, c1 = rows_cols
         window = Window(c0, r0, c1 - c0, r1 - r0)
         shape = (len(bands),) + tuple(out_shape)
-        try:
-            data = self._ds.read(bands, window=window, out_shape=shape, out_dtype=np.float32)
-            needs_mask = [MaskFlags.all_valid not in self._ds.mask_flag_enums[b - 1] for b in bands]
-            masks = self._ds.read_masks(bands, window=window, out_shape=shape) if any(needs_mask) else None
-        except Exception as err:  # GDAL read errors come as several classes
-            raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): {_reason(err)}") from err
+        with gdal_messages() as said:
+            try:
+                data = self._read_values(bands, window, shape)
+                needs_mask = [MaskFlags.all_valid not in self._ds.mask_flag_enums[b - 1] for b in bands]
+                masks = self._ds.read_masks(bands, window=window, out_shape=shape) if any(needs_mask) else None
+            except Exception as err:  # GDAL read errors come as several classes
+                raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): "
+                                  f"{_reason(err)}{quoted(said)}") from err
         if masks is not None:
             data[masks == 0] = np.nan
         if self.dtype.kind == "f":
@@ -88,15 +99,33 @@ class DatasetReader:
         return data
 
 
+    def _read_values(self, bands, window, shape):
+        """float32 values; float data of huge magnitude is read as float64 and scaled first (checks.float64_scale)."""
+        if self.value_scale == 1.0:
+            return self._ds.read(bands, window=window, out_shape=shape, out_dtype=np.float32)
+        wide = self._ds.read(bands, window=window, out_shape=shape, out_dtype=np.float64)
+        wide *= self.value_scale
+        np.clip(wide, -FLOAT32_MAX, FLOAT32_MAX, out=wide)  # a value beyond the sample's largest stays finite
+        return wide.astype(np.float32)
+
+
 def _check_file(path: Path):
     if str(path).startswith("/vsi"):  # GDAL's virtual file systems (/vsicurl/ for URLs): GDAL checks them
         return
-    if not path.exists():
-        raise RasterError(f"image file {path} does not exist")
-    if path.is_dir():
-        raise RasterError(f"{path} is a folder, not an image file")
-    if path.stat().st_size == 0:
-        raise RasterError(f"image file {path} is empty (0 bytes)")
+    try:
+        if not path.exists():
+            raise RasterError(f"image file {_short(path)} does not exist")
+        if path.is_dir():
+            raise RasterError(f"{path} is a folder, not an image file")
+        if path.stat().st_size == 0:
+            raise RasterError(f"image file {path} is empty (0 bytes)")
+    except OSError as err:  # a name too long for the file system, a folder we may not enter
+        raise RasterError(f"cannot open image file {_short(path)}: {err.strerror or err}") from None
+
+
+def _short(path, keep: int = 120) -> str:
+    text = str(path)
+    return text if len(text) <= keep else f"{text[:keep // 2]}...{text[-keep // 2:]} ({len(text)} characters)"
 
 
 def _reason(err):
@@ -122,6 +151,9 @@ class ArrayReader:
         self._array = array if array.ndim == 3 else array[:, :, np.newaxis]
         self.height, self.width, self.band_count = self._array.shape
         self.dtype, self.nodata, self.path = array.dtype, nodata, None
+        _, rows, cols = sample_shape(self.height, self.width, 1)
+        self.value_scale = float64_scale(self._array[::max(1, self.height // rows), ::max(1, self.width // cols)],
+                                         nodata)
         self.crs, self.transform = None, _identity_transform()
         self.closed = False
 
@@ -139,14 +171,21 @@ class ArrayReader:
         rows = r0 + ((np.arange(out_shape[0]) + 0.5) * (r1 - r0) / out_shape[0]).astype(np.intp)
         cols = c0 + ((np.arange(out_shape[1]) + 0.5) * (c1 - c0) / out_shape[1]).astype(np.intp)
         raw = np.moveaxis(self._array[rows[:, None], cols[None, :]][:, :, [b - 1 for b in bands]], -1, 0)
-        data = raw.astype(np.float32)
-        invalid = ~np.isfinite(data)
+        data = _to_float32(raw, self.value_scale)
+        invalid = ~np.isfinite(raw) if raw.dtype.kind == "f" else np.zeros(raw.shape, bool)
         if self.nodata is not None and np.isnan(self.nodata):
             invalid |= np.isnan(raw)
         elif self.nodata is not None:
             invalid |= raw == self.nodata  # compared in the array's own type, not float32
         data[invalid] = np.nan
         return data
+
+
+def _to_float32(raw: np.ndarray, scale: float) -> np.ndarray:
+    """float32 of ``raw``: scaled first (and clipped into range) when ``scale`` is not 1."""
+    if raw.dtype.kind != "f":
+        return raw.astype(np.float32)
+    return np.clip(raw * scale if scale != 1.0 else raw, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
 
 
 def _identity_transform():

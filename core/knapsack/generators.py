@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.knapsack.problems import KP1, MCKP, SubsetSum, exact_int
+from core.memory import check_allocation
 
 __all__ = ["CURTIS_KINDS", "PISINGER_HARD_CLASSES", "PISINGER_KINDS", "SURI_SETS", "curtis", "jooken", "pisinger",
            "pisinger_hard", "suri"]
@@ -50,8 +51,21 @@ SURI_VALUE_RANGE = (1, 10000)
 SURI_CLASS_SIZES = (10, 1024)
 
 
+#: Most items one generated instance may have: beyond, writing its JSON alone takes minutes.
+MAX_GENERATED_ITEMS = 10**7
+#: Bytes per generated item at the peak (int64 draws, their Python lists and the JSON text).
+_BYTES_PER_GENERATED_ITEM = 160
+
 #: Largest coefficient range R: numpy draws 1..R as int64, and sums must stay below 2**62.
 MAX_COEFFICIENT_RANGE = 2**62
+
+
+def _check_size(items: int, what: str) -> None:
+    """Refuse, before drawing anything, an instance beyond :data:`MAX_GENERATED_ITEMS` or the memory budget."""
+    if items > MAX_GENERATED_ITEMS:
+        raise ValueError(f"{what} asks for {items:,} items; at most {MAX_GENERATED_ITEMS:,} can be generated "
+                         "(solving more would take hours anyway): ask for fewer")
+    check_allocation(items * _BYTES_PER_GENERATED_ITEM, f"generating {items:,} items", advice="ask for fewer items")
 
 
 def _rng(seed):
@@ -77,6 +91,7 @@ def pisinger(kind: str, n: int, coefficient_range: int = 1000, instance: int = 1
     if kind not in PISINGER_KINDS:
         raise ValueError(f"kind must be one of {', '.join(PISINGER_KINDS)}; got {kind!r}")
     n = exact_int(n, "n", 1)
+    _check_size(n, f"n = {n}")
     r = exact_int(coefficient_range, "coefficient_range", 10, MAX_COEFFICIENT_RANGE)
     series = exact_int(series, "series", 1)
     instance = exact_int(instance, "instance", 1)
@@ -188,6 +203,7 @@ def curtis(kind: str, n: int, seed: int = 0) -> SubsetSum:
     if kind not in CURTIS_KINDS:
         raise ValueError(f"kind must be one of {', '.join(CURTIS_KINDS)}; got {kind!r}")
     n = exact_int(n, "n", 1)
+    _check_size(n, f"n = {n}")
     rng = _rng(seed)
     if kind == "half":
         w = 10 * rng.integers(1, 10**5 + 1, n)
@@ -217,7 +233,9 @@ def suri(set_number: int, seed: int = 0, items_per_class: int | None = None) -> 
     if items_per_class is None:
         sizes = rng.integers(SURI_CLASS_SIZES[0], SURI_CLASS_SIZES[1] + 1, m)
     else:
-        sizes = np.full(m, exact_int(items_per_class, "items_per_class", 1))
+        per_class = exact_int(items_per_class, "items_per_class", 1)
+        _check_size(m * per_class, f"items_per_class = {per_class} in {m} classes")
+        sizes = np.full(m, per_class)
     low, high = SURI_VALUE_RANGE
     classes = [(rng.integers(low, high + 1, k), rng.integers(low, high + 1, k)) for k in sizes]
     return MCKP(classes, capacity)

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from core.io.geojson import atomic_write_text
+from core.io.jsonfile import load_json
 from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, exact_int, problem_kind
 from core.knapsack.textfile import KnapsackFormatError, KnapsackInstance, NumberedLines, build_problem
 
@@ -243,7 +244,7 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
     if kind is None:
         raise KnapsackFormatError(f"{where}: not a knapsack instance: it has no 'problem' field "
                                   f"(one of {', '.join(_FIELDS)})")
-    if kind not in _FIELDS:
+    if not isinstance(kind, str) or kind not in _FIELDS:
         raise KnapsackFormatError(f"{where}: 'problem' must be one of {', '.join(_FIELDS)}; got {kind!r}")
     cls, fields = _FIELDS[kind]
     missing = [f for f in fields if f not in data]
@@ -257,13 +258,13 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
             raise KnapsackFormatError(f"{where}: 'classes' must be a list of {{profits, weights}} objects") from None
     try:
         problem = cls(**values)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise KnapsackFormatError(f"{where}: {exc}") from None
     optimum = data.get("optimum")
     if optimum is not None:
         try:
             optimum = exact_int(optimum, "'optimum'")
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise KnapsackFormatError(f"{where}: {exc}") from None
     name = data.get("name")
     return KnapsackInstance("" if name is None else str(name), problem, optimum)
@@ -272,12 +273,7 @@ def instance_from_dict(data: dict, where: str = "JSON") -> KnapsackInstance:
 def read_json(path) -> list[KnapsackInstance]:
     """LineSnap's JSON: one instance object, or ``{"instances": [...]}``."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KnapsackFormatError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise KnapsackFormatError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    data = load_json(path, KnapsackFormatError)
     if isinstance(data, dict) and "instances" in data:
         items = data["instances"]
         if not isinstance(items, list) or not items:

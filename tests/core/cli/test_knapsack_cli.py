@@ -114,7 +114,7 @@ def test_generate_writes_json_that_solves(capsys, tmp_path, argv):
 def test_errors_are_one_line(capsys, argv, code, message):
     got, out, err = _run(capsys, *argv)
     assert got == code and out == ""
-    assert len(err.splitlines()) == 1 and err.startswith("linesnap knapsack: error: ")
+    assert len(err.splitlines()) == 1 and err.startswith("linesnap: error: ")
     assert message in err
 
 
@@ -147,7 +147,7 @@ def test_allocation_failures_are_one_line(capsys, monkeypatch, tmp_path):
 
     monkeypatch.setattr(generators, "pisinger", no_memory)
     code, _, err = _run(capsys, "generate", "pisinger", "-n", "1000000000000", "-o", str(tmp_path / "x.json"))
-    assert code == 1 and err == "linesnap knapsack: error: not enough memory: Unable to allocate 7.28 TiB\n"
+    assert code == 1 and err == "linesnap: error: not enough memory: Unable to allocate 7.28 TiB\n"
 
 
 def test_help_and_dispatch_through_linesnap(capsys, kp1_file):
@@ -160,5 +160,15 @@ def test_help_and_dispatch_through_linesnap(capsys, kp1_file):
 def test_generate_onto_a_folder_is_a_one_line_error_naming_it(capsys, tmp_path):
     code, out, err = _run(capsys, "generate", "pisinger", "-n", "5", "-o", str(tmp_path))
     assert code == 1 and out == ""
-    assert err.startswith("linesnap knapsack: error: ") and str(tmp_path) in err and ".tmp" not in err
+    assert err.startswith("linesnap: error: ") and str(tmp_path) in err and ".tmp" not in err
     assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["pisinger", "-n", "1000000000"], ["curtis", "-n", "1000000000"],
+                                  ["suri", "--items-per-class", "1000000000"]])
+def test_generators_refuse_absurd_sizes_at_once(tmp_path, capsys, args):
+    out = tmp_path / "g.json"
+    assert main(["generate", *args, "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("linesnap: error: ") and "at most 10,000,000 can be generated" in err
+    assert len(err.splitlines()) == 1 and not out.exists()

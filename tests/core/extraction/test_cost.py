@@ -1,0 +1,64 @@
+"""The extraction's cost model: sizes checked against the guides actually built, refusals before any work."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.extraction import ExtractionSettings, extract
+from core.extraction.cost import MAX_ESTIMATED_S, check_extraction_cost, extraction_cost
+from core.extraction.guides import build_guides
+from core.memory import HostMemoryError
+
+IMAGE = np.random.default_rng(0).normal(100, 10, (200, 200)).astype(np.float32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(nodes=st.integers(3, 40), points=st.integers(2, 40), half_width=st.floats(0.5, 50),
+       snap=st.booleans(), mode=st.sampled_from(["edge", "ribbon"]),
+       a=st.tuples(st.floats(0, 500), st.floats(0, 500)), b=st.tuples(st.floats(0, 500), st.floats(0, 500)))
+def test_links_and_window_match_the_guides_built(nodes, points, half_width, snap, mode, a, b):
+    if np.hypot(a[0] - b[0], a[1] - b[1]) < 1.0:
+        return
+    options = ExtractionSettings(nodes=nodes, points=points, half_width_px=half_width, snap_endpoints=snap, mode=mode)
+    cost = extraction_cost(options, a, b)
+    guides = build_guides(a, b, nodes, points, half_width, snap_endpoints=snap)
+    layers = [len(layer) for layer in guides.layer_points()]
+    assert cost.links == sum(p * q for p, q in zip(layers[:-1], layers[1:]))  # counted from the real layers
+    _, _, width, height = guides.bounds_px(40.0)  # the estimate's window, read around the guides
+    assert cost.window_px[0] >= width - 2 and cost.window_px[1] >= height - 2
+    assert cost.memory_bytes >= 20 * cost.links
+
+
+def test_guides_closer_than_half_a_pixel_are_refused_at_once():
+    begin = time.perf_counter()
+    with pytest.raises(ValueError, match=r"nodes = 1000000 puts guides 0.00018 px apart on this 176 px span; "
+                                         r"use at most 353 nodes"):
+        extract(IMAGE, (10.0, 20.0), (186.0, 20.0), nodes=1_000_000, backend="cpu")
+    assert time.perf_counter() - begin < 5.0
+
+
+def test_hours_of_work_are_refused_with_what_to_change():
+    with pytest.raises(ValueError, match=r"would take about \d+ (s|minutes|hours) on the CPU .* use fewer points"):
+        extract(IMAGE, (10.0, 20.0), (186.0, 20.0), nodes=300, points=1000, backend="cpu")
+    cost = extraction_cost(ExtractionSettings(nodes=300, points=1000), (10.0, 20.0), (186.0, 20.0))
+    assert cost.estimated_s > MAX_ESTIMATED_S
+    mitm = ExtractionSettings(nodes=60, points=1000, solver="mitm", mode="edge")
+    with pytest.raises(ValueError, match="or the window solver"):
+        check_extraction_cost(mitm, (0.0, 0.0), (150.0, 0.0))
+
+
+def test_memory_beyond_the_budget_says_what_it_needs():
+    options = ExtractionSettings(nodes=40, points=200)
+    with pytest.raises(HostMemoryError, match=r"would need [\d.]+ GiB .* budget of 0.0 GiB; use fewer points") as err:
+        check_extraction_cost(options, (0.0, 0.0), (150.0, 0.0), budget_bytes=1000)
+    assert err.value.needed_bytes == extraction_cost(options, (0.0, 0.0), (150.0, 0.0)).memory_bytes
+
+
+def test_the_defaults_pass():
+    cost = check_extraction_cost(ExtractionSettings(), (10.0, 20.0), (186.0, 20.0), band_count=3)
+    assert cost.estimated_s < 1.0 and cost.guide_spacing_px == pytest.approx(176 / 7)
