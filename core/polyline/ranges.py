@@ -45,37 +45,19 @@ AMBIGUOUS_REL = 1e-12
 
 
 @njit(cache=True, nogil=True)
-def _turn(prev, q_offset, out_angle, p, spacing):
-    """D(p): the turn at q from p, as the reference computes it."""
-    return out_angle - math.atan2(q_offset - prev[p], spacing)
-
-
-@njit(cache=True, nogil=True)
-def _exact_lo(prev, q_offset, u, spacing, limit_rad):
-    """The first p with D(p) >= -limit (n_prev if none), by binary search with the arctangent."""
+def _exact(prev, q_offset, u, spacing, limit_rad, upper):
+    """By binary search with the arctangent: the first p with D(p) >= -limit (n_prev if none), or with
+    ``upper`` the first p with D(p) > limit (one past the last feasible p)."""
     out_angle = math.atan2(u, spacing)
     low, high = 0, prev.shape[0]
     while low < high:
         mid = (low + high) // 2
-        if _turn(prev, q_offset, out_angle, mid, spacing) >= -limit_rad:
+        turn = out_angle - math.atan2(q_offset - prev[mid], spacing)  # D(mid), as the reference computes it
+        if (turn > limit_rad) if upper else (turn >= -limit_rad):
             high = mid
         else:
             low = mid + 1
     return low
-
-
-@njit(cache=True, nogil=True)
-def _exact_hi(prev, q_offset, u, spacing, limit_rad):
-    """The last p with D(p) <= limit (-1 if none), by binary search with the arctangent."""
-    out_angle = math.atan2(u, spacing)
-    low, high = 0, prev.shape[0]
-    while low < high:
-        mid = (low + high) // 2
-        if _turn(prev, q_offset, out_angle, mid, spacing) > limit_rad:
-            high = mid
-        else:
-            low = mid + 1
-    return low - 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -127,23 +109,15 @@ def _in_doubt(prev, p, bound, band):
 
 
 @njit(cache=True, nogil=True)
-def _first_at_least(prev, value, start):
-    """The first p with ``prev[p] >= value``, searched from ``start`` (any start is correct)."""
-    p = start
-    while p > 0 and prev[p - 1] >= value:
-        p -= 1
-    while p < prev.shape[0] and prev[p] < value:
-        p += 1
-    return p
+def _first_past(prev, value, start, strict):
+    """The first p with ``prev[p] >= value`` (``prev[p] > value`` when ``strict``), searched from ``start``.
 
-
-@njit(cache=True, nogil=True)
-def _first_above(prev, value, start):
-    """The first p with ``prev[p] > value``, searched from ``start``."""
+    Any start gives the right answer; a start near it, few steps.
+    """
     p = start
-    while p > 0 and prev[p - 1] > value:
+    while p > 0 and (prev[p - 1] > value if strict else prev[p - 1] >= value):
         p -= 1
-    while p < prev.shape[0] and prev[p] <= value:
+    while p < prev.shape[0] and (prev[p] <= value if strict else prev[p] < value):
         p += 1
     return p
 
@@ -153,12 +127,12 @@ def _point_ranges(prev, q_offset, nxt, spacing, limit_rad, bounds, bands, lo_q, 
     """``lo_q[r]``, ``hi_q[r]`` for one middle point and every next point r, from its bounds."""
     first, after = prev.shape[0], prev.shape[0]  # pointers: first p >= B_lo, first p > B_hi
     for r in range(nxt.shape[0]):
-        first = _first_at_least(prev, bounds[0, r], first)
+        first = _first_past(prev, bounds[0, r], first, False)
         if _in_doubt(prev, first, bounds[0, r], bands[0, r]):
-            first = _exact_lo(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad)
-        after = _first_above(prev, bounds[1, r], after)
+            first = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, False)
+        after = _first_past(prev, bounds[1, r], after, True)
         if _in_doubt(prev, after, bounds[1, r], bands[1, r]):
-            after = _exact_hi(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad) + 1
+            after = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, True)
         lo_q[r] = first
         hi_q[r] = after - 1
 
