@@ -18,9 +18,10 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.errors import report_exception
-from app.main_window import MainWindow
+from app.main_window import COMPILING_TEXT, MainWindow
 from app.model.document import sample_demo
 from app.qt_compat import QtBindingError, check_qt_binding
+from core import warmup
 
 __all__ = ["run_gui", "parse_args", "ScreenshotDriver", "demo_clicks", "install_excepthook"]
 
@@ -148,6 +149,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     except QtBindingError as exc:
         print(f"linesnap: error: {exc}", file=sys.stderr)
         return 1
+    compiler = warmup.start_in_background()  # first start after an install: a second core compiles too
     app = QApplication.instance() or QApplication(["linesnap"])
     app.setApplicationName("LineSnap")
     app.setOrganizationName("LineSnap")
@@ -162,6 +164,8 @@ def run_gui(argv: list[str] | None = None) -> int:
     restored = not args.screenshot and window.restore_session_if_any()
     if not restored and not window.open_image(args.image) and args.screenshot:
         return 1
+    if compiler is not None and window.runner.busy:
+        window.status.run_label.setText(COMPILING_TEXT)  # until the warm-up extraction is done
     if args.screenshot:
         driver = ScreenshotDriver(window, args.screenshot, sample=args.image is None)
         driver.start()

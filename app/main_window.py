@@ -40,6 +40,8 @@ SHOW_BUSY_AFTER_S = 0.5
 BUSY_POLL_MS = 250
 #: The status bar while the warm-up extraction runs (the first one after an install compiles).
 PREPARING_TEXT = "preparing the solver (the first time after an install takes a few seconds)..."
+#: The same when numba's cache was empty at launch (a child process compiles beside the warm-up).
+COMPILING_TEXT = "first start after an install: compiling the extraction code on every core (a few seconds)..."
 #: Edits are written to the autosave file this long after the last one (the write fsyncs).
 AUTOSAVE_DELAY_MS = 150
 
@@ -258,7 +260,7 @@ class MainWindow(QMainWindow):
                 self.status.run_label.setText("ready")
 
     def _on_runner_idle(self) -> None:
-        if self.status.run_label.text() == PREPARING_TEXT:
+        if self.status.run_label.text() in (PREPARING_TEXT, COMPILING_TEXT):
             self.status.run_label.setText("ready: click two points on the line")
 
     def _on_loaded(self, job, data) -> None:

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from core import validation
 from core.memory import check_allocation
 from core.polyline import tables
 from core.polyline.problem import PolylineProblem, PreparedProblem
-from core.polyline.turns import feasible_ranges, link_angles
 
 __all__ = ["prepare"]
-
-
-def _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m):
-    def layer_ranges(prev_offsets, next_offsets):
-        angles_in = link_angles(prev_offsets, offsets, spacing)
-        angles_out = link_angles(offsets, next_offsets, spacing)
-        return feasible_ranges(angles_in, angles_out, max_turn_deg)
-
-    if m == 1:
-        return (layer_ranges(start_offsets, end_offsets),)
-    inner = (layer_ranges(offsets, offsets),) * (m - 2) if m > 2 else ()
-    return (layer_ranges(start_offsets, offsets),) + inner + (layer_ranges(offsets, end_offsets),)
 
 
 def prepare(problem: PolylineProblem) -> PreparedProblem:
@@ -36,7 +21,7 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
     -------
     PreparedProblem
         float32 C-contiguous tables (the inputs themselves when they already are;
-        never modified), float64 offsets and the turn ranges.
+        never modified) and float64 offsets; the turn ranges follow on first use.
 
     Raises
     ------
@@ -62,8 +47,4 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
     first = tables.float32_table(arrays[0], "start_scores", (n0, d))
     links = tables.float32_table(arrays[1], "link_scores", arrays[1].shape)
     last = tables.float32_table(arrays[2], "end_scores", (d, n1))
-    ranges = _turn_ranges(offsets, start_offsets, end_offsets, spacing, max_turn_deg, m)
-    narrow = {id(pair): (pair[0].astype(np.int32), pair[1].astype(np.int32)) for pair in ranges}
-    ranges32 = tuple(narrow[id(pair)] for pair in ranges)  # shared where ``ranges`` are
-    return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg,
-                           ranges, ranges32)
+    return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg)

@@ -12,10 +12,13 @@ Tm = ``last`` (d, n1); n0 = n1 = 1 for fixed endpoints.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from core import validation
+from core.polyline.ranges import cached_turn_ranges
+from core.polyline.turns import TURN_SLACK_RAD
 
 __all__ = [
     "METHODS",
@@ -31,10 +34,6 @@ __all__ = [
 ]
 
 METHODS = ("brute", "mitm", "window")
-
-#: Turns up to ``max_turn + TURN_SLACK_RAD`` count as feasible, so that a turn
-#: exactly at the limit survives floating-point rounding in every solver alike.
-TURN_SLACK_RAD = 1e-9
 
 
 class NoFeasiblePolylineError(ValueError):
@@ -122,12 +121,14 @@ class PreparedProblem:
     spacing : float
         Guide spacing ``h`` (px).
     max_turn_deg : float
-    ranges : tuple of m pairs (lo, hi) of (d, n_next) int64 ndarrays
+    ranges32 : tuple of m pairs (lo, hi) of (d, n_next) int32 ndarrays
         Point ``p`` of layer k-1 may precede the link ``q -> r`` of inner layer k
-        exactly when ``lo[q, r] <= p <= hi[q, r]`` (``ranges[k - 1]``); the inner
-        layers 2..m-1 share one pair.
-    ranges32 : tuple
-        The same pairs as int32, for the CPU solvers.
+        exactly when ``lo[q, r] <= p <= hi[q, r]`` (``ranges32[k - 1]``); the inner
+        layers 2..m-1 share one pair, and problems of the same geometry (offsets,
+        spacing, angle) may share them too: never modify them.  Computed on first
+        use (:func:`core.polyline.ranges.turn_ranges`): the GPU computes its own.
+    ranges : tuple
+        The same pairs as int64 (computed from ``ranges32`` on first use).
     """
 
     first: np.ndarray
@@ -138,8 +139,29 @@ class PreparedProblem:
     end_offsets: np.ndarray
     spacing: float
     max_turn_deg: float
-    ranges: tuple
-    ranges32: tuple
+
+    @cached_property
+    def ranges32(self) -> tuple:
+        """The feasible previous points of every inner layer, int32 (see the class)."""
+        def pair(prev, nxt):
+            return cached_turn_ranges(prev, self.offsets, nxt, self.spacing, self.max_turn_deg)
+
+        m, offsets = self.n_guides, self.offsets
+        if m == 1:
+            return (pair(self.start_offsets, self.end_offsets),)
+        inner = (pair(offsets, offsets),) * (m - 2) if m > 2 else ()
+        return (pair(self.start_offsets, offsets),) + inner + (pair(offsets, self.end_offsets),)
+
+    @cached_property
+    def ranges(self) -> tuple:
+        """:attr:`ranges32` as int64 pairs (shared where those are)."""
+        wide = {id(pair): (pair[0].astype(np.int64), pair[1].astype(np.int64)) for pair in self.ranges32}
+        return tuple(wide[id(pair)] for pair in self.ranges32)
+
+    @property
+    def ranges_computed(self) -> bool:
+        """Whether :attr:`ranges32` has been computed on the host already."""
+        return "ranges32" in vars(self)
 
     @property
     def n_guides(self) -> int:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Elements checked for finiteness at a time: a mask of this size stays in the cache.
+_CHECK_CHUNK = 1 << 16
+
 
 def real_array(value, name: str) -> np.ndarray:
     """``value`` as an ndarray of booleans, integers or floats (not copied)."""
@@ -56,18 +59,23 @@ def score_arrays(problem, n0: int, d: int, n1: int):
     return first, links, last
 
 
+def all_finite(table: np.ndarray) -> bool:
+    """Whether an array holds no inf or NaN, checked in cache-sized pieces (no temporary of its size)."""
+    flat = table.reshape(-1)
+    return all(np.isfinite(flat[start : start + _CHECK_CHUNK]).all() for start in range(0, flat.size, _CHECK_CHUNK))
+
+
 def float32_table(arr: np.ndarray, name: str, shape: tuple[int, ...]) -> np.ndarray:
     """C-contiguous float32 (the input itself when it already is one), finite."""
     with np.errstate(over="ignore"):
         table = np.ascontiguousarray(arr, dtype=np.float32).reshape(shape)
-    if not np.isfinite(table).all():
+    if not all_finite(table):
         raise ValueError(f"{name} must be finite (no NaN or inf, within the float32 range)")
     return table
 
 
 def preparation_bytes(arrays, d: int, n1: int, m: int) -> int:
-    """Memory that prepare allocates: float32 copies, the finiteness mask, the ranges (int64 and int32)."""
+    """Memory that prepare allocates and its first solve adds: float32 copies, the int32 turn ranges."""
     copies = sum(4 * a.size for a in arrays if a.dtype != np.float32 or not a.flags.c_contiguous)
-    mask = max((a.size for a in arrays), default=0)
-    ranges = (16 + 8) * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0))
-    return copies + mask + ranges
+    ranges = 8 * d * (n1 + (d if m > 1 else 0) + (d if m > 2 else 0))
+    return copies + ranges

@@ -5,18 +5,30 @@ the link from offset ``o1`` to offset ``o2`` is ``atan2(o2 - o1, h)``, in
 (-90, 90) degrees, and the turn at the middle point of three consecutive points
 is the difference of the two link directions.  Every solver decides
 feasibility through :func:`turn_is_feasible` (the brute-force reference) or the
-equivalent index ranges of :func:`feasible_ranges` (the fast solvers), so they
-agree exactly on which polylines are allowed.
+equivalent index ranges of :func:`feasible_ranges` (here from tables of link
+directions, the reference of :func:`core.polyline.ranges.turn_ranges`, which the
+fast solvers use), so they agree exactly on which polylines are allowed.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-from core.polyline.problem import TURN_SLACK_RAD
+__all__ = ["TURN_SLACK_RAD", "link_angles", "turn_limit_rad", "turn_is_feasible", "feasible_ranges"]
 
-__all__ = ["link_angles", "turn_limit_rad", "turn_is_feasible", "feasible_ranges"]
+#: Turns up to ``max_turn + TURN_SLACK_RAD`` count as feasible, so that a turn
+#: exactly at the limit survives floating-point rounding in every solver alike.
+TURN_SLACK_RAD = 1e-9
+
+
+@njit(cache=True, nogil=True)
+def _link_angles(from_offsets, to_offsets, spacing, angles):
+    for i in range(from_offsets.shape[0]):
+        for j in range(to_offsets.shape[0]):
+            angles[i, j] = math.atan2(to_offsets[j] - from_offsets[i], spacing)
 
 
 def link_angles(from_offsets: np.ndarray, to_offsets: np.ndarray, spacing: float) -> np.ndarray:
@@ -32,11 +44,15 @@ def link_angles(from_offsets: np.ndarray, to_offsets: np.ndarray, spacing: float
     Returns
     -------
     (n_from, n_to) float64 ndarray
-        ``angles[i, j] = atan2(to_offsets[j] - from_offsets[i], spacing)``.
+        ``angles[i, j] = atan2(to_offsets[j] - from_offsets[i], spacing)``, by the
+        C library's ``atan2`` (numpy's SIMD arctan2 differs in the last bit on some
+        machines), as :func:`core.polyline.ranges.turn_ranges` decides doubtful turns.
     """
-    from_offsets = np.asarray(from_offsets, dtype=np.float64)
-    to_offsets = np.asarray(to_offsets, dtype=np.float64)
-    return np.arctan2(to_offsets[None, :] - from_offsets[:, None], float(spacing))
+    from_offsets = np.ascontiguousarray(from_offsets, dtype=np.float64).reshape(-1)
+    to_offsets = np.ascontiguousarray(to_offsets, dtype=np.float64).reshape(-1)
+    angles = np.empty((from_offsets.shape[0], to_offsets.shape[0]))
+    _link_angles(from_offsets, to_offsets, float(spacing), angles)
+    return angles
 
 
 def turn_limit_rad(max_turn_deg: float) -> float:

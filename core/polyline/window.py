@@ -159,7 +159,7 @@ def _window_path(prepared: PreparedProblem, values: list[np.ndarray]) -> np.ndar
     path[m], path[m + 1] = best_state(values[m], prepared)
     for k in range(m, 0, -1):
         q, r = path[k], path[k + 1]
-        low, high = (int(bound[q, r]) for bound in prepared.ranges[k - 1])
+        low, high = (int(bound[q, r]) for bound in prepared.ranges32[k - 1])
         path[k - 1] = low + int(np.argmax(values[k - 1][low : high + 1, q]))
     return path
 

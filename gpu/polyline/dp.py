@@ -174,10 +174,11 @@ def workspace_ready(m: int, d: int, n0: int, n1: int, method: str) -> bool:
     return problem is not None and any(key[0] == method for key in problem.plans)
 
 
-def upload(prepared, reuse: bool = True) -> DeviceProblem:
+def upload(prepared, reuse: bool = True, ranges: bool = True) -> DeviceProblem:
     """Copy a :class:`core.polyline.PreparedProblem` to the device.
 
-    With ``reuse``, into the workspace's problem of that shape.
+    With ``reuse``, into the workspace's problem of that shape; with
+    ``ranges``, its (host) turn ranges too, else they are left stale.
     """
     m, d = prepared.n_guides, prepared.n_points
     n0, n1 = prepared.first.shape[0], prepared.last.shape[1]
@@ -187,13 +188,15 @@ def upload(prepared, reuse: bool = True) -> DeviceProblem:
     if m > 1:
         problem.links.copy_to_device(prepared.links)
     problem.last.copy_to_device(prepared.last)
+    if not ranges:
+        return problem
     done = set()
     for k, slot in enumerate(range_slots(m), start=1):
         if slot not in done:
             done.add(slot)
-            lo, hi = prepared.ranges[k - 1]
-            problem.ranges[k - 1][0].copy_to_device(np.ascontiguousarray(lo, dtype=np.int32))
-            problem.ranges[k - 1][1].copy_to_device(np.ascontiguousarray(hi, dtype=np.int32))
+            lo, hi = prepared.ranges32[k - 1]
+            problem.ranges[k - 1][0].copy_to_device(lo)
+            problem.ranges[k - 1][1].copy_to_device(hi)
     problem.ranges_changed = True
     return problem
 

@@ -99,8 +99,10 @@ def _ranges_plan(problem: DeviceProblem):
 def turn_ranges_on_device(problem: DeviceProblem, guides, max_turn_deg: float) -> None:
     """Write the feasible index ranges of every inner layer into ``problem.ranges``.
 
-    The rule of :func:`core.polyline.turns.feasible_ranges`; the device's float64
-    ``atan2`` may differ from numpy's in the last bit, which moves a decision only
+    ``guides`` has ``spacing``, ``start_offsets``, ``offsets`` and ``end_offsets``
+    (guides, or a :class:`core.polyline.PreparedProblem`).  The rule of
+    :func:`core.polyline.turns.feasible_ranges`; the device's float64 ``atan2``
+    may differ from the C library's in the last bit, which moves a decision only
     for a turn within ~1e-15 rad of the limit.
     """
     params, launches = _ranges_plan(problem)

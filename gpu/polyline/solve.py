@@ -72,17 +72,21 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
     """Solve a prepared polyline problem on the GPU (the twin of :func:`core.polyline.cpu.solve_prepared`).
 
     ``method`` is "window" or "mitm"; ``cancel`` is checked before and after the
-    device work.  The solution's backend is "gpu" and its ``score``
+    device work.  The turn ranges are computed on the device unless the host
+    has them already.  The solution's backend is "gpu" and its ``score``
     :func:`core.polyline.path_score` on the host's tables.  Raises as the CPU
     twin, plus BackendUnavailableError and GpuMemoryError.
     """
-    dp, _ = _device()
+    dp, scores = _device()
     _check_method(method)
     check(cancel)
     m, d = prepared.n_guides, prepared.n_points
     with dp.LOCK, _device_errors():
         _check_fits(dp, m, d, prepared.first.shape[0], prepared.last.shape[1], method)
-        path = dp.solve_device(dp.upload(prepared), method)
+        problem = dp.upload(prepared, ranges=prepared.ranges_computed)
+        if not prepared.ranges_computed:  # from the offsets alone, on the device: no tables to upload
+            scores.turn_ranges_on_device(problem, prepared, prepared.max_turn_deg)
+        path = dp.solve_device(problem, method)
     check(cancel)
     if not path.feasible:
         raise infeasible_error(prepared.max_turn_deg, m, prepared.offsets, prepared.spacing)

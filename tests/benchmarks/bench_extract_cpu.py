@@ -9,8 +9,10 @@ GeoTIFF made of that tile repeated (written once into the cache folder: tiled
 both should take the same time.  Timings are medians after warm-up of
 ``core.extract`` (read + gradient + scores + DP + backtrack), from a path (the
 CLI's case: the file is opened each time) and from an open Raster (the GUI's
-case), with the median of every stage.  Writes the "extract-cpu" section of
-BENCHMARKS.md.
+case), with the median of every stage.  First of all, the command line: the
+wall time of ``linesnap extract`` on the Vegas tile, one process per run
+(Python's start, imports, the extraction, the GeoJSON written).  Writes the
+"extract-cpu" section of BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -95,6 +99,25 @@ def time_extractions(image, shifts, repeat: int, warmup: int = 3, **settings):
     return statistics.median(totals), {s: statistics.median(v) for s, v in stages.items()}, polylines
 
 
+ROOT = Path(__file__).resolve().parents[2]
+CLI = "import sys; from app.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def time_cli(repeat: int) -> float:
+    """Median wall ms of ``linesnap extract`` on the Vegas tile at the clicks, one process each (after one)."""
+    (x0, y0), (x1, y1) = CLICKS
+    times = []
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-c", CLI, "extract", str(VEGAS), "--start", f"{x0},{y0}", "--end", f"{x1},{y1}",
+                   "--backend", "cpu", "-o", str(Path(folder) / "line.geojson")]
+        for i in range(repeat + 1):
+            t0 = time.perf_counter()
+            subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+            if i:
+                times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a 5200 px big raster and 5 repeats")
@@ -117,6 +140,8 @@ def main(argv=None) -> int:
     cases = [("1300 x 1300 (Vegas tile, as shipped)", VEGAS, [0.0] * (repeat + 3), ("path", "open Raster")),
              ("1300 x 1300 (tiled like the big one)", small_tiled, [0.0] * (repeat + 3), ("path",)),
              (f"{size} x {size} (tile repeated)", big, click_shifts(size, repeat + 3), ("path", "open Raster"))]
+    cli_ms = time_cli(3 if args.quick else 7)
+    print(f"CLI: {cli_ms:.0f} ms", flush=True)
     rows, polylines = [], []
     for name, path, shifts, kinds in cases:
         for kind in kinds:
@@ -157,6 +182,10 @@ def main(argv=None) -> int:
         "average before / "
         f"after the run: {load_before:.1f} / {os.getloadavg()[0]:.1f} (other work on the machine slows "
         "the 2-thread parallel scoring most).",
+        "",
+        f"The command line, `linesnap extract` on the Vegas tile at these clicks (`--backend cpu`, GeoJSON to a "
+        f"file), one process per run: median {cli_ms:.0f} ms of {3 if args.quick else 7} runs after one "
+        "(Python's start and imports included; the extraction itself is the first row below).",
         "",
         table,
     ])

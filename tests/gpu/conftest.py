@@ -7,7 +7,10 @@ setting it in this process would also turn on the "GPU" for every other test
 skipped here and run in a child pytest with ``NUMBA_ENABLE_CUDASIM=1`` (see
 ``test_kernels_under_cuda_simulator`` in each GPU test module), where the
 launch configuration of :mod:`gpu.config` is patched small so that launches
-span several blocks and a partial last block.  On a machine with a GPU they
+span several blocks and a partial last block.  All the children of a run
+start as soon as collection ends and run beside the rest of the suite (the
+simulator is single-threaded Python: this is what keeps the second core
+busy); each test then waits for its own child.  On a machine with a GPU they
 run here, on the GPU, at the default configuration.  Tests marked ``gpu``
 need a real GPU (full sizes) and are skipped elsewhere.
 """
@@ -17,6 +20,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -51,6 +56,12 @@ def _real_gpu() -> bool:
 REAL_GPU = _real_gpu()
 KERNELS_RUN_HERE = SIMULATOR or REAL_GPU
 
+#: The name of the test in each GPU module that runs its ``kernels`` tests under the simulator.
+RUNNER_TEST = "test_kernels_under_cuda_simulator"
+
+#: Simulator children started at the end of collection: test file -> (process, output file, start time).
+_children: dict = {}
+
 
 def pytest_configure(config):
     config.addinivalue_line(
@@ -82,16 +93,53 @@ def small_launches(monkeypatch):
     yield
 
 
+def pytest_collection_finish(session):
+    """Start the simulator child of every selected runner test now, all at once."""
+    if KERNELS_RUN_HERE:
+        return
+    for item in session.items:
+        if item.name == RUNNER_TEST and HERE in Path(item.path).resolve().parents:
+            _start_child(str(Path(item.path).resolve()))
+
+
+def pytest_unconfigure(config):
+    """Stop the children whose tests never ran (a run stopped early, by -x or Ctrl+C)."""
+    for process, output, _ in _children.values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        output.close()
+    _children.clear()
+
+
+def _start_child(test_file: str) -> None:
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONUNBUFFERED="1")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "kernels", test_file]
+    output = tempfile.TemporaryFile(mode="w+")  # not a pipe: a long output cannot block the child
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+    _children[test_file] = (process, output, time.monotonic())
+
+
 def run_kernels_under_simulator(test_file: str, timeout_s: float = 900) -> None:
     """Run the ``kernels`` tests of one module in a child pytest under the simulator.
 
-    Skips when already under the simulator; fails with the child's output when
-    any of its tests fails.
+    Waits for the child started at the end of collection (or starts one);
+    skips when already under the simulator; fails with the child's output
+    when any of its tests fails or it runs past ``timeout_s`` from its start.
     """
     if SIMULATOR:
         pytest.skip("already under the CUDA simulator")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONUNBUFFERED="1")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "kernels", test_file]
-    child = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
-    assert child.returncode == 0, f"simulator run failed:\n{child.stdout[-12000:]}\n{child.stderr[-4000:]}"
-    assert " passed" in child.stdout, child.stdout[-4000:]
+    test_file = str(Path(test_file).resolve())
+    if test_file not in _children:
+        _start_child(test_file)
+    process, output, started = _children.pop(test_file)
+    try:
+        process.wait(timeout=max(1.0, timeout_s - (time.monotonic() - started)))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    output.seek(0)
+    text = output.read()
+    output.close()
+    assert process.returncode == 0, f"simulator run failed (exit {process.returncode}):\n{text[-16000:]}"
+    assert " passed" in text, text[-4000:]

@@ -1,0 +1,82 @@
+"""Compile the CPU kernels of an extraction into numba's cache ahead of use: ``python -m core.warmup``.
+
+After an install numba's cache is empty and the first extraction compiles
+every kernel it runs, one after the other on one core (tens of seconds on a
+2-core machine).  The window therefore starts this module in a child process
+at its first start (:func:`start_in_background`): the child compiles the
+kernels in the reverse of the order an extraction meets them (the DP first,
+the scoring last) while the window's own warm-up extraction compiles them in
+order, so the two cores share the work, and each process loads from the cache
+what the other has already written there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["cache_is_cold", "compile_kernels", "start_in_background"]
+
+
+def cache_is_cold() -> bool:
+    """Whether numba's cache lacks the ``window`` DP kernel (a fresh install, or a cleared cache)."""
+    from core.polyline import window
+
+    try:
+        return not os.path.exists(window._window_stage._cache._cache_file._index_path)
+    except AttributeError:  # another numba's cache layout: assume warm, start nothing
+        return False
+
+
+def _road_image(size_px: int = 96) -> np.ndarray:
+    """A bright horizontal road on a darker, slightly noisy field (float32)."""
+    rng = np.random.default_rng(0)
+    image = rng.normal(50.0, 2.0, (size_px, size_px)).astype(np.float32)
+    image[size_px // 2 - 4 : size_px // 2 + 4] += 100.0
+    return image
+
+
+def _solve_small_problems() -> None:
+    """The polyline DP and its turn ranges at the shapes an extraction uses (fixed and snapped ends)."""
+    from core.polyline import PolylineProblem, solve
+
+    d, m = 24, 6
+    offsets = np.linspace(-8.0, 8.0, d)
+    for n_end in (1, d):
+        ends = None if n_end == 1 else offsets
+        start = np.ones(d, np.float32) if n_end == 1 else np.ones((d, d), np.float32)
+        solve(PolylineProblem(start, np.ones((m - 1, d, d), np.float32), start.T.copy(), offsets, 10.0, 10.0,
+                              start_offsets=ends, end_offsets=ends), "window", "cpu")
+
+
+def compile_kernels() -> None:
+    """Run the CPU kernels of an extraction once on tiny inputs: the DP first, then every scoring mode."""
+    import core
+
+    _solve_small_problems()
+    image, row = _road_image(), 48.0
+    for mode in ("ribbon", "edge", "auto"):
+        core.extract(image, (20.0, row), (76.0, row), mode=mode, backend="cpu")
+
+
+def start_in_background() -> subprocess.Popen | None:
+    """Start ``python -m core.warmup`` in a child process when the cache is cold; None when warm.
+
+    ``LINESNAP_PRECOMPILE=0`` in the environment turns it off.
+
+    The child imports this very ``core`` (it starts in the folder that holds
+    it), inherits the environment (``NUMBA_CACHE_DIR`` included) and exits by
+    itself; its output is discarded.
+    """
+    if os.environ.get("LINESNAP_PRECOMPILE") == "0" or not cache_is_cold():
+        return None
+    return subprocess.Popen([sys.executable, "-m", "core.warmup"], cwd=Path(__file__).resolve().parents[1],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    compile_kernels()

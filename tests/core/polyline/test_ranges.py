@@ -1,0 +1,96 @@
+"""core.polyline.ranges (no table of link directions) against the table-based reference of core.polyline.turns."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.polyline import PolylineProblem, prepare, solve
+from core.polyline.ranges import cached_turn_ranges, turn_ranges
+from core.polyline.tables import all_finite
+from core.polyline.turns import feasible_ranges, link_angles
+
+
+def reference(prev_offsets, offsets, next_offsets, spacing, max_turn_deg):
+    return feasible_ranges(link_angles(prev_offsets, offsets, spacing), link_angles(offsets, next_offsets, spacing),
+                           max_turn_deg)
+
+
+def assert_same_as_reference(prev_offsets, offsets, next_offsets, spacing, max_turn_deg):
+    expected = reference(prev_offsets, offsets, next_offsets, spacing, max_turn_deg)
+    for doubt_rel in (1e-12, np.inf):  # the closed form with its doubtful cases, and the arctangent alone
+        lo, hi = turn_ranges(prev_offsets, offsets, next_offsets, spacing, max_turn_deg, doubt_rel)
+        assert lo.dtype == hi.dtype == np.int32
+        np.testing.assert_array_equal(lo, expected[0])
+        np.testing.assert_array_equal(hi, expected[1])
+
+
+offsets_strategy = st.lists(
+    st.one_of(st.integers(-4, 4).map(float), st.floats(-6, 6, allow_nan=False)), min_size=1, max_size=9
+).map(sorted)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    prev_offsets=offsets_strategy,
+    offsets=offsets_strategy,
+    next_offsets=offsets_strategy,
+    spacing=st.sampled_from([1.0, 2.0, 0.5]) | st.floats(0.05, 20),
+    max_turn_deg=st.sampled_from([45.0, 90.0, 135.0, 179.9999, 180.0, 1e-6]) | st.floats(0.01, 180),
+)
+def test_turn_ranges_equal_the_table_based_reference(prev_offsets, offsets, next_offsets, spacing, max_turn_deg):
+    assert_same_as_reference(np.array(prev_offsets), np.array(offsets), np.array(next_offsets), spacing,
+                             max_turn_deg)
+
+
+@pytest.mark.parametrize("n_prev", [1, 3, 64])  # 1 and 3 take the reversed pass (few previous points)
+def test_turn_ranges_at_guide_sizes(n_prev):
+    rng = np.random.default_rng(n_prev)
+    offsets = np.linspace(-25, 25, 64)
+    prev = offsets if n_prev == 64 else np.sort(rng.uniform(-3, 3, n_prev))
+    for spacing, max_turn_deg in ((250 / 7, 30.0), (3.0, 10.0), (0.2, 150.0)):
+        assert_same_as_reference(prev, offsets, offsets, spacing, max_turn_deg)
+        assert_same_as_reference(offsets, offsets, prev, spacing, max_turn_deg)
+
+
+def test_turns_at_the_limit_to_the_last_bit_are_decided_as_the_reference_decides():
+    # A limit equal (after the slack) to turns that occur: the closed form cannot tell, the arctangent decides.
+    offsets = np.linspace(-5, 5, 21)
+    spacing = 1.7
+    angles = link_angles(offsets, offsets, spacing)
+    for q, r, p in ((10, 14, 3), (7, 20, 12), (0, 5, 9)):
+        turn = abs(angles[q, r] - angles[p, q])
+        for limit_deg in np.nextafter(math.degrees(turn - 1e-9), [-np.inf, np.inf]):
+            assert_same_as_reference(offsets, offsets, offsets, spacing, float(limit_deg))
+
+
+def test_cached_ranges_are_kept_per_geometry():
+    offsets = np.linspace(-4, 4, 17)
+    first = cached_turn_ranges(offsets, offsets, offsets, 2.0, 20.0)
+    assert cached_turn_ranges(offsets, offsets, offsets.copy(), 2.0, 20.0) is first
+    other = cached_turn_ranges(offsets, offsets, offsets, 2.5, 20.0)
+    assert other is not first
+    np.testing.assert_array_equal(other[0], reference(offsets, offsets, offsets, 2.5, 20.0)[0])
+
+
+def test_prepare_leaves_the_ranges_to_the_first_solve():
+    d = 5
+    problem = PolylineProblem(np.ones(d), np.ones((2, d, d)), np.ones(d), np.linspace(-1, 1, d), 1.0, 15.0)
+    prepared = prepare(problem)
+    assert not prepared.ranges_computed
+    assert solve(problem, "window", "cpu").score == pytest.approx(4.0)
+    assert len(prepared.ranges32) == 3 and prepared.ranges_computed
+
+
+def test_all_finite_checks_every_piece():
+    table = np.zeros((3, 300, 300), np.float32)
+    assert all_finite(table)
+    for bad in (np.inf, -np.inf, np.nan):
+        spoilt = table.copy()
+        spoilt[2, 299, 299] = bad
+        assert not all_finite(spoilt)
+    assert all_finite(np.zeros((0, 4, 4), np.float32))
