@@ -21,8 +21,8 @@ GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
 HELP_TEXT = f"""\
 Click: start a feature / add a piece to it (the optimal polyline)
 Shift + click: add a straight piece
-Double-click or Enter: finish the feature
-Esc: cancel the piece in progress
+Double-click, right-click or Enter: finish the feature
+Esc: cancel the piece in progress; again (or with none computing): drop the unfinished line
 Backspace: drop the last piece
 Delete: delete the feature selected in the Features list
 Ctrl+Z / Ctrl+Shift+Z: undo / redo

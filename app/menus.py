@@ -69,7 +69,7 @@ def build_menus(window) -> Menus:
     redo = add_action(window, edit, "&Redo", tool.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
     edit.addSeparator()
     add_action(window, edit, "&Finish Feature", tool.finish, ["Return", "Enter"], viewer_only=True)
-    add_action(window, edit, "&Cancel Piece", tool.cancel, "Esc", viewer_only=True)
+    add_action(window, edit, "&Cancel Piece / Line", tool.cancel, "Esc", viewer_only=True)
     add_action(window, edit, "Drop &Last Piece", tool.drop_last_piece, "Backspace", viewer_only=True)
     add_action(window, edit, "&Delete Selected Feature", window.features_panel.delete_selected, "Delete",
                viewer_only=True)

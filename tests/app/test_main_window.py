@@ -323,6 +323,8 @@ def test_the_status_bar_says_when_the_solver_is_ready(qtbot, make_window):
     window = make_window()
     window.open_image(None)
     assert window.status.run_label.text() == PREPARING_TEXT  # the warm-up extraction is running
+    window._show_busy()  # the seconds so far follow the text while it runs
+    assert window.status.run_label.text().startswith(PREPARING_TEXT)
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: window.status.run_label.text().startswith("ready"), timeout=60_000)
 
