@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.model.estimates import LOW_CONFIDENCE
 
-__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session",
-           "show_keys"]
+__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_skip_duplicates", "ask_unsaved",
+           "ask_restore_session", "show_keys"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
@@ -59,6 +59,19 @@ def ask_export_path(parent, suggestion: str = "") -> str | None:
     if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
         return None
     return dialog.selectedFiles()[0]
+
+
+def ask_skip_duplicates(parent, duplicates: int, total: int) -> str:
+    """Some imported lines are here already: ``"skip"`` them, ``"add"`` them again, or ``"cancel"`` the import."""
+    buttons = QMessageBox.StandardButton
+    box = QMessageBox(QMessageBox.Icon.Question, "Lines already here",
+                      f"{duplicates} of the {total} lines in the file are already here (same vertices).\n"
+                      "Skip them, or add them again?", buttons.Cancel, parent)
+    skip = box.addButton("Skip duplicates", QMessageBox.ButtonRole.AcceptRole)
+    add = box.addButton("Add all", QMessageBox.ButtonRole.DestructiveRole)
+    box.setDefaultButton(skip)
+    box.exec()
+    return {id(skip): "skip", id(add): "add"}.get(id(box.clickedButton()), "cancel")
 
 
 def ask_unsaved(parent, what: str) -> str:

@@ -23,6 +23,7 @@ import numpy as np
 
 __all__ = [
     "COORDINATES_MEMBER",
+    "PIXEL_CRS_WKT",
     "GeoJSONError",
     "LineFeature",
     "atomic_write_text",
@@ -35,6 +36,10 @@ __all__ = [
 
 #: Foreign member of LineSnap's collections: "lonlat" (WGS84) or "pixel".
 COORDINATES_MEMBER = "linesnap:coordinates"
+#: The CRS of pixel coordinates (x = column, y = row, down): a local CRS, so that GDAL never reads
+#: a plain image's lines as EPSG:4326 (GeoJSON names it in a pre-RFC 7946 ``crs`` member).
+PIXEL_CRS_WKT = ('LOCAL_CS["LineSnap image pixels (x = column, y = row, down)",LOCAL_DATUM["image",32767],'
+                 'UNIT["pixel",1],AXIS["X",EAST],AXIS["Y",SOUTH]]')
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _NUMBER_PAIR = re.compile(r"\[\n\s*" + _NUMBER + r",\n\s*" + _NUMBER + r"\n\s*\]")
@@ -108,6 +113,8 @@ def to_feature_collection(features, raster=None) -> dict:
             raise TypeError(f"features[{k}] must be a LineFeature; got {type(feature).__name__}")
     lonlat = raster is not None and raster.georeferenced
     collection = {"type": "FeatureCollection", COORDINATES_MEMBER: "lonlat" if lonlat else "pixel"}
+    if not lonlat:  # GDAL would read a collection without a crs member as EPSG:4326
+        collection["crs"] = {"type": "name", "properties": {"name": PIXEL_CRS_WKT}}
     if raster is not None:
         collection["linesnap:image"] = raster.path
         if lonlat:
@@ -226,7 +233,7 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     if not isinstance(features, list):
         raise GeoJSONError(f"{path}: 'features' must be a list")
     ours = COORDINATES_MEMBER in document
-    kind = document.get(COORDINATES_MEMBER, "lonlat")
+    kind = document.get(COORDINATES_MEMBER, "pixel" if _names_pixel_crs(document.get("crs")) else "lonlat")
     if kind not in ("pixel", "lonlat"):
         raise GeoJSONError(f"{path}: {COORDINATES_MEMBER!r} must be 'pixel' or 'lonlat'; got {kind!r}")
     _check_crs_member(document.get("crs"), path)
@@ -248,9 +255,14 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     return lines
 
 
+def _names_pixel_crs(crs) -> bool:
+    properties = crs.get("properties") if isinstance(crs, dict) else None
+    return isinstance(properties, dict) and properties.get("name") == PIXEL_CRS_WKT
+
+
 def _check_crs_member(crs, path) -> None:
-    """RFC 7946 dropped ``crs``; an old file may still name one: only WGS84 lon/lat is accepted."""
-    if crs is None:
+    """RFC 7946 dropped ``crs``; an old file may still name one: WGS84 lon/lat, or LineSnap's pixels."""
+    if crs is None or _names_pixel_crs(crs):
         return
     properties = crs.get("properties") if isinstance(crs, dict) else None
     name = properties.get("name", "") if isinstance(properties, dict) else ""

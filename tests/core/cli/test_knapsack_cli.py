@@ -159,3 +159,16 @@ def test_generate_onto_a_folder_is_a_one_line_error_naming_it(capsys, tmp_path):
     assert code == 1 and out == ""
     assert err.startswith("linesnap knapsack: error: ") and str(tmp_path) in err and ".tmp" not in err
     assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_a_reader_that_stops_early_is_no_error(kp1_file):
+    # ``linesnap knapsack solve ... --json | head``: the pipe is closed before LineSnap writes
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "app.cli", "knapsack", "solve", str(kp1_file), "--backend",
+                                "cpu", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0
+    assert err == ""
