@@ -30,7 +30,7 @@ from app.model.document import ImageDocument, sample_scene_path
 from app.model.tiles import compute_stretch
 from app.model.tool import ExtractionTool
 from app.session import SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
-from app.status import StatusBar, describe_position
+from app.status import PositionText, StatusBar, describe_position
 from core.extraction import ExtractionSettings
 
 __all__ = ["MainWindow", "default_config_dir"]
@@ -41,6 +41,8 @@ BUSY_POLL_MS = 250
 #: The status bar while the warm-up extraction runs: the first one after an install compiles the
 #: solver (34 s measured on a shared 2-core machine; later starts load it in about 2 s).
 PREPARING_TEXT = "compiling the solver (once after an install: about 30 s on 2 cores)..."
+#: The Features dock's share of the height at start (px): the Settings dock gets what its content needs.
+FEATURES_DOCK_PX = 150
 #: Edits are written to the autosave file this long after the last one (the write fsyncs).
 AUTOSAVE_DELAY_MS = 150
 
@@ -119,7 +121,10 @@ class MainWindow(QMainWindow):
         self.features_dock = QDockWidget("Features", self, objectName="features_dock")
         self.features_dock.setWidget(self.features_panel)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.features_dock)
-        self.resizeDocks([self.settings_dock, self.features_dock], [640, 220], Qt.Orientation.Vertical)
+        # The settings whole (at 1400 x 900 the features list keeps about six rows), not cut through a row
+        settings_px = holder.sizeHint().height() + 2 * scroll.frameWidth()
+        self.resizeDocks([self.settings_dock, self.features_dock], [settings_px, FEATURES_DOCK_PX],
+                         Qt.Orientation.Vertical)
 
     def add_tab(self, widget: QWidget, title: str) -> int:
         """Add a panel as a tab beside the map; returns its index."""
@@ -210,6 +215,7 @@ class MainWindow(QMainWindow):
         self._show_bands(self.display_panel.selected_bands)
         self.setWindowTitle(f"LineSnap — {document.title}")
         self.status.clearMessage()  # a message about the previous image no longer applies
+        self.status.show_position(PositionText())  # nor do its coordinates, until the cursor moves
         self.status.show_estimate(None)
         if document.path:
             self.recent.remember(document.path)
@@ -219,6 +225,8 @@ class MainWindow(QMainWindow):
     def _show_map_docks(self, index: int) -> None:
         """The Settings and Features docks belong to the map: hidden on other tabs, back as they were."""
         on_map = self.tabs.widget(index) is self.viewer
+        if not on_map:
+            self.status.show_position(PositionText())  # the map's read-outs mean nothing on another tab
         for dock in (self.settings_dock, self.features_dock):
             if on_map:
                 dock.setVisible(dock.property("shown_on_map") is not False)

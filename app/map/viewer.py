@@ -263,11 +263,10 @@ class RasterViewer(QWidget):
         painter.drawImage(target, image, source or QRectF(image.rect()))
 
     def _device_aligned(self, top_left: QPointF, bottom_right: QPointF) -> QRectF:
-        """The tile's target rectangle with its edges on whole device pixels.
+        """The tile's target rectangle with its edges on whole device pixels (shared edges round alike).
 
-        Neighbouring tiles share an edge, which rounds to the same pixel for both:
-        fractional edges (after a sub-pixel pan, or at a fractional device pixel
-        ratio) could leave a line of background between them.
+        Fractional edges (after a sub-pixel pan, or at a fractional device pixel
+        ratio) could leave a line of background between neighbouring tiles.
         """
         ratio = self.devicePixelRatioF()
         x0, y0, x1, y1 = (round(v * ratio) / ratio for v in (top_left.x(), top_left.y(),
@@ -317,6 +316,7 @@ class RasterViewer(QWidget):
                 self.pan_by(delta.x(), delta.y())
                 return
         self._cursor_view = position
+        self._take_keys()
         self._emit_hover(event.modifiers())
 
     def mouseReleaseEvent(self, event) -> None:
@@ -349,12 +349,15 @@ class RasterViewer(QWidget):
             self.zoom_by(WHEEL_ZOOM_PER_DEGREE ** (degrees * 4), event.position())
         event.accept()
 
-    def enterEvent(self, event) -> None:
-        # The map takes the keys (Enter, Esc, Backspace) as soon as the cursor is over it, without a
-        # click, unless a name is being typed in a table: that edit keeps the focus.
-        if self.isActiveWindow() and not _editing_an_item(QApplication.focusWidget()):
+    def _take_keys(self) -> None:
+        """The map takes the keys (Enter, Esc, Backspace) once the cursor moves over it, without a click.
+
+        Not while a name is being typed in a table (that edit keeps the focus),
+        and not on a mere enter event: a window that opens under a resting cursor
+        leaves the focus where the keyboard put it.
+        """
+        if not self.hasFocus() and self.isActiveWindow() and not _editing_an_item(QApplication.focusWidget()):
             self.setFocus(Qt.FocusReason.MouseFocusReason)
-        super().enterEvent(event)
 
     def leaveEvent(self, event) -> None:
         self._cursor_view = None

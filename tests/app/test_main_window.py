@@ -87,8 +87,9 @@ def test_escape_cancels_and_double_click_finishes(qtbot, make_window):
     click_image(qtbot, window, 600, 740)
     click_image(qtbot, window, 700, 745)
     wait_pieces(qtbot, window)
+    click_image(qtbot, window, 800, 748)
     qtbot.keyClick(window.viewer, Qt.Key.Key_Escape)
-    assert len(window.tool.current.pieces) == 1  # a finished piece survives Esc
+    assert len(window.tool.current.pieces) == 1  # a finished piece survives the first Esc
     position = window.viewer.image_to_view(800, 748).toPoint()
     qtbot.mouseClick(window.viewer, Qt.MouseButton.LeftButton, pos=position)
     qtbot.mouseDClick(window.viewer, Qt.MouseButton.LeftButton, pos=position)
