@@ -19,6 +19,15 @@ usage: linesnap [IMAGE] [--screenshot OUT.png]     open the desktop application
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``linesnap`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(argv)
+    except BrokenPipeError:  # linesnap extract ... | head
+        from core.cli.pipes import stdout_closed
+
+        return stdout_closed()
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv[:1] in (["-h"], ["--help"]):
         print(USAGE, end="")
         return 0

@@ -12,17 +12,22 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.model.estimates import LOW_CONFIDENCE
 
-__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session",
-           "show_keys"]
+__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_skip_duplicates", "ask_unsaved",
+           "ask_restore_session", "show_keys"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
+#: Import reads any vector format GDAL reads (through pyogrio).
+VECTOR_FILTER = ("Vector files (*.geojson *.json *.gpkg *.shp *.fgb);;GeoJSON (*.geojson *.json);;"
+                 "GeoPackage (*.gpkg);;Shapefile (*.shp);;FlatGeobuf (*.fgb);;All files (*)")
+EXPORT_FILTERS = {"GeoJSON (*.geojson)": "geojson", "GeoPackage (*.gpkg)": "gpkg", "Shapefile (*.shp)": "shp",
+                  "FlatGeobuf (*.fgb)": "fgb"}
 
 HELP_TEXT = f"""\
 Click: start a feature / add a piece to it (the optimal polyline)
 Shift + click: add a straight piece
-Double-click or Enter: finish the feature
-Esc: cancel the piece in progress
+Double-click, right-click or Enter: finish the feature
+Esc: cancel the piece in progress; again (or with none computing): drop the unfinished line
 Backspace: drop the last piece
 Delete: delete the feature selected in the Features list
 Ctrl+Z / Ctrl+Shift+Z: undo / redo
@@ -40,7 +45,7 @@ def ask_open_image(parent, folder: str = "") -> str | None:
 
 def ask_import_path(parent, folder: str = "") -> str | None:
     """A GeoJSON file of lines to import, or None."""
-    path, _ = QFileDialog.getOpenFileName(parent, "Import GeoJSON", folder, GEOJSON_FILTER)
+    path, _ = QFileDialog.getOpenFileName(parent, "Import lines", folder, VECTOR_FILTER)
     return path or None
 
 
@@ -51,14 +56,32 @@ def ask_export_path(parent, suggestion: str = "") -> str | None:
     the dialog asks before it replaces an existing ``NAME.geojson`` (a suffix
     added after the dialog replaced such a file unasked).
     """
-    dialog = QFileDialog(parent, "Export GeoJSON", str(Path(suggestion).parent) if suggestion else "", GEOJSON_FILTER)
+    folder = str(Path(suggestion).parent) if suggestion else ""
+    dialog = QFileDialog(parent, "Export lines", folder, ";;".join(EXPORT_FILTERS))
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-    dialog.setDefaultSuffix("geojson")
+    suffix = Path(suggestion).suffix.lstrip(".").lower() if suggestion else "geojson"
+    chosen = next((name for name, ext in EXPORT_FILTERS.items() if ext == suffix), next(iter(EXPORT_FILTERS)))
+    dialog.selectNameFilter(chosen)
+    dialog.setDefaultSuffix(EXPORT_FILTERS[chosen])
+    dialog.filterSelected.connect(lambda name: dialog.setDefaultSuffix(EXPORT_FILTERS.get(name, "geojson")))
     if suggestion:
         dialog.selectFile(suggestion)
     if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
         return None
     return dialog.selectedFiles()[0]
+
+
+def ask_skip_duplicates(parent, duplicates: int, total: int) -> str:
+    """Some imported lines are here already: ``"skip"`` them, ``"add"`` them again, or ``"cancel"`` the import."""
+    buttons = QMessageBox.StandardButton
+    box = QMessageBox(QMessageBox.Icon.Question, "Lines already here",
+                      f"{duplicates} of the {total} lines in the file are already here (same vertices).\n"
+                      "Skip them, or add them again?", buttons.Cancel, parent)
+    skip = box.addButton("Skip duplicates", QMessageBox.ButtonRole.AcceptRole)
+    add = box.addButton("Add all", QMessageBox.ButtonRole.DestructiveRole)
+    box.setDefaultButton(skip)
+    box.exec()
+    return {id(skip): "skip", id(add): "add"}.get(id(box.clickedButton()), "cancel")
 
 
 def ask_unsaved(parent, what: str) -> str:

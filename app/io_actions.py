@@ -1,4 +1,4 @@
-"""Export and import of features as GeoJSON, and the question before work would be lost."""
+"""Export and import of features (GeoJSON, GeoPackage, Shapefile, FlatGeobuf); the question before work is lost."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ from PySide6.QtCore import QCoreApplication
 
 from app import dialogs
 from app.errors import reports_errors
-from core.io.geojson import GeoJSONError, LineFeature, read_geojson, write_geojson
+from app.model.document import sample_scene_path
+from core.io.geojson import GeoJSONError, LineFeature, write_geojson
+from core.vector import ExportLine, export_format, read_lines, write_lines
 
 __all__ = ["FeatureIO", "feature_properties"]
 
 PENDING_WAIT_S = 30.0
+#: Exported through core.vector, in the image's CRS; any other name is LineSnap's GeoJSON.
+LAYER_SUFFIXES = (".gpkg", ".shp", ".fgb")
 
 
 def feature_properties(tool, feature) -> dict:
@@ -80,6 +84,7 @@ class FeatureIO:
         self.window = window
         self.parent_widget = window
         self.last_path: str | None = None
+        self._exported: dict[str, str] = {}  # image path -> where its lines were exported last
 
     @property
     def tool(self):
@@ -105,12 +110,24 @@ class FeatureIO:
         return features
 
     def export_geojson(self, path) -> int:
-        """Write every feature to ``path`` (RFC 7946, atomically); returns how many."""
-        features = self.line_features()
+        """Write every feature to ``path`` atomically, in the format of its extension; returns how many.
+
+        ``.geojson``: LineSnap's RFC 7946 collection (exact re-import); ``.gpkg``,
+        ``.shp``, ``.fgb``: the image's CRS (:mod:`core.vector`), LineSnap's
+        nested properties as JSON text in one ``linesnap`` field.
+        """
         raster = self.window.document.raster if self.window.document is not None else None
-        write_geojson(path, features, raster)
+        if Path(path).suffix.lower() in LAYER_SUFFIXES:
+            export_format(path)
+            features = self.line_features()
+            write_lines(path, [_export_line(f) for f in features], raster)
+        else:
+            features = self.line_features()
+            write_geojson(path, features, raster)
         self.tool.mark_saved()
         self.last_path = str(path)
+        if self.window.document is not None and self.window.document.path:
+            self._exported[self.window.document.path] = str(path)
         self.window.autosave()
         self.window.status.showMessage(f"exported {len(features)} features to {path}", 8000)
         return len(features)
@@ -125,29 +142,36 @@ class FeatureIO:
         document = self.window.document
         if document is None:
             raise GeoJSONError("open the image the lines belong to before importing them")
-        features = read_geojson(path, document.raster)
+        features = read_lines(path, document.raster)
         on_image = [_touches_image(f.vertices_px, document.width, document.height) for f in features]
         if features and not any(on_image):
             raise GeoJSONError(f"none of the {len(features)} lines in {Path(path).name} lies on {document.title}: "
                                "were they digitized on another image?")
         existing = {_vertices_key(self.tool.feature_vertices(f)) for f in self.tool.features}  # a set: n + m, not n m
-        again = sum(_vertices_key(f.vertices_px) in existing for f in features)
+        repeated = [_vertices_key(f.vertices_px) in existing for f in features]
+        again = sum(repeated)
+        answer = dialogs.ask_skip_duplicates(self.window, again, len(features)) if again else "add"
+        if answer == "cancel":
+            return []
+        if answer == "skip":
+            features = [f for f, seen in zip(features, repeated) if not seen]
         added = self.tool.add_features([(f.name, f.vertices_px, f.properties) for f in features])
-        message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {path}"
+        message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {Path(path).name}"
         if not all(on_image):
             message += f"; {on_image.count(False)} of them lie outside the image"
         if again:
-            message += f"; {again} of them were already here (same vertices): Ctrl+Z takes the import back"
+            message += (f"; {again} already here skipped" if answer == "skip"
+                        else f"; {again} of them were already here: Ctrl+Z takes the import back")
         self.window.status.showMessage(message, 15000)
         return added
 
-    @reports_errors("Could not export GeoJSON")
+    @reports_errors("Could not export the lines")
     def export_dialog(self) -> None:
         path = dialogs.ask_export_path(self.window, self._suggestion())
         if path:
             self.export_geojson(path)
 
-    @reports_errors("Could not import GeoJSON")
+    @reports_errors("Could not import the lines")
     def import_dialog(self) -> None:
         # where the last export went, else the image's folder (not the folder LineSnap was started from)
         path = dialogs.ask_import_path(self.window, str(Path(self._suggestion()).parent))
@@ -155,13 +179,24 @@ class FeatureIO:
             self.import_geojson(path)
 
     def _suggestion(self) -> str:
-        """The last file exported, else one named after the image, beside it."""
-        if self.last_path:
-            return self.last_path
+        """The file this image's lines went to last, else one named after the image.
+
+        In the folder of the last export, else beside the image, unless the image
+        is the bundled sample (inside the package): then the home folder.
+        """
         document = self.window.document
-        if document is not None and document.path:
-            return str(Path(document.path).with_suffix(".geojson"))
-        return "features.geojson"
+        image = document.path if document is not None else None
+        if image in self._exported:
+            return self._exported[image]
+        suffix = Path(self.last_path).suffix if self.last_path else ".geojson"
+        name = (Path(image).stem if image else "features") + suffix
+        if self.last_path:
+            folder = Path(self.last_path).parent
+        elif image and not _is_inside(image, sample_scene_path().parent):
+            folder = Path(image).parent
+        else:
+            folder = Path.home()
+        return str(folder / name)
 
     def confirm_discard(self, what: str) -> bool:
         """Before work would be lost: True to go on (exported or discarded), False to stay."""
@@ -173,6 +208,20 @@ class FeatureIO:
             self.export_dialog()
             return not tool.dirty
         return answer == "discard"
+
+
+def _export_line(feature: LineFeature) -> ExportLine:
+    """A LineFeature as flat fields (name, score, confidence and the file's own flat attributes) + details."""
+    flat = {k: v for k, v in feature.properties.items() if v is None or isinstance(v, (str, int, float, bool))}
+    details = {k: v for k, v in feature.properties.items() if k not in flat}
+    return ExportLine(feature.vertices_px, {"name": feature.name, **flat}, details or None)
+
+
+def _is_inside(path: str, folder: Path) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _touches_image(vertices, width: int, height: int) -> bool:

@@ -21,6 +21,7 @@ from app.errors import report_exception
 from app.main_window import COMPILING_TEXT, MainWindow
 from app.model.document import sample_demo
 from app.qt_compat import QtBindingError, check_qt_binding
+from app.system_check import SystemLibraryError, check_system_libraries
 from core import warmup
 
 __all__ = ["run_gui", "parse_args", "ScreenshotDriver", "demo_clicks", "install_excepthook"]
@@ -145,8 +146,9 @@ def run_gui(argv: list[str] | None = None) -> int:
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.INFO, format="linesnap: %(message)s")
     try:
+        check_system_libraries()
         check_qt_binding()
-    except QtBindingError as exc:
+    except (SystemLibraryError, QtBindingError) as exc:
         print(f"linesnap: error: {exc}", file=sys.stderr)
         return 1
     compiler = warmup.start_in_background()  # first start after an install: a second core compiles too

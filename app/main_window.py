@@ -30,7 +30,7 @@ from app.model.document import ImageDocument, sample_scene_path
 from app.model.tiles import compute_stretch
 from app.model.tool import ExtractionTool
 from app.session import SessionError, SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
-from app.status import StatusBar, describe_position
+from app.status import PositionText, StatusBar, describe_position
 from core.extraction import ExtractionSettings
 
 __all__ = ["MainWindow", "default_config_dir"]
@@ -38,10 +38,13 @@ __all__ = ["MainWindow", "default_config_dir"]
 #: A piece or preview running longer than this (s) is shown in the status bar, with its time.
 SHOW_BUSY_AFTER_S = 0.5
 BUSY_POLL_MS = 250
-#: The status bar while the warm-up extraction runs (the first one after an install compiles).
-PREPARING_TEXT = "preparing the solver (the first time after an install takes a few seconds)..."
+#: The status bar while the warm-up extraction runs: the first one after an install compiles the
+#: solver (34 s measured on a shared 2-core machine; later starts load it in about 2 s).
+PREPARING_TEXT = "compiling the solver (once after an install: about 30 s on 2 cores)..."
 #: The same when numba's cache was empty at launch (a child process compiles beside the warm-up).
-COMPILING_TEXT = "first start after an install: compiling the extraction code on every core (a few seconds)..."
+COMPILING_TEXT = "first start after an install: compiling the extraction code on every core (about 30 s on 2 cores)..."
+#: The Features dock's share of the height at start (px): the Settings dock gets what its content needs.
+FEATURES_DOCK_PX = 150
 #: Edits are written to the autosave file this long after the last one (the write fsyncs).
 AUTOSAVE_DELAY_MS = 150
 
@@ -126,7 +129,10 @@ class MainWindow(QMainWindow):
         self.features_dock = QDockWidget("Features", self, objectName="features_dock")
         self.features_dock.setWidget(self.features_panel)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.features_dock)
-        self.resizeDocks([self.settings_dock, self.features_dock], [640, 220], Qt.Orientation.Vertical)
+        # The settings whole (at 1400 x 900 the features list keeps about six rows), not cut through a row
+        settings_px = holder.sizeHint().height() + 2 * scroll.frameWidth()
+        self.resizeDocks([self.settings_dock, self.features_dock], [settings_px, FEATURES_DOCK_PX],
+                         Qt.Orientation.Vertical)
 
     def add_tab(self, widget: QWidget, title: str) -> int:
         """Add a panel as a tab beside the map; returns its index."""
@@ -217,6 +223,7 @@ class MainWindow(QMainWindow):
         self._show_bands(self.display_panel.selected_bands)
         self.setWindowTitle(f"LineSnap — {document.title}")
         self.status.clearMessage()  # a message about the previous image no longer applies
+        self.status.show_position(PositionText())  # nor do its coordinates, until the cursor moves
         self.status.show_estimate(None)
         if document.path:
             self.recent.remember(document.path)
@@ -226,6 +233,8 @@ class MainWindow(QMainWindow):
     def _show_map_docks(self, index: int) -> None:
         """The Settings and Features docks belong to the map: hidden on other tabs, back as they were."""
         on_map = self.tabs.widget(index) is self.viewer
+        if not on_map:
+            self.status.show_position(PositionText())  # the map's read-outs mean nothing on another tab
         for dock in (self.settings_dock, self.features_dock):
             if on_map:
                 dock.setVisible(dock.property("shown_on_map") is not False)
@@ -250,7 +259,11 @@ class MainWindow(QMainWindow):
     def _show_busy(self) -> None:
         """Long extractions (many points or nodes) say so, instead of leaving the last message up."""
         running = self.runner.running()
-        if running is not None and running[0] != "warmup" and running[1] >= SHOW_BUSY_AFTER_S:
+        shown = self.status.run_label.text()
+        prefix = next((p for p in (PREPARING_TEXT, COMPILING_TEXT) if shown.startswith(p)), None)
+        if running is not None and running[0] == "warmup" and prefix is not None:
+            self.status.run_label.setText(f"{prefix} {running[1]:.0f} s")
+        elif running is not None and running[0] != "warmup" and running[1] >= SHOW_BUSY_AFTER_S:
             hint = " (Esc stops it)" if running[0] == "piece" else ""
             self.status.run_label.setText(f"computing the {running[0]}... {running[1]:.0f} s{hint}")
             self._busy_shown = True
@@ -260,7 +273,7 @@ class MainWindow(QMainWindow):
                 self.status.run_label.setText("ready")
 
     def _on_runner_idle(self) -> None:
-        if self.status.run_label.text() in (PREPARING_TEXT, COMPILING_TEXT):
+        if self.status.run_label.text().startswith((PREPARING_TEXT, COMPILING_TEXT)):
             self.status.run_label.setText("ready: click two points on the line")
 
     def _on_loaded(self, job, data) -> None:

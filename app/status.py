@@ -16,6 +16,8 @@ __all__ = ["PositionText", "describe_position", "describe_run", "describe_estima
 
 #: Longer CRS names are cut: a status bar label never shrinks, so it would widen the window.
 MAX_CRS_NAME = 40
+#: Room (px) around each read-out and a message: the status bar's spacing and the labels' margins.
+MESSAGE_MARGIN_PX = 12
 #: The estimate's label shrinks down to this width (px), its text cut with an ellipsis.
 MIN_ESTIMATE_WIDTH_PX = 120
 
@@ -123,13 +125,39 @@ class StatusBar(QStatusBar):
             self.addPermanentWidget(label)
         self.run_label.setText("no extraction yet")
         self.estimate_label.hide()
+        self._yielding: list[QLabel] = []  # read-outs hidden while a message needs their room
+        self.messageChanged.connect(self._make_room)
 
     def show_position(self, text: PositionText) -> None:
-        """Show the read-outs (hiding the empty ones)."""
+        """Show the read-outs (hiding the empty ones, and those that leave a message its room)."""
         for label, value in ((self.pixel_label, text.pixel), (self.map_label, text.map),
                              (self.lonlat_label, text.lonlat)):
             label.setText(value)
-            label.setVisible(bool(value))
+            label.setVisible(bool(value) and label not in self._yielding)
+
+    def _make_room(self, message: str) -> None:
+        """A message is never cut off by the read-outs: the estimate, lon/lat, map and pixel ones give way to it."""
+        for label in self._yielding:
+            label.setVisible(bool(label.text()))
+        self._yielding = []
+        if not message:
+            return
+        needed = self.fontMetrics().horizontalAdvance(message) + MESSAGE_MARGIN_PX
+        permanent = [self.pixel_label, self.map_label, self.lonlat_label, self.run_label, self.estimate_label]
+        used = sum(label.sizeHint().width() + MESSAGE_MARGIN_PX for label in permanent if label.isVisibleTo(self))
+        for label in (self.estimate_label, self.lonlat_label, self.map_label, self.pixel_label):
+            if self.width() - used >= needed:
+                break
+            if label.isVisibleTo(self):
+                used -= label.sizeHint().width() + MESSAGE_MARGIN_PX
+                label.hide()
+                self._yielding.append(label)
+
+    def message_room_px(self) -> int:
+        """Width (px) left to a message beside the read-outs shown now."""
+        permanent = [self.pixel_label, self.map_label, self.lonlat_label, self.run_label, self.estimate_label]
+        return self.width() - sum(label.sizeHint().width() + MESSAGE_MARGIN_PX for label in permanent
+                                  if label.isVisibleTo(self))
 
     def show_run(self, result) -> None:
         """Show the last extraction's time and backend, and its estimate."""

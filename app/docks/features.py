@@ -88,7 +88,7 @@ class FeaturesPanel(QWidget):
         self.raster = raster
         self._lengths.clear()
         georeferenced = raster is not None and raster.georeferenced
-        self.table.horizontalHeaderItem(1).setText("Length (m)" if georeferenced else "Length (px)")
+        self.table.horizontalHeaderItem(1).setText("Length")  # each value carries its unit (m, km or px)
         self.table.horizontalHeaderItem(1).setToolTip(
             "Geodesic length on the WGS84 ellipsoid" if georeferenced else "Length in pixels (no georeference)")
         self.refresh()

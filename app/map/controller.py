@@ -62,6 +62,7 @@ class ToolController(QObject):
         viewer.overlay_painters.append(self.overlay)
         viewer.clicked.connect(self._on_click)
         viewer.double_clicked.connect(lambda x, y: tool.finish())
+        viewer.right_clicked.connect(lambda x, y: tool.finish())
         viewer.hovered.connect(self._on_hover)
         viewer.left.connect(tool.leave)
         tool.piece_requested.connect(self._submit_piece)

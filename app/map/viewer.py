@@ -12,7 +12,7 @@ import logging
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
 
 from app.model.tiles import (
     Stretch,
@@ -44,6 +44,16 @@ def _qimage(rgba) -> QImage:
     return QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_ARGB32_Premultiplied).copy()
 
 
+def _editing_an_item(widget) -> bool:
+    """Whether ``widget`` is an open cell editor of a table or list (a name being typed)."""
+    parent = widget.parentWidget() if widget is not None else None
+    while parent is not None:
+        if isinstance(parent, QAbstractItemView):
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
 class RasterViewer(QWidget):
     """Shows one raster; maps mouse input to raster positions (x, y) in pixels.
 
@@ -53,6 +63,8 @@ class RasterViewer(QWidget):
         A left click (press and release without dragging); ``straight`` is
         True while Shift is held.
     double_clicked(x, y)
+    right_clicked(x, y)
+        A right click without dragging (finishes the line, as in QGIS).
     hovered(x, y, straight)
         The cursor moved over the view (also when Shift is pressed or released).
     left()
@@ -65,6 +77,7 @@ class RasterViewer(QWidget):
 
     clicked = Signal(float, float, bool)
     double_clicked = Signal(float, float)
+    right_clicked = Signal(float, float)
     hovered = Signal(float, float, bool)
     left = Signal()
     view_changed = Signal()
@@ -245,9 +258,20 @@ class RasterViewer(QWidget):
     def _draw(self, painter: QPainter, key: TileKey, image: QImage, source: QRectF | None = None,
               target_key: TileKey | None = None) -> None:
         col_off, row_off, win_w, win_h, _, _ = tile_window(target_key or key, *self._size)
-        top_left = self.image_to_view(col_off, row_off)
-        bottom_right = self.image_to_view(col_off + win_w, row_off + win_h)
-        painter.drawImage(QRectF(top_left, bottom_right), image, source or QRectF(image.rect()))
+        target = self._device_aligned(self.image_to_view(col_off, row_off),
+                                      self.image_to_view(col_off + win_w, row_off + win_h))
+        painter.drawImage(target, image, source or QRectF(image.rect()))
+
+    def _device_aligned(self, top_left: QPointF, bottom_right: QPointF) -> QRectF:
+        """The tile's target rectangle with its edges on whole device pixels (shared edges round alike).
+
+        Fractional edges (after a sub-pixel pan, or at a fractional device pixel
+        ratio) could leave a line of background between neighbouring tiles.
+        """
+        ratio = self.devicePixelRatioF()
+        x0, y0, x1, y1 = (round(v * ratio) / ratio for v in (top_left.x(), top_left.y(),
+                                                             bottom_right.x(), bottom_right.y()))
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
 
     def _paint_stand_in(self, painter: QPainter, key: TileKey, top: int) -> None:
         """Fill a missing tile from a cached coarser tile, else from cached finer ones."""
@@ -292,6 +316,7 @@ class RasterViewer(QWidget):
                 self.pan_by(delta.x(), delta.y())
                 return
         self._cursor_view = position
+        self._take_keys()
         self._emit_hover(event.modifiers())
 
     def mouseReleaseEvent(self, event) -> None:
@@ -300,9 +325,14 @@ class RasterViewer(QWidget):
         if self._swallow_release:
             self._swallow_release = False
             return
-        if press is None or was_panning or event.button() != Qt.MouseButton.LeftButton:
+        if press is None or was_panning:
             return
         x, y = self.view_to_image(event.position())
+        if event.button() == Qt.MouseButton.RightButton:
+            self.right_clicked.emit(x, y)
+            return
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
         straight = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         self.clicked.emit(x, y, straight)
 
@@ -318,6 +348,16 @@ class RasterViewer(QWidget):
         if degrees:
             self.zoom_by(WHEEL_ZOOM_PER_DEGREE ** (degrees * 4), event.position())
         event.accept()
+
+    def _take_keys(self) -> None:
+        """The map takes the keys (Enter, Esc, Backspace) once the cursor moves over it, without a click.
+
+        Not while a name is being typed in a table (that edit keeps the focus),
+        and not on a mere enter event: a window that opens under a resting cursor
+        leaves the focus where the keyboard put it.
+        """
+        if not self.hasFocus() and self.isActiveWindow() and not _editing_an_item(QApplication.focusWidget()):
+            self.setFocus(Qt.FocusReason.MouseFocusReason)
 
     def leaveEvent(self, event) -> None:
         self._cursor_view = None

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import os
 import threading
 from pathlib import Path
 
 from core.extraction import extract
 from core.io.raster import open_raster
 
-__all__ = ["ImageDocument", "sample_scene_path", "sample_demo"]
+__all__ = ["ImageDocument", "absolute_path", "sample_scene_path", "sample_demo"]
+
+
+def absolute_path(path: str | None) -> str | None:
+    """A local file's path made absolute (the session must open it from any folder); URLs and None unchanged."""
+    if path is None or "://" in path or path.startswith("/vsi"):
+        return path
+    return os.path.abspath(path)
 
 
 def sample_scene_path() -> Path:
@@ -38,7 +46,7 @@ class ImageDocument:
     def __init__(self, source):
         self.source = str(source) if isinstance(source, Path) else source
         self.raster = open_raster(self.source)
-        self.path = self.raster.path
+        self.path = absolute_path(self.raster.path)
         self.title = Path(self.path).name if self.path else "array"
         self._by_band = {None: self.raster}
         self._lock = threading.Lock()

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from app.model.pieces import Feature, PieceSpec, ToolState
 
-__all__ = ["find_feature", "next_name", "with_piece", "without_last_piece", "finished", "renamed", "deleted",
-           "reopened", "with_features"]
+__all__ = ["find_feature", "next_name", "with_piece", "without_last_piece", "without_current", "finished",
+           "renamed", "deleted", "reopened", "with_features"]
 
 
 def find_feature(state: ToolState, feature_id: int) -> Feature:
@@ -39,14 +39,27 @@ def without_last_piece(state: ToolState) -> ToolState:
     """The feature in progress without its last piece, or without its lone start click."""
     current = state.current
     if not current.pieces:
-        return replace(state, current=None)
+        return replace(state, current=None, reopened=None)
     return replace(state, current=replace(current, pieces=current.pieces[:-1]))
 
 
+def without_current(state: ToolState) -> ToolState:
+    """The unfinished line dropped whole; a reopened feature goes back to its place as it was."""
+    if state.reopened is None:
+        return ToolState(state.features, None)
+    index, original = state.reopened
+    return ToolState(state.features[:index] + (original,) + state.features[index:], None)
+
+
 def finished(state: ToolState) -> ToolState:
-    """The feature in progress (which has pieces) moved to the finished features, named if it had no name."""
+    """The feature in progress (which has pieces) moved to the finished features, named if it had no name.
+
+    A reopened feature goes back to its place in the list, others at the end.
+    """
     current = state.current
-    return ToolState(state.features + (replace(current, name=current.name or next_name(state)),), None)
+    done = replace(current, name=current.name or next_name(state))
+    index = state.reopened[0] if state.reopened is not None else len(state.features)
+    return ToolState(state.features[:index] + (done,) + state.features[index:], None)
 
 
 def renamed(state: ToolState, feature_id: int, name: str) -> ToolState:
@@ -61,18 +74,21 @@ def renamed(state: ToolState, feature_id: int, name: str) -> ToolState:
 
 def deleted(state: ToolState, feature_id: int) -> ToolState:
     """Without finished feature ``feature_id`` (KeyError when there is none)."""
-    find_feature(state, feature_id)
-    return replace(state, features=tuple(f for f in state.features if f.id != feature_id))
+    index = state.features.index(find_feature(state, feature_id))
+    reopened = state.reopened
+    if reopened is not None and index < reopened[0]:
+        reopened = (reopened[0] - 1, reopened[1])  # the reopened feature's place moves up with the list
+    return replace(state, features=state.features[:index] + state.features[index + 1:], reopened=reopened)
 
 
 def reopened(state: ToolState, feature_id: int) -> ToolState:
     """Finished feature ``feature_id`` in progress again; a feature in progress with pieces is finished."""
+    find_feature(state, feature_id)
+    if state.current is not None:
+        state = finished(state) if state.current.pieces else without_current(state)
     feature = find_feature(state, feature_id)
-    features = tuple(f for f in state.features if f.id != feature_id)
-    current = state.current
-    if current is not None and current.pieces:
-        features += (replace(current, name=current.name or next_name(state)),)
-    return ToolState(features, feature)
+    index = state.features.index(feature)
+    return ToolState(state.features[:index] + state.features[index + 1:], feature, (index, feature))
 
 
 def with_features(state: ToolState, added: tuple[Feature, ...]) -> ToolState:

@@ -117,10 +117,16 @@ class PreviewRequest:
 
 @dataclass(frozen=True)
 class ToolState:
-    """The undoable state: finished features and the feature in progress."""
+    """The undoable state: finished features and the feature in progress.
+
+    ``reopened`` is ``(index, feature)`` while ``current`` is a finished feature
+    taken back for more pieces (Continue): where it goes back when finished, and
+    what it was, for Esc to put it back unchanged.
+    """
 
     features: tuple[Feature, ...] = ()
     current: Feature | None = None
+    reopened: tuple[int, Feature] | None = None
 
 
 def straight_outcome(start_xy, end_xy, status="done", error="") -> PieceOutcome:

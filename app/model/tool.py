@@ -216,13 +216,18 @@ class ExtractionTool:
         return self.state.features[-1]
 
     def cancel(self) -> None:
-        """Esc: stop the preview and drop a last piece still being computed (else a lone start click)."""
+        """Esc: drop a last piece still being computed; with none, drop the whole unfinished line (as QGIS).
+
+        A reopened feature goes back as it was before Continue.
+        """
         current = self.state.current
         if current is None:
             return
         self._preview.pause()
-        if not current.pieces or self.is_pending(current.pieces[-1]):
+        if current.pieces and self.is_pending(current.pieces[-1]):
             self._commit(editing.without_last_piece(self.state))
+        else:
+            self._commit(editing.without_current(self.state))
 
     def drop_last_piece(self) -> None:
         """Backspace: remove the last piece (or the lone start click) of the feature in progress."""

@@ -27,7 +27,7 @@ from core import validation
 from core.extraction import ExtractionSettings, extract
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX
 from core.extraction.settings import AUTO, EXTRACTION_MODES
-from core.io.geojson import atomic_write_text, feature_from_result, format_geojson, to_feature_collection
+from core.io.geojson import feature_from_result
 from core.io.raster import open_raster
 
 __all__ = ["build_parser", "demo_inputs", "extract_main"]
@@ -98,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run on the bundled sample scene, between two points of one of its roads")
     _add_settings_options(parser.add_argument_group("extraction settings"))
     output = parser.add_argument_group("output")
-    output.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the GeoJSON here instead of stdout")
+    output.add_argument("-o", "--output", type=Path, metavar="OUT",
+                        help="write here instead of stdout; the extension picks the format: .geojson (WGS84), "
+                             ".gpkg, .shp, .fgb (the image's CRS)")
     output.add_argument("--name", default="", help="name of the feature")
     return parser
 
@@ -170,12 +172,10 @@ def _run(args) -> int:
             start, end = to_pixels([start, end], raster, args.crs)
         result = extract(raster, start, end, settings)
         name = args.name or ("demo" if args.demo else "")
-        collection = to_feature_collection([feature_from_result(result, name)], raster)
-    text = format_geojson(collection)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        atomic_write_text(args.output, text)
+        from core.cli.pairs import write_features
+
+        write_features(args.output, [feature_from_result(result, name)], raster)
+    if args.output is not None:
         print(f"linesnap: wrote {args.output}: {len(result.vertices_px)} vertices, score {result.score:.6g}, "
               f"{result.timings_ms['total']:.1f} ms ({result.backend}, {result.method})", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ import json
 import sys
 import time
 
+from core.cli.pipes import stdout_closed
 from core.engine import BACKENDS
 
 __all__ = ["main"]
@@ -106,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "generate":
             return _generate(args)
         return _solve_files(args)
+    except BrokenPipeError:  # linesnap knapsack solve ... --json | head
+        return stdout_closed()
     except (ValueError, TypeError, OSError, RuntimeError, OverflowError) as exc:
         print(f"linesnap: error: {_one_line(exc)}", file=sys.stderr)
         return 1

@@ -130,19 +130,29 @@ def run_pairs(args, raster, settings) -> int:
 
 
 def _write(output, features, raster) -> None:
+    write_features(output, features, raster)
+
+
+def write_features(output, features, raster) -> None:
+    """LineFeatures to stdout (GeoJSON) or ``output``, in the format of its extension.
+
+    ``.geojson`` (and any other extension) is LineSnap's RFC 7946 collection; ``.gpkg``, ``.shp`` and ``.fgb``
+    hold the raster's CRS (pixels with a local pixel CRS for a plain image), with
+    ``name``, ``score`` and ``confidence`` as fields and the rest as JSON text in
+    one ``linesnap`` field.
+    """
     from core.io.geojson import atomic_write_text, format_geojson, to_feature_collection
 
-    if output is None or output.suffix.lower() in (".geojson", ".json"):
+    if output is None or output.suffix.lower() not in (".gpkg", ".shp", ".fgb"):  # GeoJSON, as ever
         text = format_geojson(to_feature_collection(features, raster))
         if output is None:
             sys.stdout.write(text)
         else:
             atomic_write_text(output, text)
         return
-    from core.batch.layers import write_line_layer
+    from core.vector import ExportLine, write_lines
 
-    geometries = [[np.column_stack(raster.pixel_to_map(f.vertices_px[:, 0], f.vertices_px[:, 1]))] for f in features]
-    fields = {"name": np.array([f.name for f in features], dtype=object),
-              "score": np.array([f.properties["score"] for f in features], np.float64),
-              "confidence": np.array([f.properties.get("confidence", np.nan) for f in features], np.float64)}
-    write_line_layer(output, geometries, fields, raster.crs.to_wkt() if raster.crs is not None else None)
+    flat = ("score", "confidence")
+    lines = [ExportLine(f.vertices_px, {"name": f.name, **{k: f.properties.get(k) for k in flat}},
+                        {k: v for k, v in f.properties.items() if k not in flat}) for f in features]
+    write_lines(output, lines, raster)

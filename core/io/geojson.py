@@ -8,26 +8,22 @@ rename), so a failed export leaves an earlier file intact.
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import glob
 import json
 import math
 import os
 import re
-import stat
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from core.io.antimeridian import cut_at_antimeridian, join_cut_parts
+from core.io.atomic import atomic_write_text
 from core.io.jsonfile import check_depth, load_json
 
 __all__ = [
     "COORDINATES_MEMBER",
+    "PIXEL_CRS_WKT",
     "GeoJSONError",
     "LineFeature",
     "atomic_write_text",
@@ -42,10 +38,12 @@ __all__ = [
 COORDINATES_MEMBER = "linesnap:coordinates"
 #: Deepest nesting of a feature's properties written (a reader's depth limit stays above the whole file's).
 MAX_PROPERTY_DEPTH = 32
-#: Hidden temporary files of an interrupted write (kill -9) older than this are removed by the next write.
-STALE_TEMPORARY_S = 60.0
 #: Pixel coordinates beyond this (in absolute value) are refused: no raster is that large.
 MAX_COORDINATE_PX = 1e9
+#: The CRS of pixel coordinates (x = column, y = row, down): a local CRS, so that GDAL never reads
+#: a plain image's lines as EPSG:4326 (GeoJSON names it in a pre-RFC 7946 ``crs`` member).
+PIXEL_CRS_WKT = ('LOCAL_CS["LineSnap image pixels (x = column, y = row, down)",LOCAL_DATUM["image",32767],'
+                 'UNIT["pixel",1],AXIS["X",EAST],AXIS["Y",SOUTH]]')
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _NUMBER_PAIR = re.compile(r"\[\n\s*" + _NUMBER + r",\n\s*" + _NUMBER + r"\n\s*\]")
@@ -120,6 +118,8 @@ def to_feature_collection(features, raster=None) -> dict:
             raise TypeError(f"features[{k}] must be a LineFeature; got {type(feature).__name__}")
     lonlat = raster is not None and raster.georeferenced
     collection = {"type": "FeatureCollection", COORDINATES_MEMBER: "lonlat" if lonlat else "pixel"}
+    if not lonlat:  # GDAL would read a collection without a crs member as EPSG:4326
+        collection["crs"] = {"type": "name", "properties": {"name": PIXEL_CRS_WKT}}
     if raster is not None:
         collection["linesnap:image"] = raster.path
         if lonlat:
@@ -167,46 +167,6 @@ def format_geojson(collection: dict) -> str:
     return _NUMBER_PAIR.sub(r"[\1, \2]", text) + "\n"
 
 
-def atomic_write_text(path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
-
-    A failure leaves an existing ``path`` as it was and no temporary file; a
-    replaced file keeps its permission bits.  OSError names ``path``.
-    """
-    path = Path(path)
-    if path.is_dir():  # os.replace would fail only after the write, naming the temporary file
-        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    _remove_stale_temporaries(path)
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as err:  # name the user's file, not the hidden temporary one
-        raise OSError(err.errno, err.strerror, str(path)) from err
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException as err:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        if isinstance(err, OSError) and not isinstance(err, FileNotFoundError):  # disk full: name the file
-            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
-        raise
-
-
-def _remove_stale_temporaries(path: Path) -> None:
-    """Remove ``.NAME.*.tmp`` files that an interrupted write of ``path`` (kill -9) left beside it."""
-    now = time.time()
-    with contextlib.suppress(OSError):
-        for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-            with contextlib.suppress(OSError):
-                if now - leftover.lstat().st_mtime > STALE_TEMPORARY_S and leftover.is_file():
-                    leftover.unlink()
-
-
 def read_geojson(path, raster=None) -> list[LineFeature]:
     """Read the lines of a GeoJSON file into features in pixel space.
 
@@ -245,7 +205,7 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     if not isinstance(features, list):
         raise GeoJSONError(f"{path}: 'features' must be a list")
     ours = COORDINATES_MEMBER in document
-    kind = document.get(COORDINATES_MEMBER, "lonlat")
+    kind = document.get(COORDINATES_MEMBER, "pixel" if _names_pixel_crs(document.get("crs")) else "lonlat")
     if kind not in ("pixel", "lonlat"):
         raise GeoJSONError(f"{path}: {COORDINATES_MEMBER!r} must be 'pixel' or 'lonlat'; got {kind!r}")
     _check_crs_member(document.get("crs"), path)
@@ -267,9 +227,14 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     return lines
 
 
+def _names_pixel_crs(crs) -> bool:
+    properties = crs.get("properties") if isinstance(crs, dict) else None
+    return isinstance(properties, dict) and properties.get("name") == PIXEL_CRS_WKT
+
+
 def _check_crs_member(crs, path) -> None:
-    """RFC 7946 dropped ``crs``; an old file may still name one: only WGS84 lon/lat is accepted."""
-    if crs is None:
+    """RFC 7946 dropped ``crs``; an old file may still name one: WGS84 lon/lat, or LineSnap's pixels."""
+    if crs is None or _names_pixel_crs(crs):
         return
     properties = crs.get("properties") if isinstance(crs, dict) else None
     name = properties.get("name", "") if isinstance(properties, dict) else ""

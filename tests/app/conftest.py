@@ -31,7 +31,8 @@ def no_questions(monkeypatch):
     def unexpected(*args, **kwargs):
         raise AssertionError(f"unexpected dialog: {args[1:]}")
 
-    for name in ("ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session"):
+    for name in ("ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session",
+                 "ask_skip_duplicates"):
         monkeypatch.setattr(dialogs, name, unexpected)
 
 

@@ -87,8 +87,9 @@ def test_escape_cancels_and_double_click_finishes(qtbot, make_window):
     click_image(qtbot, window, 600, 740)
     click_image(qtbot, window, 700, 745)
     wait_pieces(qtbot, window)
+    click_image(qtbot, window, 800, 748)
     qtbot.keyClick(window.viewer, Qt.Key.Key_Escape)
-    assert len(window.tool.current.pieces) == 1  # a finished piece survives Esc
+    assert len(window.tool.current.pieces) == 1  # a finished piece survives the first Esc
     position = window.viewer.image_to_view(800, 748).toPoint()
     qtbot.mouseClick(window.viewer, Qt.MouseButton.LeftButton, pos=position)
     qtbot.mouseDClick(window.viewer, Qt.MouseButton.LeftButton, pos=position)
@@ -323,6 +324,8 @@ def test_the_status_bar_says_when_the_solver_is_ready(qtbot, make_window):
     window = make_window()
     window.open_image(None)
     assert window.status.run_label.text() == PREPARING_TEXT  # the warm-up extraction is running
+    window._show_busy()  # the seconds so far follow the text while it runs
+    assert window.status.run_label.text().startswith(PREPARING_TEXT)
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: window.status.run_label.text().startswith("ready"), timeout=60_000)
 

@@ -58,7 +58,7 @@ def test_export_then_import_gives_the_same_editable_features(qtbot, make_window,
     other.tool.rename(added[1].id, "Track")
     other.tool.reopen(added[0].id)
     digitize(qtbot, other, [(900, 760)], finish=True)
-    assert len(other.tool.features[-1].pieces) == 2
+    assert len(other.tool.feature(added[0].id).pieces) == 2 and other.tool.features[0].id == added[0].id
     # Re-exporting an untouched imported feature keeps its properties.
     again = tmp_path / "again.geojson"
     other.feature_io.export_geojson(again)
@@ -82,7 +82,8 @@ def test_import_places_lines_by_ground_position_and_refuses_lines_off_the_image(
     first = json.loads(roads.read_text())["features"][0]["geometry"]["coordinates"]
     expected = np.column_stack(raster.map_to_pixel(*np.array(first).T))  # the tile's CRS is lon/lat
     np.testing.assert_allclose(window.tool.feature_vertices(added[0]), expected, atol=1e-6)
-    window.feature_io.import_geojson(roads)  # twice: added again, and the status bar says so
+    monkeypatch.setattr(dialogs, "ask_skip_duplicates", lambda parent, n, total: "add")
+    window.feature_io.import_geojson(roads)  # twice, and added again: the status bar says so
     assert len(window.tool.features) == 18
     assert "9 of them were already here" in window.status.currentMessage()
     window.tool.undo()
@@ -114,7 +115,7 @@ def test_export_and_import_through_the_menu_dialogs(qtbot, make_window, tmp_path
     assert len(shown_errors) == 1 and "no LineString" in shown_errors[0].message
 
 
-def test_the_import_dialog_opens_beside_the_image_then_where_the_last_export_went(make_window, tmp_path,
+def test_the_import_dialog_opens_in_home_for_the_sample_then_where_the_last_export_went(make_window, tmp_path,
                                                                                   monkeypatch):
     window = make_window()
     window.open_image(None)
@@ -123,7 +124,7 @@ def test_the_import_dialog_opens_beside_the_image_then_where_the_last_export_wen
     window.feature_io.import_dialog()
     window.feature_io.export_geojson(tmp_path / "lines.geojson")
     window.feature_io.import_dialog()
-    assert [Path(f) for f in folders] == [Path(window.document.path).parent, tmp_path]
+    assert [Path(f) for f in folders] == [Path.home(), tmp_path]  # the sample's folder is the package's
 
 
 def test_session_dict_round_trip_keeps_pieces_and_outcomes():

@@ -95,6 +95,17 @@ def generate(qtbot, panel, problem, kind, items, seed=0, **fields):
     return panel.instances[0]
 
 
+def load_random_kp2(panel, path, n, capacity):
+    """A random KP2 of ``n`` items, capacities ``capacity`` x ``capacity``, written to ``path`` and loaded."""
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.integers(1, capacity // 4, n), rng.integers(1, capacity // 4, n)
+    profits = w1 + w2 + rng.integers(0, 10, n)
+    problem = KP2(profits.tolist(), w1.tolist(), w2.tolist(), capacity, capacity)
+    write_json(path, KnapsackInstance(Path(path).stem, problem))
+    panel.set_problem("kp2")
+    panel.load_paths([str(path)])
+
+
 # ------------------------------------------------------------------ the panel and its worker
 @pytest.mark.parametrize("problem, kind, items, direct", [
     ("kp1", "strongly", 300, lambda: pisinger("strongly", 300, 1000, 1, 100, 7)),
@@ -148,13 +159,14 @@ def test_batch_of_msb_files_is_solved_as_one_batch(qtbot, panel, shown_errors, m
     assert shown_errors == []
 
 
-def test_cancel_ends_a_long_solve_and_its_process(qtbot, panel, shared_runner, shown_errors):
-    # n * c = 2e4 * 5e6: a minute or more of DP; the budget forces the memory-light method
-    generate(qtbot, panel, "kp1", "uncorrelated", 20_000, v=50)
+def test_cancel_ends_a_long_solve_and_its_process(qtbot, panel, shared_runner, shown_errors, tmp_path):
+    # A KP2 of 10,000 items and capacities 2500 x 2500: half a minute or more of DP on 2 cores (the state
+    # lists solve large KP1s in a second, so a KP1 is no longer long); the budget forces the memory-light method
+    load_random_kp2(panel, tmp_path / "long.json", 10_000, 2500)
     panel.budget_spin.setValue(256)
     click(qtbot, panel.solve_button)
     assert panel.busy and panel.cancel_button.isEnabled() and not panel.solve_button.isEnabled()
-    qtbot.waitUntil(lambda: "solving pisinger" in panel.status_label.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "solving long" in panel.status_label.text(), timeout=WAIT_MS)
     pid = shared_runner.process.pid
     gaps = _event_loop_gaps(qtbot, 0.5)
     assert max(gaps) < 1.5, f"the GUI thread stalled for {max(gaps):.2f} s during the solve"
@@ -224,8 +236,8 @@ def test_infeasible_mckp_file_shows_a_dialog(qtbot, panel, shown_errors, tmp_pat
     assert "infeasible" in report.message and panel.instances == ()
 
 
-def test_memory_budget_error_comes_back_as_a_dialog(qtbot, panel, shared_runner, shown_errors):
-    generate(qtbot, panel, "kp1", "uncorrelated", 2000, range=1_000_000, v=50)  # capacity ~ 5e8
+def test_memory_budget_error_comes_back_as_a_dialog(qtbot, panel, shared_runner, shown_errors, tmp_path):
+    load_random_kp2(panel, tmp_path / "big.json", 5000, 1_000_000)  # no method fits 5000 items in 1 MiB
     panel.budget_spin.setValue(1)
     click(qtbot, panel.solve_button)
     report = wait_failed(qtbot, panel, shown_errors)

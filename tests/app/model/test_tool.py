@@ -169,13 +169,58 @@ def test_escape_after_only_the_start_click_cancels_the_feature(tool):
     assert tool.current is None
 
 
-def test_escape_keeps_finished_pieces(tool):
+def test_a_second_escape_drops_the_whole_unfinished_line_and_undo_brings_it_back(tool):
+    rec = Recorder(tool)
+    tool.click((0, 0))
+    tool.click((10, 0))
+    tool.complete_piece(rec.pieces[0].id, fake_outcome((0, 0), (10, 0)))
+    tool.click((20, 0))  # still being computed
+    tool.cancel()  # the first Esc drops the piece in progress only
+    assert len(tool.current.pieces) == 1
+    tool.cancel()  # the second drops the line, as in QGIS
+    assert tool.current is None and tool.features == ()
+    tool.undo()
+    assert len(tool.current.pieces) == 1
+
+
+def test_escape_on_a_line_with_no_piece_computing_drops_it_at_once(tool):
     rec = Recorder(tool)
     tool.click((0, 0))
     tool.click((10, 0))
     tool.complete_piece(rec.pieces[0].id, fake_outcome((0, 0), (10, 0)))
     tool.cancel()
-    assert len(tool.current.pieces) == 1
+    assert tool.current is None and tool.features == ()
+
+
+def _three_lines(tool):
+    for y in (0, 10, 20):
+        tool.click((0, y))
+        tool.click((10, y), straight=True)
+        tool.finish()
+    return tool.features
+
+
+def test_continue_keeps_the_line_in_its_place_in_the_list(tool):
+    first, second, third = _three_lines(tool)
+    tool.reopen(second.id)
+    tool.click((20, 15), straight=True)
+    tool.finish()
+    assert [f.id for f in tool.features] == [first.id, second.id, third.id]
+    assert len(tool.features[1].pieces) == 2
+    tool.reopen(third.id)
+    tool.delete(first.id)  # a line above the reopened one goes while it is being continued
+    tool.finish()
+    assert [f.id for f in tool.features] == [second.id, third.id]
+
+
+def test_escape_on_a_continued_line_puts_it_back_as_it_was(tool):
+    first, second, third = _three_lines(tool)
+    tool.reopen(second.id)
+    tool.click((20, 15), straight=True)
+    tool.drop_last_piece()
+    tool.drop_last_piece()  # even its own pieces dropped: Esc brings the line back whole
+    tool.cancel()
+    assert tool.features == (first, second, third) and tool.current is None
 
 
 def test_straight_piece_needs_no_extraction(tool):

@@ -205,3 +205,19 @@ def test_linesnap_command_end_to_end(tmp_path):
     done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.splitlines() == [f"linesnap: error: image file {tmp_path / 'missing.tif'} does not exist"]
+
+
+@pytest.mark.parametrize("extension", [".gpkg", ".shp", ".fgb"])
+def test_output_format_follows_the_extension_in_the_images_crs(capsys, tmp_path, extension, plain_png):
+    import pyogrio
+
+    out = tmp_path / f"demo{extension}"
+    status, _, _ = run_cli(capsys, "--demo", "--backend", "cpu", "-o", out)
+    assert status == 0
+    info = pyogrio.read_info(out)
+    assert info["crs"] == "EPSG:32633" and info["features"] == 1  # the sample scene's UTM zone
+    assert {"name", "score", "confidence"} <= set(info["fields"])
+    plain = tmp_path / f"plain{extension}"  # a plain image: pixels under a local CRS, never EPSG:4326
+    status, _, _ = run_cli(capsys, plain_png, "--start", "20,150", "--end", "380,150", "--backend", "cpu", "-o", plain)
+    assert status == 0 and pyogrio.read_info(plain)["crs"].startswith("LOCAL_CS")
+

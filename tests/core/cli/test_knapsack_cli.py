@@ -172,3 +172,16 @@ def test_generators_refuse_absurd_sizes_at_once(tmp_path, capsys, args):
     err = capsys.readouterr().err
     assert err.startswith("linesnap: error: ") and "at most 10,000,000 can be generated" in err
     assert len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_a_reader_that_stops_early_is_no_error(kp1_file):
+    # ``linesnap knapsack solve ... --json | head``: the pipe is closed before LineSnap writes
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "app.cli", "knapsack", "solve", str(kp1_file), "--backend",
+                                "cpu", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0
+    assert err == ""

@@ -8,6 +8,7 @@ import os
 from types import SimpleNamespace
 
 import numpy as np
+import pyogrio
 import pytest
 import rasterio
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from rasterio.transform import Affine
 
 from core.io.geojson import (
     COORDINATES_MEMBER,
+    PIXEL_CRS_WKT,
     GeoJSONError,
     LineFeature,
     feature_from_result,
@@ -95,7 +97,10 @@ def random_features(raster, count=4, seed=0):
 def assert_rfc7946(collection, lonlat=True):
     """The structure RFC 7946 asks of a FeatureCollection of LineStrings."""
     text = json.dumps(collection, allow_nan=False)
-    assert '"crs"' not in text
+    if lonlat:
+        assert '"crs"' not in text
+    else:  # pixel positions: a local CRS that GDAL reads as such, never as EPSG:4326 (issue 13)
+        assert collection["crs"] == {"type": "name", "properties": {"name": PIXEL_CRS_WKT}}
     assert collection["type"] == "FeatureCollection" and isinstance(collection["features"], list)
     for feature in collection["features"]:
         assert feature["type"] == "Feature" and isinstance(feature["properties"], dict)
@@ -184,6 +189,8 @@ def test_plain_png_keeps_pixel_coordinates_and_says_so(tmp_path):
             assert_rfc7946(collection, lonlat=False)
             for feature, positions in zip(features, exported_positions(collection)):
                 np.testing.assert_array_equal(positions, feature.vertices_px)
+        write_geojson(tmp_path / "plain.geojson", features, raster)
+        assert pyogrio.read_info(tmp_path / "plain.geojson")["crs"].startswith("LOCAL_CS")
 
 
 # --- round trip and atomic writes -------------------------------------------------------------

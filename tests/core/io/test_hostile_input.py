@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from core.io import geojson as geojson_module
+from core.io.atomic import STALE_TEMPORARY_S
 from core.io.geojson import GeoJSONError, LineFeature, read_geojson, write_geojson
 from core.io.jsonfile import MAX_DEPTH, check_depth, load_json, parse_json
 
@@ -135,7 +135,7 @@ def test_the_next_write_removes_temporaries_that_a_killed_write_left(tmp_path):
     other = tmp_path / ".other.geojson.xyz.tmp"
     for path in (stale, fresh, other):
         path.write_text("partial")
-    old = time.time() - 2 * geojson_module.STALE_TEMPORARY_S
+    old = time.time() - 2 * STALE_TEMPORARY_S
     os.utime(stale, (old, old))
     os.utime(other, (old, old))
     write_geojson(tmp_path / "out.geojson", [LineFeature(LINE)])

@@ -1,0 +1,152 @@
+"""Export of digitized lines: GeoJSON (RFC 7946), GeoPackage, Shapefile and FlatGeobuf.
+
+Attributes are flat fields (text, integer, real); LineSnap's extraction details
+(settings, pieces, estimates, timings) go as JSON text into one optional field,
+:data:`DETAILS_FIELD`.  Coordinates:
+
+- a georeferenced image: GeoJSON in WGS84 longitude, latitude (7 decimals,
+  about 1 cm); the other formats in the image's own CRS;
+- an image whose CRS PROJ cannot relate to WGS84: its own CRS (not GeoJSON);
+- a plain image: pixel ``(x, y)`` with :data:`core.io.geojson.PIXEL_CRS_WKT`,
+  a local CRS that GDAL reads as such, never as EPSG:4326 (in GeoJSON as a
+  ``crs`` member, which RFC 7946 leaves to prior arrangement).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, atomic_write_text
+
+__all__ = ["COORDINATE_DECIMALS", "DETAILS_FIELD", "EXPORT_FORMATS", "ExportLine", "export_format", "write_lines"]
+
+#: Output formats by file extension (GDAL driver names).
+EXPORT_FORMATS = {".geojson": "GeoJSON", ".json": "GeoJSON", ".gpkg": "GPKG", ".shp": "ESRI Shapefile",
+                  ".fgb": "FlatGeobuf"}
+#: The field of LineSnap's extraction details (JSON text); Shapefile leaves it out (254 characters at most).
+DETAILS_FIELD = "linesnap"
+#: Decimals of GeoJSON longitudes and latitudes (1e-7 degree is about 1 cm).
+COORDINATE_DECIMALS = 7
+
+
+@dataclass(eq=False)
+class ExportLine:
+    """One line to export.
+
+    Attributes
+    ----------
+    vertices_px : (k, 2) float64 ndarray
+        Pixel ``(x, y)``, k >= 2.
+    attributes : dict
+        Flat values: str, int, float, bool or None (a field each).
+    details : dict or None
+        JSON-able extraction details, written as text into :data:`DETAILS_FIELD`.
+    """
+
+    vertices_px: np.ndarray
+    attributes: dict = field(default_factory=dict)
+    details: dict | None = None
+
+    def __post_init__(self):
+        vertices = np.asarray(self.vertices_px, dtype=np.float64)
+        if vertices.ndim != 2 or vertices.shape[1] != 2 or len(vertices) < 2 or not np.isfinite(vertices).all():
+            raise ValueError(f"vertices_px must be finite with shape (k, 2), k >= 2; got shape {vertices.shape}")
+        self.vertices_px = vertices
+        for key, value in self.attributes.items():
+            if not (value is None or isinstance(value, (str, int, float, bool, np.generic))):
+                raise TypeError(f"attribute {key!r} must be text, a number or None; got {type(value).__name__}")
+
+
+def export_format(path) -> str:
+    """The GDAL driver for ``path``'s extension; ValueError naming the extensions known."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in EXPORT_FORMATS:
+        raise ValueError(f"cannot export to {Path(path).name}: unknown extension {suffix or '(none)'!r}; "
+                         f"use {', '.join(EXPORT_FORMATS)}")
+    return EXPORT_FORMATS[suffix]
+
+
+def write_lines(path, lines, raster=None, details: bool = True) -> str:
+    """Write ``lines`` (ExportLine) to ``path`` atomically, in the format of its extension; returns the driver.
+
+    ``raster`` (core.io.raster.Raster or None) places the pixel vertices;
+    ``details`` False leaves :data:`DETAILS_FIELD` out.  Raises ValueError for
+    an unknown extension, and :class:`core.io.geojson.GeoJSONError` for GeoJSON
+    of an image whose CRS is not related to WGS84.
+    """
+    driver = export_format(path)
+    lines = list(lines)
+    if driver == "GeoJSON":
+        atomic_write_text(path, geojson_text(lines, raster, details))
+        return driver
+    from core.batch.layers import write_line_layer
+
+    positions, crs = _layer_positions(lines, raster)
+    records = [_record(line, details and driver != "ESRI Shapefile") for line in lines]
+    write_line_layer(path, [[p] for p in positions], _columns(records), crs)
+    return driver
+
+
+def geojson_text(lines, raster=None, details: bool = True) -> str:
+    """An RFC 7946 FeatureCollection of ``lines`` as text (ids from 1, flat properties)."""
+    lonlat = raster is not None and raster.georeferenced
+    if raster is not None and raster.crs is not None and not lonlat:
+        raise GeoJSONError("GeoJSON holds WGS84 longitudes and latitudes only, and this image's CRS has no known "
+                           "relation to WGS84: export to GeoPackage, FlatGeobuf or Shapefile (in the image's CRS)")
+    collection = {"type": "FeatureCollection"}
+    if not lonlat:
+        collection["crs"] = {"type": "name", "properties": {"name": PIXEL_CRS_WKT}}
+    features = []
+    for fid, line in enumerate(lines, start=1):
+        xy = np.column_stack(raster.pixel_to_lonlat(*line.vertices_px.T)) if lonlat else line.vertices_px
+        if not np.isfinite(xy).all():
+            raise GeoJSONError(f"line {fid} has vertices with no valid longitude, latitude")
+        features.append({"type": "Feature", "id": fid, "properties": _record(line, details),
+                         "geometry": {"type": "LineString",
+                                      "coordinates": np.round(xy, COORDINATE_DECIMALS).tolist()}})
+    collection["features"] = features
+    return json.dumps(collection, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def _layer_positions(lines, raster) -> tuple[list, str]:
+    """Per line its (k, 2) positions, and the CRS they are in (the pixel CRS for a plain image)."""
+    if raster is None or raster.crs is None:
+        return [line.vertices_px for line in lines], PIXEL_CRS_WKT
+    positions = [np.column_stack(raster.pixel_to_map(*line.vertices_px.T)) for line in lines]
+    return positions, raster.crs.to_wkt()
+
+
+def _record(line: ExportLine, details: bool) -> dict:
+    record = {str(k): _plain(v) for k, v in line.attributes.items()}
+    if details and line.details is not None:
+        record[DETAILS_FIELD] = json.dumps(line.details, allow_nan=False, separators=(",", ":"), default=_plain)
+    return record
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _columns(records: list[dict]) -> dict:
+    """Attribute columns for pyogrio: integers, reals or text per field (None: null text, NaN reals)."""
+    names = list(dict.fromkeys(name for record in records for name in record))
+    columns = {}
+    for name in names:
+        values = [record.get(name) for record in records]
+        present = [v for v in values if v is not None]
+        if present and all(isinstance(v, (int, bool)) for v in present) and len(present) == len(values):
+            columns[name] = np.array([int(v) for v in values], dtype=np.int64)
+        elif present and all(isinstance(v, (int, float, bool)) for v in present):
+            columns[name] = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+        else:
+            columns[name] = np.array([None if v is None else str(v) for v in values], dtype=object)
+    return columns

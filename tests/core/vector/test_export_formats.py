@@ -1,0 +1,114 @@
+"""Export to GeoJSON, GeoPackage, Shapefile and FlatGeobuf: pyogrio reads every file with the right CRS and fields."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyogrio
+import pytest
+
+from app.model.document import sample_scene_path
+from core.io.geojson import GeoJSONError
+from core.io.raster import open_raster
+from core.vector import DETAILS_FIELD, ExportLine, read_lines, write_lines
+
+EXTENSIONS = (".geojson", ".gpkg", ".shp", ".fgb")
+
+
+def _lines(rng, count=4):
+    lines = []
+    for k in range(count):
+        vertices = rng.uniform(10, 1400, size=(int(rng.integers(2, 7)), 2))
+        attributes = {"name": f"road {k}", "lanes": int(k + 1), "width_m": float(3.5 * (k + 1)),
+                      "surface": None if k == 2 else "asphalt"}
+        lines.append(ExportLine(vertices, attributes, {"score": float(k), "pieces": [{"kind": "extract"}]}))
+    return lines
+
+
+@pytest.fixture(scope="module")
+def scene():
+    with open_raster(sample_scene_path()) as raster:
+        yield raster
+
+
+@pytest.mark.parametrize("extension", EXTENSIONS)
+def test_every_format_reads_back_with_the_images_crs_fields_and_positions(tmp_path, scene, extension):
+    rng = np.random.default_rng(len(extension))
+    lines = _lines(rng)
+    path = tmp_path / f"lines{extension}"
+    write_lines(path, lines, scene)
+    info = pyogrio.read_info(path)
+    expected_crs = "EPSG:4326" if extension == ".geojson" else "EPSG:32633"
+    assert info["crs"] == expected_crs
+    assert info["features"] == len(lines)
+    fields = dict(zip(info["fields"], info["dtypes"]))
+    assert fields["lanes"].startswith("int") and fields["width_m"] == "float64" and fields["name"] == "object"
+    assert (DETAILS_FIELD in fields) == (extension != ".shp")  # Shapefile text stops at 254 characters
+    _, _, geometry, values = pyogrio.raw.read(path)
+    columns = dict(zip(info["fields"], values))
+    assert list(columns["lanes"]) == [1, 2, 3, 4]
+    assert [columns["surface"][k] for k in (0, 2)] == ["asphalt", None]
+    back = read_lines(path, scene)  # through the image's georeference, reprojected where needed
+    tolerance_px = 0.05 if extension == ".geojson" else 1e-6  # 7 decimals of a degree: about 1 cm, 0.02 px
+    for line, feature in zip(lines, back):
+        np.testing.assert_allclose(feature.vertices_px, line.vertices_px, atol=tolerance_px)
+        assert feature.name == line.attributes["name"]
+
+
+def test_geojson_is_rfc7946_with_ids_seven_decimals_and_one_details_field(tmp_path, scene):
+    path = tmp_path / "lines.geojson"
+    write_lines(path, _lines(np.random.default_rng(3)), scene)
+    collection = json.loads(path.read_text())
+    assert "crs" not in collection
+    assert [f["id"] for f in collection["features"]] == [1, 2, 3, 4]
+    for feature in collection["features"]:
+        assert all(not isinstance(v, (dict, list)) for v in feature["properties"].values())  # flat
+        assert json.loads(feature["properties"][DETAILS_FIELD])["pieces"] == [{"kind": "extract"}]
+        for lon, lat in feature["geometry"]["coordinates"]:
+            assert round(lon, 7) == lon and round(lat, 7) == lat
+    write_lines(path, _lines(np.random.default_rng(3)), scene, details=False)
+    assert DETAILS_FIELD not in json.loads(path.read_text())["features"][0]["properties"]
+
+
+@pytest.mark.parametrize("extension", EXTENSIONS)
+def test_a_plain_image_is_never_written_as_wgs84(tmp_path, extension):
+    lines = _lines(np.random.default_rng(7))
+    with open_raster(np.zeros((1500, 1500), np.uint8)) as plain:
+        path = tmp_path / f"plain{extension}"
+        write_lines(path, lines, plain)
+        crs = pyogrio.read_info(path)["crs"]
+        assert crs is not None and "4326" not in crs and crs.startswith("LOCAL_CS")
+        back = read_lines(path, plain)
+    for line, feature in zip(lines, back):
+        np.testing.assert_allclose(feature.vertices_px, line.vertices_px, atol=1e-6)
+
+
+def test_geojson_refuses_an_image_whose_crs_is_not_related_to_wgs84(tmp_path, monkeypatch, scene):
+    monkeypatch.setattr(type(scene), "georeferenced", False, raising=False)
+    monkeypatch.setattr(scene, "georeferenced", False)
+    with pytest.raises(GeoJSONError, match="GeoPackage"):
+        write_lines(tmp_path / "x.geojson", _lines(np.random.default_rng(1)), scene)
+    write_lines(tmp_path / "x.gpkg", _lines(np.random.default_rng(1)), scene)  # in the image's own CRS
+    assert pyogrio.read_info(tmp_path / "x.gpkg")["crs"] == "EPSG:32633"
+
+
+def test_unknown_extension_and_bad_attributes_are_refused_with_one_line(tmp_path, scene):
+    with pytest.raises(ValueError, match="unknown extension '.kml'"):
+        write_lines(tmp_path / "x.kml", _lines(np.random.default_rng(1)), scene)
+    with pytest.raises(TypeError, match="attribute 'tags'"):
+        ExportLine(np.zeros((2, 2)) + [[0, 0], [1, 1]], {"tags": ["a"]})
+
+
+def test_legacy_geojson_with_a_projected_crs_member_is_reprojected_onto_the_image(tmp_path, scene):
+    vertices_px = np.array([[100.0, 200.0], [400.0, 650.0], [900.0, 700.0]])
+    mx, my = scene.pixel_to_map(*vertices_px.T)  # UTM 33N metres
+    path = tmp_path / "legacy.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection",
+                                "crs": {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::32633"}},
+                                "features": [{"type": "Feature", "properties": {"name": "old", "class": 3},
+                                              "geometry": {"type": "LineString",
+                                                           "coordinates": np.column_stack([mx, my]).tolist()}}]}))
+    (line,) = read_lines(path, scene)
+    np.testing.assert_allclose(line.vertices_px, vertices_px, atol=1e-6)
+    assert line.name == "old" and line.properties == {"class": 3}
