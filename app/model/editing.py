@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from app.model.pieces import Feature, PieceSpec, ToolState
 
-__all__ = ["find_feature", "next_name", "with_piece", "without_last_piece", "finished", "renamed", "deleted",
-           "reopened", "with_features"]
+__all__ = ["find_feature", "next_name", "free_names", "with_piece", "without_last_piece", "finished", "renamed",
+           "deleted", "reopened", "with_features"]
 
 
 def find_feature(state: ToolState, feature_id: int) -> Feature:
@@ -26,6 +26,18 @@ def next_name(state: ToolState, pending: tuple[Feature, ...] = ()) -> str:
     """The first free "Line n", n counted from the number of finished features plus one."""
     taken = {f.name for f in state.features} | {f.name for f in pending}
     return next(f"Line {n}" for n in itertools.count(len(state.features) + 1) if f"Line {n}" not in taken)
+
+
+def free_names(state: ToolState, taken_too=()):
+    """The free names "Line n" as :func:`next_name` gives them, for naming many features at once.
+
+    Skips the finished features' names and ``taken_too`` (say the names of the
+    other features being added); never yields a name twice.
+    """
+    taken = {f.name for f in state.features} | set(taken_too)
+    for n in itertools.count(len(state.features) + 1):
+        if f"Line {n}" not in taken:
+            yield f"Line {n}"
 
 
 def with_piece(state: ToolState, piece: PieceSpec, replace_last: bool = False) -> ToolState:

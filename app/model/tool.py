@@ -73,6 +73,8 @@ class ExtractionTool:
         self._ids = itertools.count(1)
         self._history = History()
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
+        # by feature id: (feature, its pieces' outcomes, vertices); features and outcomes are immutable
+        self._vertices: dict[int, tuple[Feature, tuple, np.ndarray]] = {}
         self._preview = LivePreview(self.anchor_start, lambda: self.settings, self.preview_changed,
                                     self.preview_requested, self.preview_abandoned)
 
@@ -110,8 +112,13 @@ class ExtractionTool:
         return piece.id not in self.outcomes
 
     def feature_vertices(self, feature: Feature) -> np.ndarray:
-        """(k, 2) float64 vertices (x, y) px of a whole feature."""
-        return feature_vertices(feature, self.outcomes)
+        """(k, 2) float64 vertices (x, y) px of a whole feature (cached: do not modify them)."""
+        outcomes = tuple(self.outcomes.get(p.id) for p in feature.pieces)
+        cached = self._vertices.get(feature.id)
+        # outcomes compare by identity (PieceOutcome has eq=False)
+        if cached is None or cached[0] is not feature or cached[1] != outcomes:
+            cached = self._vertices[feature.id] = (feature, outcomes, feature_vertices(feature, self.outcomes))
+        return cached[2]
 
     def feature_score(self, feature: Feature) -> float | None:
         """Sum of the scores of the extracted pieces; None when no piece has a score."""
@@ -144,10 +151,11 @@ class ExtractionTool:
             self.selected_id = None
             self.selection_changed.emit()
         self.changed.emit()
-        drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
-        abandoned = self._requested.keys() - drawn
-        if abandoned:
-            self.pieces_abandoned.emit(sorted(abandoned))
+        if self._requested:  # thousands of finished features: walk them only when a request is out
+            drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
+            abandoned = self._requested.keys() - drawn
+            if abandoned:
+                self.pieces_abandoned.emit(sorted(abandoned))
         self._request_ready()
         if self.anchor_start() != old_anchor or new_state.current is None:
             self._preview.restart()
@@ -311,10 +319,11 @@ class ExtractionTool:
         Returns the features added, in order.
         """
         added = []
+        names = editing.free_names(self.state, {item[0] for item in items if item[0]})  # one walk, not one per line
         for name, vertices, properties in items:
             piece_id, feature_id = next(self._ids), next(self._ids)
-            name = name or editing.next_name(self.state, tuple(added))
-            feature, self.outcomes[piece_id] = imported_feature(feature_id, piece_id, name, vertices, properties)
+            feature, self.outcomes[piece_id] = imported_feature(feature_id, piece_id, name or next(names), vertices,
+                                                                properties)
             added.append(feature)
         if added:
             self._commit(editing.with_features(self.state, tuple(added)))
@@ -329,6 +338,7 @@ class ExtractionTool:
         """Replace everything by a restored session (clears the history)."""
         self.outcomes = dict(outcomes)
         self._requested.clear()
+        self._vertices.clear()
         ids = [f.id for f in state.features] + [p.id for f in state.features for p in f.pieces]
         if state.current is not None:
             ids += [state.current.id] + [p.id for p in state.current.pieces]
