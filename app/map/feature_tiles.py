@@ -38,13 +38,13 @@ from app.model.pieces import confidence_runs
 
 __all__ = ["FeatureTiles", "TILE_PX", "RENDER_BUDGET_MS", "LIGHT_STYLE_FEATURES"]
 
-TILE_PX = 256
+TILE_PX = 128
 #: A repaint renders missing tiles until this much time (ms) went, then asks for another repaint.
 RENDER_BUDGET_MS = 12.0
 #: More features in view than this: thin lines, no casing (the light style).
 LIGHT_STYLE_FEATURES = 2500
-#: Tiles kept at most (about 256 kB each).
-MAX_TILES = 400
+#: Tiles kept at most (64 kB each).
+MAX_TILES = 1600
 #: Widths (view px) of the finished features' lines in the full and the light style.
 FULL_WIDTH_PX = 2.0
 LIGHT_WIDTH_PX = 1.0

@@ -26,7 +26,6 @@ from app.model.pieces import (
     feature_confidence,
     feature_score,
     feature_vertices,
-    imported_feature,
     piece_start,
     start_is_final,
     straight_outcome,
@@ -318,16 +317,19 @@ class ExtractionTool:
 
         Returns the features added, in order.
         """
-        added = []
-        names = editing.free_names(self.state, {item[0] for item in items if item[0]})  # one walk, not one per line
-        for name, vertices, properties in items:
-            piece_id, feature_id = next(self._ids), next(self._ids)
-            feature, self.outcomes[piece_id] = imported_feature(feature_id, piece_id, name or next(names), vertices,
-                                                                properties)
-            added.append(feature)
-        if added:
-            self._commit(editing.with_features(self.state, tuple(added)))
-        return added
+        features, outcomes = editing.imported_features(self.state, items, self.new_ids(2 * len(items)))
+        self.add_built_features(features, outcomes)
+        return features
+
+    def new_ids(self, count: int) -> list[int]:
+        """``count`` fresh ids for features and pieces built elsewhere (from any thread: the counter is atomic)."""
+        return [next(self._ids) for _ in range(count)]
+
+    def add_built_features(self, features, outcomes: dict[int, PieceOutcome]) -> None:
+        """Append finished ``features`` (ids from :meth:`new_ids`) and their pieces' ``outcomes``: one undoable step."""
+        self.outcomes.update(outcomes)
+        if features:
+            self._commit(editing.with_features(self.state, tuple(features)))
 
     def mark_saved(self) -> None:
         """The user's work is safe in a file: no warning on close until the next edit."""
