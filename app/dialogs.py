@@ -22,6 +22,7 @@ GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
 HELP_TEXT = f"""\
 Click: start a feature / add a piece to it (the optimal polyline)
 Shift + click: add a straight piece
+Ctrl + click: select the feature under the cursor (Ctrl + click on nothing: no selection)
 Double-click or Enter: finish the feature
 Esc: cancel the piece in progress
 Backspace: drop the last piece

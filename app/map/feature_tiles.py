@@ -70,6 +70,7 @@ class FeatureTiles:
         self._light = False
         self._polygons: dict[int, tuple] = {}  # id -> (vertices, QPolygonF)
         self.rendered = 0  # tiles rendered so far (tests and benchmarks read it)
+        self.complete = False  # whether the last paint drew every tile in view
 
     # ------------------------------------------------------------- painting
     def paint(self, painter, viewer) -> bool:
@@ -127,7 +128,8 @@ class FeatureTiles:
         if missing:
             self._draw_stand_ins(painter, viewer, missing)
         self._evict(viewer)
-        return not missing
+        self.complete = not missing
+        return self.complete
 
     def _visible_cells(self, viewer) -> list[tuple[int, int]]:
         """Tiles in view, nearest to the view's centre first."""

@@ -52,6 +52,8 @@ class RasterViewer(QWidget):
     clicked(x, y, straight)
         A left click (press and release without dragging); ``straight`` is
         True while Shift is held.
+    picked(x, y)
+        A left click with Ctrl held: pick (select) what lies there.
     double_clicked(x, y)
     hovered(x, y, straight)
         The cursor moved over the view (also when Shift is pressed or released).
@@ -64,6 +66,7 @@ class RasterViewer(QWidget):
     """
 
     clicked = Signal(float, float, bool)
+    picked = Signal(float, float)
     double_clicked = Signal(float, float)
     hovered = Signal(float, float, bool)
     left = Signal()
@@ -303,6 +306,9 @@ class RasterViewer(QWidget):
         if press is None or was_panning or event.button() != Qt.MouseButton.LeftButton:
             return
         x, y = self.view_to_image(event.position())
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.picked.emit(x, y)
+            return
         straight = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         self.clicked.emit(x, y, straight)
 
