@@ -37,6 +37,7 @@ class PreparedImport:
     path: str
     features: list = field(default_factory=list)
     outcomes: dict = field(default_factory=dict)
+    vertices: list = field(default_factory=list)  # each feature's feature_vertices, computed here
     outside: int = 0
     again: int = 0
 
@@ -93,6 +94,7 @@ def prepare_import(path, document, tool, token: CancelToken | None = None, repor
                                                     ids[2 * start:2 * (start + len(chunk))])
         prepared.features += features
         prepared.outcomes.update(built)
+        prepared.vertices += [feature_vertices(f, built) for f in features]
     return prepared
 
 

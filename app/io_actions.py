@@ -133,7 +133,7 @@ class FeatureIO:
 
     def _add_import(self, prepared) -> list:
         """Add prepared features (one undoable step) and say so in the status bar."""
-        self.tool.add_built_features(prepared.features, prepared.outcomes)
+        self.tool.add_built_features(prepared.features, prepared.outcomes, prepared.vertices)
         added = prepared.features
         message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {prepared.path}"
         if prepared.outside:

@@ -15,6 +15,7 @@ falls back to one walk over the ids.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,9 +85,18 @@ class FeatureIndex:
         return change
 
     def _add(self, features, first: int, change: IndexChange) -> None:
-        for position, feature in enumerate(features, first):
-            self._insert(feature, position)
+        boxes = self._boxes([self.tool.feature_vertices(f) for f in features]) if len(features) > 64 else None
+        for k, feature in enumerate(features):
+            self._insert(feature, first + k, None if boxes is None else boxes[k])
             change.added.append(feature.id)
+
+    @staticmethod
+    def _boxes(vertex_arrays) -> list[tuple]:
+        """Bounding boxes of many polylines at once (an import adds tens of thousands)."""
+        starts = np.cumsum([0] + [len(v) for v in vertex_arrays[:-1]])
+        every = np.concatenate(vertex_arrays)
+        low, high = np.minimum.reduceat(every, starts), np.maximum.reduceat(every, starts)
+        return [tuple(box) for box in np.column_stack([low, high]).tolist()]
 
     def _resync(self, features, change: IndexChange) -> None:
         by_id = {f.id: f for f in features}
@@ -108,16 +118,17 @@ class FeatureIndex:
                 self._insert(feature, position)
                 change.added.append(feature_id)
 
-    def _insert(self, feature, position: int) -> None:
+    def _insert(self, feature, position: int, bbox: tuple | None = None) -> None:
         vertices = self.tool.feature_vertices(feature)
-        (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
-        bbox = (float(x0), float(y0), float(x1), float(y1))
+        if bbox is None:
+            (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
+            bbox = (float(x0), float(y0), float(x1), float(y1))
         cells = self._cells_of(bbox)
         for cell in cells:
             self._cells.setdefault(cell, set()).add(feature.id)
         self._entries[feature.id] = (feature, vertices, bbox, cells)
         self._order[feature.id] = position
-        if any(self.tool.is_pending(p) for p in feature.pieces):
+        if any([self.tool.is_pending(p) for p in feature.pieces]):
             self._pending.add(feature.id)
         else:
             self._pending.discard(feature.id)
@@ -134,7 +145,7 @@ class FeatureIndex:
         change.removed.append((feature_id, bbox))
 
     def _cells_of(self, bbox) -> list[tuple[int, int]]:
-        c0, r0, c1, r1 = (int(np.floor(v / self.cell_px)) for v in bbox)
+        c0, r0, c1, r1 = (math.floor(v / self.cell_px) for v in bbox)
         return [(c, r) for c in range(c0, c1 + 1) for r in range(r0, r1 + 1)]
 
     # ------------------------------------------------------------- queries

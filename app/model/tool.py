@@ -73,7 +73,7 @@ class ExtractionTool:
         self._history = History()
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
         # by feature id: (feature, its pieces' outcomes, vertices); features and outcomes are immutable
-        self._vertices: dict[int, tuple[Feature, tuple, np.ndarray]] = {}
+        self._vertices: dict[int, tuple[Feature, tuple | None, np.ndarray]] = {}
         self._preview = LivePreview(self.anchor_start, lambda: self.settings, self.preview_changed,
                                     self.preview_requested, self.preview_abandoned)
 
@@ -112,12 +112,21 @@ class ExtractionTool:
 
     def feature_vertices(self, feature: Feature) -> np.ndarray:
         """(k, 2) float64 vertices (x, y) px of a whole feature (cached: do not modify them)."""
-        outcomes = tuple(self.outcomes.get(p.id) for p in feature.pieces)
         cached = self._vertices.get(feature.id)
-        # outcomes compare by identity (PieceOutcome has eq=False)
-        if cached is None or cached[0] is not feature or cached[1] != outcomes:
-            cached = self._vertices[feature.id] = (feature, outcomes, feature_vertices(feature, self.outcomes))
-        return cached[2]
+        # A piece's outcome, once there, never changes (until a restore clears this cache): a feature whose
+        # outcomes were all there stays valid; one with pending pieces compares them (by identity: eq=False).
+        if cached is not None and cached[0] is feature:
+            if cached[1] is None or cached[1] == self._outcomes_of(feature):
+                return cached[2]
+        self._cache_vertices(feature, feature_vertices(feature, self.outcomes))
+        return self._vertices[feature.id][2]
+
+    def _outcomes_of(self, feature: Feature) -> tuple:
+        return tuple([self.outcomes.get(p.id) for p in feature.pieces])
+
+    def _cache_vertices(self, feature: Feature, vertices: np.ndarray) -> None:
+        outcomes = self._outcomes_of(feature)
+        self._vertices[feature.id] = (feature, None if None not in outcomes else outcomes, vertices)
 
     def feature_score(self, feature: Feature) -> float | None:
         """Sum of the scores of the extracted pieces; None when no piece has a score."""
@@ -325,9 +334,15 @@ class ExtractionTool:
         """``count`` fresh ids for features and pieces built elsewhere (from any thread: the counter is atomic)."""
         return [next(self._ids) for _ in range(count)]
 
-    def add_built_features(self, features, outcomes: dict[int, PieceOutcome]) -> None:
-        """Append finished ``features`` (ids from :meth:`new_ids`) and their pieces' ``outcomes``: one undoable step."""
+    def add_built_features(self, features, outcomes: dict[int, PieceOutcome], vertices=None) -> None:
+        """Append finished ``features`` (ids from :meth:`new_ids`) and their pieces' ``outcomes``: one undoable step.
+
+        ``vertices``: each feature's ``feature_vertices``, when the builder
+        computed them already (a worker, for tens of thousands of lines).
+        """
         self.outcomes.update(outcomes)
+        for feature, array in zip(features, vertices or ()):
+            self._cache_vertices(feature, array)
         if features:
             self._commit(editing.with_features(self.state, tuple(features)))
 
