@@ -153,7 +153,7 @@ def edit_timings(app, n: int, repeat: int) -> list[list]:
                  ("Ctrl+Z (undo the finish)", key(Qt.Key.Key_Z, mod.ControlModifier)),
                  ("Ctrl+Shift+Z (redo)", key(Qt.Key.Key_Z, mod.ControlModifier | mod.ShiftModifier)),
                  ("Ctrl+click (select a line)", click(tx, ty, mod.ControlModifier)),
-                 ("Ctrl+click (select none)", click(5, 5, mod.ControlModifier))]
+                 ("Ctrl+click (select none)", click(-40, 750, mod.ControlModifier))]  # beside the image
         times = {label: ([], []) for label, _ in steps}
         for k in range(repeat):
             for label, action in steps:
