@@ -100,11 +100,16 @@ class Probe:
         return (self.paints[0] - t0) * 1e3
 
     def until_tiles_complete(self, timeout_s: float = 60.0) -> None:
+        """Repaint (once at least: ``complete`` describes the last paint) until every tile in view is drawn."""
         tiles = self.window.controller.overlay.tiles
         end = time.perf_counter() + timeout_s
-        while not tiles.complete and time.perf_counter() < end:
+        while True:
             self.window.viewer.repaint()
             self.app.processEvents()
+            if tiles.complete:
+                return
+            if time.perf_counter() > end:
+                raise TimeoutError("the tiles were not all drawn")
 
 
 def open_window(app, config: str):
