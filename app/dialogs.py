@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
 from app.model.estimates import LOW_CONFIDENCE
 
-__all__ = ["ask_open_image", "ask_import_path", "ask_export_path", "ask_skip_duplicates", "ask_unsaved",
+__all__ = ["import_progress", "ask_open_image", "ask_import_path", "ask_export_path", "ask_skip_duplicates",
+           "ask_unsaved",
            "ask_restore_session", "show_keys"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
@@ -26,6 +28,7 @@ EXPORT_FILTERS = {"GeoJSON (*.geojson)": "geojson", "GeoPackage (*.gpkg)": "gpkg
 HELP_TEXT = f"""\
 Click: start a feature / add a piece to it (the optimal polyline)
 Shift + click: add a straight piece
+Ctrl + click: select the feature under the cursor (Ctrl + click on nothing: no selection)
 Double-click, right-click or Enter: finish the feature
 Esc: cancel the piece in progress; again (or with none computing): drop the unfinished line
 Backspace: drop the last piece
@@ -107,3 +110,14 @@ def ask_restore_session(parent, summary: str) -> bool:
 def show_keys(parent) -> None:
     """Help > Keys and Mouse: a short card of the mouse and key bindings."""
     QMessageBox.information(parent, "LineSnap: keys and mouse", HELP_TEXT)
+
+
+def import_progress(parent, name: str) -> QProgressDialog:
+    """The progress of an import, with Cancel; window-modal, shown only if it takes over half a second."""
+    progress = QProgressDialog(f"reading {name}...", "Cancel", 0, 0, parent)
+    progress.setWindowTitle("Import GeoJSON")
+    progress.setWindowModality(Qt.WindowModality.WindowModal)
+    progress.setMinimumDuration(500)
+    progress.setAutoClose(False)
+    progress.setAutoReset(False)
+    return progress

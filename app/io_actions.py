@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QCoreApplication
 
-from app import dialogs
+from app import dialogs, errors
 from app.errors import reports_errors
+from app.import_job import ImportJob, prepare_import
 from app.model.document import sample_scene_path
 from core.io.geojson import GeoJSONError, LineFeature, write_geojson
-from core.vector import ExportLine, export_format, read_lines, write_lines
+from core.vector import ExportLine, export_format, write_lines
 
 __all__ = ["FeatureIO", "feature_properties"]
 
@@ -85,6 +85,7 @@ class FeatureIO:
         self.parent_widget = window
         self.last_path: str | None = None
         self._exported: dict[str, str] = {}  # image path -> where its lines were exported last
+        self.job: ImportJob | None = None  # the import running on a worker, if any
 
     @property
     def tool(self):
@@ -137,33 +138,59 @@ class FeatureIO:
 
         Lines are placed by their geometry on the open image (lon/lat through
         its georeference).  Nothing is added when no line touches the image;
-        lines beside it are added and counted in the status message.
+        lines beside it are added and counted in the status message.  Runs on
+        this thread; File > Import runs the same on a worker (:meth:`import_dialog`).
         """
-        document = self.window.document
-        if document is None:
+        return self._add_import(prepare_import(path, self._document_for_import(), self.tool))
+
+    def _document_for_import(self):
+        if self.window.document is None:
             raise GeoJSONError("open the image the lines belong to before importing them")
-        features = read_lines(path, document.raster)
-        on_image = [_touches_image(f.vertices_px, document.width, document.height) for f in features]
-        if features and not any(on_image):
-            raise GeoJSONError(f"none of the {len(features)} lines in {Path(path).name} lies on {document.title}: "
-                               "were they digitized on another image?")
-        existing = {_vertices_key(self.tool.feature_vertices(f)) for f in self.tool.features}  # a set: n + m, not n m
-        repeated = [_vertices_key(f.vertices_px) in existing for f in features]
-        again = sum(repeated)
-        answer = dialogs.ask_skip_duplicates(self.window, again, len(features)) if again else "add"
+        return self.window.document
+
+    def _add_import(self, prepared) -> list:
+        """Add prepared features (one undoable step; lines already here skipped if the user says so) and say so."""
+        again = prepared.again
+        answer = dialogs.ask_skip_duplicates(self.window, again, len(prepared.features)) if again else "add"
         if answer == "cancel":
+            self.window.status.showMessage(f"import of {Path(prepared.path).name} cancelled", 8000)
             return []
         if answer == "skip":
-            features = [f for f, seen in zip(features, repeated) if not seen]
-        added = self.tool.add_features([(f.name, f.vertices_px, f.properties) for f in features])
-        message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {Path(path).name}"
-        if not all(on_image):
-            message += f"; {on_image.count(False)} of them lie outside the image"
+            prepared = prepared.without_repeated()
+        self.tool.add_built_features(prepared.features, prepared.outcomes, prepared.vertices)
+        added = prepared.features
+        message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {Path(prepared.path).name}"
+        if prepared.outside:
+            message += f"; {prepared.outside} of them lie outside the image"
         if again:
             message += (f"; {again} already here skipped" if answer == "skip"
                         else f"; {again} of them were already here: Ctrl+Z takes the import back")
         self.window.status.showMessage(message, 15000)
         return added
+
+    def start_import(self, path) -> ImportJob:
+        """Import on a worker, with a progress dialog whose Cancel stops it; returns the running job."""
+        job = ImportJob(path, self._document_for_import(), self.tool, self.window)
+        progress = dialogs.import_progress(self.window, Path(path).name)
+        progress.canceled.connect(job.cancel)
+
+        def show(done: int, total: int, phase: str) -> None:
+            progress.setMaximum(total)  # 0: busy, the total is not known yet
+            progress.setValue(min(done, total) if total else 0)
+            progress.setLabelText(f"{phase}... {done:,}{f' of {total:,}' if total else ''} lines")
+
+        def end() -> None:
+            progress.reset()
+            progress.deleteLater()
+            self.job = None
+
+        job.progress.connect(show)
+        job.done.connect(lambda prepared: (end(), self._add_import(prepared)))
+        job.failed.connect(lambda report: (end(), errors.show_error(self.window, report)))
+        job.cancelled.connect(lambda: (end(), self.window.status.showMessage(f"import of {path} cancelled", 8000)))
+        self.job = job
+        job.start()
+        return job
 
     @reports_errors("Could not export the lines")
     def export_dialog(self) -> None:
@@ -176,7 +203,7 @@ class FeatureIO:
         # where the last export went, else the image's folder (not the folder LineSnap was started from)
         path = dialogs.ask_import_path(self.window, str(Path(self._suggestion()).parent))
         if path:
-            self.import_geojson(path)
+            self.start_import(path)
 
     def _suggestion(self) -> str:
         """The file this image's lines went to last, else one named after the image.
@@ -223,14 +250,3 @@ def _is_inside(path: str, folder: Path) -> bool:
     except OSError:
         return False
 
-
-def _touches_image(vertices, width: int, height: int) -> bool:
-    """Whether a polyline's bounding box overlaps the image (a line beside it may pass, one far away may not)."""
-    (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
-    return x1 >= 0 and y1 >= 0 and x0 <= width and y0 <= height
-
-
-def _vertices_key(vertices) -> tuple:
-    """Equal for vertex arrays of equal shape and values (0.0 and -0.0 alike)."""
-    array = np.asarray(vertices, dtype=np.float64) + 0.0  # + 0.0 turns -0.0 into 0.0
-    return array.shape, array.tobytes()

@@ -15,6 +15,7 @@ from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 from app import dialogs, errors
+from app.autosave import Autosaver, Snapshot
 from app.docks.display import DisplayPanel
 from app.docks.features import FeaturesPanel
 from app.docks.settings import SettingsPanel
@@ -29,7 +30,7 @@ from app.menus import RecentFiles, build_menus
 from app.model.document import ImageDocument, sample_scene_path
 from app.model.tiles import compute_stretch
 from app.model.tool import ExtractionTool
-from app.session import SessionError, SessionStore, has_unsaved_work, session_summary, state_from_dict, tool_to_dict
+from app.session import SessionError, SessionStore, has_unsaved_work, session_summary, state_from_dict
 from app.status import PositionText, StatusBar, describe_position
 from core.extraction import ExtractionSettings
 
@@ -45,7 +46,7 @@ PREPARING_TEXT = "compiling the solver (once after an install: about 30 s on 2 c
 COMPILING_TEXT = "first start after an install: compiling the extraction code on every core (about 30 s on 2 cores)..."
 #: The Features dock's share of the height at start (px): the Settings dock gets what its content needs.
 FEATURES_DOCK_PX = 150
-#: Edits are written to the autosave file this long after the last one (the write fsyncs).
+#: Edits are written to the autosave file this long after the last one (on a worker: the write fsyncs).
 AUTOSAVE_DELAY_MS = 150
 
 
@@ -100,7 +101,10 @@ class MainWindow(QMainWindow):
         self.undo_action, self.redo_action, self.guides_action, self.ribbon_action, self.recent_menu = build_menus(self)
         self.recent = RecentFiles(self.qsettings, self.recent_menu, self.open_image)
         self._connect()
-        self._autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_DELAY_MS, timeout=self.autosave)
+        self.autosaver = Autosaver(self)
+        self.autosaver.failed.connect(lambda message: self.status.showMessage(f"autosave failed: {message}", 10000))
+        self._autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_DELAY_MS,
+                                      timeout=self._autosave_in_background)
         self._busy_shown = False
         self._busy_timer = QTimer(self, interval=BUSY_POLL_MS, timeout=self._show_busy)
         self._busy_timer.start()
@@ -309,11 +313,17 @@ class MainWindow(QMainWindow):
     def _schedule_autosave(self) -> None:
         self._autosave_timer.start()
 
+    def _snapshot(self) -> Snapshot:
+        return Snapshot.of(self.tool, self.session.path, self.document.path if self.document is not None else None)
+
+    def _autosave_in_background(self) -> None:
+        """Write the session on the autosave worker (edits: the GUI thread only takes a snapshot)."""
+        self.autosaver.request(self._snapshot())
+
     def autosave(self) -> None:
-        """Write the session now (the image and every feature)."""
-        path = self.document.path if self.document is not None else None
+        """Write the session now (the image and every feature), on this thread."""
         try:
-            self.session.save(tool_to_dict(self.tool, path))
+            self.autosaver.save_now(self._snapshot())
         except OSError as err:
             self.status.showMessage(f"autosave failed: {err}", 10000)
 
@@ -363,6 +373,11 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop the workers and close the image (no worker outlives the window)."""
         self._autosave_timer.stop()
+        job = self.feature_io.job
+        if job is not None:  # an import on its worker: stopped at its next line
+            job.cancel()
+            job.wait()
+        self.autosaver.wait()  # a write in flight finishes before the session file may be removed
         self.runner.shutdown()
         for index in range(self.tabs.count()):  # panels with workers of their own (the knapsack panel)
             stop = getattr(self.tabs.widget(index), "shutdown", None)

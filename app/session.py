@@ -20,7 +20,8 @@ from app.model.session_check import SessionError, check_session
 from core.io.geojson import atomic_write_text
 from core.io.jsonfile import load_json
 
-__all__ = ["SessionError", "SessionStore", "tool_to_dict", "state_from_dict", "has_unsaved_work", "SESSION_FORMAT"]
+__all__ = ["SessionError", "SessionStore", "tool_to_dict", "feature_to_dict", "state_from_dict", "has_unsaved_work",
+           "SESSION_FORMAT"]
 
 SESSION_FORMAT = "linesnap-session"
 SESSION_VERSION = 1
@@ -44,7 +45,8 @@ def _outcome_to_dict(outcome: PieceOutcome | None):
     return data
 
 
-def _feature_to_dict(feature: Feature, outcomes: dict) -> dict:
+def feature_to_dict(feature: Feature, outcomes: dict) -> dict:
+    """One feature of the session, as a JSON-able dict (its pieces with their outcomes)."""
     pieces = [{"id": p.id, "kind": p.kind, "click_start": list(p.click_start), "click_end": list(p.click_end),
                "settings": p.settings.to_dict() if p.settings is not None else None,
                "outcome": _outcome_to_dict(outcomes.get(p.id))} for p in feature.pieces]
@@ -55,8 +57,8 @@ def tool_to_dict(tool, image_path: str | None) -> dict:
     """The session of an :class:`app.model.tool.ExtractionTool` on ``image_path`` as a JSON-able dict."""
     current = tool.current
     return {"format": SESSION_FORMAT, "version": SESSION_VERSION, "image": image_path, "dirty": bool(tool.dirty),
-            "features": [_feature_to_dict(f, tool.outcomes) for f in tool.features],
-            "current": _feature_to_dict(current, tool.outcomes) if current is not None else None}
+            "features": [feature_to_dict(f, tool.outcomes) for f in tool.features],
+            "current": feature_to_dict(current, tool.outcomes) if current is not None else None}
 
 
 def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Feature:

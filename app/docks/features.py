@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
+from app.docks.features_model import ID_ROLE, FeaturesModel
 from app.errors import reports_errors
-from app.model.estimates import LOW_CONFIDENCE, is_low
-from app.model.measure import feature_length
 
 __all__ = ["FeaturesPanel"]
-
-_ID_ROLE = Qt.ItemDataRole.UserRole
-_LOW_TEXT = QColor(230, 120, 0)
-CONFIDENCE_TIP = (f"The lowest confidence of the feature's pieces, in [0, 1] (blank: none was estimated); "
-                  f"pieces below {LOW_CONFIDENCE:g} are drawn dashed.")
 
 
 class FeaturesPanel(QWidget):
@@ -32,6 +25,8 @@ class FeaturesPanel(QWidget):
 
     Editing a name renames the feature; the buttons zoom to, continue or delete
     the selected feature (all edits go through the tool, so they are undoable).
+    The rows come from :class:`app.docks.features_model.FeaturesModel`
+    (``model``), which computes only the cells in view.
 
     Signals
     -------
@@ -47,22 +42,19 @@ class FeaturesPanel(QWidget):
     def __init__(self, tool, parent=None):
         super().__init__(parent)
         self.tool = tool
-        self.raster = None
-        self._lengths: dict = {}
-        self._refreshing = False
-        self._shown: tuple = ((), ())  # (features, their pending piece ids) as the rows show them
-        self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["Name", "Length", "Score", "Confidence"])
-        self.table.horizontalHeaderItem(3).setToolTip(CONFIDENCE_TIP)
+        self._syncing = False
+        self.model = FeaturesModel(tool, self._rename, self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # no row measuring
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                                    | QAbstractItemView.EditTrigger.EditKeyPressed)
-        self.table.itemSelectionChanged.connect(self._selection_from_table)
-        self.table.itemChanged.connect(self._renamed)
-        self.table.cellDoubleClicked.connect(lambda row, col: col > 0 and self.zoom_to_selected())
+        self.table.selectionModel().selectionChanged.connect(self._selection_from_table)
+        self.table.doubleClicked.connect(lambda index: index.column() > 0 and self.zoom_to_selected())
         self.zoom_button = QPushButton("Zoom to", clicked=self.zoom_to_selected)
         self.continue_button = QPushButton("Continue", clicked=self.continue_selected,
                                            toolTip="Make it the feature in progress and chain more pieces onto it")
@@ -78,103 +70,56 @@ class FeaturesPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
-        tool.changed.connect(self._refresh_if_changed)
-        tool.outcomes_changed.connect(self._refresh_if_changed)
+        tool.changed.connect(self.refresh)
+        tool.outcomes_changed.connect(self.refresh)
         tool.selection_changed.connect(self._selection_from_tool)
-        self.refresh()
+        self._selection_from_tool()
 
     def set_raster(self, raster) -> None:
         """Measure lengths on ``raster`` (metres when georeferenced)."""
-        self.raster = raster
-        self._lengths.clear()
-        georeferenced = raster is not None and raster.georeferenced
-        self.table.horizontalHeaderItem(1).setText("Length")  # each value carries its unit (m, km or px)
-        self.table.horizontalHeaderItem(1).setToolTip(
-            "Geodesic length on the WGS84 ellipsoid" if georeferenced else "Length in pixels (no georeference)")
-        self.refresh()
-
-    def _length(self, feature):
-        vertices = self.tool.feature_vertices(feature)
-        key = (feature.id, feature.pieces, len(vertices), float(vertices.sum()))
-        if key not in self._lengths:
-            self._lengths[key] = feature_length(vertices, self.raster)
-        return self._lengths[key]
-
-    def _refresh_if_changed(self) -> None:
-        """Rebuild the rows when the finished features or their outcomes changed.
-
-        Clicks and results of the feature in progress change neither, and a
-        rebuild costs a fraction of a second with thousands of features (and
-        would close a name being edited).
-        """
-        features = self.tool.features
-        if features is not self._shown[0] or self._pending(features) != self._shown[1]:
-            self.refresh()
-
-    def _pending(self, features) -> tuple:
-        return tuple(p.id for f in features for p in f.pieces if self.tool.is_pending(p))
+        self.model.set_raster(raster)
 
     def refresh(self) -> None:
-        """Rebuild the rows from the tool's features."""
-        self._refreshing = True
-        features = self.tool.features
-        self._shown = (features, self._pending(features))
-        self.table.setRowCount(len(features))
-        for row, feature in enumerate(features):
-            name = QTableWidgetItem(feature.name)
-            name.setData(_ID_ROLE, feature.id)
-            length = self._length(feature)
-            length_item = QTableWidgetItem(length.text())
-            length_item.setToolTip(length.method)
-            score = self.tool.feature_score(feature)
-            score_item = QTableWidgetItem("—" if score is None else f"{score:.1f}")
-            for col, item in enumerate((name, length_item, score_item, self._confidence_item(feature))):
-                if col:
-                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(row, col, item)
-        self._refreshing = False
+        """Follow the tool's features: rows appended, removed or changed (a name being edited stays open)."""
+        self._syncing = True
+        try:
+            self.model.sync()
+        finally:
+            self._syncing = False
         self._selection_from_tool()
 
-    def _confidence_item(self, feature) -> QTableWidgetItem:
-        confidence = self.tool.feature_confidence(feature)
-        item = QTableWidgetItem("" if confidence is None else f"{confidence:.2f}")
-        if is_low(confidence):
-            item.setForeground(QBrush(_LOW_TEXT))
-            item.setToolTip(f"Low confidence: the pieces below {LOW_CONFIDENCE:g} are drawn dashed.")
-        return item
+    @reports_errors("Could not rename the feature")
+    def _rename(self, feature_id: int, name: str) -> None:
+        self.tool.rename(feature_id, name)
 
     def selected_id(self) -> int | None:
         """Id of the feature selected in the table, or None."""
         rows = self.table.selectionModel().selectedRows()
-        return self.table.item(rows[0].row(), 0).data(_ID_ROLE) if rows else None
+        return self.model.data(rows[0], ID_ROLE) if rows else None
 
-    def _selection_from_table(self) -> None:
-        if not self._refreshing:
+    def _selection_from_table(self, *_args) -> None:
+        if not self._syncing:
             self.tool.select(self.selected_id())
         enabled = self.selected_id() is not None
         for button in (self.zoom_button, self.continue_button, self.delete_button):
             button.setEnabled(enabled)
 
     def _selection_from_tool(self) -> None:
-        self._refreshing = True
-        self.table.clearSelection()
-        for row in range(self.table.rowCount()):
-            if self.table.item(row, 0).data(_ID_ROLE) == self.tool.selected_id:
-                self.table.selectRow(row)
-        self._refreshing = False
-        self._selection_from_table()
-
-    @reports_errors("Could not rename the feature")
-    def _renamed(self, item) -> None:
-        if self._refreshing or item.column() != 0:
-            return
-        feature_id = item.data(_ID_ROLE)
+        row = self.model.row_of(self.tool.selected_id) if self.tool.selected_id is not None else None
+        if row is not None and self.selected_id() == self.tool.selected_id:
+            return self._selection_from_table()
+        self._syncing = True
         try:
-            if item.text().strip():  # a cleared name just goes back to the old one
-                self.tool.rename(feature_id, item.text())
+            selection = self.table.selectionModel()
+            if row is None:
+                selection.clearSelection()
+            else:
+                flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                selection.select(self.model.index(row, 0), flags)
+                self.table.scrollTo(self.model.index(row, 0))
         finally:
-            self.refresh()
+            self._syncing = False
+        self._selection_from_table()
 
     def zoom_to_selected(self) -> None:
         """Ask the viewer to show the selected feature whole."""

@@ -16,6 +16,9 @@ from app.model.pieces import PieceOutcome
 
 __all__ = ["ToolController", "outcome_from_result"]
 
+#: Ctrl+click selects a feature passing this close to the cursor (screen pixels).
+PICK_RADIUS_PX = 6.0
+
 
 def outcome_from_result(result) -> PieceOutcome:
     """The tool's view of a ``core.extraction.ExtractionResult``."""
@@ -61,6 +64,7 @@ class ToolController(QObject):
         self.overlay = ToolOverlay(tool, OverlayOptions())
         viewer.overlay_painters.append(self.overlay)
         viewer.clicked.connect(self._on_click)
+        viewer.picked.connect(self._on_pick)
         viewer.double_clicked.connect(lambda x, y: tool.finish())
         viewer.right_clicked.connect(lambda x, y: tool.finish())
         viewer.hovered.connect(self._on_hover)
@@ -93,6 +97,11 @@ class ToolController(QObject):
             self.message.emit(f"({x:.0f}, {y:.0f}) is outside the image: click on the image")
             return
         self.tool.click((x, y), straight=straight)
+
+    def _on_pick(self, x: float, y: float) -> None:
+        """Ctrl+click: select the finished feature under the cursor (within a few screen pixels), or none."""
+        self.overlay.index.sync()
+        self.tool.select(self.overlay.index.nearest((x, y), PICK_RADIUS_PX / self.viewer.transform.scale))
 
     def _on_hover(self, x: float, y: float, straight: bool) -> None:
         if self.viewer.contains_image_point(x, y):

@@ -1,11 +1,14 @@
 """Drawing the tool's state over the raster: features, the piece in progress, the preview, guides, ribbons.
 
 Called by :class:`app.map.viewer.RasterViewer` at the end of every paint with the
-painter and the viewer (for its raster -> view mapping).  Colours are chosen
-to stay visible on grey, colour, bright and dark imagery: every line is drawn
-over a darker, wider casing.  Pieces of low confidence
+painter and the viewer (for its raster -> view mapping).  The finished features
+come from cached tiles (:class:`app.map.feature_tiles.FeatureTiles`), so an
+edit, a selection or a pan costs what changed, not the whole drawing; the
+selected feature, the piece in progress and the preview are stroked at every
+repaint, on top.  Pieces of low confidence
 (:data:`app.model.estimates.LOW_CONFIDENCE`) are dashed; the estimated ribbon
 is the road's width, as each extraction estimated it, along its piece.
+Colours and strokes: :mod:`app.map.style`.
 """
 
 from __future__ import annotations
@@ -13,27 +16,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPixmap
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QPainterPath, QPen
 
+from app.map.feature_tiles import FeatureTiles
+from app.map.style import (  # noqa: F401  (the colours are this module's public names too)
+    CANDIDATE,
+    CASING,
+    CHOSEN,
+    CURRENT,
+    FAILED,
+    FEATURE,
+    GUIDE,
+    PREVIEW,
+    RIBBON,
+    SELECTED,
+    path_of,
+)
+from app.map.style import stroke as _stroke
 from app.model.estimates import is_low, ribbon_edges
+from app.model.feature_index import FeatureIndex
 from app.model.pieces import confidence_runs, piece_vertices
 
-__all__ = ["OverlayOptions", "ToolOverlay"]
+__all__ = ["OverlayOptions", "ToolOverlay", "FEATURE", "SELECTED", "CURRENT", "PREVIEW", "FAILED", "RIBBON"]
 
-FEATURE = QColor(255, 214, 10)
-SELECTED = QColor(0, 229, 255)
-CURRENT = QColor(255, 120, 30)
-PREVIEW = QColor(255, 80, 200)
-FAILED = QColor(255, 40, 40)
-CASING = QColor(0, 0, 0, 150)
-GUIDE = QColor(120, 200, 255, 150)
-CANDIDATE = QColor(120, 200, 255, 220)
-CHOSEN = QColor(255, 255, 255)
-RIBBON = QColor(60, 255, 160)
-
-#: Dash and gap lengths of dashed lines, in line widths.
-DASHES = [3.0, 2.0]
 #: Candidate points are thinned so that at most this many per guide are drawn.
 MAX_CANDIDATES_DRAWN = 64
 
@@ -54,26 +60,7 @@ class OverlayOptions:
 def _path(viewer, vertices: np.ndarray) -> QPainterPath:
     """The polyline as a painter path in view coordinates."""
     t = viewer.transform
-    xs = (vertices[:, 0] - t.origin_x) * t.scale
-    ys = (vertices[:, 1] - t.origin_y) * t.scale
-    path = QPainterPath(QPointF(xs[0], ys[0]))
-    for x, y in zip(xs[1:].tolist(), ys[1:].tolist()):
-        path.lineTo(x, y)
-    return path
-
-
-def _stroke(painter, path: QPainterPath, colour: QColor, width: float, dashed: bool = False) -> None:
-    casing = QPen(CASING, width + 2.5)
-    casing.setCapStyle(Qt.PenCapStyle.RoundCap)
-    casing.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-    painter.strokePath(path, casing)
-    pen = QPen(colour, width)
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-    if dashed:  # flat caps: round ones would close most of each gap
-        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
-        pen.setDashPattern(DASHES)
-    painter.strokePath(path, pen)
+    return path_of((vertices[:, 0] - t.origin_x) * t.scale, (vertices[:, 1] - t.origin_y) * t.scale)
 
 
 def _in_view(viewer, vertices: np.ndarray, margin: float) -> bool:
@@ -95,14 +82,14 @@ class ToolOverlay:
     def __init__(self, tool, options: OverlayOptions | None = None):
         self.tool = tool
         self.options = options or OverlayOptions()
-        # The finished features as last drawn: the preview and the piece in
-        # progress repaint often, the finished features rarely change.
-        self._layer: QPixmap | None = None
-        self._layer_key: tuple = ()
+        self.index = FeatureIndex(tool)
+        self.tiles = FeatureTiles(tool, self.index, self.options)
 
     def __call__(self, painter, viewer) -> None:
         tool = self.tool
-        painter.drawPixmap(0, 0, self._features_layer(viewer))
+        if not self.tiles.paint(painter, viewer):
+            QTimer.singleShot(0, viewer.update)  # tiles still to render: the next repaint draws more
+        self._paint_selected(painter, viewer)
         if tool.current is not None:
             self._paint_current(painter, viewer)
         if tool.preview is not None and len(tool.preview.vertices_px) >= 2:
@@ -110,43 +97,18 @@ class ToolOverlay:
         if self.options.show_guides:
             self._paint_guides(painter, viewer)
 
-    def _features_layer(self, viewer) -> QPixmap:
-        tool, ratio = self.tool, viewer.devicePixelRatioF()
-        # Outcomes never change once there, so the pieces still pending say which ones arrived.
-        pending = tuple(p.id for f in tool.features for p in f.pieces if p.id not in tool.outcomes)
-        key = (viewer.transform, viewer.width(), viewer.height(), ratio, tool.selected_id, pending,
-               self.options.show_ribbon)
-        if self._layer is None or key != self._layer_key[1:] or tool.state.features is not self._layer_key[0]:
-            layer = QPixmap(max(1, round(viewer.width() * ratio)), max(1, round(viewer.height() * ratio)))
-            layer.setDevicePixelRatio(ratio)
-            layer.fill(Qt.GlobalColor.transparent)
-            painter = QPainter(layer)
-            try:
-                painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-                self._paint_features(painter, viewer)
-            finally:
-                painter.end()
-            self._layer, self._layer_key = layer, (tool.state.features,) + key
-        return self._layer
-
-    def _paint_features(self, painter, viewer) -> None:
-        """The finished features in view (ribbons under them), the selected one last (on top)."""
-        tool, margin = self.tool, 10.0 / viewer.transform.scale
-        shown, selected = [], None
-        for feature in tool.features:
-            vertices = tool.feature_vertices(feature)
-            if len(vertices) < 2 or not _in_view(viewer, vertices, margin):
-                continue
+    def _paint_selected(self, painter, viewer) -> None:
+        """The selected feature, wider and in its own colour, over the tiles."""
+        if self.tool.selected_id is None:
+            return
+        try:  # the index is in step: the tiles were just drawn
+            feature, vertices = self.index.entry(self.tool.selected_id)
+        except KeyError:
+            return
+        if len(vertices) >= 2 and _in_view(viewer, vertices, 10.0 / viewer.transform.scale):
             if self.options.show_ribbon:
                 self._paint_ribbons(painter, viewer, feature.pieces)
-            if feature.id == tool.selected_id:
-                selected = feature
-            else:
-                shown.append(feature)
-        for feature in shown:
-            self._stroke_feature(painter, viewer, feature, FEATURE, 2.0)
-        if selected is not None:
-            self._stroke_feature(painter, viewer, selected, SELECTED, 3.5)
+            self._stroke_feature(painter, viewer, feature, SELECTED, 3.5)
 
     def _stroke_feature(self, painter, viewer, feature, colour: QColor, width: float) -> None:
         """One feature: dashed along its runs of low-confidence pieces, one solid line where there are none."""

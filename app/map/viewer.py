@@ -12,8 +12,9 @@ import logging
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
+from app.map.qtutil import editing_an_item, qimage
 from app.model.tiles import (
     Stretch,
     TileCache,
@@ -38,22 +39,6 @@ RAW_CACHE_BYTES = 192 * 2**20
 IMAGE_CACHE_BYTES = 96 * 2**20
 
 
-def _qimage(rgba) -> QImage:
-    """A QImage owning a copy of (h, w, 4) B, G, R, A bytes."""
-    h, w = rgba.shape[:2]
-    return QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_ARGB32_Premultiplied).copy()
-
-
-def _editing_an_item(widget) -> bool:
-    """Whether ``widget`` is an open cell editor of a table or list (a name being typed)."""
-    parent = widget.parentWidget() if widget is not None else None
-    while parent is not None:
-        if isinstance(parent, QAbstractItemView):
-            return True
-        parent = parent.parentWidget()
-    return False
-
-
 class RasterViewer(QWidget):
     """Shows one raster; maps mouse input to raster positions (x, y) in pixels.
 
@@ -62,6 +47,8 @@ class RasterViewer(QWidget):
     clicked(x, y, straight)
         A left click (press and release without dragging); ``straight`` is
         True while Shift is held.
+    picked(x, y)
+        A left click with Ctrl held: pick (select) what lies there.
     double_clicked(x, y)
     right_clicked(x, y)
         A right click without dragging (finishes the line, as in QGIS).
@@ -76,6 +63,7 @@ class RasterViewer(QWidget):
     """
 
     clicked = Signal(float, float, bool)
+    picked = Signal(float, float)
     double_clicked = Signal(float, float)
     right_clicked = Signal(float, float)
     hovered = Signal(float, float, bool)
@@ -251,7 +239,7 @@ class RasterViewer(QWidget):
             data = self._raw.get(key)
             if data is None:
                 return None
-            image = _qimage(stretch_to_rgba(data, self._stretch))
+            image = qimage(stretch_to_rgba(data, self._stretch))
             self._images.put(key, image, image.sizeInBytes())
         return image
 
@@ -333,6 +321,9 @@ class RasterViewer(QWidget):
             return
         if event.button() != Qt.MouseButton.LeftButton:
             return
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.picked.emit(x, y)
+            return
         straight = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         self.clicked.emit(x, y, straight)
 
@@ -356,7 +347,7 @@ class RasterViewer(QWidget):
         and not on a mere enter event: a window that opens under a resting cursor
         leaves the focus where the keyboard put it.
         """
-        if not self.hasFocus() and self.isActiveWindow() and not _editing_an_item(QApplication.focusWidget()):
+        if not self.hasFocus() and self.isActiveWindow() and not editing_an_item(QApplication.focusWidget()):
             self.setFocus(Qt.FocusReason.MouseFocusReason)
 
     def leaveEvent(self, event) -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from app.model.pieces import Feature, PieceSpec, ToolState
+from app.model.pieces import Feature, PieceSpec, ToolState, imported_feature
 
-__all__ = ["find_feature", "next_name", "with_piece", "without_last_piece", "without_current", "finished",
-           "renamed", "deleted", "reopened", "with_features"]
+__all__ = ["find_feature", "next_name", "free_names", "with_piece", "without_last_piece", "without_current",
+           "finished", "renamed", "deleted", "reopened", "with_features", "imported_features"]
 
 
 def find_feature(state: ToolState, feature_id: int) -> Feature:
@@ -26,6 +26,18 @@ def next_name(state: ToolState, pending: tuple[Feature, ...] = ()) -> str:
     """The first free "Line n", n counted from the number of finished features plus one."""
     taken = {f.name for f in state.features} | {f.name for f in pending}
     return next(f"Line {n}" for n in itertools.count(len(state.features) + 1) if f"Line {n}" not in taken)
+
+
+def free_names(state: ToolState, taken_too=()):
+    """The free names "Line n" as :func:`next_name` gives them, for naming many features at once.
+
+    Skips the finished features' names and ``taken_too`` (say the names of the
+    other features being added); never yields a name twice.
+    """
+    taken = {f.name for f in state.features} | set(taken_too)
+    for n in itertools.count(len(state.features) + 1):
+        if f"Line {n}" not in taken:
+            yield f"Line {n}"
 
 
 def with_piece(state: ToolState, piece: PieceSpec, replace_last: bool = False) -> ToolState:
@@ -94,3 +106,19 @@ def reopened(state: ToolState, feature_id: int) -> ToolState:
 def with_features(state: ToolState, added: tuple[Feature, ...]) -> ToolState:
     """``added`` appended to the finished features."""
     return replace(state, features=state.features + tuple(added))
+
+
+def imported_features(state: ToolState, items, ids) -> tuple[list[Feature], dict]:
+    """Finished features of imported ``(name, vertices_px (k, 2), properties)`` lines, and their outcomes.
+
+    ``ids``: two fresh ids per line; unnamed lines get the free "Line n"
+    names after ``state``'s.  ValueError for a line that is not (k >= 2, 2) finite.
+    """
+    names = free_names(state, {item[0] for item in items if item[0]})
+    features, outcomes = [], {}
+    for k, (name, vertices, properties) in enumerate(items):
+        piece_id, feature_id = ids[2 * k], ids[2 * k + 1]
+        feature, outcomes[piece_id] = imported_feature(feature_id, piece_id, name or next(names), vertices,
+                                                       properties)
+        features.append(feature)
+    return features, outcomes

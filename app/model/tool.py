@@ -26,7 +26,6 @@ from app.model.pieces import (
     feature_confidence,
     feature_score,
     feature_vertices,
-    imported_feature,
     piece_start,
     start_is_final,
     straight_outcome,
@@ -73,6 +72,8 @@ class ExtractionTool:
         self._ids = itertools.count(1)
         self._history = History()
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
+        # by feature id: (feature, its pieces' outcomes, vertices); features and outcomes are immutable
+        self._vertices: dict[int, tuple[Feature, tuple | None, np.ndarray]] = {}
         self._preview = LivePreview(self.anchor_start, lambda: self.settings, self.preview_changed,
                                     self.preview_requested, self.preview_abandoned)
 
@@ -110,8 +111,22 @@ class ExtractionTool:
         return piece.id not in self.outcomes
 
     def feature_vertices(self, feature: Feature) -> np.ndarray:
-        """(k, 2) float64 vertices (x, y) px of a whole feature."""
-        return feature_vertices(feature, self.outcomes)
+        """(k, 2) float64 vertices (x, y) px of a whole feature (cached: do not modify them)."""
+        cached = self._vertices.get(feature.id)
+        # A piece's outcome, once there, never changes (until a restore clears this cache): a feature whose
+        # outcomes were all there stays valid; one with pending pieces compares them (by identity: eq=False).
+        if cached is not None and cached[0] is feature:
+            if cached[1] is None or cached[1] == self._outcomes_of(feature):
+                return cached[2]
+        self._cache_vertices(feature, feature_vertices(feature, self.outcomes))
+        return self._vertices[feature.id][2]
+
+    def _outcomes_of(self, feature: Feature) -> tuple:
+        return tuple([self.outcomes.get(p.id) for p in feature.pieces])
+
+    def _cache_vertices(self, feature: Feature, vertices: np.ndarray) -> None:
+        outcomes = self._outcomes_of(feature)
+        self._vertices[feature.id] = (feature, None if None not in outcomes else outcomes, vertices)
 
     def feature_score(self, feature: Feature) -> float | None:
         """Sum of the scores of the extracted pieces; None when no piece has a score."""
@@ -144,10 +159,11 @@ class ExtractionTool:
             self.selected_id = None
             self.selection_changed.emit()
         self.changed.emit()
-        drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
-        abandoned = self._requested.keys() - drawn
-        if abandoned:
-            self.pieces_abandoned.emit(sorted(abandoned))
+        if self._requested:  # thousands of finished features: walk them only when a request is out
+            drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
+            abandoned = self._requested.keys() - drawn
+            if abandoned:
+                self.pieces_abandoned.emit(sorted(abandoned))
         self._request_ready()
         if self.anchor_start() != old_anchor or new_state.current is None:
             self._preview.restart()
@@ -315,15 +331,25 @@ class ExtractionTool:
 
         Returns the features added, in order.
         """
-        added = []
-        for name, vertices, properties in items:
-            piece_id, feature_id = next(self._ids), next(self._ids)
-            name = name or editing.next_name(self.state, tuple(added))
-            feature, self.outcomes[piece_id] = imported_feature(feature_id, piece_id, name, vertices, properties)
-            added.append(feature)
-        if added:
-            self._commit(editing.with_features(self.state, tuple(added)))
-        return added
+        features, outcomes = editing.imported_features(self.state, items, self.new_ids(2 * len(items)))
+        self.add_built_features(features, outcomes)
+        return features
+
+    def new_ids(self, count: int) -> list[int]:
+        """``count`` fresh ids for features and pieces built elsewhere (from any thread: the counter is atomic)."""
+        return [next(self._ids) for _ in range(count)]
+
+    def add_built_features(self, features, outcomes: dict[int, PieceOutcome], vertices=None) -> None:
+        """Append finished ``features`` (ids from :meth:`new_ids`) and their pieces' ``outcomes``: one undoable step.
+
+        ``vertices``: each feature's ``feature_vertices``, when the builder
+        computed them already (a worker, for tens of thousands of lines).
+        """
+        self.outcomes.update(outcomes)
+        for feature, array in zip(features, vertices or ()):
+            self._cache_vertices(feature, array)
+        if features:
+            self._commit(editing.with_features(self.state, tuple(features)))
 
     def mark_saved(self) -> None:
         """The user's work is safe in a file: no warning on close until the next edit."""
@@ -334,6 +360,7 @@ class ExtractionTool:
         """Replace everything by a restored session (clears the history)."""
         self.outcomes = dict(outcomes)
         self._requested.clear()
+        self._vertices.clear()
         ids = [f.id for f in state.features] + [p.id for f in state.features for p in f.pieces]
         if state.current is not None:
             ids += [state.current.id] + [p.id for p in state.current.pieces]

@@ -12,6 +12,11 @@ from tests.app.conftest import click_image, move_to_image, wait_idle, wait_piece
 from tests.shared_data import shared_file
 
 
+def cell(panel, row, column) -> str:
+    """The text of a cell of the features table."""
+    return panel.model.index(row, column).data()
+
+
 def core_extract(image, start, end, settings):
     from core.extraction import extract
 
@@ -70,8 +75,8 @@ def test_vegas_chain_undo_redo_and_finish(qtbot, make_window, shown_errors):
     qtbot.keyClick(viewer, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(viewer, Qt.Key.Key_Return)
     assert window.tool.current is None and len(window.tool.features) == 1
-    assert window.features_panel.table.rowCount() == 1
-    length_text = window.features_panel.table.item(0, 1).text()
+    assert window.features_panel.model.rowCount() == 1
+    length_text = cell(window.features_panel, 0, 1)
     assert length_text.endswith(" m")  # 520 px at ~0.3 m: ~155 m, geodesic
     assert 120 < float(length_text.split()[0]) < 200
     assert shown_errors == []
@@ -248,18 +253,18 @@ def test_features_dock_select_rename_zoom_delete(qtbot, make_window):
     window = window_with_one_selected_feature(qtbot, make_window)
     panel = window.features_panel
     assert window.tool.selected_id == window.tool.features[0].id
-    panel.table.item(0, 0).setText("Main road")
+    panel.model.setData(panel.model.index(0, 0), "Main road")
     assert window.tool.features[0].name == "Main road"
-    panel.table.item(0, 0).setText("  ")  # a cleared name goes back, without an error
-    assert window.tool.features[0].name == "Main road" and panel.table.item(0, 0).text() == "Main road"
+    panel.model.setData(panel.model.index(0, 0), "  ")  # a cleared name goes back, without an error
+    assert window.tool.features[0].name == "Main road" and cell(panel, 0, 0) == "Main road"
     window.viewer.fit()
     before = window.viewer.transform.scale
     panel.zoom_to_selected()
     assert window.viewer.transform.scale > before
     panel.delete_selected()
-    assert window.tool.features == () and panel.table.rowCount() == 0
+    assert window.tool.features == () and panel.model.rowCount() == 0
     window.tool.undo()
-    assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "Main road"
+    assert panel.model.rowCount() == 1 and cell(panel, 0, 0) == "Main road"
     panel.table.selectRow(0)
     panel.table.setFocus()
     panel.continue_button.click()  # the line is open for more pieces, and the map takes Enter again

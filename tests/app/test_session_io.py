@@ -93,7 +93,8 @@ def test_import_places_lines_by_ground_position_and_refuses_lines_off_the_image(
     other = make_window(config_dir=tmp_path / "other")
     other.open_image(None)
     monkeypatch.setattr(dialogs, "ask_import_path", lambda parent, folder: str(out))
-    other.feature_io.import_dialog()
+    other.feature_io.import_dialog()  # on a worker
+    qtbot.waitUntil(lambda: other.feature_io.job is None)
     assert other.tool.features == ()
     assert len(shown_errors) == 1 and "none of the 9 lines" in shown_errors[0].message
 
@@ -112,6 +113,7 @@ def test_export_and_import_through_the_menu_dialogs(qtbot, make_window, tmp_path
         {"type": "Feature", "geometry": {"type": "Point", "coordinates": [15.0, 47.0]}, "properties": {}}]}))
     monkeypatch.setattr(dialogs, "ask_import_path", lambda parent, folder: str(bad))
     window.feature_io.import_dialog()
+    qtbot.waitUntil(lambda: window.feature_io.job is None)
     assert len(shown_errors) == 1 and "no LineString" in shown_errors[0].message
 
 

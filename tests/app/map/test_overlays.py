@@ -44,7 +44,7 @@ def scene(qtbot):
 
 
 def colours_along(viewer, y, xs):
-    image = viewer.grab().toImage()
+    image = settled(viewer, viewer.overlay_painters[0])
     return [image.pixelColor(x, y) for x in xs]
 
 
@@ -111,3 +111,49 @@ def test_the_ribbon_switches_of_the_view_menu_the_display_panel_and_r_agree(qtbo
     qtbot.waitUntil(window.viewer.hasFocus)
     qtbot.keyClick(window.viewer, Qt.Key.Key_R)
     assert options.show_ribbon and checkbox.isChecked() and action.isChecked()
+
+
+def test_ctrl_click_selects_the_line_under_the_cursor(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    tool = window.tool
+    tool.add_features([("a", np.array([[100.0, 100.0], [400.0, 100.0]]), {}),
+                       ("b", np.array([[100.0, 300.0], [400.0, 300.0]]), {})])
+    viewer = window.viewer
+    viewer.centre_on((250.0, 200.0), scale=1.0)
+    for y, name in ((302.0, "b"), (99.0, "a")):
+        qtbot.mouseClick(viewer, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                         viewer.image_to_view(250.0, y).toPoint())
+        assert tool.feature(tool.selected_id).name == name and tool.current is None  # no feature started
+    qtbot.mouseClick(viewer, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     viewer.image_to_view(250.0, 200.0).toPoint())
+    assert tool.selected_id is None
+
+
+def test_tiles_follow_finish_undo_and_delete_without_redrawing_everything(scene):
+    tool, viewer, overlay = scene
+    viewer.resize(600, 400)
+    rng = np.random.default_rng(1)
+    tool.add_features([("", np.cumsum(rng.normal(0, 5, (6, 2)), axis=0) + rng.uniform(0, 600, 2), {})
+                       for _ in range(300)])
+    settled(viewer, overlay)
+    rendered = overlay.tiles.rendered
+    draw(tool, [30, 90], [0.9])  # a new feature at y = 60: painted onto the cached tiles
+    image = settled(viewer, overlay)
+    assert overlay.tiles.rendered == rendered and near(image.pixelColor(60, int(Y)), FEATURE)
+    tool.undo()  # re-renders only the tiles it touched
+    image = settled(viewer, overlay)
+    assert 0 < overlay.tiles.rendered - rendered <= 2
+    fresh, expected = RasterViewer(), ToolOverlay(tool)  # the same features drawn from scratch
+    fresh.resize(600, 400)
+    fresh.overlay_painters.append(expected)
+    assert settled(fresh, expected) == image
+
+
+def settled(viewer, overlay):
+    """The view once every tile is drawn (a repaint renders tiles for a limited time)."""
+    for _ in range(100):
+        image = viewer.grab().toImage()
+        if overlay.tiles.complete:
+            return image
+    raise AssertionError("the tiles never completed")

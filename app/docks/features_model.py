@@ -1,0 +1,170 @@
+"""The features table's Qt model: one row per finished feature, its cells computed when shown.
+
+With tens of thousands of (imported) features, building every row's cells
+on each edit cost seconds; this model answers ``data()`` for the rows in view
+only (lengths cached per feature) and follows the usual edits with row
+insertions and removals instead of a reset: a finished feature is one
+appended row, its undo one removed row, a rename one changed row.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from app.model.estimates import LOW_CONFIDENCE, is_low
+from app.model.measure import feature_length
+
+__all__ = ["FeaturesModel", "ID_ROLE", "CONFIDENCE_TIP"]
+
+ID_ROLE = Qt.ItemDataRole.UserRole
+HEADERS = ("Name", "Length", "Score", "Confidence")
+_LOW_TEXT = QColor(230, 120, 0)
+CONFIDENCE_TIP = (f"The lowest confidence of the feature's pieces, in [0, 1] (blank: none was estimated); "
+                  f"pieces below {LOW_CONFIDENCE:g} are drawn dashed.")
+_PIXEL_LENGTH_TIP = "Length in pixels (no georeference)"
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+class FeaturesModel(QAbstractTableModel):
+    """Rows of an :class:`app.model.tool.ExtractionTool`'s finished features: name, length, score, confidence.
+
+    Call :meth:`sync` when the tool's features or outcomes changed; editing a
+    name calls ``rename(feature_id, text)``.
+    """
+
+    def __init__(self, tool, rename, parent=None):
+        super().__init__(parent)
+        self.tool, self._rename = tool, rename
+        self.raster = None
+        self._features = tool.features
+        self._rows: dict[int, int] | None = None  # feature id -> row, built when asked
+        self._lengths: dict[int, tuple] = {}  # feature id -> (vertices, Length)
+        self._pending = self._pending_ids(self._features)
+
+    # ------------------------------------------------------------ following the tool
+    def set_raster(self, raster) -> None:
+        """Measure lengths on ``raster`` (metres when georeferenced)."""
+        self.raster = raster
+        self._lengths.clear()
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, 1, 1)
+        if self._features:
+            self.dataChanged.emit(self.index(0, 1), self.index(len(self._features) - 1, 1))
+
+    def sync(self) -> None:
+        """Catch up with the tool: appended or dropped rows, changed rows, else a reset."""
+        new, old = self.tool.features, self._features
+        if new is not old:
+            self._rows = None
+            if len(new) > len(old) and new[:len(old)] == old:
+                self.beginInsertRows(QModelIndex(), len(old), len(new) - 1)
+                self._features = new
+                self.endInsertRows()
+                self._pending |= self._pending_ids(new[len(old):])
+            elif len(new) < len(old) and old[:len(new)] == new:
+                self.beginRemoveRows(QModelIndex(), len(new), len(old) - 1)
+                self._features = new
+                self.endRemoveRows()
+                self._pending -= {f.id for f in old[len(new):]}
+            elif len(new) == len(old) and [f.id for f in new] == [f.id for f in old]:
+                self._features = new
+                for row in [r for r, (a, b) in enumerate(zip(old, new)) if a is not b]:
+                    self._row_changed(row)
+            else:
+                self.beginResetModel()
+                self._features = new
+                self.endResetModel()
+                self._pending = self._pending_ids(new)
+        for feature_id in list(self._pending):  # late results of finished features
+            row = self.row_of(feature_id)
+            if row is None or not self._pending_ids([self._features[row]]):
+                self._pending.discard(feature_id)
+            if row is not None:
+                self._row_changed(row)
+
+    def _pending_ids(self, features) -> set[int]:
+        """Ids of the features with pieces still being computed."""
+        return {f.id for f in features if any(self.tool.is_pending(p) for p in f.pieces)}
+
+    def _row_changed(self, row: int) -> None:
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(HEADERS) - 1))
+
+    def row_of(self, feature_id) -> int | None:
+        """The row of a feature, or None."""
+        if self._rows is None:
+            self._rows = {f.id: row for row, f in enumerate(self._features)}
+        return self._rows.get(feature_id)
+
+    def feature_at(self, row: int):
+        """The feature shown in ``row``."""
+        return self._features[row]
+
+    # ------------------------------------------------------------ Qt's model interface
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._features)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        georeferenced = self.raster is not None and self.raster.georeferenced
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]  # each length carries its unit (m, km or px)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if section == 1:
+                return "Geodesic length on the WGS84 ellipsoid" if georeferenced else _PIXEL_LENGTH_TIP
+            if section == 3:
+                return CONFIDENCE_TIP
+        return None
+
+    def flags(self, index):
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return flags | Qt.ItemFlag.ItemIsEditable if index.column() == 0 else flags
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or index.row() >= len(self._features):
+            return None
+        feature, column = self._features[index.row()], index.column()
+        if role == ID_ROLE:
+            return feature.id
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return self._text(feature, column)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column > 0:
+            return int(_RIGHT.value)
+        if column == 1 and role == Qt.ItemDataRole.ToolTipRole:
+            return self._length(feature).method
+        if column == 3 and role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole):
+            if is_low(self.tool.feature_confidence(feature)):
+                if role == Qt.ItemDataRole.ForegroundRole:
+                    return QBrush(_LOW_TEXT)
+                return f"Low confidence: the pieces below {LOW_CONFIDENCE:g} are drawn dashed."
+        return None
+
+    def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or index.column() != 0:
+            return False
+        feature = self._features[index.row()]
+        if str(value).strip():  # a cleared name just goes back to the old one
+            self._rename(feature.id, str(value))
+        self._row_changed(index.row())
+        return True
+
+    def _text(self, feature, column: int) -> str:
+        if column == 0:
+            return feature.name
+        if column == 1:
+            return self._length(feature).text()
+        if column == 2:
+            score = self.tool.feature_score(feature)
+            return "—" if score is None else f"{score:.1f}"
+        confidence = self.tool.feature_confidence(feature)
+        return "" if confidence is None else f"{confidence:.2f}"
+
+    def _length(self, feature):
+        vertices = self.tool.feature_vertices(feature)  # cached by the tool: the same array while unchanged
+        cached = self._lengths.get(feature.id)
+        if cached is None or cached[0] is not vertices:
+            cached = self._lengths[feature.id] = (vertices, feature_length(vertices, self.raster))
+        return cached[1]

@@ -1,0 +1,192 @@
+"""Line import off the GUI thread, with progress and cancel, committed as one undoable step.
+
+Any format :func:`core.vector.read_lines` reads (GeoJSON, GeoPackage, Shapefile, FlatGeobuf).
+
+Reading a large file (tens of thousands of lines, each placed through the
+image's georeference) takes seconds to minutes; on the GUI thread it froze
+the window.  :func:`prepare_import` does all of it (read, place, check, build
+the features) on any thread, reporting progress and stopping at the next
+line once cancelled; only :meth:`app.model.tool.ExtractionTool.add_built_features`
+runs on the GUI thread, in milliseconds.  :class:`ImportJob` runs it on a
+worker of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from app.errors import report_from_exception
+from app.model import editing
+from app.model.pieces import ToolState, feature_vertices
+from core.cancel import Cancelled, CancelToken
+from core.io.geojson import GeoJSONError
+from core.vector import read_lines
+
+__all__ = ["ImportJob", "PreparedImport", "prepare_import"]
+
+#: Progress is reported (and cancel checked) every this many lines.
+PROGRESS_EVERY = 500
+
+
+@dataclass
+class PreparedImport:
+    """Features ready to add: ``features`` and their pieces' ``outcomes``; ``outside``: how many lie off the image;
+    ``again``: how many have the vertices of a feature already there (``repeated``: which, per feature)."""
+
+    path: str
+    features: list = field(default_factory=list)
+    outcomes: dict = field(default_factory=dict)
+    vertices: list = field(default_factory=list)  # each feature's feature_vertices, computed here
+    outside: int = 0
+    again: int = 0
+    repeated: list = field(default_factory=list)
+
+    def without_repeated(self) -> PreparedImport:
+        """The same import less the features already there."""
+        keep = [k for k, seen in enumerate(self.repeated) if not seen]
+        features = [self.features[k] for k in keep]
+        pieces = {p.id for f in features for p in f.pieces}
+        return PreparedImport(self.path, features, {k: v for k, v in self.outcomes.items() if k in pieces},
+                              [self.vertices[k] for k in keep], self.outside, 0, [False] * len(keep))
+
+
+class _WatchedRaster:
+    """The image's raster as ``read_geojson`` sees it: counts the lines it places, stops once cancelled."""
+
+    def __init__(self, raster, token: CancelToken | None, report):
+        self._raster, self._token, self._report = raster, token, report
+        self._placed = 0
+
+    def __getattr__(self, name):
+        return getattr(self._raster, name)
+
+    def lonlat_to_pixel(self, lon, lat):
+        _check(self._token)
+        self._placed += 1
+        if self._placed % PROGRESS_EVERY == 0:
+            self._report(self._placed, 0, "placing the lines on the image")
+        return self._raster.lonlat_to_pixel(lon, lat)
+
+
+def _check(token: CancelToken | None) -> None:
+    if token is not None and token.cancelled:
+        raise Cancelled("the import was cancelled")
+
+
+def prepare_import(path, document, tool, token: CancelToken | None = None, report=None) -> PreparedImport:
+    """Read the lines of a vector file onto ``document`` and build them as features of ``tool`` (any thread).
+
+    ``tool`` is read only (its features and outcomes as they are now) and asked
+    for fresh ids.  ``report(done, total, phase)`` hears of progress (total 0:
+    unknown yet).  Raises GeoJSONError for a file whose lines all lie off the
+    image, and :class:`core.cancel.Cancelled` once ``token`` is cancelled.
+    """
+    report = report or (lambda done, total, phase: None)
+    state, outcomes = ToolState(tool.features), tool.outcomes
+    report(0, 0, "reading the file")
+    lines = read_lines(path, _WatchedRaster(document.raster, token, report))
+    _check(token)
+    on_image = [_touches_image(f.vertices_px, document.width, document.height) for f in lines]
+    if lines and not any(on_image):
+        raise GeoJSONError(f"none of the {len(lines)} lines in {Path(path).name} lies on {document.title}: "
+                           "were they digitized on another image?")
+    existing = {_vertices_key(feature_vertices(f, outcomes)) for f in state.features}  # a set: n + m, not n m
+    repeated = [_vertices_key(f.vertices_px) in existing for f in lines]
+    prepared = PreparedImport(str(path), outside=on_image.count(False), again=sum(repeated), repeated=repeated)
+    ids = tool.new_ids(2 * len(lines))
+    for start in range(0, len(lines), PROGRESS_EVERY):
+        _check(token)
+        report(start, len(lines), "building the features")
+        chunk = [(f.name, f.vertices_px, f.properties) for f in lines[start:start + PROGRESS_EVERY]]
+        features, built = editing.imported_features(ToolState(state.features + tuple(prepared.features)), chunk,
+                                                    ids[2 * start:2 * (start + len(chunk))])
+        prepared.features += features
+        prepared.outcomes.update(built)
+        prepared.vertices += [feature_vertices(f, built) for f in features]
+    return prepared
+
+
+def _touches_image(vertices, width: int, height: int) -> bool:
+    """Whether a polyline's bounding box overlaps the image (a line beside it may pass, one far away may not)."""
+    (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
+    return x1 >= 0 and y1 >= 0 and x0 <= width and y0 <= height
+
+
+def _vertices_key(vertices) -> tuple:
+    """Equal for vertex arrays of equal shape and values (0.0 and -0.0 alike)."""
+    array = np.asarray(vertices, dtype=np.float64) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return array.shape, array.tobytes()
+
+
+class _Signals(QObject):
+    progress = Signal(int, int, str)
+    done = Signal(object)
+    failed = Signal(object)
+    cancelled = Signal()
+
+
+class _Worker(QRunnable):
+    def __init__(self, job):
+        super().__init__()
+        self.job = job
+
+    def run(self) -> None:
+        job, signals = self.job, self.job._signals
+        try:
+            prepared = prepare_import(job.path, job.document, job.tool, job.token, signals.progress.emit)
+        except Cancelled:
+            signals.cancelled.emit()
+        except Exception as err:  # the worker's edge: the window shows it
+            signals.failed.emit(report_from_exception("Could not import the lines", err))
+        else:
+            if job.token.cancelled:  # cancelled after the last check: nothing is added
+                signals.cancelled.emit()
+            else:
+                signals.done.emit(prepared)
+
+
+class ImportJob(QObject):
+    """One import of ``path`` onto ``document`` for ``tool``, on a worker thread of its own.
+
+    Signals
+    -------
+    progress(done, total, phase)
+        ``total`` 0 while unknown.
+    done(prepared)
+        A :class:`PreparedImport` to add with ``tool.add_built_features`` (on the GUI thread).
+    failed(report)
+        An :class:`app.errors.ErrorReport`.
+    cancelled()
+    """
+
+    progress = Signal(int, int, str)
+    done = Signal(object)
+    failed = Signal(object)
+    cancelled = Signal()
+
+    def __init__(self, path, document, tool, parent=None):
+        super().__init__(parent)
+        self.path, self.document, self.tool = str(path), document, tool
+        self.token = CancelToken()
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._signals = _Signals()
+        for name in ("progress", "done", "failed", "cancelled"):
+            getattr(self._signals, name).connect(getattr(self, name))
+
+    def start(self) -> None:
+        """Begin reading (returns at once)."""
+        self._pool.start(_Worker(self))
+
+    def cancel(self) -> None:
+        """Stop at the next line; ``cancelled`` follows."""
+        self.token.cancel()
+
+    def wait(self, timeout_ms: int = -1) -> bool:
+        """Until the worker ended; False on timeout."""
+        return self._pool.waitForDone(timeout_ms)
+

@@ -1,0 +1,209 @@
+"""A spatial index of the finished features, kept in step with the tool incrementally (no Qt).
+
+The overlay asks it which features meet a tile and what changed since it last
+looked; a click asks it which feature lies under the cursor.  Features sit in
+a grid of square cells by their bounding boxes, so a query costs what lies
+near it, not what the whole drawing holds: with tens of thousands of features
+a hit test or a tile touches a few cells.
+
+``sync`` compares the tool's feature tuple with the one it saw last.  Features
+are immutable, so the usual edits are cheap to recognise: appended features
+(finish, import, redo) and features dropped from the end (undo) are told apart
+by one C-speed tuple comparison; anything else (delete, reopen, rename)
+falls back to one walk over the ids.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["FeatureIndex", "IndexChange", "CELL_PX"]
+
+#: Side of the grid's cells in raster pixels.
+CELL_PX = 256.0
+
+
+@dataclass
+class IndexChange:
+    """What :meth:`FeatureIndex.sync` found: ``added`` ids (in drawing order) and ``removed`` ``(id, bbox)``.
+
+    ``bbox`` is ``(x0, y0, x1, y1)`` px.  A feature whose geometry changed is
+    both removed (old box) and added.  ``everything`` is True when so much
+    changed that redrawing all is cheaper than following the list.
+    """
+
+    added: list[int] = field(default_factory=list)
+    removed: list[tuple[int, tuple]] = field(default_factory=list)
+    everything: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.everything)
+
+
+class FeatureIndex:
+    """Bounding boxes of a tool's finished features in a grid of ``cell_px`` cells.
+
+    Parameters
+    ----------
+    tool : app.model.tool.ExtractionTool
+        Read through ``features``, ``outcomes``, ``feature_vertices`` and ``is_pending``.
+    cell_px : float
+        Side of a grid cell (raster pixels).
+    """
+
+    def __init__(self, tool, cell_px: float = CELL_PX):
+        self.tool = tool
+        self.cell_px = float(cell_px)
+        self._features: tuple = ()
+        self._entries: dict[int, tuple] = {}  # id -> (feature, vertices, bbox, cells)
+        self._order: dict[int, int] = {}  # id -> position in the features tuple
+        self._cells: dict[tuple[int, int], set[int]] = {}
+        self._pending: set[int] = set()  # ids of features with pieces still being computed
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # ------------------------------------------------------------- updates
+    def sync(self) -> IndexChange:
+        """Catch up with the tool's features and returns what changed."""
+        features, old = self.tool.features, self._features
+        change = IndexChange()
+        if features is not old:
+            if len(features) >= len(old) and features[:len(old)] == old:
+                self._add(features[len(old):], len(old), change)
+            elif len(features) < len(old) and old[:len(features)] == features:
+                for feature in old[len(features):]:
+                    self._remove(feature.id, change)
+            else:
+                self._resync(features, change)
+            self._features = features
+        self._refresh_pending(change)
+        change.everything = len(change.added) + len(change.removed) > max(1000, len(self._entries) // 4)
+        return change
+
+    def _add(self, features, first: int, change: IndexChange) -> None:
+        boxes = self._boxes([self.tool.feature_vertices(f) for f in features]) if len(features) > 64 else None
+        for k, feature in enumerate(features):
+            self._insert(feature, first + k, None if boxes is None else boxes[k])
+            change.added.append(feature.id)
+
+    @staticmethod
+    def _boxes(vertex_arrays) -> list[tuple]:
+        """Bounding boxes of many polylines at once (an import adds tens of thousands)."""
+        starts = np.cumsum([0] + [len(v) for v in vertex_arrays[:-1]])
+        every = np.concatenate(vertex_arrays)
+        low, high = np.minimum.reduceat(every, starts), np.maximum.reduceat(every, starts)
+        return [tuple(box) for box in np.column_stack([low, high]).tolist()]
+
+    def _resync(self, features, change: IndexChange) -> None:
+        by_id = {f.id: f for f in features}
+        for feature_id in [i for i, entry in self._entries.items() if by_id.get(i) is not entry[0]]:
+            self._remove(feature_id, change)
+        self._order = {f.id: position for position, f in enumerate(features)}
+        for feature in features:
+            if feature.id not in self._entries:
+                self._insert(feature, self._order[feature.id])
+                change.added.append(feature.id)
+
+    def _refresh_pending(self, change: IndexChange) -> None:
+        """Features whose late results arrived have new geometry."""
+        for feature_id in list(self._pending):
+            feature = self._entries[feature_id][0]
+            if self.tool.feature_vertices(feature) is not self._entries[feature_id][1]:
+                position = self._order[feature_id]
+                self._remove(feature_id, change)
+                self._insert(feature, position)
+                change.added.append(feature_id)
+
+    def _insert(self, feature, position: int, bbox: tuple | None = None) -> None:
+        vertices = self.tool.feature_vertices(feature)
+        if bbox is None:
+            (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
+            bbox = (float(x0), float(y0), float(x1), float(y1))
+        cells = self._cells_of(bbox)
+        for cell in cells:
+            self._cells.setdefault(cell, set()).add(feature.id)
+        self._entries[feature.id] = (feature, vertices, bbox, cells)
+        self._order[feature.id] = position
+        if any([self.tool.is_pending(p) for p in feature.pieces]):
+            self._pending.add(feature.id)
+        else:
+            self._pending.discard(feature.id)
+
+    def _remove(self, feature_id: int, change: IndexChange) -> None:
+        _, _, bbox, cells = self._entries.pop(feature_id)
+        for cell in cells:
+            members = self._cells[cell]
+            members.discard(feature_id)
+            if not members:
+                del self._cells[cell]
+        self._order.pop(feature_id, None)
+        self._pending.discard(feature_id)
+        change.removed.append((feature_id, bbox))
+
+    def _cells_of(self, bbox) -> list[tuple[int, int]]:
+        c0, r0, c1, r1 = (math.floor(v / self.cell_px) for v in bbox)
+        return [(c, r) for c in range(c0, c1 + 1) for r in range(r0, r1 + 1)]
+
+    # ------------------------------------------------------------- queries
+    def bbox(self, feature_id: int) -> tuple[float, float, float, float]:
+        """``(x0, y0, x1, y1)`` px of an indexed feature (KeyError when it is not indexed)."""
+        return self._entries[feature_id][2]
+
+    def entry(self, feature_id: int):
+        """``(feature, vertices (k, 2) px)`` of an indexed feature."""
+        feature, vertices, _, _ = self._entries[feature_id]
+        return feature, vertices
+
+    def query(self, rect) -> list[int]:
+        """Ids of the features whose bounding box meets ``rect`` = (x0, y0, x1, y1) px, in drawing order."""
+        x0, y0, x1, y1 = rect
+        found: set[int] = set()
+        for cell in self._cells_of(rect):
+            found.update(self._cells.get(cell, ()))
+        hits = [i for i in found if _meets(self._entries[i][2], x0, y0, x1, y1)]
+        return sorted(hits, key=self._order.__getitem__)
+
+    def count(self, rect) -> int:
+        """How many features meet ``rect`` (an upper bound that counts every feature in the cells it touches)."""
+        found: set[int] = set()
+        for cell in self._cells_of(rect):
+            found.update(self._cells.get(cell, ()))
+        return len(found)
+
+    def nearest(self, xy, radius_px: float) -> int | None:
+        """Id of the feature nearest to ``xy`` within ``radius_px`` (the topmost of equals), or None.
+
+        Parameters
+        ----------
+        xy : (float, float)
+            Point (x, y) in raster pixels.
+        radius_px : float
+            Largest distance from the polyline, in raster pixels.
+        """
+        x, y = float(xy[0]), float(xy[1])
+        best, best_d = None, float(radius_px)
+        for feature_id in reversed(self.query((x - radius_px, y - radius_px, x + radius_px, y + radius_px))):
+            d = distance_to_polyline(self._entries[feature_id][1], x, y)
+            if d < best_d:
+                best, best_d = feature_id, d
+        return best
+
+
+def _meets(bbox, x0, y0, x1, y1) -> bool:
+    return bbox[2] >= x0 and bbox[0] <= x1 and bbox[3] >= y0 and bbox[1] <= y1
+
+
+def distance_to_polyline(vertices: np.ndarray, x: float, y: float) -> float:
+    """Distance (px) from point (x, y) to a (k, 2) polyline, k >= 1."""
+    if len(vertices) == 1:
+        return float(np.hypot(vertices[0, 0] - x, vertices[0, 1] - y))
+    a, b = vertices[:-1], vertices[1:]
+    d = b - a
+    length2 = np.einsum("ij,ij->i", d, d)
+    t = np.clip(np.einsum("ij,ij->i", np.array([x, y]) - a, d) / np.where(length2 > 0, length2, 1.0), 0.0, 1.0)
+    closest = a + t[:, None] * d
+    return float(np.min(np.hypot(closest[:, 0] - x, closest[:, 1] - y)))

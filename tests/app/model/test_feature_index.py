@@ -1,0 +1,125 @@
+"""The spatial index agrees with a brute-force scan through random edits; hit tests find the nearest line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.model.feature_index import FeatureIndex, distance_to_polyline
+from app.model.pieces import PieceOutcome
+from app.model.tool import ExtractionTool
+
+
+def random_lines(rng, n, size=2000.0):
+    lines = []
+    for _ in range(n):
+        start = rng.uniform(-50, size, 2)
+        steps = rng.normal(0, rng.choice([3.0, 40.0, 400.0]), (int(rng.integers(1, 6)), 2))
+        lines.append(("", np.vstack([start, start + np.cumsum(steps, axis=0)]), {}))
+    return lines
+
+
+def brute_query(tool, rect):
+    x0, y0, x1, y1 = rect
+    hits = []
+    for feature in tool.features:
+        v = tool.feature_vertices(feature)
+        if v[:, 0].max() >= x0 and v[:, 0].min() <= x1 and v[:, 1].max() >= y0 and v[:, 1].min() <= y1:
+            hits.append(feature.id)
+    return hits
+
+
+def brute_distance(vertices, x, y, samples=2001):
+    """Distance to a polyline by dense sampling of every segment (an independent reference)."""
+    t = np.linspace(0.0, 1.0, samples)[:, None]
+    points = np.concatenate([a + t * (b - a) for a, b in zip(vertices[:-1], vertices[1:])])
+    return float(np.min(np.hypot(points[:, 0] - x, points[:, 1] - y)))
+
+
+def random_edit(tool, rng):
+    action = rng.choice(["add", "draw", "undo", "redo", "delete", "rename", "reopen"])
+    if action == "add":
+        tool.add_features(random_lines(rng, int(rng.integers(1, 30))))
+    elif action == "draw":
+        tool.click(tuple(rng.uniform(0, 2000, 2)))
+        tool.click(tuple(rng.uniform(0, 2000, 2)), straight=True)
+        tool.finish()
+    elif action == "undo":
+        tool.undo()
+    elif action == "redo":
+        tool.redo()
+    elif tool.features:
+        feature = tool.features[int(rng.integers(len(tool.features)))]
+        if action == "delete":
+            tool.delete(feature.id)
+        elif action == "rename":
+            tool.rename(feature.id, f"renamed {rng.integers(1000)}")
+        else:
+            tool.reopen(feature.id)
+            tool.click(tuple(rng.uniform(0, 2000, 2)), straight=True)
+            tool.finish()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_queries_match_a_brute_force_scan_through_random_edits(seed):
+    rng = np.random.default_rng(seed)
+    tool = ExtractionTool(settings=None)
+    index = FeatureIndex(tool, cell_px=float(rng.choice([16.0, 100.0, 256.0])))
+    for _ in range(40):
+        random_edit(tool, rng)
+        if rng.random() < 0.7:
+            index.sync()
+    index.sync()
+    assert len(index) == len(tool.features)
+    for _ in range(30):
+        x, y = rng.uniform(-100, 2100, 2)
+        w, h = rng.uniform(0, 600, 2)
+        rect = (x, y, x + w, y + h)
+        assert index.query(rect) == brute_query(tool, rect)
+        assert index.count(rect) >= len(index.query(rect))
+
+
+def test_sync_reports_appended_and_dropped_features_and_late_results():
+    tool = ExtractionTool(settings=None)
+    index = FeatureIndex(tool)
+    tool.add_features([("a", np.array([[0.0, 0.0], [10.0, 0.0]]), {})])
+    change = index.sync()
+    assert change.added == [tool.features[0].id] and change.removed == []
+    assert not index.sync()  # nothing new
+    tool.click((100.0, 100.0))
+    tool.click((200.0, 100.0))  # an extraction: pending
+    tool.finish()
+    piece = tool.features[-1].pieces[0]
+    assert index.sync().added == [tool.features[-1].id]
+    tool.complete_piece(piece.id, PieceOutcome(np.array([[100.0, 100.0], [150.0, 300.0], [200.0, 100.0]])))
+    change = index.sync()  # the late result moved the line
+    assert change.added == [tool.features[-1].id]
+    assert change.removed == [(tool.features[-1].id, (100.0, 100.0, 200.0, 100.0))]
+    assert index.bbox(tool.features[-1].id) == (100.0, 100.0, 200.0, 300.0)
+    finished_id = tool.features[-1].id
+    tool.undo()  # back in progress: no longer a finished feature
+    assert [i for i, _ in index.sync().removed] == [finished_id] and tool.current.id == finished_id
+
+
+def test_nearest_finds_the_closest_line_within_the_radius():
+    rng = np.random.default_rng(7)
+    tool = ExtractionTool(settings=None)
+    tool.add_features(random_lines(rng, 300, size=500.0))
+    index = FeatureIndex(tool, cell_px=32.0)
+    index.sync()
+    for _ in range(40):
+        x, y = rng.uniform(0, 500, 2)
+        radius = float(rng.choice([2.0, 8.0, 30.0]))
+        distances = [brute_distance(tool.feature_vertices(f), x, y) for f in tool.features]
+        found = index.nearest((x, y), radius)
+        if min(distances) > radius + 1e-3:
+            assert found is None
+        else:
+            position = [f.id for f in tool.features].index(found)
+            assert distances[position] <= min(distances) + 1e-3
+
+
+def test_distance_to_polyline_handles_points_and_zero_length_links():
+    assert distance_to_polyline(np.array([[3.0, 4.0]]), 0.0, 0.0) == pytest.approx(5.0)
+    assert distance_to_polyline(np.array([[0.0, 0.0], [0.0, 0.0], [10.0, 0.0]]), 5.0, 2.0) == pytest.approx(2.0)
+    assert distance_to_polyline(np.array([[0.0, 0.0], [10.0, 0.0]]), 13.0, 4.0) == pytest.approx(5.0)

@@ -1,0 +1,76 @@
+"""GeoJSON import on a worker: progress, cancel, the same features as the direct import, one undo step."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import app.import_job as import_job
+from app.model.document import sample_scene_path
+from core.io.raster import open_raster
+
+
+@pytest.fixture(scope="module")
+def many_lines(tmp_path_factory):
+    """1200 short RFC 7946 lon/lat lines on the sample scene, and 5 far away."""
+    rng = np.random.default_rng(3)
+    features = []
+    with open_raster(str(sample_scene_path())) as raster:
+        for k in range(1205):
+            start = rng.uniform(50, 1450, 2) + (1e6 if k >= 1200 else 0.0)
+            xy = start + np.cumsum(rng.normal(0, 6, (4, 2)), axis=0)
+            lon, lat = raster.pixel_to_lonlat(xy[:, 0], xy[:, 1])
+            features.append({"type": "Feature", "properties": {"osm_id": k},
+                             "geometry": {"type": "LineString", "coordinates": np.column_stack([lon, lat]).tolist()}})
+    path = tmp_path_factory.mktemp("import") / "lines.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    return path
+
+
+def test_the_worker_import_adds_what_the_direct_import_adds_in_one_undo_step(qtbot, make_window, many_lines):
+    window = make_window()
+    window.open_image(None)
+    seen = []
+    job = window.feature_io.start_import(many_lines)
+    job.progress.connect(lambda done, total, phase: seen.append((done, total, phase)))
+    qtbot.waitUntil(lambda: window.feature_io.job is None, timeout=60_000)
+    assert len(window.tool.features) == 1205
+    assert "5 of them lie outside the image" in window.status.currentMessage()
+    assert any(p[2].startswith("building") and p[1] == 1205 for p in seen)
+    via_worker = [window.tool.feature_vertices(f) for f in window.tool.features]
+    window.tool.undo()
+    assert window.tool.features == ()
+    window.feature_io.import_geojson(many_lines)  # the direct import, on this thread
+    direct = [window.tool.feature_vertices(f) for f in window.tool.features]
+    assert all(np.array_equal(a, b) for a, b in zip(via_worker, direct))
+    assert [f.name for f in window.tool.features][:2] == ["Line 1", "Line 2"]
+
+
+def test_cancel_stops_the_import_and_adds_nothing(qtbot, make_window, many_lines, monkeypatch):
+    monkeypatch.setattr(import_job, "PROGRESS_EVERY", 10)
+    window = make_window()
+    window.open_image(None)
+    job = window.feature_io.start_import(many_lines)
+    placed = []
+
+    def on_progress(done, total, phase):
+        placed.append(done)
+        if phase.startswith("placing"):
+            job.cancel()
+
+    job.progress.connect(on_progress)
+    with qtbot.waitSignal(job.cancelled, timeout=60_000):
+        pass
+    qtbot.waitUntil(lambda: window.feature_io.job is None)
+    assert window.tool.features == () and "cancelled" in window.status.currentMessage()
+    assert max(placed) < 1200  # it stopped early, not after the whole file
+
+
+def test_closing_the_window_stops_a_running_import(qtbot, make_window, many_lines):
+    window = make_window()
+    window.open_image(None)
+    job = window.feature_io.start_import(many_lines)
+    window.shutdown()
+    assert job.wait(0)
