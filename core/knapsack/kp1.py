@@ -10,9 +10,9 @@ import numpy as np
 from numba import njit
 
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
-from core.knapsack.kp1_core import cardinality_bound, prepare, solve_by_states
+from core.knapsack.kp1_core import prepare, solve_by_bounds
 from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult, weights_gcd
-from core.knapsack.states import OUT_OF_WORK, STATE_BYTES
+from core.knapsack.states import STATE_BYTES
 from core.memory import resolve_budget
 
 __all__ = ["METHODS", "capacity_windows", "row_dtype", "solve_kp1"]
@@ -254,10 +254,7 @@ def _core_mask(profits, weights, capacity, budget, method, state):
         return _reduced_dp(setup, free, room, budget, state)
     dp_possible = method == "auto" and 2 * _row_bytes(room, 8) <= budget
     max_work = dp_cells // STATE_COST_CELLS if dp_possible else 2**62
-    mask, run = solve_by_states(setup, min(max_work, QUICK_STATES), budget // STATE_BYTES)
-    if mask is None and run.status == OUT_OF_WORK and max_work > QUICK_STATES:
-        # A hard instance: the cardinality bound (~50 LP solves) often lets the lists stop early.
-        mask, run = solve_by_states(setup, max_work, budget // STATE_BYTES, cardinality_bound(setup))
+    mask, run = solve_by_bounds(setup, QUICK_STATES, max_work, budget // STATE_BYTES)
     if mask is not None:
         state["method"] = "states"
         return mask

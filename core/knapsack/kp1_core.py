@@ -9,14 +9,16 @@ capacity-long row".
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from core.knapsack.states import DONE, StateRun, backtrack, expand_core
+from core.knapsack.states import DONE, OUT_OF_WORK, StateRun, backtrack, expand_core
+from core.knapsack.surrogate import surrogate_bound
 
-__all__ = ["CoreSetup", "cardinality_bound", "prepare", "solve_by_states"]
+__all__ = ["CoreSetup", "cardinality_bound", "prepare", "solve_by_bounds", "solve_by_states", "with_incumbent"]
 
 _SLACK = 1e-9
 
@@ -99,10 +101,11 @@ def _improve_by_exchanges(p, w, capacity, taken, rounds: int = 8):
     return taken
 
 
-def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int) -> CoreSetup:
+def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int = 0) -> CoreSetup:
     """Efficiency order, bounds and reductions of items with ``profits > 0``, ``0 < weights <= capacity``.
 
-    The items must not all fit (then there is nothing to solve).
+    The items must not all fit (then there is nothing to solve).  ``known``: a
+    value to beat when it exceeds the greedy one (the reductions then fix more).
     """
     efficiency = profits / weights
     order = np.argsort(-efficiency, kind="stable")
@@ -112,7 +115,7 @@ def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int) -> CoreSetu
     if b >= len(w):
         raise ValueError("prepare needs items that do not all fit the capacity")
     greedy = _improve_by_exchanges(p, w, capacity, _greedy(w, capacity, b))
-    lower = int(p[greedy].sum())
+    lower = max(int(p[greedy].sum()), int(known))
     break_profit = int(p[:b].sum())
     residual = capacity - (int(prefix[b - 1]) if b else 0)
     upper = break_profit + residual * int(p[b]) // int(w[b])
@@ -165,8 +168,24 @@ def _surrogate_lp(p, w, capacity, k, lam):
     return float(p[order[:b]].sum() + (room - filled) * p[order[b]] / size[order[b]])
 
 
-def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_bound: int | None = None):
+def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
+    """``setup`` with a better solution ``taken`` (bool, efficiency order) and the reductions it allows."""
+    value = int(setup.profits[taken].sum())
+    if value <= setup.lower_bound:
+        return setup
+    p, w, b = setup.profits, setup.weights, setup.break_item
+    break_profit = int(p[:b].sum())
+    residual = setup.capacity - int(w[:b].sum())
+    fixed = _reduce(p, w, float(setup.efficiency[b]), b, break_profit, residual, value)
+    fixed = np.where(setup.fixed >= 0, setup.fixed, fixed).astype(np.int8)
+    return dataclasses.replace(setup, greedy=taken, lower_bound=value, fixed=fixed)
+
+
+def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_bound: int | None = None,
+                    eager: bool = False):
     """The optimal choice over the free items by state lists.
+
+    ``eager``: pairing and the completion bound from the first state on (tests).
 
     Returns
     -------
@@ -174,6 +193,7 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
         Optimal choice in the caller's order of ``setup.order`` positions (None when
         the run gave up within ``max_work`` states generated or ``max_states`` held).
     run : StateRun
+        ``run.taken``: the best choice found (efficiency order), optimal or not.
     """
     free = np.flatnonzero(setup.fixed < 0)
     b = setup.break_item
@@ -183,10 +203,73 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
         setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
         np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
         np.int64(setup.upper_bound if upper_bound is None else upper_bound), np.int64(max_work), np.int64(max_states),
+        eager,
     ))
+    run.taken = setup.greedy if run.best_step < 0 else backtrack(run, setup.profits, setup.weights, b)
     if run.status != DONE:
         return None, run
-    taken = setup.greedy if run.best_step < 0 else backtrack(run, setup.profits, setup.weights, b)
+    taken = run.taken
     mask = np.zeros(len(taken), np.bool_)
     mask[setup.order[taken]] = True
     return mask, run
+
+
+def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states: int):
+    """:func:`solve_by_states` with combo's extras for hard instances.
+
+    A quick run first; when it gives up, its best solution becomes the incumbent
+    (with the reductions it allows), the surrogate relaxation with a
+    cardinality constraint is solved exactly for a tight upper bound (often with
+    an optimal choice), and the long run stops as soon as it meets that bound.
+    Returns ``(mask, run)`` as :func:`solve_by_states` (``run`` None when the
+    surrogate's choice was optimal).
+    """
+    mask, run = solve_by_states(setup, min(max_work, quick_work), max_states)
+    if mask is not None or run.status != OUT_OF_WORK or max_work <= quick_work:
+        return mask, run
+    setup = with_incumbent(setup, run.taken)
+    bound, taken = _surrogate(setup, max_work, max_states)
+    if taken is not None:
+        mask = np.zeros(len(taken), np.bool_)
+        mask[setup.order[taken]] = True
+        return mask, None
+    return solve_by_states(setup, max_work, max_states, cardinality_bound(setup) if bound is None else bound)
+
+
+def _surrogate(setup: CoreSetup, max_work: int, max_states: int):
+    """:func:`core.knapsack.surrogate.surrogate_bound` over the free items: ``(bound, taken or None)``."""
+    free = np.flatnonzero(setup.fixed < 0)
+    fixed_in = setup.fixed == 1
+    base = int(setup.profits[fixed_in].sum())
+
+    def exactly(p, w, c, z):
+        return _solve_exactly(p, w, c, z, max_work, max_states)
+
+    bound, choice = surrogate_bound(setup.profits[free], setup.weights[free], setup.free_capacity(),
+                                    int(np.count_nonzero(free < setup.break_item)), setup.lower_bound - base, exactly)
+    if bound is None:
+        return None, None
+    if choice is None:
+        return min(bound + base, setup.upper_bound), None
+    taken = fixed_in.copy()
+    taken[free[choice]] = True
+    return bound + base, taken
+
+
+def _solve_exactly(p, w, c, z, max_work, max_states):
+    """The optimum of a KP1 when it beats ``z``: ``(value, mask)``, ``(z, None)``, or ``(None, None)`` (gave up)."""
+    items = np.flatnonzero(w <= c)
+    if int(w[items].sum()) <= c:
+        chosen = items
+    else:
+        setup = prepare(p[items], w[items], c, known=z)
+        mask, run = solve_by_states(setup, max_work, max_states)
+        if mask is None:
+            return None, None
+        chosen = items[mask]
+    value = int(p[chosen].sum())
+    if value <= z:
+        return z, None
+    mask = np.zeros(len(p), np.bool_)
+    mask[chosen] = True
+    return value, mask

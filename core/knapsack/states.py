@@ -29,6 +29,13 @@ _WORD = 64
 #: Relative slack of the float bound test: a state is only dropped when its bound
 #: is clearly below the incumbent + 1, so rounding never loses an optimum.
 _SLACK = 1e-9
+#: Pairing with the items outside the core runs once the list holds this many states
+#: and this many times the items outside (its cost: a binary search per item).
+PAIRING_STATES, PAIRING_RATIO = 1000, 64
+#: The completion bound (a DP over the items outside the core, weights floored to
+#: ``COMPLETION_CELLS`` steps of the capacity) once the list holds this many states;
+#: recomputed when the merges since cost a quarter of it.
+COMPLETION_STATES, COMPLETION_CELLS = 20_000, 2**16
 
 
 @njit(cache=True, nogil=True)
@@ -84,8 +91,70 @@ def _keeps(weight, profit, capacity, best, eff_add, eff_remove):
 
 
 @njit(cache=True, nogil=True)
+def _pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best):
+    """Best state plus one item outside the core (combo's pairing): ``(value, state, item)``.
+
+    An item not yet added joins the heaviest state that leaves it room; an item
+    not yet removed leaves the heaviest state it brings within the capacity.  The
+    list is sorted by weight with increasing profits, so the heaviest is the best.
+    """
+    best_k, best_item = -1, -1
+    for q in range(a, len(addable)):
+        item = addable[q]
+        k = np.searchsorted(ow[:m], capacity - weights[item], side="right") - 1
+        if k >= 0 and op[k] + profits[item] > best:
+            best, best_k, best_item = op[k] + profits[item], k, item
+    for q in range(r, len(removable)):
+        item = removable[q]
+        k = np.searchsorted(ow[:m], capacity + weights[item], side="right") - 1
+        if k >= 0 and op[k] - profits[item] > best:
+            best, best_k, best_item = op[k] - profits[item], k, item
+    return best, best_k, best_item
+
+
+@njit(cache=True, nogil=True)
+def _completion_values(profits, weights, outside_a, outside_r, delta, cells):
+    """``V[k]``: most profit of items of ``outside_a`` and ``outside_r`` whose weights, each floored to
+    a multiple of ``delta``, add up to at most ``k delta`` (a 0-1 knapsack DP, ``cells + 1`` columns).
+
+    Flooring only shrinks weights, so ``V[x // delta]`` bounds the profit of any of those
+    items within weight ``x``: the completion bound of :func:`expand_core`.
+    """
+    values = np.zeros(cells + 1, np.int64)
+    for items in (outside_a, outside_r):
+        for item in items:
+            size = weights[item] // delta
+            for k in range(cells, size - 1, -1):
+                values[k] = max(values[k], values[k - size] + profits[item])
+    return values
+
+
+@njit(cache=True, nogil=True)
+def _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, values, delta, removable_w, removable_p):
+    """Keep the states whose bounds can beat ``best``; returns how many.
+
+    Dantzig's bound always; with completion ``values`` also the bound
+    ``profit - removable_p + values[(capacity - weight + removable_w) // delta]``:
+    a completion adds items and removes some of those not yet removable
+    (``removable_w``, ``removable_p`` their sums); counting the kept ones
+    instead, it is a set of items outside the core within that weight.
+    """
+    kept = 0
+    for k in range(m):
+        if not _keeps(ow[k], op[k], capacity, best, eff_add, eff_remove):
+            continue
+        if len(values):
+            room = capacity - ow[k] + removable_w
+            if room < 0 or op[k] - removable_p + values[room // delta] <= best:
+                continue
+        ow[kept], op[kept], ov[kept] = ow[k], op[k], ov[k]
+        kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
 def expand_core(profits, weights, capacity, efficiency, removable, addable, break_weight, break_profit,
-                incumbent, upper_bound, max_work, max_states):
+                incumbent, upper_bound, max_work, max_states, eager):
     """Run the expanding-core state DP.
 
     Parameters
@@ -99,11 +168,15 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     upper_bound : int64, no solution is worth more: the run stops when the incumbent reaches it
     max_work : int64, most states generated before giving up
     max_states : int64, most states held (lists and snapshots) before giving up
+    eager : bool, pairing and the completion bound at every step (tests; normally only
+        once the list is long enough for them to pay, see ``PAIRING_*`` and ``COMPLETION_*``)
 
     Returns
     -------
-    status, best, best_step, best_weight, best_profit, best_word, step_items, snap_w, snap_p, snap_v, snap_off, work
-        ``best_step`` -1 when nothing beat ``incumbent``; snapshot ``k`` (the list after
+    status, best, best_step, best_weight, best_profit, best_word, best_extra, step_items, snap_w, snap_p, snap_v,
+    snap_off, work
+        ``best_step`` -1 when nothing beat ``incumbent``; ``best_extra`` the item outside
+        the core that the best state was paired with (-1 none); snapshot ``k`` (the list after
         step ``64 (k + 1)``) is ``snap_*[snap_off[k]:snap_off[k + 1]]``.
     """
     cap = 1024
@@ -115,6 +188,14 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     snap_off = np.zeros((len(removable) + len(addable)) // _WORD + 2, np.int64)
     step_items = np.full(len(removable) + len(addable) + 1, -1, np.int64)
     best, best_step, best_w, best_p, best_v = incumbent, -1, np.int64(0), np.int64(0), np.uint64(0)
+    best_extra = -1
+    cells = min(COMPLETION_CELLS, capacity)
+    delta = capacity // cells + 1
+    values = np.zeros(0, np.int64)
+    since = 0
+    rem_w, rem_p = np.zeros(len(removable) + 1, np.int64), np.zeros(len(removable) + 1, np.int64)
+    for q in range(len(removable) - 1, -1, -1):
+        rem_w[q], rem_p[q] = rem_w[q + 1] + weights[removable[q]], rem_p[q + 1] + profits[removable[q]]
     r = 0
     a = 0
     step = 0
@@ -142,12 +223,17 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         eff_remove = efficiency[removable[r]] if r < len(removable) else -1.0
         for k in range(m):
             if ow[k] <= capacity and op[k] > best:
-                best, best_step, best_w, best_p, best_v = op[k], step, ow[k], op[k], ov[k]
-        kept = 0
-        for k in range(m):
-            if _keeps(ow[k], op[k], capacity, best, eff_add, eff_remove):
-                ow[kept], op[kept], ov[kept] = ow[k], op[k], ov[k]
-                kept += 1
+                best, best_step, best_w, best_p, best_v, best_extra = op[k], step, ow[k], op[k], ov[k], -1
+        outside = len(addable) - a + len(removable) - r
+        if eager or (m >= PAIRING_STATES and m >= PAIRING_RATIO * outside):
+            paired, k, item = _pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best)
+            if k >= 0:
+                best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
+        since += 2 * n
+        if eager or (m >= COMPLETION_STATES and since * 4 >= outside * cells):
+            values = _completion_values(profits, weights, addable[a:], removable[r:], delta, cells)
+            since = 0
+        kept = _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, values, delta, rem_w[r], rem_p[r])
         sw, sp, sv, ow, op, ov = ow, op, ov, sw, sp, sv
         n = kept
         if step % _WORD == 0:
@@ -163,7 +249,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         if snap_off[snaps] + 2 * len(sw) + 2 * len(ow) > max_states:
             status = OUT_OF_MEMORY
             break
-    return (status, best, best_step, best_w, best_p, best_v, step_items[: step + 1], snap_w, snap_p, snap_v,
+    return (status, best, best_step, best_w, best_p, best_v, best_extra, step_items[: step + 1], snap_w, snap_p, snap_v,
             snap_off[: snaps + 1], work)
 
 
@@ -172,7 +258,7 @@ class StateRun:
 
     def __init__(self, raw):
         (self.status, self.best, self.best_step, self.best_weight, self.best_profit, self.best_word,
-         self.step_items, self.snap_w, self.snap_p, self.snap_v, self.snap_off, self.work) = raw
+         self.best_extra, self.step_items, self.snap_w, self.snap_p, self.snap_v, self.snap_off, self.work) = raw
         self.best = int(self.best)
 
 
@@ -199,6 +285,8 @@ def backtrack(run: StateRun, profits, weights, break_item: int) -> np.ndarray:
             word = _word_of(run, block // _WORD - 1, weight, profit)
     if weight != int(weights[:break_item].sum()) or profit != int(profits[:break_item].sum()):
         raise RuntimeError("state-list backtracking did not reach the break solution")
+    if run.best_extra >= 0:
+        taken[run.best_extra] = not taken[run.best_extra]
     return taken
 
 

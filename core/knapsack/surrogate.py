@@ -1,0 +1,138 @@
+"""Combo's surrogate relaxation of KP1 with a cardinality constraint, solved exactly.
+
+``card_max`` (the most items that fit: the lightest ones) bounds every
+solution's item count from above, ``card_min`` (the fewest items whose largest
+profits beat the incumbent ``z``) every improving solution's from below.  With
+``b`` items in the break solution, every solution has ``<= b`` or ``>= b + 1``
+items; the surrogate of ``w x <= c`` and ``sum x <= k`` (multiplier
+``s >= 0``) or ``sum x >= k`` (``s <= 0``) is the KP1 ``(w + s) x <= c + s k``.
+Its LP bound is convex in ``s``, so a golden-section search picks ``s``; the
+surrogate KP1 is then solved exactly by the state lists, and its optimum
+bounds the original (Martello, Pisinger and Toth 1999).  On strongly and
+inverse strongly correlated items (``p = w +/- K``) the surrogate with
+``s = -/+ K`` is a subset sum whose optimum is the original's.
+Notes: docs/notes/knapsack.md, "KP1 without a capacity-long row".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["cardinality_limits", "surrogate_lp", "surrogate_bound"]
+
+_GOLDEN = (np.sqrt(5.0) - 1) / 2
+
+
+def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, incumbent: int) -> tuple[int, int]:
+    """``(card_max, card_min)``: most items that fit, fewest items that can be worth more than ``incumbent``."""
+    card_max = int(np.searchsorted(np.cumsum(np.sort(weights)), capacity, side="right"))
+    card_min = int(np.searchsorted(np.cumsum(np.sort(profits)[::-1]), incumbent, side="right")) + 1
+    return card_max, card_min
+
+
+def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float) -> float:
+    """Dantzig's bound of ``max p x`` s.t. ``(w + s) x <= c + s card``, ``0 <= x <= 1`` (``-inf``: infeasible).
+
+    Items of size ``w + s <= 0`` are taken outright: they only make room.  In
+    floats: products of profits and capacities overflow int64 at ``C ~ 10^10``.
+    """
+    size = weights.astype(np.float64) + multiplier
+    free = size <= 0
+    room = capacity + float(multiplier) * card - size[free].sum()
+    if room < 0:
+        return -np.inf
+    p, size = profits[~free].astype(np.float64), size[~free]
+    order = np.argsort(-(p / size), kind="stable")
+    prefix = np.cumsum(size[order])
+    b = int(np.searchsorted(prefix, room, side="right"))
+    value = float(profits[free].sum()) + float(p[order[:b]].sum())
+    if b < len(p):
+        value += (room - (prefix[b - 1] if b else 0.0)) * p[order[b]] / size[order[b]]
+    return value
+
+
+def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40):
+    """The integer multiplier in ``[low, high]`` with the least LP bound (golden-section search)."""
+    lo, hi = float(low), float(high)
+    for _ in range(iterations):
+        if hi - lo < 1:
+            break
+        a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+        if surrogate_lp(profits, weights, capacity, card, a) <= surrogate_lp(profits, weights, capacity, card, b):
+            hi = b
+        else:
+            lo = a
+    candidates = {int(low), int(high), int(np.floor(lo)), int(np.ceil(hi))}
+    values = {s: surrogate_lp(profits, weights, capacity, card, s) for s in candidates if low <= s <= high}
+    return min(values, key=values.get)
+
+
+def _floor_bound(value: float) -> int:
+    """An integer bound from a float one, with room for its rounding error."""
+    return int(np.floor(value + 1e-9 * abs(value) + 1e-6))
+
+
+def _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly):
+    """``(bound, choice)`` of one side: the surrogate optimum (or its LP bound) and a feasible choice or None."""
+    if multiplier == 0:  # the original problem itself: its LP bound
+        return _floor_bound(surrogate_lp(profits, weights, capacity, card, 0)), None
+    size = weights + multiplier
+    forced = size <= 0
+    room = capacity + multiplier * card - int(size[forced].sum())
+    if room < 0:
+        return -1, None  # no solution on this side
+    base = int(profits[forced].sum())
+    rest = np.flatnonzero(~forced)
+    value, chosen = solve_exactly(profits[rest], size[rest], room, incumbent - base)
+    if value is None:  # gave up: the LP bound
+        return _floor_bound(surrogate_lp(profits, weights, capacity, card, multiplier)), None
+    if chosen is None:
+        return base + value, None
+    mask = forced.copy()
+    mask[rest[chosen]] = True
+    feasible = int(weights[mask].sum()) <= capacity
+    return base + value, mask if feasible else None
+
+
+def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent: int, solve_exactly):
+    """An upper bound on the improving solutions, and a choice worth it when one was found.
+
+    Parameters
+    ----------
+    profits, weights : (n,) int64
+        Items with ``0 < weights <= capacity``, ``profits > 0``, not all fitting.
+    break_count : int
+        Items in the break solution.
+    incumbent : int
+        Value of a known solution; the bound returned is at least it.
+    solve_exactly : callable
+        ``(profits, weights, capacity, incumbent) -> (value, mask)``: the optimum of a
+        KP1 when it beats ``incumbent`` (with its choice), ``(incumbent, None)`` when
+        nothing does, ``(None, None)`` when it gave up.
+
+    Returns
+    -------
+    bound : int
+    choice : (n,) bool or None
+        A feasible choice worth ``bound`` (then optimal), or None.
+    """
+    card_max, card_min = cardinality_limits(profits, weights, capacity, incumbent)
+    if card_min > card_max:
+        return incumbent, None  # no solution can beat the incumbent
+    top = int(weights.max())
+    b = break_count
+    if card_max <= b:
+        sides = [(card_max, 0, top)]  # every solution: sum x <= card_max
+    elif card_min >= b + 1:
+        sides = [(card_min, -top, 0)]  # every improving solution: sum x >= card_min
+    elif card_max == b + 1 or card_min == b:
+        sides = [(b, 0, top), (b + 1, -top, 0)]  # sum x <= b or sum x >= b + 1
+    else:
+        return None, None  # combo's choice: no tight cardinality side
+    bound, choice = incumbent, None
+    for card, low, high in sides:
+        multiplier = _best_multiplier(profits, weights, capacity, card, low, high)
+        value, mask = _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly)
+        if value > bound:
+            bound, choice = value, mask
+    return bound, choice if choice is not None and int(profits[choice].sum()) == bound else None

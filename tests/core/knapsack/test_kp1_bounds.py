@@ -1,0 +1,139 @@
+"""Combo's extras for KP1 state lists: pairing, the completion bound, the surrogate relaxation with cardinality."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.knapsack import KP1
+from core.knapsack.generators import pisinger
+from core.knapsack.kp1 import solve_kp1
+from core.knapsack.kp1_core import prepare, solve_by_bounds, solve_by_states
+from core.knapsack.states import _completion_values
+from core.knapsack.surrogate import cardinality_limits, surrogate_bound
+from tests.core.knapsack.test_kp1_core import kp1_of_every_class
+from tests.knapsack_reference import brute_kp, check_kp_choice
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _usable(problem):
+    """Items the core solvers take (profit > 0, 0 < weight <= capacity), or None when they all fit."""
+    keep = (problem.weights > 0) & (problem.weights <= problem.capacity) & (problem.profits > 0)
+    p, w = problem.profits[keep], problem.weights[keep]
+    return None if int(w.sum()) <= problem.capacity else (p, w, problem.capacity)
+
+
+def _brute_choices(p, w, c):
+    """Every feasible choice as (value, count) pairs."""
+    for bits in itertools.product((0, 1), repeat=len(p)):
+        x = np.array(bits, bool)
+        if w[x].sum() <= c:
+            yield int(p[x].sum()), int(x.sum())
+
+
+@SETTINGS
+@given(kp1_of_every_class(low_n=2, high_n=13), st.booleans())
+def test_eager_pairing_and_completion_bound_keep_the_optimum(problem, from_zero):
+    """Pairing and the completion bound at every step, from the greedy or from a zero incumbent."""
+    items = _usable(problem)
+    if items is None:
+        return
+    p, w, c = items
+    setup = prepare(p, w, c)
+    if from_zero:
+        setup = dataclasses.replace(setup, lower_bound=0, fixed=np.full(len(p), -1, np.int8))
+    mask, run = solve_by_states(setup, 10**9, 10**8, eager=True)
+    assert int(w[mask].sum()) <= c
+    assert int(p[mask].sum()) == brute_kp(p, [w], [c])
+
+
+@SETTINGS
+@given(kp1_of_every_class(low_n=2, high_n=13))
+def test_surrogate_path_keeps_the_optimum(problem):
+    """A quick run of one state forces the surrogate relaxation and the long run on small instances."""
+    items = _usable(problem)
+    if items is None:
+        return
+    p, w, c = items
+    mask, _ = solve_by_bounds(prepare(p, w, c), 1, 10**9, 10**8)
+    assert int(w[mask].sum()) <= c
+    assert int(p[mask].sum()) == brute_kp(p, [w], [c])
+
+
+def _brute_exactly(p, w, c, z):
+    """The ``solve_exactly`` of :func:`surrogate_bound`, by enumeration."""
+    best, chosen = z, None
+    for bits in itertools.product((0, 1), repeat=len(p)):
+        x = np.array(bits, bool)
+        if w[x].sum() <= c and int(p[x].sum()) > best:
+            best, chosen = int(p[x].sum()), x
+    return best, chosen
+
+
+@SETTINGS
+@given(kp1_of_every_class(low_n=2, high_n=12), st.integers(0, 3))
+def test_surrogate_bound_bounds_every_improving_solution(problem, below):
+    items = _usable(problem)
+    if items is None:
+        return
+    p, w, c = items
+    setup = prepare(p, w, c)
+    optimum = brute_kp(p, [w], [c])
+    incumbent = max(0, setup.lower_bound - below)
+    card_max, card_min = cardinality_limits(p, w, c, incumbent)
+    counts = [k for value, k in _brute_choices(p, w, c)]
+    assert max(counts) == card_max
+    assert all(k >= card_min for value, k in _brute_choices(p, w, c) if value > incumbent)
+    bound, choice = surrogate_bound(p, w, c, setup.break_item, incumbent, _brute_exactly)
+    if bound is None:
+        return
+    assert bound >= max(optimum, incumbent)
+    if choice is not None:
+        assert int(w[choice].sum()) <= c and int(p[choice].sum()) == bound == optimum
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 50))
+def test_completion_values_bound_the_floored_knapsack(seed, n, delta):
+    rng = np.random.default_rng(seed)
+    profits, weights = rng.integers(1, 100, n), rng.integers(1, 200, n)
+    cells = int(weights.sum()) // delta + 1
+    values = _completion_values(profits, weights, np.arange(n // 2), np.arange(n // 2, n), delta, cells)
+    floored = weights // delta
+    for k in range(0, cells + 1, max(1, cells // 7)):
+        assert values[k] == brute_kp(profits, [floored], [k])  # exact for floored weights
+        assert values[k] >= brute_kp(profits, [weights], [k * delta])  # a bound for the real ones
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["strongly", "inverse-strongly", "almost-strongly", "subset-sum"]), st.integers(0, 10**6))
+def test_surrogate_path_matches_the_capacity_dp_on_long_cores(kind, seed):
+    """Strongly correlated families with n = 150: the exact surrogate solve and the pairing on real lists."""
+    problem = pisinger(kind, 150, 10**4, 50, 100, seed)
+    p, w, c = _usable(problem)
+    mask, _ = solve_by_bounds(prepare(p, w, c), 1, 10**9, 10**8)
+    assert int(w[mask].sum()) <= c
+    assert int(p[mask].sum()) == solve_kp1(problem, None, "dp").value
+
+
+def test_strongly_and_inverse_strongly_correlated_at_r_1e7_are_solved_by_states():
+    """Refused with MemoryBudgetError before the surrogate relaxation and pairing (C ~ 2.5e9 and 3e9)."""
+    for kind in ("strongly", "inverse-strongly"):
+        problem = pisinger(kind, 1000, 10**7, 50, 100, seed=1)
+        result = solve_kp1(problem, 2**30, "states")
+        check_kp_choice(problem, result)
+        setup = prepare(*_usable(problem))
+        bound, _ = surrogate_bound(setup.profits, setup.weights, setup.capacity, setup.break_item,
+                                   result.value, lambda *args: (None, None))
+        assert result.value <= setup.upper_bound and (bound is None or result.value <= bound)
+
+
+def test_surrogate_bound_says_when_nothing_beats_the_incumbent():
+    problem = KP1([10, 10, 10], [6, 6, 6], 12)  # two items at most: 20
+    p, w, c = _usable(problem)
+    assert surrogate_bound(p, w, c, 2, 20, _brute_exactly) == (20, None)
