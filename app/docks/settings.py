@@ -203,7 +203,8 @@ class SettingsPanel(QGroupBox):
             self.show_settings(preset(name, self.settings), announce=True)
 
     def _show_preset(self) -> None:
-        self.preset_combo.setCurrentText(matching_preset(self.settings) or "custom")
+        # presets with equal values (as measured): the one chosen stays shown
+        self.preset_combo.setCurrentText(matching_preset(self.settings, self.preset_combo.currentText()) or "custom")
 
     def show_settings(self, settings, announce: bool = False) -> None:
         """Put ``settings`` into the widgets (announced only when ``announce``)."""

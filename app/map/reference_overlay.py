@@ -1,4 +1,4 @@
-"""Drawing the reference layers: thin dashed lines in each layer's colour, under the work layer.
+"""Drawing the reference layers: solid lines in each layer's colour, thinner than the work layer and under it.
 
 Installed first in ``RasterViewer.overlay_painters`` so that the features, the
 piece in progress and the preview are drawn over it.  Lines outside the view
@@ -17,7 +17,7 @@ from app.map.style import path_of, stroke
 __all__ = ["ReferenceOverlay", "REFERENCE_WIDTH_PX"]
 
 #: Width of a reference line (view pixels), thinner than the work layer's 2.5 px.
-REFERENCE_WIDTH_PX = 1.5
+REFERENCE_WIDTH_PX = 2.0
 
 
 class ReferenceOverlay:
@@ -39,4 +39,4 @@ class ReferenceOverlay:
             for k in shown.tolist():
                 line = layer.lines_px[k]
                 path = path_of((line[:, 0] - t.origin_x) * t.scale, (line[:, 1] - t.origin_y) * t.scale)
-                stroke(painter, path, colour, REFERENCE_WIDTH_PX, dashed=True)
+                stroke(painter, path, colour, REFERENCE_WIDTH_PX)

@@ -22,7 +22,7 @@ from core.vector import read_lines
 __all__ = ["REFERENCE_COLOURS", "ReferenceLayer", "ReferenceLayers", "load_reference_layer"]
 
 #: Colours given to layers in turn (none of them the work layer's yellow, cyan, orange or pink).
-REFERENCE_COLOURS = ("#8fb8ff", "#b88cff", "#7fe0a0", "#ff9f9f", "#d8d8d8")
+REFERENCE_COLOURS = ("#3d9bff", "#c45cff", "#2fd47a", "#ff5c5c", "#e0e0e0")
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,6 +5,9 @@ of its kind (``tests/benchmarks/bench_presets.py``; BENCHMARKS.md, "presets"):
 SpaceNet roads of 1-2 lanes (residential street) and of 3 or more (highway) in
 ../shared/data, the sample scene's farm track (track) and river (river).  All
 presets use the adaptive mode, which estimates width and polarity per piece.
+Measured, the half-width matters little in that mode (median errors within
+0.03 px on 349 residential cases, equal on 31 highway cases, where the mean
+decided); river and residential street came out equal (8 px).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ PRESETS: dict[str, dict] = {
     "residential street": {"half_width_px": 8.0},
     "highway": {"half_width_px": 12.0},
     "track": {"half_width_px": 4.0},
-    "river": {"half_width_px": 16.0},
+    "river": {"half_width_px": 8.0},
 }
 
 
@@ -40,9 +43,9 @@ def preset(name: str, base: ExtractionSettings | None = None) -> ExtractionSetti
     return defaults.replace(**PRESETS[name])
 
 
-def matching_preset(settings: ExtractionSettings) -> str | None:
-    """The name of the preset ``settings`` equal (band, backend and solver aside), else None."""
-    for name in PRESETS:
+def matching_preset(settings: ExtractionSettings, prefer: str | None = None) -> str | None:
+    """The name of a preset ``settings`` equal (band, backend and solver aside), ``prefer`` first; else None."""
+    for name in ([prefer] if prefer in PRESETS else []) + list(PRESETS):
         if preset(name, settings) == settings:
             return name
     return None

@@ -12,7 +12,6 @@ from core.io.geojson import GeoJSONError
 from core.io.raster import open_raster
 
 
-
 @pytest.fixture
 def sample_scene():
     return sample_scene_path()
