@@ -130,7 +130,6 @@ class SettingsPanel(QGroupBox):
                                               "(BENCHMARKS.md, presets); 'custom': settings of your own.")
         self.preset_combo.addItems(["custom", *preset_names()])
         self.preset_combo.textActivated.connect(self.choose_preset)
-        form.addRow("Preset", self.preset_combo)
         self._add_combo(form, *_MODE)
         for name, label, low, high, step, decimals, tip in _NUMBERS:
             box = QSpinBox() if decimals is None else QDoubleSpinBox(decimals=decimals)
@@ -167,8 +166,9 @@ class SettingsPanel(QGroupBox):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error_label)
-        row = QHBoxLayout()
-        row.addStretch(1)
+        row = QHBoxLayout()  # the presets beside Reset: no row of their own (the dock fits at 1400 x 900)
+        row.addWidget(QLabel("Preset"))
+        row.addWidget(self.preset_combo, 1)
         row.addWidget(reset)
         layout.addLayout(row)
         self._tips = {name: widget.toolTip() for name, widget in self._widgets.items()}
