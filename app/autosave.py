@@ -46,11 +46,14 @@ class Snapshot:
     current: object
     outcomes: dict
     number: int
+    #: More head entries: the open project and the reference layers (absolute paths).
+    context: tuple = ()
 
     @classmethod
-    def of(cls, tool, path, image: str | None) -> Snapshot:
-        """The session of ``tool`` on ``image``, to be written to ``path``."""
-        return cls(path, image, bool(tool.dirty), tool.features, tool.current, tool.outcomes, next(_numbers))
+    def of(cls, tool, path, image: str | None, context: dict | None = None) -> Snapshot:
+        """The session of ``tool`` on ``image``, to be written to ``path`` (``context``: more JSON entries)."""
+        return cls(path, image, bool(tool.dirty), tool.features, tool.current, tool.outcomes, next(_numbers),
+                   tuple((context or {}).items()))
 
 
 class SessionEncoder:
@@ -70,7 +73,7 @@ class SessionEncoder:
             texts[feature.id] = self._text(feature, snapshot.outcomes)
         self._texts = texts  # forget the features that left
         head = json.dumps({"format": SESSION_FORMAT, "version": SESSION_VERSION, "image": snapshot.image,
-                           "dirty": snapshot.dirty})
+                           "dirty": snapshot.dirty, **dict(snapshot.context)})
         current = "null" if snapshot.current is None else json.dumps(feature_to_dict(snapshot.current,
                                                                                      snapshot.outcomes))
         body = ", ".join(entry[2] for entry in texts.values())

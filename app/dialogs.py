@@ -15,13 +15,14 @@ from app.model.estimates import LOW_CONFIDENCE
 
 __all__ = ["import_progress", "ask_open_image", "ask_import_path", "ask_export_path", "ask_skip_duplicates",
            "ask_unsaved",
-           "ask_restore_session", "show_keys"]
+           "ask_restore_session", "show_keys", "ask_project_path", "ask_reference_path"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
 #: Import reads any vector format GDAL reads (through pyogrio).
 VECTOR_FILTER = ("Vector files (*.geojson *.json *.gpkg *.shp *.fgb);;GeoJSON (*.geojson *.json);;"
                  "GeoPackage (*.gpkg);;Shapefile (*.shp);;FlatGeobuf (*.fgb);;All files (*)")
+PROJECT_FILTER = "LineSnap projects (*.linesnap);;All files (*)"
 EXPORT_FILTERS = {"GeoJSON (*.geojson)": "geojson", "GeoPackage (*.gpkg)": "gpkg", "Shapefile (*.shp)": "shp",
                   "FlatGeobuf (*.fgb)": "fgb"}
 
@@ -49,6 +50,23 @@ def ask_open_image(parent, folder: str = "") -> str | None:
 def ask_import_path(parent, folder: str = "") -> str | None:
     """A GeoJSON file of lines to import, or None."""
     path, _ = QFileDialog.getOpenFileName(parent, "Import lines", folder, VECTOR_FILTER)
+    return path or None
+
+
+def ask_project_path(parent, save: bool, suggestion: str = "") -> str | None:
+    """A ``.linesnap`` project file to save to (``save``) or to open, or None."""
+    if save:
+        path, _ = QFileDialog.getSaveFileName(parent, "Save project", suggestion, PROJECT_FILTER)
+        if path and not path.lower().endswith(".linesnap"):
+            path += ".linesnap"
+    else:
+        path, _ = QFileDialog.getOpenFileName(parent, "Open project", suggestion, PROJECT_FILTER)
+    return path or None
+
+
+def ask_reference_path(parent, folder: str = "") -> str | None:
+    """A vector file to show as a read-only reference layer, or None."""
+    path, _ = QFileDialog.getOpenFileName(parent, "Add reference layer", folder, VECTOR_FILTER)
     return path or None
 
 

@@ -30,6 +30,7 @@ from app.menus import RecentFiles, build_menus
 from app.model.document import ImageDocument, sample_scene_path
 from app.model.tiles import compute_stretch
 from app.model.tool import ExtractionTool
+from app.project_actions import ProjectActions
 from app.session import SessionError, SessionStore, has_unsaved_work, session_summary, state_from_dict
 from app.status import PositionText, StatusBar, describe_position
 from core.extraction import ExtractionSettings
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
         self.controller = ToolController(self.tool, self.runner, self.viewer, self)
         self.features_panel = FeaturesPanel(self.tool)
         self.feature_io = FeatureIO(self)
+        self.projects = ProjectActions(self)
         self.status = StatusBar()
         self.setStatusBar(self.status)
         self._build_docks()
@@ -192,7 +194,9 @@ class MainWindow(QMainWindow):
         except Exception as err:  # the GUI edge: a dialog, and the old image stays
             report_exception(self, "Could not open the image", err)
             return False
-        if self.document is not None and not self.feature_io.confirm_discard("opening another image"):
+        keeps_work = self.projects.project is not None  # the project keeps the image left
+        if self.document is not None and not keeps_work \
+                and not self.feature_io.confirm_discard("opening another image"):
             loader.close()
             document.close()
             return False
@@ -210,6 +214,7 @@ class MainWindow(QMainWindow):
 
     def _replace_image(self, document: ImageDocument, loader: TileLoader) -> None:
         old_document, old_loader = self.document, self.loader
+        self.projects.leave_image()
         self.runner.set_image(document)
         self.tool.clear()
         if old_loader is not None:
@@ -229,6 +234,7 @@ class MainWindow(QMainWindow):
         self.status.clearMessage()  # a message about the previous image no longer applies
         self.status.show_position(PositionText())  # nor do its coordinates, until the cursor moves
         self.status.show_estimate(None)
+        self.projects.enter_image(document)  # its settings (and in a project its work, view and layers)
         if document.path:
             self.recent.remember(document.path)
         self._warm_up(document)
@@ -314,7 +320,8 @@ class MainWindow(QMainWindow):
         self._autosave_timer.start()
 
     def _snapshot(self) -> Snapshot:
-        return Snapshot.of(self.tool, self.session.path, self.document.path if self.document is not None else None)
+        return Snapshot.of(self.tool, self.session.path, self.document.path if self.document is not None else None,
+                           self.projects.session_context())
 
     def _autosave_in_background(self) -> None:
         """Write the session on the autosave worker (edits: the GUI thread only takes a snapshot)."""
@@ -357,6 +364,7 @@ class MainWindow(QMainWindow):
                              note=f"The session stays in {kept} and is offered again at the next start.")
             return False
         self.tool.restore(state, outcomes)
+        self.projects.restore_context(data)
         self.autosave()  # at once: opening the image wrote an empty session over this one
         return True
 

@@ -62,6 +62,13 @@ def build_menus(window) -> Menus:
     recent = file_menu.addMenu("Open &Recent")
     add_action(window, file_menu, "Open &Sample Scene", lambda: window.open_image(None))
     file_menu.addSeparator()
+    projects = window.projects
+    add_action(window, file_menu, "Open &Project...", projects.open_dialog, "Ctrl+Shift+O")
+    projects.recent_menu = file_menu.addMenu("Open Recent Pro&ject")
+    projects.update_recent_menu()
+    add_action(window, file_menu, "Sa&ve Project...", projects.save_dialog, QKeySequence.StandardKey.Save)
+    add_action(window, file_menu, "Add Re&ference Layer...", projects.reference_dialog, "Ctrl+Shift+R")
+    file_menu.addSeparator()
     add_action(window, file_menu, "&Import Lines...", window.feature_io.import_dialog, "Ctrl+I")
     add_action(window, file_menu, "&Export Lines...", window.feature_io.export_dialog, "Ctrl+E")
     file_menu.addSeparator()

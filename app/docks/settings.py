@@ -33,6 +33,7 @@ from core.engine import BackendUnavailableError, gpu_available, resolve_backend
 from core.extraction import ExtractionSettings
 from core.extraction.adaptive import COURSE_MAX_TURN_DEG
 from core.extraction.options import COMBINES, POLARITIES
+from core.extraction.presets import matching_preset, preset, preset_names
 from core.extraction.settings import AUTO, EXTRACTION_MODES
 from core.io.jsonfile import parse_json
 
@@ -125,6 +126,10 @@ class SettingsPanel(QGroupBox):
     # ------------------------------------------------------------ building
     def _build(self) -> None:
         form = self._form = QFormLayout()
+        self.preset_combo = QComboBox(toolTip="Named settings measured on roads, tracks and rivers "
+                                              "(BENCHMARKS.md, presets); 'custom': settings of your own.")
+        self.preset_combo.addItems(["custom", *preset_names()])
+        self.preset_combo.textActivated.connect(self.choose_preset)
         self._add_combo(form, *_MODE)
         for name, label, low, high, step, decimals, tip in _NUMBERS:
             box = QSpinBox() if decimals is None else QDoubleSpinBox(decimals=decimals)
@@ -161,8 +166,9 @@ class SettingsPanel(QGroupBox):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error_label)
-        row = QHBoxLayout()
-        row.addStretch(1)
+        row = QHBoxLayout()  # the presets beside Reset: no row of their own (the dock fits at 1400 x 900)
+        row.addWidget(QLabel("Preset"))
+        row.addWidget(self.preset_combo, 1)
         row.addWidget(reset)
         layout.addLayout(row)
         self._tips = {name: widget.toolTip() for name, widget in self._widgets.items()}
@@ -191,6 +197,15 @@ class SettingsPanel(QGroupBox):
             self.apply_now()
 
     # ------------------------------------------------------------- values
+    def choose_preset(self, name: str) -> None:
+        """Show and announce the settings of preset ``name`` (band, backend and solver kept)."""
+        if name != "custom":
+            self.show_settings(preset(name, self.settings), announce=True)
+
+    def _show_preset(self) -> None:
+        # presets with equal values (as measured): the one chosen stays shown
+        self.preset_combo.setCurrentText(matching_preset(self.settings, self.preset_combo.currentText()) or "custom")
+
     def show_settings(self, settings, announce: bool = False) -> None:
         """Put ``settings`` into the widgets (announced only when ``announce``)."""
         self._loading = True
@@ -211,6 +226,7 @@ class SettingsPanel(QGroupBox):
             self.apply_now()
         else:
             self.settings = settings
+        self._show_preset()
 
     def current_values(self) -> dict:
         """The widgets' values as ExtractionSettings fields."""
@@ -265,6 +281,7 @@ class SettingsPanel(QGroupBox):
             self.settings = settings
             self._store(settings)
             self.settings_changed.emit(settings)
+        self._show_preset()
         return True
 
     # --------------------------------------------------------- persistence

@@ -1,0 +1,143 @@
+"""Project files, settings per image, presets and reference layers in the window (pytest-qt)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from app import dialogs
+from app.model.document import sample_scene_path
+from app.model.viewmath import ViewTransform
+from core.extraction.presets import PRESETS, preset
+from core.vector import ExportLine, write_lines
+from tests.app.conftest import wait_idle
+
+
+def _draw_two_lines(window) -> None:
+    window.tool.click((100.0, 100.0))
+    window.tool.click((300.0, 140.0), straight=True)
+    window.tool.finish()
+    window.tool.click((400.0, 400.0))
+    window.tool.click((420.0, 600.0), straight=True)  # left unfinished: the project keeps it too
+
+
+def _reference_file(tmp_path, window) -> tuple:
+    line = np.array([[50.0, 60.0], [700.0, 820.5], [900.0, 100.25]])
+    path = tmp_path / "refs" / "roads.gpkg"
+    path.parent.mkdir()
+    write_lines(path, [ExportLine(line, {"name": "r1"}, None)], window.document.raster)
+    return path, line
+
+
+def test_a_project_round_trip_keeps_work_settings_view_and_reference_layers(qtbot, make_window, tmp_path):
+    first = make_window()
+    first.open_image(None)
+    wait_idle(qtbot, first)
+    _draw_two_lines(first)
+    highway = preset("highway", first.tool.settings)
+    first.settings_panel.choose_preset("highway")
+    assert first.tool.settings == highway
+    view = ViewTransform(2.0, 30.5, 40.25)
+    first.viewer.set_transform(view)
+    reference, line = _reference_file(tmp_path, first)
+    first.projects.add_reference(reference)
+    target = tmp_path / "work" / "roads.linesnap"
+    target.parent.mkdir()
+    first.projects.save_project(target)
+    saved = json.loads(target.read_text())
+    assert saved["images"][0]["path"] == str(sample_scene_path().resolve())
+    assert saved["images"][0]["references"][0]["path"] == str(reference.resolve())
+    vertices = [first.tool.feature_vertices(f) for f in first.tool.features]
+
+    second = make_window(config_dir=tmp_path / "other-config")
+    assert second.projects.open_project(target)
+    wait_idle(qtbot, second)
+    assert second.tool.settings == highway
+    assert second.settings_panel.preset_combo.currentText() == "highway"
+    assert second.viewer.transform == view
+    assert len(second.tool.features) == 1 and second.tool.current is not None
+    np.testing.assert_allclose(second.tool.feature_vertices(second.tool.features[0]), vertices[0])
+    layers = second.projects.references.layers
+    assert len(layers) == 1
+    np.testing.assert_allclose(layers[0].lines_px[0], line, atol=1e-6)
+    assert second.projects.recent_projects() == [str(target.resolve())]
+
+
+def test_settings_belong_to_their_image_and_a_new_image_gets_the_defaults(qtbot, make_window, tmp_path):
+    other = tmp_path / "other.tif"
+    shutil.copy(sample_scene_path(), other)
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    window.settings_panel.choose_preset("river")
+    river = window.tool.settings
+    assert river.half_width_px == PRESETS["river"]["half_width_px"]
+    window.open_image(str(other))
+    wait_idle(qtbot, window)
+    assert window.tool.settings == type(river)(backend=river.backend, solver=river.solver)
+    assert "defaults" in window.status.currentMessage()
+    window.settings_panel.choose_preset("track")
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    assert window.tool.settings == river
+    window.open_image(str(other))
+    wait_idle(qtbot, window)
+    assert window.settings_panel.preset_combo.currentText() == "track"
+    # a new window remembers them too (the settings file)
+    again = make_window(config_dir=window.config_dir)
+    again.open_image(None)
+    wait_idle(qtbot, again)
+    assert again.tool.settings == river
+
+
+def test_switching_images_in_a_project_keeps_each_images_work(qtbot, make_window, tmp_path):
+    other = tmp_path / "other.tif"
+    shutil.copy(sample_scene_path(), other)
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    _draw_two_lines(window)
+    window.tool.finish()
+    target = tmp_path / "two.linesnap"
+    window.projects.save_project(target)
+    assert window.open_image(str(other))  # no question: the project keeps the work (no_questions)
+    wait_idle(qtbot, window)
+    assert window.tool.features == ()
+    window.tool.click((10.0, 10.0))
+    window.tool.click((60.0, 10.0), straight=True)
+    window.tool.finish()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    assert len(window.tool.features) == 2
+    saved = json.loads(target.read_text())
+    assert [len(entry["features"]) for entry in saved["images"]] == [2, 1]
+
+
+def test_the_crash_autosave_names_the_project_and_layers_by_absolute_path(qtbot, make_window, tmp_path, monkeypatch):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    reference, _ = _reference_file(tmp_path, window)
+    monkeypatch.chdir(tmp_path)
+    window.projects.add_reference("refs/roads.gpkg")  # typed relative
+    window.projects.save_project("p.linesnap")
+    _draw_two_lines(window)
+    window.autosave()
+    data = json.loads(window.session.path.read_text())
+    assert data["project"] == str((tmp_path / "p.linesnap").resolve())
+    assert data["references"][0]["path"] == str(reference.resolve())
+    assert data["image"] == str(sample_scene_path().resolve())
+
+
+def test_a_damaged_project_is_a_one_line_error(qtbot, make_window, tmp_path, monkeypatch, shown_errors):
+    bad = tmp_path / "bad.linesnap"
+    bad.write_text(json.dumps({"format": "linesnap-project", "version": 1, "images": [{"path": 3}]}))
+    window = make_window()
+    monkeypatch.setattr(dialogs, "ask_project_path", lambda parent, save, suggestion: str(bad))
+    window.projects.open_dialog()
+    assert len(shown_errors) == 1 and "needs a 'path'" in shown_errors[0].message
+    with pytest.raises(ValueError, match="must end in .linesnap"):
+        window.open_image(None) and window.projects.save_project(tmp_path / "x.json")
