@@ -176,8 +176,9 @@ def _run(args) -> int:
 
         write_features(args.output, [feature_from_result(result, name)], raster)
     if args.output is not None:
+        how = f", coarse-to-fine x{result.coarse_factor}" if result.coarse_factor > 1 else ""
         print(f"linesnap: wrote {args.output}: {len(result.vertices_px)} vertices, score {result.score:.6g}, "
-              f"{result.timings_ms['total']:.1f} ms ({result.backend}, {result.method})", file=sys.stderr)
+              f"{result.timings_ms['total']:.1f} ms ({result.backend}, {result.method}{how})", file=sys.stderr)
     return 0
 
 

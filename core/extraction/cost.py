@@ -24,7 +24,8 @@ from core.extraction.settings import AUTO, ExtractionSettings
 from core.memory import check_allocation
 from core.polyline.tables import preparation_bytes
 
-__all__ = ["MAX_ESTIMATED_S", "MIN_GUIDE_SPACING_PX", "ExtractionCost", "check_extraction_cost", "extraction_cost"]
+__all__ = ["MAX_ESTIMATED_S", "MIN_GUIDE_SPACING_PX", "ExtractionCost", "check_extraction_cost", "extraction_cost",
+           "window_box"]
 
 #: Guides closer than this (px) along the span see the same pixels: more nodes add work, not detail.
 MIN_GUIDE_SPACING_PX = 0.5
@@ -101,22 +102,24 @@ def extraction_cost(settings: ExtractionSettings, start_xy, end_xy, band_count: 
     seconds = samples / CPU_SAMPLES_PER_S + steps / dp_rate
     if backend == "gpu":
         seconds /= GPU_SPEEDUP
-    width, height = _window(a, b, settings)
+    _, _, width, height = window_box(settings, a, b)
     table_bytes = links * BYTES_PER_LINK + preparation_bytes((), d, n_end, m) + max(n_end, d) * max(d, n_end)
     window_bytes = width * height * 4 * (band_count + _EXTRA_PLANES)
     return ExtractionCost(span, spacing, links, samples, steps, (width, height), table_bytes + window_bytes, seconds)
 
 
-def _window(a, b, settings: ExtractionSettings) -> tuple[int, int]:
-    """Width and height of the box the extraction reads (guides plus margins; the course's reach in auto mode)."""
+def window_box(settings: ExtractionSettings, start_xy, end_xy) -> tuple[int, int, int, int]:
+    """``(col_off, row_off, width, height)`` of the box the extraction reads (pixels): the guides plus
+    margins, or the course's reach in auto mode."""
+    a, b = np.asarray(start_xy, np.float64), np.asarray(end_xy, np.float64)
     if settings.mode == AUTO:
         from core.extraction.adaptive import adaptive_window_box
 
-        _, _, width, height = adaptive_window_box(a, b, settings.half_width_px)
-        return width, height
+        return adaptive_window_box(a, b, settings.half_width_px)
     reach = settings.half_width_px + _WINDOW_MARGIN_PX + 4.0 * settings.sigma_px
+    lo = np.floor(np.minimum(a, b) - reach)
     extent = np.abs(b - a) + 2.0 * reach
-    return int(math.ceil(extent[0])), int(math.ceil(extent[1]))
+    return int(lo[0]), int(lo[1]), int(math.ceil(extent[0])), int(math.ceil(extent[1]))
 
 
 def check_extraction_cost(settings: ExtractionSettings, start_xy, end_xy, band_count: int = 1,

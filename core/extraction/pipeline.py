@@ -17,6 +17,7 @@ from core import engine
 from core.cancel import check, flag_of
 from core.extraction.adaptive import adaptive_window_box, extract_adaptive
 from core.extraction.appearance import road_likelihood, road_samples
+from core.extraction.coarse import coarse_box, coarse_factor, combined_estimate, piece_ends
 from core.extraction.cost import check_extraction_cost
 from core.extraction.estimate import RoadEstimate, estimate_road
 from core.extraction.gradient import GAUSSIAN_TRUNCATE, gradient_window
@@ -66,6 +67,13 @@ class ExtractionResult:
     estimate : core.extraction.estimate.RoadEstimate or None
         The object's width, polarity and contrast as this extraction saw it,
         its course (straight or bent) and the confidence in ``[0, 1]``.
+    coarse_factor : int
+        1 for a direct extraction; for a coarse-to-fine one (a span whose
+        window exceeds core.extraction.coarse.DIRECT_LIMIT_BYTES), the
+        reduction of the coarse stage (then ``guides`` and ``indices`` are
+        None and ``timings_ms`` adds ``coarse`` and ``refine``).
+    pieces : int
+        Full-resolution pieces chained (1 for a direct extraction).
     """
 
     vertices_px: np.ndarray
@@ -79,6 +87,13 @@ class ExtractionResult:
     start_index: int = 0
     end_index: int = 0
     estimate: RoadEstimate | None = None
+    coarse_factor: int = 1
+    pieces: int = 1
+
+    @property
+    def strategy(self) -> str:
+        """``"direct"``, or ``"coarse-to-fine"`` for a long span run in two stages."""
+        return "direct" if self.coarse_factor == 1 else "coarse-to-fine"
 
     @property
     def confidence(self) -> float | None:
@@ -103,7 +118,7 @@ def gradient_step_px(settings: ExtractionSettings) -> float:
 
 
 def extract(image, start, end, settings: ExtractionSettings | None = None, *, cancel=None,
-            **overrides) -> ExtractionResult:
+            memory_budget_bytes: int | None = None, **overrides) -> ExtractionResult:
     """Find the best polyline between two points of an image.
 
     Parameters
@@ -118,6 +133,11 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     cancel : core.cancel.CancelToken, optional
         Lets another thread stop the extraction (checked between the steps and
         polled by the long CPU kernels).
+    memory_budget_bytes : int, optional
+        Host memory the extraction may take (default: core.memory's share of
+        what is available).  A span whose full-resolution window needs more
+        (or more than core.extraction.coarse.DIRECT_LIMIT_BYTES) runs
+        coarse-to-fine (``result.strategy``).
     **overrides
         Fields of the settings to change for this call (e.g. ``nodes=6``).
 
@@ -175,8 +195,13 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     backend = _backend(settings)
     with _opened(image, settings.band) as raster:
         start_xy, end_xy = _clicks_on_raster(raster, start, end)
+        band_count = 1 if settings.band else raster.band_count
+        factor = coarse_factor(settings, start_xy, end_xy, band_count, backend, memory_budget_bytes)
+        if factor > 1:
+            return _extract_coarse_to_fine(raster, start_xy, end_xy, settings, factor, memory_budget_bytes, cancel,
+                                           t_begin)
         # before the guides: their points alone can be more than the memory
-        check_extraction_cost(settings, start_xy, end_xy, 1 if settings.band else raster.band_count, backend)
+        check_extraction_cost(settings, start_xy, end_xy, band_count, backend, memory_budget_bytes)
         if settings.mode == AUTO:
             return _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_begin)
         return _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin)
@@ -225,6 +250,37 @@ def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin
     return ExtractionResult(vertices, float(solution.score), settings, solution.backend, solution.method, timings,
                             guides, np.asarray(solution.indices, dtype=np.int64), int(solution.start_index),
                             int(solution.end_index), estimate)
+
+
+def _extract_coarse_to_fine(raster, start_xy, end_xy, settings, factor, budget, cancel, t_begin):
+    """A long span: the extraction on the window reduced ``factor`` times, then full-resolution pieces along it."""
+    box = coarse_box(settings, start_xy, end_xy, factor, (raster.width, raster.height))
+    reduced = raster.read_reduced(*box, factor)
+    origin = np.asarray(box[:2], np.float64)
+    t_read = time.perf_counter()
+    coarse = extract(reduced, (start_xy - origin) / factor, (end_xy - origin) / factor, settings.replace(band=None),
+                     cancel=cancel, memory_budget_bytes=budget)
+    del reduced
+    t_coarse = time.perf_counter()
+    course = origin + coarse.vertices_px * factor
+    course[0], course[-1] = start_xy, end_xy  # the pieces snap the clicks themselves, at full resolution
+    pieces, here, size = [], start_xy, np.array([raster.width, raster.height], np.float64)
+    for target in piece_ends(course):
+        check(cancel)
+        pieces.append(extract(raster, here, target, settings, cancel=cancel, memory_budget_bytes=budget))
+        here = np.clip(pieces[-1].vertices_px[-1], 0.0, size)
+    vertices = [pieces[0].vertices_px] + [
+        p.vertices_px[1:] if np.array_equal(p.vertices_px[0], q.vertices_px[-1]) else p.vertices_px
+        for q, p in zip(pieces[:-1], pieces[1:])]
+    timings = {key: sum(r.timings_ms.get(key, 0.0) for r in [coarse, *pieces])
+               for key in ("appearance", "gradient", "scoring", "dp", "backtrack")}
+    timings.update(read=(t_read - t_begin) * 1e3 + sum(r.timings_ms["read"] for r in [coarse, *pieces]),
+                   coarse=(t_coarse - t_begin) * 1e3, refine=(time.perf_counter() - t_coarse) * 1e3,
+                   total=(time.perf_counter() - t_begin) * 1e3)
+    return ExtractionResult(np.concatenate(vertices), float(sum(p.score for p in pieces)), settings,
+                            pieces[0].backend, pieces[0].method, timings,
+                            estimate=combined_estimate(coarse.estimate, [p.estimate for p in pieces]),
+                            coarse_factor=factor, pieces=len(pieces))
 
 
 def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):

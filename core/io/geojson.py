@@ -85,7 +85,8 @@ def feature_from_result(result, name: str = "") -> LineFeature:
     Properties: ``score``, ``settings`` (with the snapping half-width actually
     used), ``backend``, ``method``, ``timings_ms``, and where the result has
     one, the ``estimate`` of the object (width, polarity, contrast, course,
-    confidence) and the ``confidence`` alone.
+    confidence) and the ``confidence`` alone; for a long span run coarse-to-fine,
+    ``coarse_to_fine`` (the reduction ``factor`` and the full-resolution ``pieces``).
     """
     settings = result.settings.to_dict() if hasattr(result.settings, "to_dict") else dict(result.settings)
     guides = getattr(result, "guides", None)
@@ -102,6 +103,8 @@ def feature_from_result(result, name: str = "") -> LineFeature:
     if estimate is not None:
         properties["estimate"] = estimate.to_dict()
         properties["confidence"] = float(estimate.confidence)
+    if getattr(result, "coarse_factor", 1) > 1:
+        properties["coarse_to_fine"] = {"factor": int(result.coarse_factor), "pieces": int(result.pieces)}
     return LineFeature(np.array(result.vertices_px, np.float64), name, properties)
 
 

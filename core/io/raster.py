@@ -167,6 +167,21 @@ class Raster:
         self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
         return np.ascontiguousarray(np.moveaxis(self._read_clipped(bands, box, out_shape), 0, -1))
 
+    def read_reduced(self, col_off, row_off, width, height, factor) -> np.ndarray:
+        """A window reduced ``factor`` times, as :meth:`read_bands` gives it: ``(ceil(height / factor),
+        ceil(width / factor), k)`` float32, each cell the mean of the valid pixels under it (the file's
+        overviews serve where they exist), NaN where none is.  Coarse cell ``(i, j)`` covers the pixels
+        ``[col_off + j * factor, col_off + (j + 1) * factor)`` x the same in rows.
+        """
+        box = _check_box(col_off, row_off, width, height)
+        factor = _check_size(factor, "factor")
+        out_shape = (-(-box[3] // factor), -(-box[2] // factor))
+        box = (box[0], box[1], out_shape[1] * factor, out_shape[0] * factor)
+        bands = [self.band] if self.band is not None else self._reader.data_bands()
+        self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
+        reduced = self._read_clipped(bands, box, out_shape, average=True)
+        return np.ascontiguousarray(np.moveaxis(reduced, 0, -1))
+
     def pixel_to_map(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
         """Map coordinates ``transform * (x, y)`` of pixel positions (float64 arrays, CRS units)."""
         xs, ys = _as_coordinates(xs, ys)
@@ -208,21 +223,21 @@ class Raster:
         except HostMemoryError as exc:
             raise RasterError(str(exc)) from None
 
-    def _read_clipped(self, bands, box, out_shape):
+    def _read_clipped(self, bands, box, out_shape, average=False):
         """(k, *out_shape) float32 of ``bands`` over ``box``, NaN outside the raster and where masked."""
         col_off, row_off, width, height = box
         c0, c1 = max(col_off, 0), min(col_off + width, self.width)
         r0, r1 = max(row_off, 0), min(row_off + height, self.height)
         if (c0, c1, r0, r1) == (col_off, col_off + width, row_off, row_off + height):
             with self._lock:  # the usual case, inside the raster: no padding to allocate
-                return self._reader.read(bands, (r0, r1, c0, c1), tuple(out_shape))
+                return self._reader.read(bands, (r0, r1, c0, c1), tuple(out_shape), average)
         out = np.full((len(bands),) + tuple(out_shape), np.nan, np.float32)
         # Output cells that the part inside the raster covers (exact for unit scale).
         j0, j1 = (round((c - col_off) * out_shape[1] / width) for c in (c0, c1))
         i0, i1 = (round((r - row_off) * out_shape[0] / height) for r in (r0, r1))
         if c0 < c1 and r0 < r1 and j0 < j1 and i0 < i1:
             with self._lock:
-                out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0))
+                out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0), average)
         return out
 
 
