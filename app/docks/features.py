@@ -27,8 +27,8 @@ class FeaturesPanel(QWidget):
 
     Editing a name renames the feature, editing a cell of an attribute column
     sets its value; the buttons zoom to, continue or delete the selected
-    feature, Fields... defines the layer's attribute fields, and "Form on
-    finish" asks for a line's values when it is finished (all edits go through
+    feature, Fields... defines the layer's attribute fields, and "Form"
+    asks for a line's values when it is finished (all edits go through
     the tool, so they are undoable).  A click on a header sorts the rows.
     The rows come from :class:`app.docks.features_model.FeaturesModel`
     (``model``), which computes only the cells in view.
@@ -76,18 +76,15 @@ class FeaturesPanel(QWidget):
         delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
         self.fields_button = QPushButton("Fields...", clicked=self.define_fields,
                                          toolTip="Define this layer's attribute fields (road class, surface, lanes)")
-        self.form_on_finish = QCheckBox("Form on finish", toolTip="Ask for a line's attributes when it is finished")
-        buttons, attributes = QHBoxLayout(), QHBoxLayout()
-        for button in (self.zoom_button, self.continue_button, self.delete_button):
+        self.form_on_finish = QCheckBox("Form", toolTip="Ask for a line's attributes when it is finished")
+        buttons = QHBoxLayout()  # one row: the Settings dock above keeps its height at 1400 x 900
+        for button in (self.zoom_button, self.continue_button, self.delete_button, self.fields_button):
             buttons.addWidget(button)
-        attributes.addWidget(self.fields_button)
-        attributes.addWidget(self.form_on_finish)
-        attributes.addStretch()
+        buttons.addWidget(self.form_on_finish)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
-        layout.addLayout(attributes)
         tool.fields_changed.connect(self.model.sync_fields)
         tool.feature_finished.connect(self._finished)
         tool.changed.connect(self.refresh)
