@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from app.model.attributes import fields_to_list
 from app.session import SESSION_FORMAT, SESSION_VERSION, feature_to_dict
 from core.io.geojson import atomic_write_text
 
@@ -52,8 +53,9 @@ class Snapshot:
     @classmethod
     def of(cls, tool, path, image: str | None, context: dict | None = None) -> Snapshot:
         """The session of ``tool`` on ``image``, to be written to ``path`` (``context``: more JSON entries)."""
+        head = {"fields": fields_to_list(tool.fields), **(context or {})}  # the fields: a few entries, copied
         return cls(path, image, bool(tool.dirty), tool.features, tool.current, tool.outcomes, next(_numbers),
-                   tuple((context or {}).items()))
+                   tuple(head.items()))
 
 
 class SessionEncoder:

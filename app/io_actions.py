@@ -10,6 +10,7 @@ from PySide6.QtCore import QCoreApplication
 from app import dialogs, errors
 from app.errors import reports_errors
 from app.import_job import ImportJob, prepare_import
+from app.model.attributes import export_types, export_values, with_imported_values
 from app.model.document import sample_scene_path
 from core.io.geojson import GeoJSONError, LineFeature, write_geojson
 from core.vector import ExportLine, export_format, write_lines
@@ -107,7 +108,8 @@ class FeatureIO:
         for feature in self.tool.features:
             vertices = self.tool.feature_vertices(feature)
             if len(vertices) >= 2:
-                features.append(LineFeature(vertices, feature.name, feature_properties(self.tool, feature)))
+                properties = {**feature_properties(self.tool, feature), **export_values(self.tool.fields, feature)}
+                features.append(LineFeature(vertices, feature.name, properties))
         return features
 
     def export_geojson(self, path) -> int:
@@ -121,7 +123,8 @@ class FeatureIO:
         if Path(path).suffix.lower() in LAYER_SUFFIXES:
             export_format(path)
             features = self.line_features()
-            write_lines(path, [_export_line(f) for f in features], raster)
+            write_lines(path, [_export_line(f) for f in features], raster,
+                        field_types=export_types(self.tool.fields))
         else:
             features = self.line_features()
             write_geojson(path, features, raster)
@@ -157,8 +160,8 @@ class FeatureIO:
             return []
         if answer == "skip":
             prepared = prepared.without_repeated()
-        self.tool.add_built_features(prepared.features, prepared.outcomes, prepared.vertices)
-        added = prepared.features
+        added, outcomes = with_imported_values(self.tool.fields, prepared.features, prepared.outcomes)
+        self.tool.add_built_features(added, outcomes, prepared.vertices)
         message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {Path(prepared.path).name}"
         if prepared.outside:
             message += f"; {prepared.outside} of them lie outside the image"

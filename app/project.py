@@ -6,7 +6,8 @@ A project is JSON::
      "images": [{"path": "/abs/image.tif", "settings": {...ExtractionSettings...},
                  "view": {"scale": 1.0, "origin_x": 0.0, "origin_y": 0.0} or null,
                  "features": [...as in the session...], "current": null,
-                 "references": [{"path": "/abs/roads.gpkg", "colour": "#8fb8ff", "visible": true}]}]}
+                 "references": [{"path": "/abs/roads.gpkg", "colour": "#8fb8ff", "visible": true}],
+                 "fields": [{"name": "lanes", "kind": "integer"}, ...]}]}
 
 Paths are written absolute; a relative path (a project edited by hand) is read
 relative to the project file's folder.  Features use the session's encoding
@@ -20,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.model.attributes import fields_from_list, fields_to_list
 from app.model.session_check import SessionError, check_session
 from app.session import SESSION_FORMAT, feature_to_dict, state_from_dict
 from core.extraction import ExtractionSettings
@@ -51,11 +53,13 @@ class ImageEntry:
     view: dict | None = None
     work: dict = field(default_factory=lambda: {"features": [], "current": None})
     references: list = field(default_factory=list)
+    #: The work layer's attribute fields (:class:`app.model.attributes.FieldDef`).
+    fields: tuple = ()
 
     def to_dict(self) -> dict:
         return {"path": self.path, "settings": self.settings.to_dict(), "view": self.view,
                 "features": self.work.get("features", []), "current": self.work.get("current"),
-                "references": list(self.references)}
+                "references": list(self.references), "fields": fields_to_list(self.fields)}
 
     def tool_state(self, where: str):
         """(state, outcomes) of the work layer for ``ExtractionTool.restore`` (ProjectError when damaged)."""
@@ -163,5 +167,9 @@ def _entry_from_dict(item, folder: Path, where: str) -> ImageEntry:
                                                    for r in references):
         raise ProjectError(f"{where}: 'references' must be a list of {{'path': ...}} entries")
     references = [{**r, "path": _absolute(r["path"], folder)} for r in references]
+    try:
+        fields = fields_from_list(item.get("fields"), f"{where}: fields")
+    except ValueError as err:
+        raise ProjectError(str(err)) from err
     return ImageEntry(_absolute(item["path"], folder), settings, view,
-                      {"features": session["features"], "current": session["current"]}, references)
+                      {"features": session["features"], "current": session["current"]}, references, fields)

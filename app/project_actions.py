@@ -25,6 +25,7 @@ from app.map.reference_overlay import ReferenceOverlay
 from app.model.reference import ReferenceLayers, load_reference_layer
 from app.model.viewmath import ViewTransform
 from app.project import ImageEntry, Project, ProjectError, load_project, work_of
+from app.session import SessionError, fields_from_session
 from app.startup_checks import clean_recent_paths
 from core.extraction import ExtractionSettings
 
@@ -104,6 +105,7 @@ class ProjectActions:
         if entry is not None:
             self.project.active = entry.path
             window.tool.restore(*entry.tool_state(f"{self.project.path}: {Path(entry.path).name}"))
+            window.tool.set_fields(entry.fields)
             window.tool.mark_saved()
             if entry.view is not None:
                 window.viewer.set_transform(ViewTransform(**entry.view))
@@ -118,7 +120,7 @@ class ProjectActions:
         t = window.viewer.transform
         return ImageEntry(window.document.path, window.tool.settings,
                           {"scale": t.scale, "origin_x": t.origin_x, "origin_y": t.origin_y},
-                          work_of(window.tool), self.references.to_list())
+                          work_of(window.tool), self.references.to_list(), window.tool.fields)
 
     def session_context(self) -> dict:
         """What the crash autosave keeps besides the work layer: the project and reference layers (absolute)."""
@@ -128,6 +130,10 @@ class ProjectActions:
     def restore_context(self, session: dict) -> None:
         """After a crash recovery: the project and reference layers the session names (what cannot be read is said)."""
         problems = []
+        try:
+            self.window.tool.set_fields(fields_from_session(session))
+        except SessionError as err:
+            problems.append(str(err))
         if isinstance(session.get("project"), str):
             try:
                 self.project = load_project(session["project"])

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QLockFile
 
+from app.model.attributes import fields_from_list, fields_to_list
 from app.model.estimates import confidence_value, estimate_from_dict
 from app.model.pieces import Feature, PieceOutcome, PieceSpec, ToolState
 from app.model.session_check import SessionError, check_session
@@ -21,6 +22,7 @@ from core.io.geojson import atomic_write_text
 from core.io.jsonfile import load_json
 
 __all__ = ["SessionError", "SessionStore", "tool_to_dict", "feature_to_dict", "state_from_dict", "has_unsaved_work",
+           "fields_from_session",
            "SESSION_FORMAT"]
 
 SESSION_FORMAT = "linesnap-session"
@@ -50,13 +52,17 @@ def feature_to_dict(feature: Feature, outcomes: dict) -> dict:
     pieces = [{"id": p.id, "kind": p.kind, "click_start": list(p.click_start), "click_end": list(p.click_end),
                "settings": p.settings.to_dict() if p.settings is not None else None,
                "outcome": _outcome_to_dict(outcomes.get(p.id))} for p in feature.pieces]
-    return {"id": feature.id, "name": feature.name, "start_xy": list(feature.start_xy), "pieces": pieces}
+    data = {"id": feature.id, "name": feature.name, "start_xy": list(feature.start_xy), "pieces": pieces}
+    if feature.attributes:  # the values of the layer's fields (app.model.attributes)
+        data["attributes"] = dict(feature.attributes)
+    return data
 
 
 def tool_to_dict(tool, image_path: str | None) -> dict:
     """The session of an :class:`app.model.tool.ExtractionTool` on ``image_path`` as a JSON-able dict."""
     current = tool.current
     return {"format": SESSION_FORMAT, "version": SESSION_VERSION, "image": image_path, "dirty": bool(tool.dirty),
+            "fields": fields_to_list(tool.fields),
             "features": [feature_to_dict(f, tool.outcomes) for f in tool.features],
             "current": feature_to_dict(current, tool.outcomes) if current is not None else None}
 
@@ -76,7 +82,9 @@ def _feature_from_dict(data: dict, settings_from_dict, outcomes: dict) -> Featur
                                               estimate_from_dict(o.get("estimate")),
                                               confidence_value(o.get("confidence")))
         pieces.append(piece)
-    return Feature(int(data["id"]), str(data["name"]), tuple(map(float, data["start_xy"])), tuple(pieces))
+    attributes = tuple(sorted((str(k), v) for k, v in (data.get("attributes") or {}).items() if v is not None))
+    return Feature(int(data["id"]), str(data["name"]), tuple(map(float, data["start_xy"])), tuple(pieces),
+                   attributes)
 
 
 def state_from_dict(data: dict, settings_from_dict, where: str = "session") -> tuple[ToolState, dict]:
@@ -96,6 +104,14 @@ def state_from_dict(data: dict, settings_from_dict, where: str = "session") -> t
     except (KeyError, TypeError, ValueError) as err:
         raise SessionError(f"{where}: damaged LineSnap session: {type(err).__name__}: {err}") from err
     return ToolState(features, current), outcomes
+
+
+def fields_from_session(data: dict, where: str = "session") -> tuple:
+    """The layer's attribute fields a session or project entry names (SessionError when malformed)."""
+    try:
+        return fields_from_list(data.get("fields"), f"{where}: fields")
+    except ValueError as err:
+        raise SessionError(str(err)) from err
 
 
 def has_unsaved_work(data: dict | None) -> bool:

@@ -1,11 +1,12 @@
-"""The features list: name, length, score, confidence; select, zoom to, rename, delete, continue drawing."""
+"""The features list: name, length, score, confidence and the layer's attributes; sort, edit, zoom to, continue."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QPushButton,
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.docks.attribute_dialogs import AttributeDelegate, AttributeForm, FieldsDialog, SortProxy
 from app.docks.features_model import ID_ROLE, FeaturesModel
 from app.errors import reports_errors
 
@@ -23,8 +25,11 @@ __all__ = ["FeaturesPanel"]
 class FeaturesPanel(QWidget):
     """Lists the finished features of an :class:`app.model.tool.ExtractionTool`.
 
-    Editing a name renames the feature; the buttons zoom to, continue or delete
-    the selected feature (all edits go through the tool, so they are undoable).
+    Editing a name renames the feature, editing a cell of an attribute column
+    sets its value; the buttons zoom to, continue or delete the selected
+    feature, Fields... defines the layer's attribute fields, and "Form"
+    asks for a line's values when it is finished (all edits go through
+    the tool, so they are undoable).  A click on a header sorts the rows.
     The rows come from :class:`app.docks.features_model.FeaturesModel`
     (``model``), which computes only the cells in view.
 
@@ -43,9 +48,15 @@ class FeaturesPanel(QWidget):
         super().__init__(parent)
         self.tool = tool
         self._syncing = False
-        self.model = FeaturesModel(tool, self._rename, self)
+        self.model = FeaturesModel(tool, self._rename, self, self._set_value)
+        self.proxy = SortProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.form: AttributeForm | None = None  # the form open for a finished line, if any
         self.table = QTableView()
-        self.table.setModel(self.model)
+        self.table.setModel(self.proxy)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # drawing order at first
+        self.table.setSortingEnabled(True)
+        self.table.setItemDelegate(AttributeDelegate(self.table))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # no row measuring
@@ -63,13 +74,19 @@ class FeaturesPanel(QWidget):
         # ``context=`` keyword, so the context is set afterwards
         delete_key = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.table, self.delete_selected)
         delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
-        buttons = QHBoxLayout()
-        for button in (self.zoom_button, self.continue_button, self.delete_button):
+        self.fields_button = QPushButton("Fields...", clicked=self.define_fields,
+                                         toolTip="Define this layer's attribute fields (road class, surface, lanes)")
+        self.form_on_finish = QCheckBox("Form", toolTip="Ask for a line's attributes when it is finished")
+        buttons = QHBoxLayout()  # one row: the Settings dock above keeps its height at 1400 x 900
+        for button in (self.zoom_button, self.continue_button, self.delete_button, self.fields_button):
             buttons.addWidget(button)
+        buttons.addWidget(self.form_on_finish)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
+        tool.fields_changed.connect(self.model.sync_fields)
+        tool.feature_finished.connect(self._finished)
         tool.changed.connect(self.refresh)
         tool.outcomes_changed.connect(self.refresh)
         tool.selection_changed.connect(self._selection_from_tool)
@@ -92,10 +109,42 @@ class FeaturesPanel(QWidget):
     def _rename(self, feature_id: int, name: str) -> None:
         self.tool.rename(feature_id, name)
 
+    @reports_errors("Could not set the value")
+    def _set_value(self, feature_id: int, field_name: str, text: str) -> None:
+        self.tool.set_attributes(feature_id, {field_name: text})
+
+    def define_fields(self) -> FieldsDialog:
+        """Open the dialog that defines the layer's fields (not modal: returns it; OK applies them)."""
+        dialog = FieldsDialog(self.tool.fields, self)
+        dialog.accepted.connect(lambda: self.tool.set_fields(dialog.fields()))
+        dialog.open()
+        return dialog
+
+    def _finished(self, feature) -> None:
+        if self.form_on_finish.isChecked() and self.tool.fields:
+            QTimer.singleShot(0, lambda: self.open_form(feature.id))  # after the key or click that finished it
+
+    def open_form(self, feature_id: int) -> AttributeForm | None:
+        """Open the attribute form of a finished feature (not modal); OK sets its values as one undoable edit."""
+        try:
+            feature = self.tool.feature(feature_id)
+        except KeyError:
+            return None  # undone meanwhile
+        form = AttributeForm(self.tool.fields, dict(feature.attributes), f"Attributes of {feature.name}", self)
+        form.accepted.connect(lambda: self._set_values(feature_id, form.values()))
+        form.finished.connect(lambda _result: setattr(self, "form", None))
+        self.form = form
+        form.open()
+        return form
+
+    @reports_errors("Could not set the values")
+    def _set_values(self, feature_id: int, values: dict) -> None:
+        self.tool.set_attributes(feature_id, values)
+
     def selected_id(self) -> int | None:
         """Id of the feature selected in the table, or None."""
         rows = self.table.selectionModel().selectedRows()
-        return self.model.data(rows[0], ID_ROLE) if rows else None
+        return rows[0].data(ID_ROLE) if rows else None
 
     def _selection_from_table(self, *_args) -> None:
         if not self._syncing:
@@ -115,8 +164,9 @@ class FeaturesPanel(QWidget):
                 selection.clearSelection()
             else:
                 flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-                selection.select(self.model.index(row, 0), flags)
-                self.table.scrollTo(self.model.index(row, 0))
+                index = self.proxy.mapFromSource(self.model.index(row, 0))
+                selection.select(index, flags)
+                self.table.scrollTo(index)
         finally:
             self._syncing = False
         self._selection_from_table()

@@ -12,12 +12,15 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from app.model.attributes import value_text
 from app.model.estimates import LOW_CONFIDENCE, is_low
 from app.model.measure import feature_length
 
-__all__ = ["FeaturesModel", "ID_ROLE", "CONFIDENCE_TIP"]
+__all__ = ["FeaturesModel", "ID_ROLE", "SORT_ROLE", "CONFIDENCE_TIP"]
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+#: A cell's value to sort by: text, a number (a length in metres or pixels), or None (blank).
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 HEADERS = ("Name", "Length", "Score", "Confidence")
 _LOW_TEXT = QColor(230, 120, 0)
 CONFIDENCE_TIP = (f"The lowest confidence of the feature's pieces, in [0, 1] (blank: none was estimated); "
@@ -27,15 +30,18 @@ _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
 class FeaturesModel(QAbstractTableModel):
-    """Rows of an :class:`app.model.tool.ExtractionTool`'s finished features: name, length, score, confidence.
+    """Rows of an :class:`app.model.tool.ExtractionTool`'s finished features: name, length, score, confidence,
+    then one column per attribute field of the layer.
 
-    Call :meth:`sync` when the tool's features or outcomes changed; editing a
-    name calls ``rename(feature_id, text)``.
+    Call :meth:`sync` when the tool's features or outcomes changed and
+    :meth:`sync_fields` when its fields did; editing a name calls
+    ``rename(feature_id, text)``, editing a value ``set_value(feature_id, field_name, text)``.
     """
 
-    def __init__(self, tool, rename, parent=None):
+    def __init__(self, tool, rename, parent=None, set_value=None):
         super().__init__(parent)
-        self.tool, self._rename = tool, rename
+        self.tool, self._rename, self._set_value = tool, rename, set_value
+        self.fields = tool.fields
         self.raster = None
         self._features = tool.features
         self._rows: dict[int, int] | None = None  # feature id -> row, built when asked
@@ -86,8 +92,19 @@ class FeaturesModel(QAbstractTableModel):
         """Ids of the features with pieces still being computed."""
         return {f.id for f in features if any(self.tool.is_pending(p) for p in f.pieces)}
 
+    def sync_fields(self) -> None:
+        """Follow the tool's attribute fields: one column each after the fixed ones."""
+        if self.fields != self.tool.fields:
+            self.beginResetModel()
+            self.fields = self.tool.fields
+            self.endResetModel()
+
+    def field_at(self, column: int):
+        """The attribute field shown in ``column``, or None for a fixed column."""
+        return self.fields[column - len(HEADERS)] if column >= len(HEADERS) else None
+
     def _row_changed(self, row: int) -> None:
-        self.dataChanged.emit(self.index(row, 0), self.index(row, len(HEADERS) - 1))
+        self.dataChanged.emit(self.index(row, 0), self.index(row, self.columnCount() - 1))
 
     def row_of(self, feature_id) -> int | None:
         """The row of a feature, or None."""
@@ -104,14 +121,17 @@ class FeaturesModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._features)
 
     def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
+        return 0 if parent.isValid() else len(HEADERS) + len(self.fields)
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
         if orientation != Qt.Orientation.Horizontal:
             return None
         georeferenced = self.raster is not None and self.raster.georeferenced
+        field = self.field_at(section)
         if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]  # each length carries its unit (m, km or px)
+            return HEADERS[section] if field is None else field.name  # each length carries its unit (m, km or px)
+        if role == Qt.ItemDataRole.ToolTipRole and field is not None:
+            return f"{field.kind}{': ' + ', '.join(field.choices) if field.choices else ''} (double-click to edit)"
         if role == Qt.ItemDataRole.ToolTipRole:
             if section == 1:
                 return "Geodesic length on the WGS84 ellipsoid" if georeferenced else _PIXEL_LENGTH_TIP
@@ -121,7 +141,8 @@ class FeaturesModel(QAbstractTableModel):
 
     def flags(self, index):
         flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        return flags | Qt.ItemFlag.ItemIsEditable if index.column() == 0 else flags
+        editable = index.column() == 0 or (self.field_at(index.column()) is not None and self._set_value is not None)
+        return flags | Qt.ItemFlag.ItemIsEditable if editable else flags
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or index.row() >= len(self._features):
@@ -131,7 +152,9 @@ class FeaturesModel(QAbstractTableModel):
             return feature.id
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return self._text(feature, column)
-        if role == Qt.ItemDataRole.TextAlignmentRole and column > 0:
+        if role == SORT_ROLE:
+            return self._sort_key(feature, column)
+        if role == Qt.ItemDataRole.TextAlignmentRole and 0 < column < len(HEADERS):
             return int(_RIGHT.value)
         if column == 1 and role == Qt.ItemDataRole.ToolTipRole:
             return self._length(feature).method
@@ -143,6 +166,10 @@ class FeaturesModel(QAbstractTableModel):
         return None
 
     def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:
+        field = self.field_at(index.column())
+        if role == Qt.ItemDataRole.EditRole and field is not None and self._set_value is not None:
+            self._set_value(self._features[index.row()].id, field.name, "" if value is None else str(value))
+            return True  # the tool's change comes back through sync (a refused value: nothing changed)
         if role != Qt.ItemDataRole.EditRole or index.column() != 0:
             return False
         feature = self._features[index.row()]
@@ -152,6 +179,9 @@ class FeaturesModel(QAbstractTableModel):
         return True
 
     def _text(self, feature, column: int) -> str:
+        field = self.field_at(column)
+        if field is not None:
+            return value_text(dict(feature.attributes).get(field.name))
         if column == 0:
             return feature.name
         if column == 1:
@@ -161,6 +191,16 @@ class FeaturesModel(QAbstractTableModel):
             return "—" if score is None else f"{score:.1f}"
         confidence = self.tool.feature_confidence(feature)
         return "" if confidence is None else f"{confidence:.2f}"
+
+    def _sort_key(self, feature, column: int):
+        field = self.field_at(column)
+        if field is not None:
+            return dict(feature.attributes).get(field.name)
+        if column == 0:
+            return feature.name.lower()
+        if column == 1:
+            return self._length(feature).value
+        return self.tool.feature_score(feature) if column == 2 else self.tool.feature_confidence(feature)
 
     def _length(self, feature):
         vertices = self.tool.feature_vertices(feature)  # cached by the tool: the same array while unchanged

@@ -56,12 +56,17 @@ class PieceSpec:
 
 @dataclass(frozen=True)
 class Feature:
-    """A digitized polyline: ``start_xy`` then its pieces in order."""
+    """A digitized polyline: ``start_xy`` then its pieces in order.
+
+    ``attributes`` holds the values of the layer's user-defined fields as
+    sorted ``(name, value)`` pairs, unset fields left out (:mod:`app.model.attributes`).
+    """
 
     id: int
     name: str
     start_xy: tuple[float, float]
     pieces: tuple[PieceSpec, ...] = ()
+    attributes: tuple[tuple[str, Any], ...] = ()
 
     @property
     def anchor_xy(self) -> tuple[float, float]:

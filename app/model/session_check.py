@@ -33,6 +33,7 @@ def check_session(data, where: str) -> None:
         raise SessionError(f"{where}: a session must be a JSON object; got {type(data).__name__}")
     _check_type(data.get("image"), (str, type(None)), where, "image")
     _check_type(data.get("dirty", False), bool, where, "dirty")
+    _check_type(data.get("fields", []), list, where, "fields")
     features = data.get("features")
     _check_type(features, list, where, "features")
     for k, feature in enumerate(features):
@@ -59,6 +60,9 @@ def _check_feature(feature, where: str, path: str) -> None:
     _check_id(feature.get("id"), where, place(path, "id"))
     _check_type(feature.get("name"), str, where, place(path, "name"))
     _check_point(feature.get("start_xy"), where, place(path, "start_xy"))
+    values = _check_type(feature.get("attributes", {}), dict, where, place(path, "attributes"))
+    for key, value in values.items():
+        _check_type(value, (str, int, float, type(None)), where, place(place(path, "attributes"), key))
     pieces = _check_type(feature.get("pieces"), list, where, place(path, "pieces"))
     for k, piece in enumerate(pieces):
         _check_piece(piece, where, place(place(path, "pieces"), k))

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from app.model import editing
+from app.model import attributes, editing
 from app.model.events import EventDescriptor
 from app.model.history import History
 from app.model.pieces import (
@@ -62,6 +62,8 @@ class ExtractionTool:
         "the anchor or the settings changed).")
     settings_restored = EventDescriptor(
         "settings_restored(settings): undo or redo brought back the settings of that moment.")
+    fields_changed = EventDescriptor("fields_changed(): the layer's attribute fields were defined anew.")
+    feature_finished = EventDescriptor("feature_finished(feature): a line drawn here was finished (Enter).")
 
     def __init__(self, settings: Any = None):
         self.settings = settings
@@ -69,6 +71,8 @@ class ExtractionTool:
         self.outcomes: dict[int, PieceOutcome] = {}
         self.selected_id: int | None = None
         self.dirty = False
+        #: The layer's attribute fields (:class:`app.model.attributes.FieldDef`), defined by the user.
+        self.fields: tuple = ()
         self._ids = itertools.count(1)
         self._history = History()
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
@@ -229,7 +233,9 @@ class ExtractionTool:
             self._commit(replace(self.state, current=None))
             return None
         self._commit(editing.finished(self.state))
-        return self.state.features[-1]
+        done = next(f for f in self.state.features if f.id == current.id)
+        self.feature_finished.emit(done)
+        return done
 
     def cancel(self) -> None:
         """Esc: drop a last piece still being computed; with none, drop the whole unfinished line (as QGIS).
@@ -313,6 +319,23 @@ class ExtractionTool:
     def rename(self, feature_id: int, name: str) -> None:
         """Give a finished feature a new name (an undoable edit)."""
         new_state = editing.renamed(self.state, feature_id, name)
+        if new_state != self.state:
+            self._commit(new_state)
+
+    def set_fields(self, fields) -> None:
+        """Define the layer's attribute fields (values stay on the features; not an undoable edit)."""
+        fields = attributes.check_fields(fields)
+        if fields != self.fields:
+            self.fields = fields
+            self.dirty = True
+            self.fields_changed.emit()
+
+    def set_attributes(self, feature_id: int, values: dict) -> None:
+        """Set attribute values (field name -> raw value, None clears) of a finished feature: one undoable edit.
+
+        ValueError (nothing changed) for an unknown field or a value that does not fit its field.
+        """
+        new_state = attributes.with_values(self.state, feature_id, values, self.fields)
         if new_state != self.state:
             self._commit(new_state)
 

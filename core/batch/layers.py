@@ -127,11 +127,15 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
     # FlatGeobuf's spatial index would reorder the features: keep the input's order.
     options = {"GeoJSON": {"RFC7946": "YES"}, "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
-    names, arrays = list(fields), [np.asarray(v) for v in fields.values()]
+    names = list(fields)
+    # a masked column (integers with nulls) goes as data and mask: GDAL's null, not a sentinel number
+    masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
+    arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
     folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         temporary = folder / path.name
         pyogrio.raw.write(str(temporary), wkb, arrays, names, crs=crs, driver=driver,
+                          field_mask=masks if any(m is not None for m in masks) else None,
                           geometry_type=_geometry_type(geometries), layer_options=options)
         for produced in sorted(folder.iterdir()):  # a shapefile is several files
             os.replace(produced, path.parent / produced.name)

@@ -71,11 +71,14 @@ def export_format(path) -> str:
     return EXPORT_FORMATS[suffix]
 
 
-def write_lines(path, lines, raster=None, details: bool = True) -> str:
+def write_lines(path, lines, raster=None, details: bool = True, field_types: dict | None = None) -> str:
     """Write ``lines`` (ExportLine) to ``path`` atomically, in the format of its extension; returns the driver.
 
     ``raster`` (core.io.raster.Raster or None) places the pixel vertices;
-    ``details`` False leaves :data:`DETAILS_FIELD` out.  Raises ValueError for
+    ``details`` False leaves :data:`DETAILS_FIELD` out; ``field_types`` (name ->
+    ``"text"``, ``"integer"`` or ``"real"``) fixes the column type of those
+    attributes whatever their values (nulls included); the others are
+    inferred from their values.  Raises ValueError for
     an unknown extension, and :class:`core.io.geojson.GeoJSONError` for GeoJSON
     of an image whose CRS is not related to WGS84.
     """
@@ -88,7 +91,7 @@ def write_lines(path, lines, raster=None, details: bool = True) -> str:
 
     positions, crs = _layer_positions(lines, raster)
     records = [_record(line, details and driver != "ESRI Shapefile") for line in lines]
-    write_line_layer(path, [[p] for p in positions], _columns(records), crs)
+    write_line_layer(path, [[p] for p in positions], _columns(records, field_types or {}), crs)
     return driver
 
 
@@ -136,14 +139,29 @@ def _plain(value):
     return value
 
 
-def _columns(records: list[dict]) -> dict:
-    """Attribute columns for pyogrio: integers, reals or text per field (None: null text, NaN reals)."""
+_TYPED_COLUMNS = {
+    "integer": lambda values: np.ma.masked_array([0 if v is None else int(v) for v in values],
+                                                 mask=[v is None for v in values], dtype=np.int64),
+    "real": lambda values: np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64),
+    "text": lambda values: np.array([None if v is None else str(v) for v in values], dtype=object),
+}
+
+
+def _columns(records: list[dict], field_types: dict) -> dict:
+    """Attribute columns for pyogrio: integers, reals or text per field (None: null text, NaN reals).
+
+    A field of ``field_types`` gets that type (integers with nulls as a masked array).
+    """
     names = list(dict.fromkeys(name for record in records for name in record))
     columns = {}
     for name in names:
         values = [record.get(name) for record in records]
         present = [v for v in values if v is not None]
-        if present and all(isinstance(v, (int, bool)) for v in present) and len(present) == len(values):
+        if name in field_types:
+            if field_types[name] not in _TYPED_COLUMNS:
+                raise ValueError(f"field_types[{name!r}] must be text, integer or real; got {field_types[name]!r}")
+            columns[name] = _TYPED_COLUMNS[field_types[name]](values)
+        elif present and all(isinstance(v, (int, bool)) for v in present) and len(present) == len(values):
             columns[name] = np.array([int(v) for v in values], dtype=np.int64)
         elif present and all(isinstance(v, (int, float, bool)) for v in present):
             columns[name] = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
