@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from app.model import editing
+from app.model import editing, line_edits
 from app.model.events import EventDescriptor
 from app.model.history import History
 from app.model.pieces import (
@@ -320,10 +320,23 @@ class ExtractionTool:
         """Remove a finished feature (an undoable edit)."""
         self._commit(editing.deleted(self.state, feature_id))
 
-    def reopen(self, feature_id: int) -> None:
-        """Make a finished feature the feature in progress again, to chain more pieces."""
-        new_state = editing.reopened(self.state, feature_id)
+    def reopen(self, feature_id: int, at_start: bool = False) -> None:
+        """Make a finished feature the feature in progress again, to chain more pieces (``at_start``: reversed first)."""
+        state, original = self.state, self.feature(feature_id)
+        if at_start:
+            state, outcomes = line_edits.reversed_line(state, self.outcomes, feature_id, self.new_ids)
+            self.outcomes.update(outcomes)
+        new_state = editing.reopened(state, feature_id)
         self._preview.paused = False
+        self._commit(replace(new_state, reopened=(new_state.reopened[0], original)))  # Esc: back as it was
+
+    def apply_edit(self, edit, *args) -> None:
+        """One undoable edit ``edit(state, outcomes, *args, new_ids)`` of :mod:`app.model.line_edits`.
+
+        Its :class:`app.model.line_edits.LineEditError` leaves everything as it was.
+        """
+        new_state, outcomes = edit(self.state, self.outcomes, *args, self.new_ids)
+        self.outcomes.update(outcomes)
         self._commit(new_state)
 
     def add_features(self, items: list[tuple[str, np.ndarray, dict]]) -> list[Feature]:
