@@ -321,7 +321,7 @@ class ExtractionTool:
         self._commit(editing.deleted(self.state, feature_id))
 
     def reopen(self, feature_id: int, at_start: bool = False) -> None:
-        """Make a finished feature the feature in progress again, to chain more pieces (``at_start``: reversed first)."""
+        """Make a finished feature the feature in progress again, to chain more pieces (``at_start``: at its start)."""
         state, original = self.state, self.feature(feature_id)
         if at_start:
             state, outcomes = line_edits.reversed_line(state, self.outcomes, feature_id, self.new_ids)

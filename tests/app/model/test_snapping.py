@@ -29,7 +29,7 @@ def brute_snap(tool, xy, tolerance_px):
     return ("segment", min(near)) if near else None
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))
 def test_snap_agrees_with_a_scan_of_every_line(seed):
     rng = np.random.default_rng(seed)
     tool = ExtractionTool()
@@ -38,7 +38,7 @@ def test_snap_agrees_with_a_scan_of_every_line(seed):
     index.sync()
     longest = max(np.hypot(*np.diff(tool.feature_vertices(f), axis=0).T).max() for f in tool.features)
     half_spacing = longest / 2000 / 2
-    for _ in range(300):
+    for _ in range(150):
         xy = tuple(rng.uniform(-20, 620, 2))
         tolerance = float(rng.choice([2.0, 8.0, 30.0]))
         found, expected = find_snap(index, xy, tolerance), brute_snap(tool, xy, tolerance)
