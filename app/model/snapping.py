@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SnapTarget", "find_snap", "nearest_vertex", "nearest_on_segments", "DEFAULT_SNAP_TOLERANCE_PX"]
+__all__ = ["SnapTarget", "find_snap", "nearest_vertex", "nearest_on_segments", "handle_at", "touching_lines",
+           "DEFAULT_SNAP_TOLERANCE_PX"]
 
 #: Default snapping tolerance, in screen pixels (the window converts it to raster pixels at the zoom).
 DEFAULT_SNAP_TOLERANCE_PX = 10.0
@@ -96,3 +97,32 @@ def find_snap(index, xy, tolerance_px: float, exclude=(), segments: bool = True)
             if d <= tolerance_px and (best_segment is None or d < best_segment.distance_px):
                 best_segment = SnapTarget(point, "segment", feature_id, s, d)
     return best_vertex or best_segment
+
+
+def handle_at(vertices: np.ndarray, xy, tolerance_px: float) -> tuple[str, int] | None:
+    """The editing handle of a (k, 2) px line under ``xy``: ``("vertex", i)``, ``("midpoint", segment)`` or None.
+
+    Vertices win over the midpoints of segments (new vertices are dragged out of those).
+    """
+    x, y = float(xy[0]), float(xy[1])
+    index, distance = nearest_vertex(vertices, x, y)
+    if distance <= tolerance_px:
+        return ("vertex", index)
+    if len(vertices) >= 2:
+        index, distance = nearest_vertex((vertices[:-1] + vertices[1:]) / 2, x, y)
+        if distance <= tolerance_px:
+            return ("midpoint", index)
+    return None
+
+
+def touching_lines(index, feature_id: int, meet_px: float) -> list[int]:
+    """Ids of the other indexed lines with an end within ``meet_px`` of an end of line ``feature_id``."""
+    vertices = index.entry(feature_id)[1]
+    found = []
+    for x, y in (vertices[0], vertices[-1]):
+        for other in index.query((x - meet_px, y - meet_px, x + meet_px, y + meet_px)):
+            ends = index.entry(other)[1][[0, -1]]
+            near = np.all(np.abs(ends - (x, y)) <= meet_px, axis=1).any()
+            if other != feature_id and other not in found and near:
+                found.append(other)
+    return found
