@@ -104,7 +104,7 @@ class ToolController(QObject):
 
     def _on_pick(self, x: float, y: float) -> None:
         """Ctrl+click: select the finished feature under the cursor (within a few screen pixels), or none."""
-        self.overlay.index.sync()
+        self.overlay.index.catch_up()
         self.tool.select(self.overlay.index.nearest((x, y), PICK_RADIUS_PX / self.viewer.transform.scale))
 
     def _on_hover(self, x: float, y: float, straight: bool) -> None:

@@ -69,7 +69,7 @@ class LineEditing(QObject):
     def snapped(self, x: float, y: float, exclude=()) -> tuple[float, float]:
         """Raster point (x, y) snapped to the nearest line within the tolerance; updates the marker."""
         self._cursor_xy = (x, y)
-        self.index.sync()
+        self.index.catch_up()
         target = find_snap(self.index, (x, y), self._raster_tolerance() if self.snapping else 0.0, exclude)
         if target != self.snap_target:
             self.snap_target = target
@@ -88,7 +88,7 @@ class LineEditing(QObject):
         """(feature id, vertices) of the selected line when its handles are live, else None."""
         if self.tool.current is not None or self.tool.selected_id is None:
             return None
-        self.index.sync()
+        self.index.catch_up()
         try:
             return self.tool.selected_id, self.index.entry(self.tool.selected_id)[1]
         except KeyError:
@@ -185,7 +185,7 @@ class LineEditing(QObject):
         """Edit > Merge Lines: the selected line with the (first) other line that shares one of its ends."""
         if (feature_id := self._selected()) is None:
             return
-        self.index.sync()
+        self.index.catch_up()
         others = touching_lines(self.index, feature_id, line_edits.ENDS_MEET_PX)
         if not others:
             self.message.emit("merge: no other line ends where this one ends (snap an end onto it first)")

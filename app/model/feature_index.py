@@ -62,13 +62,22 @@ class FeatureIndex:
         self._order: dict[int, int] = {}  # id -> position in the features tuple
         self._cells: dict[tuple[int, int], set[int]] = {}
         self._pending: set[int] = set()  # ids of features with pieces still being computed
+        self._held = IndexChange()  # changes found by catch_up, not yet told by sync
 
     def __len__(self) -> int:
         return len(self._entries)
 
     # ------------------------------------------------------------- updates
     def sync(self) -> IndexChange:
-        """Catch up with the tool's features and returns what changed."""
+        """Catch up with the tool's features and returns what changed since the last ``sync`` (for the tiles)."""
+        change, self._held = _merged(self._held, self._sync(), self._entries), IndexChange()
+        return change
+
+    def catch_up(self) -> None:
+        """Catch up with the tool's features for a query (a hit test, a snap); the next :meth:`sync` reports it."""
+        self._held = _merged(self._held, self._sync(), self._entries)
+
+    def _sync(self) -> IndexChange:
         features, old = self.tool.features, self._features
         change = IndexChange()
         if features is not old:
@@ -191,6 +200,16 @@ class FeatureIndex:
             if d < best_d:
                 best, best_d = feature_id, d
         return best
+
+
+def _merged(first: IndexChange, then: IndexChange, entries: dict) -> IndexChange:
+    """Two changes in a row as one: ids added and not removed since (once each), every removed box."""
+    if not first:
+        return then
+    added = list(dict.fromkeys(i for i in first.added + then.added if i in entries))
+    change = IndexChange(added, first.removed + then.removed)
+    change.everything = first.everything or then.everything
+    return change
 
 
 def _meets(bbox, x0, y0, x1, y1) -> bool:

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from app.map.line_editing import SNAP_MARKER
+from app.map.style import FEATURE
 from app.model.viewmath import ViewTransform
 from core.vector import read_lines
 
@@ -92,12 +93,17 @@ def test_move_insert_and_delete_vertices_with_the_mouse_then_undo(qtbot, window)
     original = tool.feature_vertices(road).copy()
     tool.select(road.id)
     transform = viewer.transform
+    old_place = view_point(window, (175.0, 300.0))
+    tool.select(None)
+    assert is_feature_colour(viewer.grab().toImage().pixelColor(old_place))  # the tiles show the road there
+    tool.select(road.id)
     release = view_point(window, (250.0, 300.0), dx=30, dy=40)
     drag(qtbot, viewer, view_point(window, (250.0, 300.0)), release)
     moved = tool.feature_vertices(tool.feature(road.id))
     np.testing.assert_allclose(moved[1], view_to_image(viewer, release))
     np.testing.assert_allclose(moved[1], (250.0 + 30 / transform.scale, 300.0 + 40 / transform.scale), atol=0.5)
     assert len(moved) == 3 and viewer.transform == transform  # the drag moved the vertex, not the map
+    assert not is_feature_colour(viewer.grab().toImage().pixelColor(old_place))  # the tiles followed the edit
     midpoint = (moved[1] + moved[2]) / 2
     drag(qtbot, viewer, view_point(window, midpoint), view_point(window, midpoint, dx=0, dy=-50))
     inserted = tool.feature_vertices(tool.feature(road.id))
@@ -112,6 +118,10 @@ def test_move_insert_and_delete_vertices_with_the_mouse_then_undo(qtbot, window)
     np.testing.assert_array_equal(tool.feature_vertices(tool.feature(road.id)), original)
     tool.redo()
     np.testing.assert_array_equal(tool.feature_vertices(tool.feature(road.id)), moved)
+
+
+def is_feature_colour(colour) -> bool:
+    return abs(colour.red() - FEATURE.red()) + abs(colour.green() - FEATURE.green()) < 40 and colour.blue() < 80
 
 
 def view_to_image(viewer, point: QPoint):
@@ -164,3 +174,14 @@ def test_an_edit_that_cannot_be_made_says_why(qtbot, window):
     window.controller.editing.merge_selected()
     assert messages == ["select a line first (Ctrl+click on it)",
                         "merge: no other line ends where this one ends (snap an end onto it first)"]
+
+
+def test_the_tiles_follow_an_edit_when_a_snap_query_comes_before_the_paint(qtbot, window):
+    from app.model import line_edits
+
+    viewer, tool = window.viewer, window.tool
+    old_place = view_point(window, (175.0, 300.0))
+    assert is_feature_colour(viewer.grab().toImage().pixelColor(old_place))
+    tool.apply_edit(line_edits.moved_vertex, tool.features[0].id, 1, (250.0, 340.0))
+    window.controller.editing.snapped(300.0, 350.0)  # a hover's snap between the edit and the paint
+    assert not is_feature_colour(viewer.grab().toImage().pixelColor(old_place))
