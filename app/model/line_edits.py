@@ -80,8 +80,9 @@ def _one_piece(feature: Feature, outcomes: dict, vertices: np.ndarray) -> list:
 
 
 def _with_feature(state: ToolState, feature: Feature) -> ToolState:
-    """``state`` with its finished feature of the same id replaced by ``feature``."""
-    return replace(state, features=tuple(feature if f.id == feature.id else f for f in state.features))
+    """``state`` with its finished feature of the same id replaced by ``feature`` (tens of thousands: no loop)."""
+    position = [f.id for f in state.features].index(feature.id)
+    return replace(state, features=state.features[:position] + (feature,) + state.features[position + 1:])
 
 
 def _vertices(feature: Feature, outcomes: dict) -> np.ndarray:
