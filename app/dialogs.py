@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QProgressDialog
 
 from app.model.estimates import LOW_CONFIDENCE
 
 __all__ = ["import_progress", "ask_open_image", "ask_import_path", "ask_export_path", "ask_skip_duplicates",
            "ask_unsaved",
-           "ask_restore_session", "show_keys", "ask_project_path", "ask_reference_path"]
+           "ask_restore_session", "ask_snap_tolerance", "show_keys", "ask_project_path", "ask_reference_path"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
@@ -38,6 +38,9 @@ Ctrl+Z / Ctrl+Shift+Z: undo / redo
 Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
 G: show the guides and candidate points of the latest extraction
 R: show the estimated ribbon (the road's width as each extraction saw it)
+Snapping (S): clicks within a few screen pixels of a line's vertex, end or segment land on it (magenta marker)
+Selected line: drag a vertex to move it, drag a midpoint to add a vertex, right-click a vertex to delete it
+X: split the selected line at the vertex under the cursor; Edit menu: reverse, merge, continue from either end
 Dashed line: a piece of low confidence (below {LOW_CONFIDENCE:g}): the image hardly shows the road there"""
 
 
@@ -123,6 +126,13 @@ def ask_restore_session(parent, summary: str) -> bool:
         f"LineSnap did not close normally last time.\n{summary}\nRestore that work?",
         buttons.Yes | buttons.No, buttons.Yes)
     return answer == buttons.Yes
+
+
+def ask_snap_tolerance(parent, tolerance_px: int) -> int | None:
+    """The snapping tolerance in screen pixels (1..50), or None when cancelled."""
+    value, ok = QInputDialog.getInt(parent, "Snapping tolerance", "Snap within (screen pixels):", tolerance_px,
+                                    1, 50)
+    return value if ok else None
 
 
 def show_keys(parent) -> None:

@@ -30,7 +30,7 @@ def feature_properties(tool, feature) -> dict:
     that was extended keeps its file's attributes too (a road's id, type,
     lanes), under LineSnap's own properties, which describe it now.
     """
-    outcomes = [tool.outcomes.get(p.id) for p in feature.pieces if p.kind == "imported"]
+    outcomes = [tool.outcomes.get(p.id) for p in feature.pieces if p.kind in ("imported", "edited")]
     imported = [o.details["properties"] for o in outcomes if o is not None and "properties" in o.details]
     carried = {k: v for properties in imported for k, v in properties.items() if k != "name"}
     if len(feature.pieces) == 1 and imported:

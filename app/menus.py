@@ -17,6 +17,7 @@ __all__ = ["MAX_RECENT", "Menus", "RecentFiles", "add_action", "build_menus"]
 
 MAX_RECENT = 8
 RECENT_KEY = "recent_files"
+SNAP_TOLERANCE_KEY = "snap_tolerance_px"
 
 
 class Menus(NamedTuple):
@@ -82,6 +83,7 @@ def build_menus(window) -> Menus:
     add_action(window, edit, "Drop &Last Piece", tool.drop_last_piece, "Backspace", viewer_only=True)
     add_action(window, edit, "&Delete Selected Feature", window.features_panel.delete_selected, "Delete",
                viewer_only=True)
+    _add_line_edit_actions(window, edit.addMenu("&Lines and Snapping"))
     view = bar.addMenu("&View")
     # Plain keys (+, -, F, 1) also work while the map has the focus: RasterViewer.keyPressEvent.
     add_action(window, view, "Zoom &In", lambda: viewer.zoom_by(KEY_ZOOM), ["Ctrl++", "Ctrl+="])
@@ -98,6 +100,38 @@ def build_menus(window) -> Menus:
     add_action(window, bar.addMenu("&Help"), "&Keys and Mouse", lambda: dialogs.show_keys(window),
                QKeySequence.StandardKey.HelpContents)
     return Menus(undo, redo, guides, ribbon, recent)
+
+
+def _add_line_edit_actions(window, menu: QMenu) -> None:
+    """Snapping and the edits of the selected line (:class:`app.map.line_editing.LineEditing`)."""
+    editing = window.controller.editing
+    editing.tolerance_px = _stored_tolerance(window.qsettings, editing.tolerance_px)
+    snap = add_action(window, menu, "&Snap to Lines", lambda on: setattr(editing, "snapping", on), "S",
+                      viewer_only=True, checkable=True)
+    snap.setChecked(editing.snapping)
+
+    def ask_tolerance():
+        value = dialogs.ask_snap_tolerance(window, round(editing.tolerance_px))
+        if value is not None:
+            editing.tolerance_px = float(value)
+            window.qsettings.setValue(SNAP_TOLERANCE_KEY, value)
+
+    add_action(window, menu, "Snapping &Tolerance...", ask_tolerance)
+    menu.addSeparator()
+    add_action(window, menu, "&Reverse Line", editing.reverse_selected)
+    add_action(window, menu, "Split Line at &Vertex", editing.split_at_cursor, "X", viewer_only=True)
+    add_action(window, menu, "&Merge with Line Sharing an End", editing.merge_selected)
+    add_action(window, menu, "Continue from &Start", lambda: editing.continue_selected(at_start=True))
+    add_action(window, menu, "Continue from &End", lambda: editing.continue_selected(at_start=False))
+
+
+def _stored_tolerance(qsettings: QSettings, default: float) -> float:
+    """The saved snapping tolerance (screen px), or ``default`` when none or not a number in 1..50."""
+    try:
+        value = float(qsettings.value(SNAP_TOLERANCE_KEY, default))
+    except (TypeError, ValueError):
+        return default
+    return value if 1.0 <= value <= 50.0 else default
 
 
 class RecentFiles:

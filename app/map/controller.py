@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from app import errors
+from app.map.line_editing import LineEditing
 from app.map.overlays import OverlayOptions, ToolOverlay
 from app.model.pieces import PieceOutcome
 
@@ -63,12 +64,15 @@ class ToolController(QObject):
         self.tool, self.runner, self.viewer = tool, runner, viewer
         self.overlay = ToolOverlay(tool, OverlayOptions())
         viewer.overlay_painters.append(self.overlay)
+        self.editing = LineEditing(tool, viewer, self.overlay.index, self)  # snapping and vertex edits
+        self.editing.message.connect(self.message)
         viewer.clicked.connect(self._on_click)
         viewer.picked.connect(self._on_pick)
         viewer.double_clicked.connect(lambda x, y: tool.finish())
         viewer.right_clicked.connect(lambda x, y: tool.finish())
         viewer.hovered.connect(self._on_hover)
         viewer.left.connect(tool.leave)
+        viewer.left.connect(self.editing.clear_marker)
         tool.piece_requested.connect(self._submit_piece)
         tool.preview_requested.connect(self._submit_preview)
         tool.pieces_abandoned.connect(runner.drop_pieces)
@@ -96,17 +100,18 @@ class ToolController(QObject):
         if not self.viewer.contains_image_point(x, y):
             self.message.emit(f"({x:.0f}, {y:.0f}) is outside the image: click on the image")
             return
-        self.tool.click((x, y), straight=straight)
+        self.tool.click(self.editing.snapped(x, y), straight=straight)
 
     def _on_pick(self, x: float, y: float) -> None:
         """Ctrl+click: select the finished feature under the cursor (within a few screen pixels), or none."""
-        self.overlay.index.sync()
+        self.overlay.index.catch_up()
         self.tool.select(self.overlay.index.nearest((x, y), PICK_RADIUS_PX / self.viewer.transform.scale))
 
     def _on_hover(self, x: float, y: float, straight: bool) -> None:
         if self.viewer.contains_image_point(x, y):
-            self.tool.move_cursor((x, y), straight=straight)
+            self.tool.move_cursor(self.editing.snapped(x, y), straight=straight)
         else:
+            self.editing.clear_marker()
             self.tool.leave()
 
     # ------------------------------------------------------------ requests

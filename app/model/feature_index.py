@@ -9,13 +9,16 @@ a hit test or a tile touches a few cells.
 ``sync`` compares the tool's feature tuple with the one it saw last.  Features
 are immutable, so the usual edits are cheap to recognise: appended features
 (finish, import, redo) and features dropped from the end (undo) are told apart
-by one C-speed tuple comparison; anything else (delete, reopen, rename)
-falls back to one walk over the ids.
+by one C-speed tuple comparison, and features replaced in their places (a
+rename, a geometry edit) by one C-speed identity scan; anything else (delete,
+reopen, split, merge) falls back to one walk over the ids.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,13 +65,22 @@ class FeatureIndex:
         self._order: dict[int, int] = {}  # id -> position in the features tuple
         self._cells: dict[tuple[int, int], set[int]] = {}
         self._pending: set[int] = set()  # ids of features with pieces still being computed
+        self._held = IndexChange()  # changes found by catch_up, not yet told by sync
 
     def __len__(self) -> int:
         return len(self._entries)
 
     # ------------------------------------------------------------- updates
     def sync(self) -> IndexChange:
-        """Catch up with the tool's features and returns what changed."""
+        """Catch up with the tool's features and returns what changed since the last ``sync`` (for the tiles)."""
+        change, self._held = _merged(self._held, self._sync(), self._entries), IndexChange()
+        return change
+
+    def catch_up(self) -> None:
+        """Catch up with the tool's features for a query (a hit test, a snap); the next :meth:`sync` reports it."""
+        self._held = _merged(self._held, self._sync(), self._entries)
+
+    def _sync(self) -> IndexChange:
         features, old = self.tool.features, self._features
         change = IndexChange()
         if features is not old:
@@ -77,12 +89,25 @@ class FeatureIndex:
             elif len(features) < len(old) and old[:len(features)] == features:
                 for feature in old[len(features):]:
                     self._remove(feature.id, change)
-            else:
+            elif not self._replaced_in_place(features, old, change):
                 self._resync(features, change)
             self._features = features
         self._refresh_pending(change)
         change.everything = len(change.added) + len(change.removed) > max(1000, len(self._entries) // 4)
         return change
+
+    def _replaced_in_place(self, features, old, change: IndexChange) -> bool:
+        """Follow features replaced by new versions of themselves in their places (a geometry edit); False if not."""
+        if len(features) != len(old):
+            return False
+        replaced = list(itertools.compress(range(len(old)), map(operator.is_not, features, old)))
+        if len(replaced) > 64 or any(features[k].id != old[k].id for k in replaced):
+            return False
+        for k in replaced:
+            self._remove(old[k].id, change)
+            self._insert(features[k], k)
+            change.added.append(features[k].id)
+        return True
 
     def _add(self, features, first: int, change: IndexChange) -> None:
         boxes = self._boxes([self.tool.feature_vertices(f) for f in features]) if len(features) > 64 else None
@@ -191,6 +216,16 @@ class FeatureIndex:
             if d < best_d:
                 best, best_d = feature_id, d
         return best
+
+
+def _merged(first: IndexChange, then: IndexChange, entries: dict) -> IndexChange:
+    """Two changes in a row as one: ids added and not removed since (once each), every removed box."""
+    if not first:
+        return then
+    added = list(dict.fromkeys(i for i in first.added + then.added if i in entries))
+    change = IndexChange(added, first.removed + then.removed)
+    change.everything = first.everything or then.everything
+    return change
 
 
 def _meets(bbox, x0, y0, x1, y1) -> bool:

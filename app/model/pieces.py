@@ -2,8 +2,9 @@
 
 A *feature* is one digitized polyline: a start click and a chain of *pieces*,
 one per further click.  A piece's geometry comes from an extraction
-(``kind == "extract"``), is a plain segment (``"straight"``, Shift held) or was
-imported from a file (``"imported"``).  Its *outcome* is what became of it: the
+(``kind == "extract"``), is a plain segment (``"straight"``, Shift held), was
+imported from a file (``"imported"``) or drawn by a geometry edit (``"edited"``,
+:mod:`app.model.line_edits`).  Its *outcome* is what became of it: the
 polyline's vertices and score (``"done"``) or the error that stopped it
 (``"failed"``, drawn as a straight segment), and what the extraction estimated
 of the road (:mod:`app.model.estimates`).
@@ -22,7 +23,7 @@ __all__ = ["PIECE_KINDS", "PieceSpec", "Feature", "PieceOutcome", "PreviewReques
            "straight_outcome", "as_xy", "piece_start", "start_is_final", "piece_vertices", "feature_vertices",
            "feature_score", "feature_confidence", "confidence_runs", "imported_feature"]
 
-PIECE_KINDS = ("extract", "straight", "imported")
+PIECE_KINDS = ("extract", "straight", "imported", "edited")
 #: Vertices closer than this (px, along x and y) are the same vertex of a feature.
 SAME_VERTEX_PX = 1e-9
 
@@ -37,7 +38,7 @@ class PieceSpec:
         Unique for the life of the tool; names the extraction request.
     click_start, click_end : tuple of float
         The clicked points (x, y) in pixels that bound the piece.
-    kind : {"extract", "straight", "imported"}
+    kind : {"extract", "straight", "imported", "edited"}
     settings : object or None
         The extraction settings the piece was requested with (``"extract"``).
     """

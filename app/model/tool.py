@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from app.model import attributes, editing
+from app.model import editing
 from app.model.events import EventDescriptor
 from app.model.history import History
 from app.model.pieces import (
@@ -31,11 +31,12 @@ from app.model.pieces import (
     straight_outcome,
 )
 from app.model.preview import LivePreview
+from app.model.tool_edits import FeatureEdits
 
 __all__ = ["ExtractionTool"]
 
 
-class ExtractionTool:
+class ExtractionTool(FeatureEdits):
     """State model of the click-to-extract tool.
 
     ``settings`` (opaque here; the window passes a
@@ -315,64 +316,6 @@ class ExtractionTool:
         if feature_id != self.selected_id:
             self.selected_id = feature_id
             self.selection_changed.emit()
-
-    def rename(self, feature_id: int, name: str) -> None:
-        """Give a finished feature a new name (an undoable edit)."""
-        new_state = editing.renamed(self.state, feature_id, name)
-        if new_state != self.state:
-            self._commit(new_state)
-
-    def set_fields(self, fields) -> None:
-        """Define the layer's attribute fields (values stay on the features; not an undoable edit)."""
-        fields = attributes.check_fields(fields)
-        if fields != self.fields:
-            self.fields = fields
-            self.dirty = True
-            self.fields_changed.emit()
-
-    def set_attributes(self, feature_id: int, values: dict) -> None:
-        """Set attribute values (field name -> raw value, None clears) of a finished feature: one undoable edit.
-
-        ValueError (nothing changed) for an unknown field or a value that does not fit its field.
-        """
-        new_state = attributes.with_values(self.state, feature_id, values, self.fields)
-        if new_state != self.state:
-            self._commit(new_state)
-
-    def delete(self, feature_id: int) -> None:
-        """Remove a finished feature (an undoable edit)."""
-        self._commit(editing.deleted(self.state, feature_id))
-
-    def reopen(self, feature_id: int) -> None:
-        """Make a finished feature the feature in progress again, to chain more pieces."""
-        new_state = editing.reopened(self.state, feature_id)
-        self._preview.paused = False
-        self._commit(new_state)
-
-    def add_features(self, items: list[tuple[str, np.ndarray, dict]]) -> list[Feature]:
-        """Add imported ``(name, vertices_px (k, 2), properties)`` polylines as finished features.
-
-        Returns the features added, in order.
-        """
-        features, outcomes = editing.imported_features(self.state, items, self.new_ids(2 * len(items)))
-        self.add_built_features(features, outcomes)
-        return features
-
-    def new_ids(self, count: int) -> list[int]:
-        """``count`` fresh ids for features and pieces built elsewhere (from any thread: the counter is atomic)."""
-        return [next(self._ids) for _ in range(count)]
-
-    def add_built_features(self, features, outcomes: dict[int, PieceOutcome], vertices=None) -> None:
-        """Append finished ``features`` (ids from :meth:`new_ids`) and their pieces' ``outcomes``: one undoable step.
-
-        ``vertices``: each feature's ``feature_vertices``, when the builder
-        computed them already (a worker, for tens of thousands of lines).
-        """
-        self.outcomes.update(outcomes)
-        for feature, array in zip(features, vertices or ()):
-            self._cache_vertices(feature, array)
-        if features:
-            self._commit(editing.with_features(self.state, tuple(features)))
 
     def mark_saved(self) -> None:
         """The user's work is safe in a file: no warning on close until the next edit."""

@@ -123,3 +123,37 @@ def test_distance_to_polyline_handles_points_and_zero_length_links():
     assert distance_to_polyline(np.array([[3.0, 4.0]]), 0.0, 0.0) == pytest.approx(5.0)
     assert distance_to_polyline(np.array([[0.0, 0.0], [0.0, 0.0], [10.0, 0.0]]), 5.0, 2.0) == pytest.approx(2.0)
     assert distance_to_polyline(np.array([[0.0, 0.0], [10.0, 0.0]]), 13.0, 4.0) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_changes_found_by_catch_up_still_reach_the_next_sync(seed):
+    """The tiles learn every change from sync() even when a hit test or a snap caught up in between."""
+    from app.model import line_edits
+
+    rng = np.random.default_rng(seed)
+    tool = ExtractionTool(settings=None)
+    index = FeatureIndex(tool, cell_px=100.0)
+    drawn: dict[int, tuple] = {}  # what a tile cache would show: id -> box
+
+    def follow(change):
+        for feature_id, _ in change.removed:
+            drawn.pop(feature_id, None)
+        for feature_id in change.added:
+            drawn[feature_id] = index.bbox(feature_id)
+
+    for _ in range(40):
+        random_edit(tool, rng)
+        if tool.features and rng.random() < 0.4:
+            feature = tool.features[int(rng.integers(len(tool.features)))]
+            if not any(tool.is_pending(p) for p in feature.pieces):
+                tool.apply_edit(line_edits.moved_vertex, feature.id, 0, tuple(rng.uniform(0, 2000, 2)))
+        if rng.random() < 0.5:
+            index.catch_up()
+        if rng.random() < 0.3:
+            follow(index.sync())
+    follow(index.sync())
+    expected = {}
+    for feature in tool.features:
+        v = tool.feature_vertices(feature)
+        expected[feature.id] = (*v.min(axis=0).tolist(), *v.max(axis=0).tolist())
+    assert drawn == expected
