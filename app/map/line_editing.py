@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.map.style import CASING, SELECTED, path_of, stroke
 from app.model import line_edits
-from app.model.snapping import DEFAULT_SNAP_TOLERANCE_PX, find_snap, handle_at, touching_lines
+from app.model.snapping import DEFAULT_SNAP_TOLERANCE_PX, find_reference_snap, find_snap, handle_at, touching_lines
 
 __all__ = ["LineEditing", "SNAP_MARKER"]
 
@@ -56,6 +56,9 @@ class LineEditing(QObject):
         self.tolerance_px = DEFAULT_SNAP_TOLERANCE_PX
         self.snapping = True
         self.snap_target = None  # where the cursor snaps now (drawn as the marker)
+        #: ``() -> (vertices (n, 2), segments (m, 2, 2))`` px of the visible reference layers, snapped to after
+        #: the work layer (set by the window's project actions); None: no reference layers.
+        self.reference_targets = None
         self._cursor_xy = None
         self._drag = None  # {"feature", "handle", "press", "xy", "moved"} while a handle is dragged
         self._delete = None  # (feature id, vertex) of a right press on a vertex
@@ -70,7 +73,10 @@ class LineEditing(QObject):
         """Raster point (x, y) snapped to the nearest line within the tolerance; updates the marker."""
         self._cursor_xy = (x, y)
         self.index.catch_up()
-        target = find_snap(self.index, (x, y), self._raster_tolerance() if self.snapping else 0.0, exclude)
+        tolerance = self._raster_tolerance() if self.snapping else 0.0
+        target = find_snap(self.index, (x, y), tolerance, exclude)
+        if target is None and self.reference_targets is not None:
+            target = find_reference_snap(*self.reference_targets(), (x, y), tolerance)
         if target != self.snap_target:
             self.snap_target = target
             self.viewer.update()

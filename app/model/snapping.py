@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SnapTarget", "find_snap", "nearest_vertex", "nearest_on_segments", "handle_at", "touching_lines",
-           "DEFAULT_SNAP_TOLERANCE_PX"]
+__all__ = ["SnapTarget", "find_snap", "find_reference_snap", "nearest_vertex", "nearest_on_segments", "handle_at",
+           "touching_lines", "DEFAULT_SNAP_TOLERANCE_PX"]
 
 #: Default snapping tolerance, in screen pixels (the window converts it to raster pixels at the zoom).
 DEFAULT_SNAP_TOLERANCE_PX = 10.0
@@ -30,8 +30,9 @@ class SnapTarget:
     ----------
     xy : tuple of float
         The snapped position (x, y) in raster pixels.
-    kind : {"end", "vertex", "segment"}
+    kind : {"end", "vertex", "segment", "reference vertex", "reference segment"}
     feature_id : int
+        -1 for a reference layer's line.
     index : int
         The vertex's index (``"end"``, ``"vertex"``) or the segment's first vertex (``"segment"``)
         in the feature's vertices.
@@ -97,6 +98,32 @@ def find_snap(index, xy, tolerance_px: float, exclude=(), segments: bool = True)
             if d <= tolerance_px and (best_segment is None or d < best_segment.distance_px):
                 best_segment = SnapTarget(point, "segment", feature_id, s, d)
     return best_vertex or best_segment
+
+
+def find_reference_snap(vertices_px: np.ndarray, segments_px: np.ndarray, xy, tolerance_px: float) -> SnapTarget | None:
+    """The reference layers' vertex (else segment point) within ``tolerance_px`` of ``xy``, or None.
+
+    ``vertices_px`` (n, 2) and ``segments_px`` (m, 2, 2) are those of the visible
+    reference layers (:class:`app.model.reference.ReferenceLayers`); vertices win, as in :func:`find_snap`.
+    """
+    if tolerance_px <= 0:
+        return None
+    x, y = float(xy[0]), float(xy[1])
+    if len(vertices_px):
+        k, d = nearest_vertex(vertices_px, x, y)
+        if d <= tolerance_px:
+            return SnapTarget((float(vertices_px[k, 0]), float(vertices_px[k, 1])), "reference vertex", -1, k, d)
+    if len(segments_px):
+        a, d = segments_px[:, 0], segments_px[:, 1] - segments_px[:, 0]
+        length2 = np.einsum("ij,ij->i", d, d)
+        t = np.einsum("ij,ij->i", np.array([x, y]) - a, d) / np.where(length2 > 0, length2, 1.0)
+        closest = a + np.clip(t, 0.0, 1.0)[:, None] * d
+        distances = np.hypot(closest[:, 0] - x, closest[:, 1] - y)
+        s = int(np.argmin(distances))
+        if distances[s] <= tolerance_px:
+            point = (float(closest[s, 0]), float(closest[s, 1]))
+            return SnapTarget(point, "reference segment", -1, s, float(distances[s]))
+    return None
 
 
 def handle_at(vertices: np.ndarray, xy, tolerance_px: float) -> tuple[str, int] | None:

@@ -141,3 +141,26 @@ def test_a_damaged_project_is_a_one_line_error(qtbot, make_window, tmp_path, mon
     assert len(shown_errors) == 1 and "needs a 'path'" in shown_errors[0].message
     with pytest.raises(ValueError, match="must end in .linesnap"):
         window.open_image(None) and window.projects.save_project(tmp_path / "x.json")
+
+
+def test_clicks_snap_to_a_reference_layer_after_the_work_layer(qtbot, make_window, tmp_path):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    path, line = _reference_file(tmp_path, window)
+    window.projects.add_reference(path)
+    editing = window.controller.editing
+    window.viewer.set_transform(ViewTransform(1.0, 0.0, 0.0))
+    x, y = line[1]
+    assert editing.snapped(x + 4.0, y - 3.0) == pytest.approx(tuple(line[1]), abs=1e-6)
+    assert editing.snap_target.kind == "reference vertex"
+    middle = (line[0] + line[1]) / 2
+    normal = np.array([-(line[1] - line[0])[1], (line[1] - line[0])[0]]) / np.hypot(*(line[1] - line[0]))
+    snapped = np.array(editing.snapped(*(middle + 5.0 * normal)))
+    assert editing.snap_target.kind == "reference segment" and np.allclose(snapped, middle, atol=1e-6)
+    window.tool.click((x + 30.0, y))
+    window.tool.click((x + 3.0, y + 2.0), straight=True)  # a work-layer end beside the reference vertex
+    window.tool.finish()
+    window.controller.editing.index.catch_up()
+    assert editing.snapped(x + 3.5, y + 2.0) == pytest.approx((x + 3.0, y + 2.0))  # the work layer first
+    assert editing.snapped(x + 60.0, y + 60.0) == (x + 60.0, y + 60.0)  # nothing near

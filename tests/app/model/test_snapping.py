@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.model.feature_index import FeatureIndex
-from app.model.snapping import find_snap
+from app.model.snapping import find_reference_snap, find_snap
 from app.model.tool import ExtractionTool
 from tests.app.model.test_feature_index import brute_distance, random_lines
 
@@ -71,3 +71,24 @@ def test_a_vertex_wins_over_a_nearer_segment_and_tolerance_zero_is_off():
     assert find_snap(index, (30.0, 2.0), 5.0, exclude={tool.features[0].id}) is None
     assert find_snap(index, (30.0, 2.0), 0.0) is None
     assert find_snap(index, (30.0, 2.0), 5.0, segments=False) is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reference_snap_agrees_with_a_scan_of_every_reference_line(seed):
+    rng = np.random.default_rng(seed)
+    lines = [np.cumsum(rng.uniform(-30, 30, (int(rng.integers(2, 6)), 2)), axis=0) + rng.uniform(0, 300, 2)
+             for _ in range(20)]
+    vertices = np.concatenate(lines)
+    segments = np.concatenate([np.stack([v[:-1], v[1:]], axis=1) for v in lines])
+    for xy in rng.uniform(0, 300, (200, 2)):
+        tolerance = float(rng.uniform(0, 15))
+        target = find_reference_snap(vertices, segments, xy, tolerance)
+        d_vertex = np.hypot(*(vertices - xy).T)
+        d_segment = min(brute_distance(s, *xy) for s in segments)
+        if d_vertex.min() <= tolerance:
+            assert target.kind == "reference vertex" and target.distance_px == pytest.approx(d_vertex.min())
+        elif d_segment <= tolerance - 1e-3:
+            assert target.kind == "reference segment" and target.distance_px == pytest.approx(d_segment, abs=1e-2)
+        elif d_segment > tolerance + 1e-3:
+            assert target is None
+    assert find_reference_snap(vertices, segments, vertices[0], 0.0) is None
