@@ -22,6 +22,10 @@ from app.errors import reports_errors
 __all__ = ["FeaturesPanel"]
 
 
+#: Default width (px) of the table's columns; the last one takes what is left.
+COLUMN_PX = 78
+
+
 class FeaturesPanel(QWidget):
     """Lists the finished features of an :class:`app.model.tool.ExtractionTool`.
 
@@ -57,7 +61,9 @@ class FeaturesPanel(QWidget):
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # drawing order at first
         self.table.setSortingEnabled(True)
         self.table.setItemDelegate(AttributeDelegate(self.table))
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setDefaultSectionSize(COLUMN_PX)  # narrow columns: attribute fields fit beside the four fixed ones
+        header.setStretchLastSection(True)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # no row measuring
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
