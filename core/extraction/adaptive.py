@@ -25,7 +25,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage
 
 from core import engine
 from core.cancel import check
@@ -34,6 +33,7 @@ from core.extraction.estimate import _bilinear as _sample
 from core.extraction.estimate import _resample, edge_centres, path_support
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
 from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
+from core.extraction.regions import closed, distance_to_outside
 from core.polyline import cpu as polyline_cpu
 from core.polyline.prepare import prepare
 from core.polyline.problem import PolylineProblem, PolylineSolution
@@ -271,8 +271,10 @@ def centre_map(window: LikelihoodWindow, course, reach_px: float) -> LikelihoodW
     course.  The map peaks on the object's centre line (its medial axis) and
     has no plateau a path could wander on.
     """
-    inside = ndimage.binary_closing(window.values >= 0.5, _DISC, border_value=1)
-    distance = ndimage.distance_transform_edt(inside).astype(np.float32)
+    inside = closed(window.values >= 0.5, _DISC)
+    if inside.all():  # no border in the window: nothing tells the centre
+        return LikelihoodWindow(np.ones(inside.shape, np.float32), window.col_off, window.row_off)
+    distance = distance_to_outside(inside).astype(np.float32)
     along = LikelihoodWindow(distance, window.col_off, window.row_off)
     points = _resample(np.asarray(course, dtype=np.float64), 2.0)
     segments = np.diff(points, axis=0)
