@@ -30,7 +30,7 @@ TILE_PX = 1024
 #: Weight of a refined piece without a confidence, and the least weight of one with.
 _DEFAULT_WEIGHT, _MIN_WEIGHT = 1.0, 0.05
 #: The shift search of ``align`` (core.batch.shift.estimate_shift's keywords), chosen with bench_batch.
-ALIGN = {"half_px": [12, 16, 20], "search_px": 10}
+ALIGN = {"half_px": [16], "search_px": 10}
 
 
 @dataclass

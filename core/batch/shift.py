@@ -17,7 +17,7 @@ import numpy as np
 __all__ = ["PROFILE_HALF_PX", "SEARCH_PX", "cross_profile", "estimate_shift", "symmetry_curve", "window_margin_px"]
 
 #: Half-lengths (px) of the profile compared with its mirror image (their symmetries are summed).
-PROFILE_HALF_PX = (12, 16, 20)
+PROFILE_HALF_PX = (16,)
 #: Largest shift (px) searched in x and y.
 SEARCH_PX = 10
 #: Step (px) of the shift grid.
