@@ -2,8 +2,8 @@
 
 They give what ``scipy.ndimage.binary_closing(mask, disc, border_value=1)`` and
 ``scipy.ndimage.distance_transform_edt`` give (tests/core/extraction compare
-them), but importing scipy.ndimage (1.17) costs a quarter of a second of every
-``linesnap extract`` start.  The distance transform is Felzenszwalb and
+them), without importing scipy.ndimage at every ``linesnap extract`` start
+(core.extraction.appearance.gaussian_reflect says why).  The distance transform is Felzenszwalb and
 Huttenlocher's (2012) lower envelope of parabolas, once down the columns and
 once along the rows.
 """
