@@ -45,7 +45,7 @@ def refine_tile(task: dict) -> list[dict]:
 
 
 def _aligned(raster, rows, align: dict) -> list:
-    """The rows with every piece moved by the group's shift onto the roads (core.batch.shift)."""
+    """The rows with every piece moved by the group's shift onto the roads (core.batch.shift), kept on the raster."""
     from core.batch.shift import estimate_shift, window_margin_px
 
     ends = np.asarray([row[1:5] for row in rows], np.float64).reshape(-1, 4)
@@ -55,7 +55,8 @@ def _aligned(raster, rows, align: dict) -> list:
     intensity = raster.read_window(col_off, row_off, width, height)
     origin = np.array([col_off, row_off] * 2, np.float64)
     shift_xy, _ = estimate_shift(intensity, ends - origin, **align)
-    moved = ends + np.tile(shift_xy, 2)
+    # Lines often run to the image's edge: a shift must not push their ends off it.
+    moved = np.clip(ends + np.tile(shift_xy, 2), 0.0, [raster.width, raster.height] * 2)
     return [[row[0], *moved[k].tolist()] for k, row in enumerate(rows)]
 
 

@@ -85,3 +85,19 @@ def test_a_tile_task_moves_its_pieces_onto_the_roads(tmp_path):
     assert np.abs(horizontal[:, 1] - (ROAD_Y_PX + 0.0)).max() <= 1.5
     assert np.abs(vertical[:, 0] - ROAD_X_PX).max() <= 1.5
     assert window_margin_px([12], 10) == pytest.approx(12 + 15 + 2)
+
+
+def test_a_shift_never_pushes_a_piece_off_the_raster(tmp_path):
+    from core.extraction import ExtractionSettings
+    from tests.core.batch.scene import SIZE_PX
+
+    path = write_scene(tmp_path / "scene.tif")
+    # The horizontal road runs to the right edge; the layer lies 5 px left of and 6 px below the roads, so the
+    # shift (+5, -6) would put the first piece's end 2 px beyond the edge.
+    rows = [[0, 170.0, ROAD_Y_PX + 6, SIZE_PX - 3.0, ROAD_Y_PX + 6], [1, ROAD_X_PX - 5, 136.0, ROAD_X_PX - 5, 216.0]]
+    task = {"source": path, "settings": ExtractionSettings(backend="cpu").to_dict(), "pieces": rows,
+            "align": {"half_px": [12], "search_px": 10}}
+    results = refine_tile(task)
+    assert [r["status"] for r in results] == ["refined", "refined"]
+    edge = np.asarray(results[0]["vertices"])
+    assert edge[:, 0].max() <= SIZE_PX and np.abs(edge[:, 1] - ROAD_Y_PX).max() <= 1.5
