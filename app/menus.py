@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMenu
 
 from app import dialogs
 from app.map.viewer import KEY_ZOOM
+from app.refine_job import refine_dialog
 from app.startup_checks import clean_recent_paths, set_aside_value
 
 __all__ = ["MAX_RECENT", "Menus", "RecentFiles", "add_action", "build_menus"]
@@ -72,6 +73,7 @@ def build_menus(window) -> Menus:
     file_menu.addSeparator()
     add_action(window, file_menu, "&Import Lines...", window.feature_io.import_dialog, "Ctrl+I")
     add_action(window, file_menu, "&Export Lines...", window.feature_io.export_dialog, "Ctrl+E")
+    add_action(window, file_menu, "Re&fine Lines onto Image...", lambda: refine_dialog(window))
     file_menu.addSeparator()
     add_action(window, file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
     edit = bar.addMenu("&Edit")

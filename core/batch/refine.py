@@ -29,6 +29,8 @@ __all__ = ["RefineReport", "assign_tiles", "refine_layer", "resume_dir_for"]
 TILE_PX = 1024
 #: Weight of a refined piece without a confidence, and the least weight of one with.
 _DEFAULT_WEIGHT, _MIN_WEIGHT = 1.0, 0.05
+#: The shift search of ``align`` (core.batch.shift.estimate_shift's keywords), chosen with bench_batch.
+ALIGN = {"half_px": [16], "search_px": 10}
 
 
 @dataclass
@@ -65,7 +67,8 @@ def resume_dir_for(output) -> Path:
 
 
 def refine_layer(lines, images, output, settings=None, *, client_factory=None, progress=None,
-                 max_piece_px: float = 100.0, min_piece_px: float = 8.0, tile_px: int = TILE_PX) -> RefineReport:
+                 max_piece_px: float = 100.0, min_piece_px: float = 8.0, tile_px: int = TILE_PX,
+                 align: bool = True) -> RefineReport:
     """Move every line of a layer onto the imagery and write the result.
 
     Parameters
@@ -85,6 +88,9 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         Longest piece (longer straight parts are cut) and shortest piece extracted.
     tile_px : int
         Size of the raster tiles that group pieces into tasks.
+    align : bool
+        Move the pieces of each tile together by the shift that best centres them on their roads
+        (core.batch.shift) before extracting them: a displaced layer is mostly shifted as a whole.
 
     Returns
     -------
@@ -109,7 +115,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     parts_px = [_to_pixels(part, layer.crs, reference) for k in indices for part in layer.parts[k]]
     plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
     tiles, placed = assign_tiles(plan, sources, reference, tile_px)
-    tasks = {task_key(t): t for t in _tasks(tiles, settings, sources)}
+    tasks = {task_key(t): t for t in _tasks(tiles, settings, sources, ALIGN if align else None)}
     weights = {key: len(task["pieces"]) for key, task in tasks.items()}
     resume = resume_dir_for(output)
     run_began = time.perf_counter()
@@ -189,9 +195,9 @@ def _between(xy_px, source_a, source_b) -> np.ndarray:
     return source_b.map_to_pixel(transform_xy(source_a.pixel_to_map(xy_px), source_a.crs, source_b.crs))
 
 
-def _tasks(tiles: dict, settings, sources) -> list[dict]:
-    return [{"source": sources[tile[0]].path, "settings": settings.to_dict(), "pieces": rows, "tile": list(tile)}
-            for tile, rows in sorted(tiles.items())]
+def _tasks(tiles: dict, settings, sources, align) -> list[dict]:
+    return [{"source": sources[tile[0]].path, "settings": settings.to_dict(), "pieces": rows, "tile": list(tile),
+             "align": align} for tile, rows in sorted(tiles.items())]
 
 
 def _piece_results(results: dict, placed: dict, sources, reference) -> dict:

@@ -38,7 +38,26 @@ def refine_tile(task: dict) -> list[dict]:
 
     settings = ExtractionSettings(**task["settings"])
     with rasterio.Env(**remote_options(task["source"])), open_raster(task["source"], band=settings.band) as raster:
-        return [_refine_piece(raster, row, settings) for row in task["pieces"]]
+        rows = task["pieces"]
+        if task.get("align") is not None:
+            rows = _aligned(raster, rows, task["align"])
+        return [_refine_piece(raster, row, settings) for row in rows]
+
+
+def _aligned(raster, rows, align: dict) -> list:
+    """The rows with every piece moved by the group's shift onto the roads (core.batch.shift), kept on the raster."""
+    from core.batch.shift import estimate_shift, window_margin_px
+
+    ends = np.asarray([row[1:5] for row in rows], np.float64).reshape(-1, 4)
+    margin = window_margin_px(**align)
+    col_off, row_off = (int(np.floor(ends[:, k::2].min() - margin)) for k in (0, 1))
+    width, height = (int(np.ceil(ends[:, k::2].max() + margin)) - off for k, off in ((0, col_off), (1, row_off)))
+    intensity = raster.read_window(col_off, row_off, width, height)
+    origin = np.array([col_off, row_off] * 2, np.float64)
+    shift_xy, _ = estimate_shift(intensity, ends - origin, **align)
+    # Lines often run to the image's edge: a shift must not push their ends off it.
+    moved = np.clip(ends + np.tile(shift_xy, 2), 0.0, [raster.width, raster.height] * 2)
+    return [[row[0], *moved[k].tolist()] for k, row in enumerate(rows)]
 
 
 def _refine_piece(raster, row, settings) -> dict:

@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threads", action="store_true", help="local workers as threads of one process")
     run.add_argument("--max-piece", type=float, default=100.0, metavar="PX",
                      help="longest piece in pixels; longer straight parts are cut (default: 100)")
+    run.add_argument("--no-align", dest="align", action="store_false",
+                     help="extract each piece between its own ends, without first moving each tile's pieces by "
+                          "the shift that centres them on their roads")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_settings_options(parser.add_argument_group("extraction settings"))
     return parser
@@ -74,7 +77,7 @@ def _run(args) -> int:
     factory = functools.partial(dask_client, args.scheduler, args.workers, args.threads)
     with _progress_bar(args.quiet) as progress:
         report = refine_layer(args.lines, args.images, args.output, settings, client_factory=factory,
-                              progress=progress, max_piece_px=args.max_piece)
+                              progress=progress, max_piece_px=args.max_piece, align=args.align)
     counts = ", ".join(f"{count} {status}" for status, count in sorted(report.statuses.items()))
     rate = (report.pieces - report.pieces_resumed) / report.compute_s if report.compute_s > 0 else 0.0
     print(f"linesnap: wrote {args.output}: {report.features} features ({counts}); {report.pieces} pieces "

@@ -12,8 +12,6 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import binary_dilation
-from skimage.filters import gaussian, sobel_h, sobel_v
 
 from core import validation
 
@@ -122,6 +120,8 @@ def _validated_window(intensity) -> np.ndarray:
 
 
 def _gaussian(image: np.ndarray, sigma_px: float) -> np.ndarray:
+    from skimage.filters import gaussian  # imported when used: scipy.ndimage slows every start (appearance.py)
+
     return gaussian(image, sigma=sigma_px, mode="nearest", truncate=GAUSSIAN_TRUNCATE, preserve_range=True)
 
 
@@ -135,6 +135,8 @@ def _normalized_gaussian(image: np.ndarray, valid: np.ndarray, sigma_px: float):
     # The derivative stencil is 3 x 3: next to a masked pixel it would read the
     # extrapolated (or, when unreached, zero) smooth value there, so those
     # gradients are dropped too.
+    from scipy.ndimage import binary_dilation
+
     unusable = binary_dilation(~(valid & reached), structure=np.ones((3, 3), dtype=bool))
     return smooth, unusable
 
@@ -162,6 +164,8 @@ def _derivatives(smooth: np.ndarray, step_px: float = 1.0):
     """Sobel derivatives scaled to intensity units per pixel (exact on linear ramps)."""
     # skimage's Sobel kernels are normalised to a central difference over two
     # grid steps.
+    from skimage.filters import sobel_h, sobel_v
+
     scale = np.float32(0.5 / step_px)
     gx = (sobel_v(smooth) * scale).astype(np.float32, copy=False)
     gy = (sobel_h(smooth) * scale).astype(np.float32, copy=False)

@@ -62,6 +62,19 @@ def test_refine_writes_every_line_with_its_properties_in_the_layers_crs(scene, c
     assert np.array_equal(parts[0][0][-1], parts[1][0][0])
 
 
+def test_no_align_leaves_a_shifted_layer_where_it_was(scene, capsys):
+    folder, image, _ = scene
+    shifted = write_lines(folder / "shifted.gpkg", [[(20.0, 106.0), (100.0, 106.0)]],
+                          {"ref": np.array(["h"], dtype=object)})
+    rows = {}
+    for flag in ([], ["--no-align"]):
+        out = folder / f"shifted{len(flag)}.gpkg"
+        status, _, _ = run(refine_main, capsys, shifted, image, "-o", out, *FAST, *flag)
+        assert status == 0
+        rows[bool(flag)] = np.concatenate([map_to_px(p)[:, 1] for p in _read(out)[1][0]])
+    assert np.abs(rows[False] - ROAD_Y_PX).max() <= 1.5 < np.abs(rows[True] - ROAD_Y_PX).max()
+
+
 class _RangeHandler(http.server.SimpleHTTPRequestHandler):
     """Serves byte ranges (GDAL's /vsicurl/ asks for them); counts the requests and bytes sent."""
 

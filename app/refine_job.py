@@ -1,0 +1,165 @@
+"""File > Refine Lines onto Image: an existing line layer moved onto the open image, off the GUI thread.
+
+:func:`prepare_refined` runs ``core.batch.refine_layer`` (the engine of
+``linesnap refine``: shift search, pieces extracted on a local Dask cluster of
+threads, joined) into a temporary file, then builds its lines as features
+exactly as File > Import does (``app.import_job.prepare_import``), so the
+result is an editable layer, one undoable step; every line keeps its
+properties plus the refinement's ``status``, ``confidence`` and displacement.
+Cancel is checked after every raster tile and between the phases.
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from app import dialogs, errors
+from app.errors import report_from_exception
+from app.import_job import prepare_import
+from core.cancel import Cancelled, CancelToken
+
+__all__ = ["RefineJob", "prepare_refined", "refine_dialog"]
+
+#: Worker threads of the local Dask cluster (the window keeps the rest of the machine).
+WORKER_THREADS = 2
+
+
+def prepare_refined(lines_path, document, tool, settings, token: CancelToken | None = None, report=None):
+    """Refine the lines of ``lines_path`` onto ``document``'s image; a PreparedImport of the result (any thread).
+
+    ``report(done, total, phase)`` hears of progress (pieces, then lines).
+    Raises :class:`core.cancel.Cancelled` once ``token`` is cancelled and
+    ValueError for inputs ``linesnap refine`` refuses.
+    """
+    from core.batch import refine_layer
+    from core.batch.runner import dask_client
+
+    report = report or (lambda done, total, phase: None)
+    if not document.path or "://" in document.path:
+        raise ValueError("refining needs an image opened from a local file")
+
+    def pieces_done(done: int, total: int) -> None:
+        if token is not None and token.cancelled:
+            raise Cancelled("the refinement was cancelled")
+        report(done, total, "refining the pieces")
+
+    with tempfile.TemporaryDirectory(prefix="linesnap-refine-") as folder:
+        output = Path(folder) / "refined.gpkg"
+        factory = functools.partial(dask_client, workers=WORKER_THREADS, threads=True)
+        refine_layer(lines_path, [document.path], output, settings, client_factory=factory, progress=pieces_done)
+        prepared = prepare_import(output, document, tool, token, report)
+    prepared.path = str(lines_path)
+    return prepared
+
+
+class _Signals(QObject):
+    progress = Signal(int, int, str)
+    done = Signal(object)
+    failed = Signal(object)
+    cancelled = Signal()
+
+
+class _Worker(QRunnable):
+    def __init__(self, job):
+        super().__init__()
+        self.job = job
+
+    def run(self) -> None:
+        job, signals = self.job, self.job._signals
+        try:
+            prepared = prepare_refined(job.path, job.document, job.tool, job.settings, job.token,
+                                       signals.progress.emit)
+        except Cancelled:
+            signals.cancelled.emit()
+        except Exception as err:  # the worker's edge: the window shows it
+            signals.failed.emit(report_from_exception("Could not refine the lines", err))
+        else:
+            (signals.cancelled if job.token.cancelled else signals.done).emit(prepared)
+
+
+class RefineJob(QObject):
+    """One refinement of the lines in ``path`` onto ``document``, on a worker thread of its own.
+
+    Signals
+    -------
+    progress(done, total, phase)
+    done(prepared)
+        An ``app.import_job.PreparedImport`` to add with ``tool.add_built_features`` (on the GUI thread).
+    failed(report)
+    cancelled()
+    """
+
+    progress = Signal(int, int, str)
+    done = Signal(object)
+    failed = Signal(object)
+    cancelled = Signal()
+
+    def __init__(self, path, document, tool, settings, parent=None):
+        super().__init__(parent)
+        self.path, self.document, self.tool, self.settings = str(path), document, tool, settings
+        self.token = CancelToken()
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._signals = _Signals()
+        for name in ("progress", "done", "failed", "cancelled"):
+            getattr(self._signals, name).connect(getattr(self, name))
+
+    def start(self) -> None:
+        """Begin (returns at once)."""
+        self._pool.start(_Worker(self))
+
+    def cancel(self) -> None:
+        """Stop after the running tile; ``cancelled`` follows."""
+        self.token.cancel()
+
+    def wait(self, timeout_ms: int = -1) -> bool:
+        """Until the worker ended; False on timeout."""
+        return self._pool.waitForDone(timeout_ms)
+
+
+def start_refine(window, path) -> RefineJob:
+    """Refine on a worker with a progress dialog whose Cancel stops it; the result is added as features."""
+    if window.document is None:
+        raise ValueError("open the image to refine the lines onto first")
+    job = RefineJob(path, window.document, window.tool, window.tool.settings, window)
+    progress = dialogs.import_progress(window, Path(path).name)
+    progress.setWindowTitle("Refine lines onto the image")
+    progress.canceled.connect(job.cancel)
+
+    def show(done: int, total: int, phase: str) -> None:
+        progress.setMaximum(total)
+        progress.setValue(min(done, total) if total else 0)
+        progress.setLabelText(f"{phase}... {done:,}{f' of {total:,}' if total else ''}")
+
+    def end() -> None:
+        progress.reset()
+        progress.deleteLater()
+        window.refine_job = None
+
+    def add(prepared) -> None:
+        end()
+        window.tool.add_built_features(prepared.features, prepared.outcomes, prepared.vertices)
+        window.status.showMessage(f"refined {len(prepared.features)} lines of {Path(path).name} onto the image "
+                                  "(Ctrl+Z takes them back)", 15000)
+
+    job.progress.connect(show)
+    job.done.connect(add)
+    job.failed.connect(lambda report: (end(), errors.show_error(window, report)))
+    job.cancelled.connect(lambda: (end(), window.status.showMessage(f"refinement of {path} cancelled", 8000)))
+    window.refine_job = job
+    job.start()
+    return job
+
+
+def refine_dialog(window) -> None:
+    """Ask for a line layer and refine it onto the open image (File > Refine Lines onto Image...)."""
+    try:
+        path = dialogs.ask_import_path(window, str(Path(window.document.path).parent) if window.document else "")
+        if path:
+            start_refine(window, path)
+    except Exception as err:  # the GUI edge
+        errors.show_error(window, report_from_exception("Could not refine the lines", err))

@@ -1,0 +1,47 @@
+"""File > Refine Lines onto Image: a displaced layer comes back on its road as editable features; cancel adds none."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.refine_job import start_refine
+from tests.core.batch.scene import ROAD_Y_PX, write_lines, write_scene
+
+
+def _scene(tmp_path):
+    image = write_scene(tmp_path / "scene.tif")
+    lines = write_lines(tmp_path / "displaced.gpkg", [[(20.0, 106.0), (100.0, 106.0)]],
+                        {"ref": np.array(["h"], dtype=object)})
+    return image, lines
+
+
+def test_a_displaced_line_comes_back_on_its_road_as_an_editable_feature(qtbot, make_window, tmp_path):
+    image, lines = _scene(tmp_path)
+    window = make_window()
+    assert window.open_image(image)
+    seen = []
+    job = start_refine(window, lines)
+    job.progress.connect(lambda done, total, phase: seen.append(phase))
+    qtbot.waitUntil(lambda: window.refine_job is None, timeout=120_000)
+    assert job.wait(10_000)
+    (feature,) = window.tool.features
+    vertices = window.tool.feature_vertices(feature)
+    assert np.abs(vertices[:, 1] - ROAD_Y_PX).max() <= 1.5  # 6 px off before
+    properties = window.tool.outcomes[feature.pieces[0].id].details["properties"]
+    assert properties["ref"] == "h" and properties["status"] == "refined"
+    assert "refining the pieces" in seen and "refined 1 lines" in window.status.currentMessage()
+    window.tool.undo()
+    assert window.tool.features == ()
+    file_menu = window.menuBar().actions()[0].menu()
+    assert "Refine Lines onto Image..." in [a.text().replace("&", "") for a in file_menu.actions()]
+
+
+def test_cancel_adds_nothing(qtbot, make_window, tmp_path):
+    image, lines = _scene(tmp_path)
+    window = make_window()
+    assert window.open_image(image)
+    job = start_refine(window, lines)
+    job.cancel()
+    qtbot.waitUntil(lambda: window.refine_job is None, timeout=120_000)
+    assert job.wait(10_000)
+    assert window.tool.features == () and "cancelled" in window.status.currentMessage()
