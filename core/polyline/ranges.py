@@ -21,13 +21,16 @@ the ranges equal :func:`core.polyline.turns.feasible_ranges` of
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 from collections import OrderedDict
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from core.parallel import PARALLEL_LOCK
 from core.polyline.turns import turn_limit_rad
 
 __all__ = ["AMBIGUOUS_REL", "cached_turn_ranges", "turn_ranges"]
@@ -67,23 +70,26 @@ def _bounds(q_offset, nxt, spacing, cos_l, sin_l, doubt_rel, bounds, bands):
     A bound is -inf (B_lo) or +inf (B_hi) when its denominator is not
     positive, with a band of -1 (no doubt); the band is +inf when the
     denominator's sign is in doubt.  Branch-free (the C error model: no
-    division checks), so that it vectorises.
+    division checks), so that it vectorises; two divisions per r (the bounds'
+    rounding stays far inside the bands).
     """
+    per_spacing = 1.0 / spacing
     for r in range(nxt.shape[0]):
         u = nxt[r] - q_offset
         # the size of the terms of the numerators and denominators: their rounding errors scale with it
         scale = (abs(u) + spacing) * (abs(cos_l) + abs(sin_l))
         den_lo, den_hi = spacing * cos_l - u * sin_l, spacing * cos_l + u * sin_l
-        shift_lo = spacing * (u * cos_l + spacing * sin_l) / den_lo
-        shift_hi = spacing * (u * cos_l - spacing * sin_l) / den_hi
+        per_lo, per_hi = 1.0 / den_lo, 1.0 / den_hi
+        shift_lo = spacing * (u * cos_l + spacing * sin_l) * per_lo
+        shift_hi = spacing * (u * cos_l - spacing * sin_l) * per_hi
         bounds[0, r] = q_offset - shift_lo if den_lo > 0.0 else -np.inf
         bounds[1, r] = q_offset - shift_hi if den_hi > 0.0 else np.inf
-        bands[0, r] = _band(q_offset, shift_lo, den_lo, spacing, scale, doubt_rel)
-        bands[1, r] = _band(q_offset, shift_hi, den_hi, spacing, scale, doubt_rel)
+        bands[0, r] = _band(q_offset, shift_lo, den_lo, per_lo, spacing, per_spacing, scale, doubt_rel)
+        bands[1, r] = _band(q_offset, shift_hi, den_hi, per_hi, spacing, per_spacing, scale, doubt_rel)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _band(q_offset, shift, denominator, spacing, scale, doubt_rel):
+def _band(q_offset, shift, denominator, per_denominator, spacing, per_spacing, scale, doubt_rel):
     """Half-width (px) of the band of doubt around the bound ``q_offset - shift``.
 
     ``doubt_rel`` times the bound's error scale: the offsets, the shift, the
@@ -91,7 +97,7 @@ def _band(q_offset, shift, denominator, spacing, scale, doubt_rel):
     (which grows as the denominator shrinks).
     """
     shift = abs(shift)
-    size = abs(q_offset) + shift + spacing + shift * shift / spacing + (spacing + shift) * scale / denominator
+    size = abs(q_offset) + shift + spacing + shift * shift * per_spacing + (spacing + shift) * scale * per_denominator
     doubtful = abs(denominator) <= doubt_rel * scale
     return np.inf if doubtful else (doubt_rel * size if denominator > 0.0 else -1.0)
 
@@ -122,31 +128,83 @@ def _first_past(prev, value, start, strict):
     return p
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _guesses(prev, bounds, guesses):
+    """``guesses[0, r]``: the first p with ``prev[p] >= B_lo[r]``, ``guesses[1, r]``: the first p with
+    ``prev[p] > B_hi[r]``, were ``prev`` evenly spaced (the guides of an extraction are).
+
+    Only a guess, checked by :func:`_point_ranges`; branch-free, so it vectorises.
+    """
+    n_prev = prev.shape[0]
+    width = prev[n_prev - 1] - prev[0]
+    per_px, top = (n_prev - 1) / width, float(n_prev)
+    if not (0.0 < width and 0.0 <= per_px < np.inf):  # one point, or a span out of float range: guess 0
+        guesses[:] = 0
+        return
+    for r in range(bounds.shape[1]):
+        at_lo = (bounds[0, r] - prev[0]) * per_px
+        at_hi = (bounds[1, r] - prev[0]) * per_px
+        guesses[0, r] = int(min(max(math.ceil(at_lo), 0.0), top))
+        guesses[1, r] = int(min(max(math.floor(at_hi) + 1.0, 0.0), top))
+
+
 @njit(cache=True, nogil=True)
-def _point_ranges(prev, q_offset, nxt, spacing, limit_rad, bounds, bands, lo_q, hi_q):
-    """``lo_q[r]``, ``hi_q[r]`` for one middle point and every next point r, from its bounds."""
+def _is_first_past(prev, p, value, band, strict):
+    """Whether p is the first index with ``prev[p] >= value`` (``> value`` when ``strict``), and neither
+    neighbour lies within ``band`` of ``value``: then p is the exact answer.  Branch-free."""
+    n_prev = prev.shape[0]
+    before, after = prev[max(p - 1, 0)], prev[min(p, n_prev - 1)]
+    below = (p == 0) | (before < value - band if band >= 0.0 else (before <= value if strict else before < value))
+    above = (p == n_prev) | (after > value + band if band >= 0.0 else (after > value if strict else after >= value))
+    return below & above
+
+
+@njit(cache=True, nogil=True)
+def _point_ranges(prev, q_offset, nxt, spacing, limit_rad, bounds, bands, guesses, lo_q, hi_q):
+    """``lo_q[r]``, ``hi_q[r]`` for one middle point and every next point r, from its bounds.
+
+    The guess of :func:`_guesses` is taken when it checks out (almost always on
+    evenly spaced guides: no data-dependent branch); otherwise two pointers,
+    which move one way as r grows, search from the last exact answer.
+    """
     first, after = prev.shape[0], prev.shape[0]  # pointers: first p >= B_lo, first p > B_hi
     for r in range(nxt.shape[0]):
-        first = _first_past(prev, bounds[0, r], first, False)
-        if _in_doubt(prev, first, bounds[0, r], bands[0, r]):
-            first = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, False)
-        after = _first_past(prev, bounds[1, r], after, True)
-        if _in_doubt(prev, after, bounds[1, r], bands[1, r]):
-            after = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, True)
+        if _is_first_past(prev, guesses[0, r], bounds[0, r], bands[0, r], False):
+            first = guesses[0, r]
+        else:
+            first = _first_past(prev, bounds[0, r], first, False)
+            if _in_doubt(prev, first, bounds[0, r], bands[0, r]):
+                first = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, False)
+        if _is_first_past(prev, guesses[1, r], bounds[1, r], bands[1, r], True):
+            after = guesses[1, r]
+        else:
+            after = _first_past(prev, bounds[1, r], after, True)
+            if _in_doubt(prev, after, bounds[1, r], bands[1, r]):
+                after = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, True)
         lo_q[r] = first
         hi_q[r] = after - 1
 
 
-@njit(cache=True, nogil=True)
+#: Middle points whose ranges one parallel task computes.
+_RANGE_BLOCK = 16
+
+#: Range tables of fewer states than this are computed on one thread.
+_PARALLEL_MIN_STATES = 1 << 16
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def _all_ranges(prev, cur, nxt, spacing, limit_rad, doubt_rel, lo, hi):
     cos_l, sin_l = math.cos(limit_rad), math.sin(limit_rad)
-    bounds, bands = np.empty((2, nxt.shape[0])), np.empty((2, nxt.shape[0]))
-    for q in range(cur.shape[0]):
-        _bounds(cur[q], nxt, spacing, cos_l, sin_l, doubt_rel, bounds, bands)
-        _point_ranges(prev, cur[q], nxt, spacing, limit_rad, bounds, bands, lo[q], hi[q])
+    for block in prange((cur.shape[0] + _RANGE_BLOCK - 1) // _RANGE_BLOCK):
+        bounds, bands = np.empty((2, nxt.shape[0])), np.empty((2, nxt.shape[0]))
+        guesses = np.empty((2, nxt.shape[0]), dtype=np.int64)
+        for q in range(block * _RANGE_BLOCK, min(cur.shape[0], (block + 1) * _RANGE_BLOCK)):
+            _bounds(cur[q], nxt, spacing, cos_l, sin_l, doubt_rel, bounds, bands)
+            _guesses(prev, bounds, guesses)
+            _point_ranges(prev, cur[q], nxt, spacing, limit_rad, bounds, bands, guesses, lo[q], hi[q])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _from_reversed(rlo, rhi, lo, hi):
     """The ranges over p of every (q, r) from the ranges over r of every (q, p).
 
@@ -156,7 +214,7 @@ def _from_reversed(rlo, rhi, lo, hi):
     prefix ends.
     """
     n_prev = rlo.shape[1]
-    for q in range(lo.shape[0]):
+    for q in prange(lo.shape[0]):
         first, after = n_prev, n_prev
         for r in range(lo.shape[1]):
             while first > 0 and rlo[q, first - 1] <= r:
@@ -165,6 +223,21 @@ def _from_reversed(rlo, rhi, lo, hi):
                 after -= 1
             lo[q, r] = first
             hi[q, r] = after - 1
+
+
+@contextlib.contextmanager
+def _threads_for(n_states: int):
+    """Hold PARALLEL_LOCK (re-entrant: a solver may hold it); one thread for a small table.
+
+    Waking the thread pool costs more than a small table's ranges on a busy machine.
+    """
+    with PARALLEL_LOCK:
+        threads = numba.get_num_threads()
+        numba.set_num_threads(threads if n_states >= _PARALLEL_MIN_STATES else 1)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(threads)
 
 
 def turn_ranges(prev_offsets: np.ndarray, offsets: np.ndarray, next_offsets: np.ndarray, spacing: float,
@@ -206,15 +279,17 @@ def turn_ranges(prev_offsets: np.ndarray, offsets: np.ndarray, next_offsets: np.
     if limit_rad >= math.pi:  # every turn lies in (-pi, pi)
         lo[:] = 0
         hi[:] = prev.shape[0] - 1
-    elif 4 * prev.shape[0] < nxt.shape[0]:
-        # few previous points (a fixed start): bound the next points by each previous one, the
-        # same turn seen from the other end (atan2 is odd, so the arctangent test is the same)
-        rlo = np.empty((cur.shape[0], prev.shape[0]), dtype=np.int32)
-        rhi = np.empty_like(rlo)
-        _all_ranges(nxt, cur, prev, float(spacing), limit_rad, float(doubt_rel), rlo, rhi)
-        _from_reversed(rlo, rhi, lo, hi)
-    else:
-        _all_ranges(prev, cur, nxt, float(spacing), limit_rad, float(doubt_rel), lo, hi)
+        return lo, hi
+    with _threads_for(lo.size):
+        if 4 * prev.shape[0] < nxt.shape[0]:
+            # few previous points (a fixed start): bound the next points by each previous one, the
+            # same turn seen from the other end (atan2 is odd, so the arctangent test is the same)
+            rlo = np.empty((cur.shape[0], prev.shape[0]), dtype=np.int32)
+            rhi = np.empty_like(rlo)
+            _all_ranges(nxt, cur, prev, float(spacing), limit_rad, float(doubt_rel), rlo, rhi)
+            _from_reversed(rlo, rhi, lo, hi)
+        else:
+            _all_ranges(prev, cur, nxt, float(spacing), limit_rad, float(doubt_rel), lo, hi)
     return lo, hi
 
 

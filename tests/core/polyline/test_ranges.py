@@ -57,6 +57,18 @@ def test_turn_ranges_at_guide_sizes(n_prev):
         assert_same_as_reference(offsets, offsets, prev, spacing, max_turn_deg)
 
 
+@pytest.mark.parametrize("layout", ["even", "clustered", "one offset"])
+def test_turn_ranges_of_large_layers_in_parallel(layout):
+    # 300 x 300 states: computed on several threads; evenly spaced offsets take the guessed index,
+    # clustered ones (a poor guess) the pointers, offsets all at one place the guess of 0
+    rng = np.random.default_rng(5)
+    offsets = {"even": np.linspace(-25, 25, 300),
+               "clustered": np.sort(np.concatenate([rng.normal(-9, 0.3, 150), rng.normal(7, 2.0, 150)])),
+               "one offset": np.full(300, 1.5)}[layout]
+    for spacing, max_turn_deg in ((250 / 7, 30.0), (2.0, 10.0), (0.3, 170.0)):
+        assert_same_as_reference(offsets, offsets, offsets, spacing, max_turn_deg)
+
+
 def test_turns_at_the_limit_to_the_last_bit_are_decided_as_the_reference_decides():
     # A limit equal (after the slack) to turns that occur: the closed form cannot tell, the arctangent decides.
     offsets = np.linspace(-5, 5, 21)
