@@ -10,7 +10,7 @@ from numba.extending import intrinsic
 
 __all__ = ["PARALLEL_LOCK", "cancel_requested"]
 
-PARALLEL_LOCK = threading.RLock()  # re-entrant: the turn ranges take it inside a solver's section
+PARALLEL_LOCK = threading.Lock()
 
 
 @intrinsic

@@ -125,7 +125,6 @@ def solve_mitm(prepared: PreparedProblem, cancel=None) -> PolylineSolution:
     c = m // 2 + 1
     clock = Stopwatch()
     forward_args, backward_args = [], {}
-    prepared.ranges32  # before the section: on all threads, whatever the stages set
     with parallel_section() as threads:
         values = _forward(prepared, c, forward_args, threads, cancel)
         suffix = _backward(prepared, c, backward_args, threads, cancel)

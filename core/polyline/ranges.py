@@ -21,16 +21,14 @@ the ranges equal :func:`core.polyline.turns.feasible_ranges` of
 
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
 from collections import OrderedDict
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from core.parallel import PARALLEL_LOCK
+from core.polyline import ranges_even
 from core.polyline.turns import turn_limit_rad
 
 __all__ = ["AMBIGUOUS_REL", "cached_turn_ranges", "turn_ranges"]
@@ -185,26 +183,18 @@ def _point_ranges(prev, q_offset, nxt, spacing, limit_rad, bounds, bands, guesse
         hi_q[r] = after - 1
 
 
-#: Middle points whose ranges one parallel task computes.
-_RANGE_BLOCK = 16
-
-#: Range tables of fewer states than this are computed on one thread.
-_PARALLEL_MIN_STATES = 1 << 16
-
-
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _all_ranges(prev, cur, nxt, spacing, limit_rad, doubt_rel, lo, hi):
     cos_l, sin_l = math.cos(limit_rad), math.sin(limit_rad)
-    for block in prange((cur.shape[0] + _RANGE_BLOCK - 1) // _RANGE_BLOCK):
-        bounds, bands = np.empty((2, nxt.shape[0])), np.empty((2, nxt.shape[0]))
-        guesses = np.empty((2, nxt.shape[0]), dtype=np.int64)
-        for q in range(block * _RANGE_BLOCK, min(cur.shape[0], (block + 1) * _RANGE_BLOCK)):
-            _bounds(cur[q], nxt, spacing, cos_l, sin_l, doubt_rel, bounds, bands)
-            _guesses(prev, bounds, guesses)
-            _point_ranges(prev, cur[q], nxt, spacing, limit_rad, bounds, bands, guesses, lo[q], hi[q])
+    bounds, bands = np.empty((2, nxt.shape[0])), np.empty((2, nxt.shape[0]))
+    guesses = np.empty((2, nxt.shape[0]), dtype=np.int64)
+    for q in range(cur.shape[0]):
+        _bounds(cur[q], nxt, spacing, cos_l, sin_l, doubt_rel, bounds, bands)
+        _guesses(prev, bounds, guesses)
+        _point_ranges(prev, cur[q], nxt, spacing, limit_rad, bounds, bands, guesses, lo[q], hi[q])
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _from_reversed(rlo, rhi, lo, hi):
     """The ranges over p of every (q, r) from the ranges over r of every (q, p).
 
@@ -214,7 +204,7 @@ def _from_reversed(rlo, rhi, lo, hi):
     prefix ends.
     """
     n_prev = rlo.shape[1]
-    for q in prange(lo.shape[0]):
+    for q in range(lo.shape[0]):
         first, after = n_prev, n_prev
         for r in range(lo.shape[1]):
             while first > 0 and rlo[q, first - 1] <= r:
@@ -225,19 +215,57 @@ def _from_reversed(rlo, rhi, lo, hi):
             hi[q, r] = after - 1
 
 
-@contextlib.contextmanager
-def _threads_for(n_states: int):
-    """Hold PARALLEL_LOCK (re-entrant: a solver may hold it); one thread for a small table.
+@njit(cache=True, nogil=True)
+def _fill_from_diagonals(k_lo, k_hi, lo, hi):
+    """``lo[q, r] = clip(q - k_lo[r - q + n - 1], 0, n)``, ``hi`` alike minus 1 (see ranges_even)."""
+    n = lo.shape[0]
+    for q in range(n):
+        for r in range(n):
+            lo[q, r] = min(max(q - k_lo[r - q + n - 1], 0), n)
+            hi[q, r] = min(max(q - k_hi[r - q + n - 1], 0), n) - 1
 
-    Waking the thread pool costs more than a small table's ranges on a busy machine.
-    """
-    with PARALLEL_LOCK:
-        threads = numba.get_num_threads()
-        numba.set_num_threads(threads if n_states >= _PARALLEL_MIN_STATES else 1)
-        try:
-            yield
-        finally:
-            numba.set_num_threads(threads)
+
+@njit(cache=True, nogil=True)
+def _redo_diagonals(offsets, spacing, limit_rad, doubt_rel, safe, lo, hi):
+    """The states of the diagonals that are not safe, one by one (from the filled value as a start)."""
+    n = offsets.shape[0]
+    cos_l, sin_l = math.cos(limit_rad), math.sin(limit_rad)
+    bounds, bands = np.empty((2, 1)), np.empty((2, 1))
+    for j in range(2 * n - 1):
+        if safe[j]:
+            continue
+        for q in range(max(0, n - 1 - j), min(n, 2 * n - 1 - j)):
+            r = q + j - (n - 1)
+            u = offsets[r] - offsets[q]
+            _bounds(offsets[q], offsets[r : r + 1], spacing, cos_l, sin_l, doubt_rel, bounds, bands)
+            first = _first_past(offsets, bounds[0, 0], lo[q, r], False)
+            if _in_doubt(offsets, first, bounds[0, 0], bands[0, 0]):
+                first = _exact(offsets, offsets[q], u, spacing, limit_rad, False)
+            after = _first_past(offsets, bounds[1, 0], hi[q, r] + 1, True)
+            if _in_doubt(offsets, after, bounds[1, 0], bands[1, 0]):
+                after = _exact(offsets, offsets[q], u, spacing, limit_rad, True)
+            lo[q, r], hi[q, r] = first, after - 1
+
+
+def _even_ranges(offsets, spacing, limit_rad, doubt_rel, lo, hi) -> bool:
+    """The ranges of three equal, evenly spaced layers by diagonals (ranges_even); False if not evenly spaced."""
+    step, delta = ranges_even.grid_deviation(offsets)
+    if not delta < np.inf:
+        return False
+    n = offsets.shape[0]
+    k_lo, k_hi = np.empty(2 * n - 1, dtype=np.int64), np.empty(2 * n - 1, dtype=np.int64)
+    safe = np.empty(2 * n - 1, dtype=np.bool_)
+    largest_px = float(max(abs(offsets[0]), abs(offsets[-1])))
+    ranges_even.diagonal_template(n, step, delta, largest_px, spacing, limit_rad, doubt_rel, k_lo, k_hi, safe)
+    _fill_from_diagonals(k_lo, k_hi, lo, hi)
+    if not safe.all():
+        _redo_diagonals(offsets, spacing, limit_rad, doubt_rel, safe, lo, hi)
+    return True
+
+
+def _same_layers(prev: np.ndarray, cur: np.ndarray, nxt: np.ndarray) -> bool:
+    """Whether the three layers have the same offsets (the inner guides)."""
+    return prev.shape == cur.shape == nxt.shape and np.array_equal(prev, cur) and np.array_equal(cur, nxt)
 
 
 def turn_ranges(prev_offsets: np.ndarray, offsets: np.ndarray, next_offsets: np.ndarray, spacing: float,
@@ -280,16 +308,16 @@ def turn_ranges(prev_offsets: np.ndarray, offsets: np.ndarray, next_offsets: np.
         lo[:] = 0
         hi[:] = prev.shape[0] - 1
         return lo, hi
-    with _threads_for(lo.size):
-        if 4 * prev.shape[0] < nxt.shape[0]:
-            # few previous points (a fixed start): bound the next points by each previous one, the
-            # same turn seen from the other end (atan2 is odd, so the arctangent test is the same)
-            rlo = np.empty((cur.shape[0], prev.shape[0]), dtype=np.int32)
-            rhi = np.empty_like(rlo)
-            _all_ranges(nxt, cur, prev, float(spacing), limit_rad, float(doubt_rel), rlo, rhi)
-            _from_reversed(rlo, rhi, lo, hi)
-        else:
-            _all_ranges(prev, cur, nxt, float(spacing), limit_rad, float(doubt_rel), lo, hi)
+    spacing, doubt_rel = float(spacing), float(doubt_rel)
+    if 4 * prev.shape[0] < nxt.shape[0]:
+        # few previous points (a fixed start): bound the next points by each previous one, the
+        # same turn seen from the other end (atan2 is odd, so the arctangent test is the same)
+        rlo = np.empty((cur.shape[0], prev.shape[0]), dtype=np.int32)
+        rhi = np.empty_like(rlo)
+        _all_ranges(nxt, cur, prev, spacing, limit_rad, doubt_rel, rlo, rhi)
+        _from_reversed(rlo, rhi, lo, hi)
+    elif not (_same_layers(prev, cur, nxt) and _even_ranges(cur, spacing, limit_rad, doubt_rel, lo, hi)):
+        _all_ranges(prev, cur, nxt, spacing, limit_rad, doubt_rel, lo, hi)
     return lo, hi
 
 

@@ -194,7 +194,6 @@ def solve_window(prepared: PreparedProblem, cancel=None) -> PolylineSolution:
     check_solver_memory(prepared, "window")
     m = prepared.n_guides
     clock = Stopwatch()
-    prepared.ranges32  # before the section: on all threads, whatever the stages set
     with parallel_section() as threads:
         values = _value_tables([prepared.table(k).shape for k in range(m + 1)])  # F1..F(m+1)
         values[0][:] = prepared.first
