@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.polyline import PolylineProblem, prepare, solve
+from core.polyline import PolylineProblem, prepare, solve, solve_prepared
 from core.polyline.ranges import cached_turn_ranges, turn_ranges
 from core.polyline.tables import all_finite
 from core.polyline.turns import feasible_ranges, link_angles
@@ -134,3 +134,25 @@ def test_all_finite_checks_every_piece():
         spoilt[2, 299, 299] = bad
         assert not all_finite(spoilt)
     assert all_finite(np.zeros((0, 4, 4), np.float32))
+
+
+@pytest.mark.parametrize("n0", [1, 3])
+def test_start_reach_is_the_first_pair_seen_from_the_other_end(n0):
+    rng = np.random.default_rng(n0)
+    d = 40
+    start = np.sort(rng.uniform(-2, 2, n0))
+    problem = PolylineProblem(np.ones((n0, d)), np.ones((2, d, d)), np.ones(d), np.linspace(-6, 6, d), 2.0, 25.0,
+                              start_offsets=start)
+    prepared = prepare(problem)
+    rlo, rhi = prepared.start_reach
+    lo, hi = prepared.ranges32[0]
+    p, q, r = np.meshgrid(np.arange(n0), np.arange(d), np.arange(d), indexing="ij")
+    np.testing.assert_array_equal((lo[q, r] <= p) & (p <= hi[q, r]), (rlo[q, p] <= r) & (r <= rhi[q, p]))
+
+
+def test_the_window_solver_needs_no_first_pair():
+    d = 30
+    problem = PolylineProblem(np.ones(d), np.ones((3, d, d)), np.ones(d), np.linspace(-3, 3, d), 2.0, 20.0)
+    prepared = prepare(problem)
+    assert solve_prepared(prepared, "window", "cpu").score == pytest.approx(5.0)
+    assert not prepared.ranges_computed  # the start's reach and the inner pairs only
