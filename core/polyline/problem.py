@@ -121,6 +121,8 @@ class PreparedProblem:
     spacing : float
         Guide spacing ``h`` (px).
     max_turn_deg : float
+    finite_checked : bool
+        Whether the tables were checked for inf and NaN (else the backend checks them).
     ranges32 : tuple of m pairs (lo, hi) of (d, n_next) int32 ndarrays
         Point ``p`` of layer k-1 may precede the link ``q -> r`` of inner layer k
         exactly when ``lo[q, r] <= p <= hi[q, r]`` (``ranges32[k - 1]``); the inner
@@ -139,6 +141,7 @@ class PreparedProblem:
     end_offsets: np.ndarray
     spacing: float
     max_turn_deg: float
+    finite_checked: bool = True
 
     @cached_property
     def ranges32(self) -> tuple:

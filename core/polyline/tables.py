@@ -82,13 +82,26 @@ def all_finite(table: np.ndarray) -> bool:
     return all(np.isfinite(flat[start : start + _CHECK_CHUNK]).all() for start in range(0, flat.size, _CHECK_CHUNK))
 
 
-def float32_table(arr: np.ndarray, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """C-contiguous float32 (the input itself when it already is one), finite."""
+def nonfinite_message(name: str) -> str:
+    """The error message of a score table holding inf or NaN (host and device checks alike)."""
+    return f"{name} must be finite (no NaN or inf, within the float32 range)"
+
+
+def float32_table(arr: np.ndarray, name: str, shape: tuple[int, ...], check_finite: bool = True) -> np.ndarray:
+    """C-contiguous float32 (the input itself when it already is one), finite (when ``check_finite``)."""
     with np.errstate(over="ignore"):
         table = np.ascontiguousarray(arr, dtype=np.float32).reshape(shape)
-    if not all_finite(table):
-        raise ValueError(f"{name} must be finite (no NaN or inf, within the float32 range)")
+    if check_finite and not all_finite(table):
+        raise ValueError(nonfinite_message(name))
     return table
+
+
+def check_finite(prepared) -> None:
+    """The finiteness check that ``prepare(..., check_finite=False)`` left out (ValueError naming the table)."""
+    for name, table in (("start_scores", prepared.first), ("link_scores", prepared.links),
+                        ("end_scores", prepared.last)):
+        if not all_finite(table):
+            raise ValueError(nonfinite_message(name))
 
 
 def preparation_bytes(arrays, d: int, n1: int, m: int) -> int:

@@ -156,3 +156,17 @@ def test_the_window_solver_needs_no_first_pair():
     prepared = prepare(problem)
     assert solve_prepared(prepared, "window", "cpu").score == pytest.approx(5.0)
     assert not prepared.ranges_computed  # the start's reach and the inner pairs only
+
+
+def test_finiteness_left_to_the_backend_is_checked_before_the_cpu_solves():
+    d = 4
+    links = np.ones((2, d, d))
+    links[1, 2, 3] = np.inf
+    problem = PolylineProblem(np.ones(d), links, np.ones(d), np.linspace(-1, 1, d), 1.0, 45.0)
+    prepared = prepare(problem, check_finite=False)
+    assert not prepared.finite_checked
+    for method in ("window", "mitm", "brute"):
+        with pytest.raises(ValueError, match="link_scores must be finite"):
+            solve_prepared(prepared, method, "cpu")
+    with pytest.raises(ValueError, match="link_scores must be finite"):
+        prepare(problem)
