@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.polyline import tables
 from core.polyline.brute import solve_brute
 from core.polyline.mitm import solve_mitm
 from core.polyline.problem import PolylineSolution, PreparedProblem
@@ -17,4 +18,6 @@ def solve_prepared(prepared: PreparedProblem, method: str, cancel=None) -> Polyl
 
     As :func:`core.polyline.solve_prepared`, with backend "cpu".
     """
+    if not prepared.finite_checked:
+        tables.check_finite(prepared)
     return _SOLVERS[method](prepared, cancel)

@@ -97,4 +97,7 @@ def solve(problem: PolylineProblem, method: str = "window", backend: str = "auto
     (7.0, [2, 2])
     """
     validation.choice(method, "method", METHODS)
-    return solve_prepared(prepare(problem), method, backend)
+    validation.choice(backend, "backend", engine.BACKENDS)
+    # on the GPU the tables' finiteness is checked on the device, after the upload: no host pass over them
+    on_gpu = method != "brute" and backend != "cpu" and engine.gpu_available()
+    return solve_prepared(prepare(problem, check_finite=not on_gpu), method, backend)

@@ -10,12 +10,16 @@ from core.polyline.problem import PolylineProblem, PreparedProblem
 __all__ = ["prepare"]
 
 
-def prepare(problem: PolylineProblem) -> PreparedProblem:
+def prepare(problem: PolylineProblem, check_finite: bool = True) -> PreparedProblem:
     """Validate a problem into the chain-of-layers form that every backend consumes.
 
     Parameters
     ----------
     problem : PolylineProblem
+    check_finite : bool, optional
+        False leaves the check for inf and NaN in the tables to the backend
+        (``finite_checked`` False): the GPU checks on the device after the
+        upload, the CPU before solving.
 
     Returns
     -------
@@ -44,7 +48,8 @@ def prepare(problem: PolylineProblem) -> PreparedProblem:
     m = arrays[1].shape[0] + 1
     check_allocation(tables.preparation_bytes(arrays, d, n1, m), "preparing the problem (tables, turn ranges)",
                      advice="use fewer points per guide or fewer nodes")
-    first = tables.float32_table(arrays[0], "start_scores", (n0, d))
-    links = tables.float32_table(arrays[1], "link_scores", arrays[1].shape)
-    last = tables.float32_table(arrays[2], "end_scores", (d, n1))
-    return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg)
+    first = tables.float32_table(arrays[0], "start_scores", (n0, d), check_finite)
+    links = tables.float32_table(arrays[1], "link_scores", arrays[1].shape, check_finite)
+    last = tables.float32_table(arrays[2], "end_scores", (d, n1), check_finite)
+    return PreparedProblem(first, links, last, offsets, start_offsets, end_offsets, spacing, max_turn_deg,
+                           finite_checked=check_finite)

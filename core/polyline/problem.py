@@ -121,6 +121,8 @@ class PreparedProblem:
     spacing : float
         Guide spacing ``h`` (px).
     max_turn_deg : float
+    finite_checked : bool
+        Whether the tables were checked for inf and NaN (else the backend checks them).
     ranges32 : tuple of m pairs (lo, hi) of (d, n_next) int32 ndarrays
         Point ``p`` of layer k-1 may precede the link ``q -> r`` of inner layer k
         exactly when ``lo[q, r] <= p <= hi[q, r]`` (``ranges32[k - 1]``); the inner
@@ -139,18 +141,34 @@ class PreparedProblem:
     end_offsets: np.ndarray
     spacing: float
     max_turn_deg: float
+    finite_checked: bool = True
 
     @cached_property
     def ranges32(self) -> tuple:
         """The feasible previous points of every inner layer, int32 (see the class)."""
-        def pair(prev, nxt):
-            return cached_turn_ranges(prev, self.offsets, nxt, self.spacing, self.max_turn_deg)
+        pairs = {}  # the inner layers share one pair
+        for k in range(1, self.n_guides + 1):
+            key = (min(k, 2), k == self.n_guides)
+            pairs.setdefault(key, self.turn_pair(k))
+        return tuple(pairs[min(k, 2), k == self.n_guides] for k in range(1, self.n_guides + 1))
 
-        m, offsets = self.n_guides, self.offsets
-        if m == 1:
-            return (pair(self.start_offsets, self.end_offsets),)
-        inner = (pair(offsets, offsets),) * (m - 2) if m > 2 else ()
-        return (pair(self.start_offsets, offsets),) + inner + (pair(offsets, self.end_offsets),)
+    def turn_pair(self, k: int) -> tuple:
+        """``ranges32[k - 1]`` (k = 1..m) alone: the others are not computed (kept per geometry)."""
+        if "ranges32" in vars(self):
+            return self.ranges32[k - 1]
+        prev = self.start_offsets if k == 1 else self.offsets
+        nxt = self.end_offsets if k == self.n_guides else self.offsets
+        return cached_turn_ranges(prev, self.offsets, nxt, self.spacing, self.max_turn_deg)
+
+    @property
+    def start_reach(self) -> tuple:
+        """``(rlo, rhi)``, (d, n0) int32: start candidate p may precede the link ``q -> r`` of guide 1 exactly
+        when ``rlo[q, p] <= r <= rhi[q, p]`` (the same turn seen from the other end; kept per geometry).
+
+        With few start candidates, far smaller than ``ranges32[0]``.
+        """
+        nxt = self.end_offsets if self.n_guides == 1 else self.offsets
+        return cached_turn_ranges(nxt, self.offsets, self.start_offsets, self.spacing, self.max_turn_deg)
 
     @cached_property
     def ranges(self) -> tuple:

@@ -28,6 +28,7 @@ from collections import OrderedDict
 import numpy as np
 from numba import njit
 
+from core.polyline import ranges_even
 from core.polyline.turns import turn_limit_rad
 
 __all__ = ["AMBIGUOUS_REL", "cached_turn_ranges", "turn_ranges"]
@@ -67,23 +68,26 @@ def _bounds(q_offset, nxt, spacing, cos_l, sin_l, doubt_rel, bounds, bands):
     A bound is -inf (B_lo) or +inf (B_hi) when its denominator is not
     positive, with a band of -1 (no doubt); the band is +inf when the
     denominator's sign is in doubt.  Branch-free (the C error model: no
-    division checks), so that it vectorises.
+    division checks), so that it vectorises; two divisions per r (the bounds'
+    rounding stays far inside the bands).
     """
+    per_spacing = 1.0 / spacing
     for r in range(nxt.shape[0]):
         u = nxt[r] - q_offset
         # the size of the terms of the numerators and denominators: their rounding errors scale with it
         scale = (abs(u) + spacing) * (abs(cos_l) + abs(sin_l))
         den_lo, den_hi = spacing * cos_l - u * sin_l, spacing * cos_l + u * sin_l
-        shift_lo = spacing * (u * cos_l + spacing * sin_l) / den_lo
-        shift_hi = spacing * (u * cos_l - spacing * sin_l) / den_hi
+        per_lo, per_hi = 1.0 / den_lo, 1.0 / den_hi
+        shift_lo = spacing * (u * cos_l + spacing * sin_l) * per_lo
+        shift_hi = spacing * (u * cos_l - spacing * sin_l) * per_hi
         bounds[0, r] = q_offset - shift_lo if den_lo > 0.0 else -np.inf
         bounds[1, r] = q_offset - shift_hi if den_hi > 0.0 else np.inf
-        bands[0, r] = _band(q_offset, shift_lo, den_lo, spacing, scale, doubt_rel)
-        bands[1, r] = _band(q_offset, shift_hi, den_hi, spacing, scale, doubt_rel)
+        bands[0, r] = _band(q_offset, shift_lo, den_lo, per_lo, spacing, per_spacing, scale, doubt_rel)
+        bands[1, r] = _band(q_offset, shift_hi, den_hi, per_hi, spacing, per_spacing, scale, doubt_rel)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _band(q_offset, shift, denominator, spacing, scale, doubt_rel):
+def _band(q_offset, shift, denominator, per_denominator, spacing, per_spacing, scale, doubt_rel):
     """Half-width (px) of the band of doubt around the bound ``q_offset - shift``.
 
     ``doubt_rel`` times the bound's error scale: the offsets, the shift, the
@@ -91,7 +95,7 @@ def _band(q_offset, shift, denominator, spacing, scale, doubt_rel):
     (which grows as the denominator shrinks).
     """
     shift = abs(shift)
-    size = abs(q_offset) + shift + spacing + shift * shift / spacing + (spacing + shift) * scale / denominator
+    size = abs(q_offset) + shift + spacing + shift * shift * per_spacing + (spacing + shift) * scale * per_denominator
     doubtful = abs(denominator) <= doubt_rel * scale
     return np.inf if doubtful else (doubt_rel * size if denominator > 0.0 else -1.0)
 
@@ -122,17 +126,59 @@ def _first_past(prev, value, start, strict):
     return p
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _guesses(prev, bounds, guesses):
+    """``guesses[0, r]``: the first p with ``prev[p] >= B_lo[r]``, ``guesses[1, r]``: the first p with
+    ``prev[p] > B_hi[r]``, were ``prev`` evenly spaced (the guides of an extraction are).
+
+    Only a guess, checked by :func:`_point_ranges`; branch-free, so it vectorises.
+    """
+    n_prev = prev.shape[0]
+    width = prev[n_prev - 1] - prev[0]
+    per_px, top = (n_prev - 1) / width, float(n_prev)
+    if not (0.0 < width and 0.0 <= per_px < np.inf):  # one point, or a span out of float range: guess 0
+        guesses[:] = 0
+        return
+    for r in range(bounds.shape[1]):
+        at_lo = (bounds[0, r] - prev[0]) * per_px
+        at_hi = (bounds[1, r] - prev[0]) * per_px
+        guesses[0, r] = int(min(max(math.ceil(at_lo), 0.0), top))
+        guesses[1, r] = int(min(max(math.floor(at_hi) + 1.0, 0.0), top))
+
+
 @njit(cache=True, nogil=True)
-def _point_ranges(prev, q_offset, nxt, spacing, limit_rad, bounds, bands, lo_q, hi_q):
-    """``lo_q[r]``, ``hi_q[r]`` for one middle point and every next point r, from its bounds."""
+def _is_first_past(prev, p, value, band, strict):
+    """Whether p is the first index with ``prev[p] >= value`` (``> value`` when ``strict``), and neither
+    neighbour lies within ``band`` of ``value``: then p is the exact answer.  Branch-free."""
+    n_prev = prev.shape[0]
+    before, after = prev[max(p - 1, 0)], prev[min(p, n_prev - 1)]
+    below = (p == 0) | (before < value - band if band >= 0.0 else (before <= value if strict else before < value))
+    above = (p == n_prev) | (after > value + band if band >= 0.0 else (after > value if strict else after >= value))
+    return below & above
+
+
+@njit(cache=True, nogil=True)
+def _point_ranges(prev, q_offset, nxt, spacing, limit_rad, bounds, bands, guesses, lo_q, hi_q):
+    """``lo_q[r]``, ``hi_q[r]`` for one middle point and every next point r, from its bounds.
+
+    The guess of :func:`_guesses` is taken when it checks out (almost always on
+    evenly spaced guides: no data-dependent branch); otherwise two pointers,
+    which move one way as r grows, search from the last exact answer.
+    """
     first, after = prev.shape[0], prev.shape[0]  # pointers: first p >= B_lo, first p > B_hi
     for r in range(nxt.shape[0]):
-        first = _first_past(prev, bounds[0, r], first, False)
-        if _in_doubt(prev, first, bounds[0, r], bands[0, r]):
-            first = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, False)
-        after = _first_past(prev, bounds[1, r], after, True)
-        if _in_doubt(prev, after, bounds[1, r], bands[1, r]):
-            after = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, True)
+        if _is_first_past(prev, guesses[0, r], bounds[0, r], bands[0, r], False):
+            first = guesses[0, r]
+        else:
+            first = _first_past(prev, bounds[0, r], first, False)
+            if _in_doubt(prev, first, bounds[0, r], bands[0, r]):
+                first = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, False)
+        if _is_first_past(prev, guesses[1, r], bounds[1, r], bands[1, r], True):
+            after = guesses[1, r]
+        else:
+            after = _first_past(prev, bounds[1, r], after, True)
+            if _in_doubt(prev, after, bounds[1, r], bands[1, r]):
+                after = _exact(prev, q_offset, nxt[r] - q_offset, spacing, limit_rad, True)
         lo_q[r] = first
         hi_q[r] = after - 1
 
@@ -141,9 +187,11 @@ def _point_ranges(prev, q_offset, nxt, spacing, limit_rad, bounds, bands, lo_q, 
 def _all_ranges(prev, cur, nxt, spacing, limit_rad, doubt_rel, lo, hi):
     cos_l, sin_l = math.cos(limit_rad), math.sin(limit_rad)
     bounds, bands = np.empty((2, nxt.shape[0])), np.empty((2, nxt.shape[0]))
+    guesses = np.empty((2, nxt.shape[0]), dtype=np.int64)
     for q in range(cur.shape[0]):
         _bounds(cur[q], nxt, spacing, cos_l, sin_l, doubt_rel, bounds, bands)
-        _point_ranges(prev, cur[q], nxt, spacing, limit_rad, bounds, bands, lo[q], hi[q])
+        _guesses(prev, bounds, guesses)
+        _point_ranges(prev, cur[q], nxt, spacing, limit_rad, bounds, bands, guesses, lo[q], hi[q])
 
 
 @njit(cache=True, nogil=True)
@@ -165,6 +213,59 @@ def _from_reversed(rlo, rhi, lo, hi):
                 after -= 1
             lo[q, r] = first
             hi[q, r] = after - 1
+
+
+@njit(cache=True, nogil=True)
+def _fill_from_diagonals(k_lo, k_hi, lo, hi):
+    """``lo[q, r] = clip(q - k_lo[r - q + n - 1], 0, n)``, ``hi`` alike minus 1 (see ranges_even)."""
+    n = lo.shape[0]
+    for q in range(n):
+        for r in range(n):
+            lo[q, r] = min(max(q - k_lo[r - q + n - 1], 0), n)
+            hi[q, r] = min(max(q - k_hi[r - q + n - 1], 0), n) - 1
+
+
+@njit(cache=True, nogil=True)
+def _redo_diagonals(offsets, spacing, limit_rad, doubt_rel, safe, lo, hi):
+    """The states of the diagonals that are not safe, one by one (from the filled value as a start)."""
+    n = offsets.shape[0]
+    cos_l, sin_l = math.cos(limit_rad), math.sin(limit_rad)
+    bounds, bands = np.empty((2, 1)), np.empty((2, 1))
+    for j in range(2 * n - 1):
+        if safe[j]:
+            continue
+        for q in range(max(0, n - 1 - j), min(n, 2 * n - 1 - j)):
+            r = q + j - (n - 1)
+            u = offsets[r] - offsets[q]
+            _bounds(offsets[q], offsets[r : r + 1], spacing, cos_l, sin_l, doubt_rel, bounds, bands)
+            first = _first_past(offsets, bounds[0, 0], lo[q, r], False)
+            if _in_doubt(offsets, first, bounds[0, 0], bands[0, 0]):
+                first = _exact(offsets, offsets[q], u, spacing, limit_rad, False)
+            after = _first_past(offsets, bounds[1, 0], hi[q, r] + 1, True)
+            if _in_doubt(offsets, after, bounds[1, 0], bands[1, 0]):
+                after = _exact(offsets, offsets[q], u, spacing, limit_rad, True)
+            lo[q, r], hi[q, r] = first, after - 1
+
+
+def _even_ranges(offsets, spacing, limit_rad, doubt_rel, lo, hi) -> bool:
+    """The ranges of three equal, evenly spaced layers by diagonals (ranges_even); False if not evenly spaced."""
+    step, delta = ranges_even.grid_deviation(offsets)
+    if not delta < np.inf:
+        return False
+    n = offsets.shape[0]
+    k_lo, k_hi = np.empty(2 * n - 1, dtype=np.int64), np.empty(2 * n - 1, dtype=np.int64)
+    safe = np.empty(2 * n - 1, dtype=np.bool_)
+    largest_px = float(max(abs(offsets[0]), abs(offsets[-1])))
+    ranges_even.diagonal_template(n, step, delta, largest_px, spacing, limit_rad, doubt_rel, k_lo, k_hi, safe)
+    _fill_from_diagonals(k_lo, k_hi, lo, hi)
+    if not safe.all():
+        _redo_diagonals(offsets, spacing, limit_rad, doubt_rel, safe, lo, hi)
+    return True
+
+
+def _same_layers(prev: np.ndarray, cur: np.ndarray, nxt: np.ndarray) -> bool:
+    """Whether the three layers have the same offsets (the inner guides)."""
+    return prev.shape == cur.shape == nxt.shape and np.array_equal(prev, cur) and np.array_equal(cur, nxt)
 
 
 def turn_ranges(prev_offsets: np.ndarray, offsets: np.ndarray, next_offsets: np.ndarray, spacing: float,
@@ -206,15 +307,17 @@ def turn_ranges(prev_offsets: np.ndarray, offsets: np.ndarray, next_offsets: np.
     if limit_rad >= math.pi:  # every turn lies in (-pi, pi)
         lo[:] = 0
         hi[:] = prev.shape[0] - 1
-    elif 4 * prev.shape[0] < nxt.shape[0]:
+        return lo, hi
+    spacing, doubt_rel = float(spacing), float(doubt_rel)
+    if 4 * prev.shape[0] < nxt.shape[0]:
         # few previous points (a fixed start): bound the next points by each previous one, the
         # same turn seen from the other end (atan2 is odd, so the arctangent test is the same)
         rlo = np.empty((cur.shape[0], prev.shape[0]), dtype=np.int32)
         rhi = np.empty_like(rlo)
-        _all_ranges(nxt, cur, prev, float(spacing), limit_rad, float(doubt_rel), rlo, rhi)
+        _all_ranges(nxt, cur, prev, spacing, limit_rad, doubt_rel, rlo, rhi)
         _from_reversed(rlo, rhi, lo, hi)
-    else:
-        _all_ranges(prev, cur, nxt, float(spacing), limit_rad, float(doubt_rel), lo, hi)
+    elif not (_same_layers(prev, cur, nxt) and _even_ranges(cur, spacing, limit_rad, doubt_rel, lo, hi)):
+        _all_ranges(prev, cur, nxt, spacing, limit_rad, doubt_rel, lo, hi)
     return lo, hi
 
 

@@ -117,6 +117,28 @@ def _few_previous_stage(values, table, lo, hi, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
+def _start_stage(values, table, rlo, rhi, out):
+    """The stage out of a layer of a few points (the start) by their reach over r.
+
+    values : (n_prev, d) float64, F1
+    table : (d, n_next) float32, T1
+    rlo, rhi : (d, n_prev) int32, :attr:`PreparedProblem.start_reach`
+    out : (d, n_next) float64, F2 (written)
+    """
+    n_prev, d = values.shape
+    for q in prange(d):
+        out_q = out[q]
+        out_q[:] = -np.inf
+        for p in range(n_prev):
+            value = values[p, q]
+            for r in range(rlo[q, p], rhi[q, p] + 1):
+                out_q[r] = max(out_q[r], value)
+        table_q = table[q]
+        for r in range(out_q.shape[0]):
+            out_q[r] += table_q[r]
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def _few_next_stage(values, table, lo, hi, out):
     """The stage into a layer of a few points (the end): the rows of Fk swept once per r, masked.
 
@@ -159,9 +181,19 @@ def _window_path(prepared: PreparedProblem, values: list[np.ndarray]) -> np.ndar
     path[m], path[m + 1] = best_state(values[m], prepared)
     for k in range(m, 0, -1):
         q, r = path[k], path[k + 1]
-        low, high = (int(bound[q, r]) for bound in prepared.ranges32[k - 1])
-        path[k - 1] = low + int(np.argmax(values[k - 1][low : high + 1, q]))
+        if k == 1 and _from_start(prepared):
+            rlo, rhi = prepared.start_reach
+            feasible = np.flatnonzero((rlo[q] <= r) & (r <= rhi[q]))
+            path[0] = feasible[int(np.argmax(values[0][feasible, q]))]
+        else:
+            low, high = (int(bound[q, r]) for bound in prepared.turn_pair(k))
+            path[k - 1] = low + int(np.argmax(values[k - 1][low : high + 1, q]))
     return path
+
+
+def _from_start(prepared: PreparedProblem) -> bool:
+    """Whether the first stage runs by the start candidates' reach (few of them): no (d, d) ranges for it."""
+    return prepared.first.shape[0] <= _FEW_POINTS
 
 
 def _window_kernel(n_prev: int, d: int, n_next: int):
@@ -200,8 +232,12 @@ def solve_window(prepared: PreparedProblem, cancel=None) -> PolylineSolution:
         for k in range(1, m + 1):
             check(cancel)
             stage, steps = _window_kernel(values[k - 1].shape[0], prepared.n_points, values[k].shape[1])
+            if k == 1 and _from_start(prepared):
+                stage, ranges = _start_stage, prepared.start_reach
+            else:
+                ranges = prepared.turn_pair(k)
             use_threads_for(steps, threads)
-            stage(values[k - 1], prepared.table(k), *prepared.ranges32[k - 1], values[k])
+            stage(values[k - 1], prepared.table(k), *ranges, values[k])
         clock.lap("dp")
         path = _window_path(prepared, values)
     clock.lap("backtrack")

@@ -19,13 +19,13 @@ from numba import cuda
 from gpu import config, device
 from gpu.device import LOCK, buffer, free_bytes, release_workspace
 from gpu.launching import LaunchList
-from gpu.polyline.kernels_dp import finish, merge_partial, mitm_stage, reverse_ranges
+from gpu.polyline.kernels_dp import finish, flag_nonfinite, merge_partial, mitm_stage, reverse_ranges
 from gpu.polyline.kernels_window import shared_bytes, window_stage
 
 __all__ = [
     "LOCK", "DevicePath", "DeviceProblem", "buffer", "workspace_problem", "workspace_ready", "upload", "solve_device",
     "range_slots", "grid_blocks", "release_workspace", "bytes_needed", "free_bytes", "window_fits",
-    "WINDOW_SHARED_LIMIT",
+    "WINDOW_SHARED_LIMIT", "nonfinite_table",
 ]
 
 #: Shared memory (bytes) a block may use without opting in: bounds ``d`` of ``window``.
@@ -199,6 +199,21 @@ def upload(prepared, reuse: bool = True, ranges: bool = True) -> DeviceProblem:
             problem.ranges[k - 1][1].copy_to_device(hi)
     problem.ranges_changed = True
     return problem
+
+
+def nonfinite_table(problem: DeviceProblem) -> str | None:
+    """The name of the first uploaded score table holding inf or NaN, checked on the device; None if none.
+
+    Saves the host a pass over the tables before the upload (``prepare(..., check_finite=False)``).
+    """
+    tables = (("start_scores", problem.first), ("link_scores", problem.links), ("end_scores", problem.last))
+    flags = cuda.to_device(np.zeros(len(tables), dtype=np.int32))
+    for slot, (_, table) in enumerate(tables):
+        if table.size:
+            flat = table.reshape(table.size)
+            flag_nonfinite[grid_blocks(flat.size), config.THREADS_PER_BLOCK](flat, flags, slot)
+    found = flags.copy_to_host()
+    return next((name for (name, _), flag in zip(tables, found) if flag), None)
 
 
 @dataclass

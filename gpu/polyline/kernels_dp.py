@@ -260,3 +260,19 @@ def finish(part_val, part_idx, n_b, merge_layer, fwd_arg, bwd_arg, first, links,
     for k in range(1, m):
         out[m + 3 + k] = links[k - 1, int64(out[k + 1]), int64(out[k + 2])]
     out[2 * m + 3] = last[int64(out[m + 1]), int64(out[m + 2])]
+
+
+@cuda.jit
+def flag_nonfinite(values, flags, slot):
+    """``flags[slot] = 1`` when an entry of the flat float32 ``values`` is inf or NaN (grid-stride).
+
+    ``x - x`` is 0 exactly for every finite x and NaN otherwise; the twin of
+    :func:`core.polyline.tables.all_finite`.
+    """
+    bad = 0
+    for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
+        x = values[i]
+        if not (x - x == float32(0.0)):
+            bad = 1
+    if bad:
+        cuda.atomic.max(flags, slot, 1)

@@ -19,6 +19,7 @@ from core.engine import resolve_backend
 from core.extraction.map_scores import map_inputs
 from core.extraction.scores import split_tables
 from core.polyline.problem import PolylineSolution, infeasible_error, score_in_path_order, solution_for_path
+from core.polyline.tables import nonfinite_message
 from gpu import device
 from gpu.device import GpuMemoryError
 
@@ -73,9 +74,10 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
 
     ``method`` is "window" or "mitm"; ``cancel`` is checked before and after the
     device work.  The turn ranges are computed on the device unless the host
-    has them already.  The solution's backend is "gpu" and its ``score``
-    :func:`core.polyline.path_score` on the host's tables.  Raises as the CPU
-    twin, plus BackendUnavailableError and GpuMemoryError.
+    has them already, and so is the tables' finiteness unless ``prepare``
+    checked it (ValueError naming the table).  The solution's backend is "gpu"
+    and its ``score`` :func:`core.polyline.path_score` on the host's tables.
+    Raises as the CPU twin, plus BackendUnavailableError and GpuMemoryError.
     """
     dp, scores = _device()
     _check_method(method)
@@ -84,6 +86,10 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
     with dp.LOCK, _device_errors():
         _check_fits(dp, m, d, prepared.first.shape[0], prepared.last.shape[1], method)
         problem = dp.upload(prepared, ranges=prepared.ranges_computed)
+        if not prepared.finite_checked:
+            bad = dp.nonfinite_table(problem)
+            if bad is not None:
+                raise ValueError(nonfinite_message(bad))
         if not prepared.ranges_computed:  # from the offsets alone, on the device: no tables to upload
             scores.turn_ranges_on_device(problem, prepared, prepared.max_turn_deg)
         path = dp.solve_device(problem, method)

@@ -228,6 +228,36 @@ def test_out_of_memory_falls_back_to_the_cpu(monkeypatch):
 
 
 @kernels
+@pytest.mark.parametrize("size", [1, 7, 150])  # one thread, a partial block, several blocks of a grid stride
+def test_the_device_finiteness_flag_matches_the_host_check(size):
+    from core.polyline.tables import all_finite
+    from gpu.polyline.kernels_dp import flag_nonfinite
+
+    rng = np.random.default_rng(size)
+    for bad in (None, np.inf, -np.inf, np.nan, np.finfo(np.float32).max):
+        values = rng.normal(size=size).astype(np.float32)
+        if bad is not None:
+            values[rng.integers(size)] = bad
+        flags = cuda.to_device(np.zeros(2, np.int32))
+        flag_nonfinite[2, 4](cuda.to_device(values), flags, 1)
+        assert flags.copy_to_host().tolist() == [0, 0 if all_finite(values) else 1]
+
+
+@kernels
+def test_non_finite_tables_are_refused_on_the_device():
+    # solve() leaves the check to the GPU (no host pass over the tables); the message is the host's
+    problem = random_problem(np.random.default_rng(2), 3, 5)
+    for field, shape in (("start_scores", (1, 5)), ("link_scores", (2, 5, 5)), ("end_scores", (5, 1))):
+        table = np.ones(shape, np.float32)
+        table.flat[-1] = np.nan
+        spoilt = PolylineProblem(**{**vars(problem), field: table})
+        assert not prepare(spoilt, check_finite=False).finite_checked
+        for method in ("window", "mitm"):
+            with pytest.raises(ValueError, match=f"{field} must be finite"):
+                solve(spoilt, method, "gpu")
+
+
+@kernels
 def test_brute_force_is_refused_on_the_gpu():
     from gpu.polyline.solve import solve_prepared as gpu_solve
 
