@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from app.errors import report_from_exception
 from app.model import editing
 from app.model.pieces import ToolState, feature_vertices
+from app.worker_job import WorkerJob
 from core.cancel import Cancelled, CancelToken
 from core.io.geojson import GeoJSONError
 from core.vector import read_lines
@@ -122,71 +121,14 @@ def _vertices_key(vertices) -> tuple:
     return array.shape, array.tobytes()
 
 
-class _Signals(QObject):
-    progress = Signal(int, int, str)
-    done = Signal(object)
-    failed = Signal(object)
-    cancelled = Signal()
+class ImportJob(WorkerJob):
+    """One import of ``path`` onto ``document`` for ``tool`` (:func:`prepare_import` on a worker thread of its own).
 
-
-class _Worker(QRunnable):
-    def __init__(self, job):
-        super().__init__()
-        self.job = job
-
-    def run(self) -> None:
-        job, signals = self.job, self.job._signals
-        try:
-            prepared = prepare_import(job.path, job.document, job.tool, job.token, signals.progress.emit)
-        except Cancelled:
-            signals.cancelled.emit()
-        except Exception as err:  # the worker's edge: the window shows it
-            signals.failed.emit(report_from_exception("Could not import the lines", err))
-        else:
-            if job.token.cancelled:  # cancelled after the last check: nothing is added
-                signals.cancelled.emit()
-            else:
-                signals.done.emit(prepared)
-
-
-class ImportJob(QObject):
-    """One import of ``path`` onto ``document`` for ``tool``, on a worker thread of its own.
-
-    Signals
-    -------
-    progress(done, total, phase)
-        ``total`` 0 while unknown.
-    done(prepared)
-        A :class:`PreparedImport` to add with ``tool.add_built_features`` (on the GUI thread).
-    failed(report)
-        An :class:`app.errors.ErrorReport`.
-    cancelled()
+    ``done(prepared)`` brings a :class:`PreparedImport` to add with ``tool.add_built_features`` (on the GUI thread);
+    the other signals are :class:`app.worker_job.WorkerJob`'s.
     """
 
-    progress = Signal(int, int, str)
-    done = Signal(object)
-    failed = Signal(object)
-    cancelled = Signal()
-
     def __init__(self, path, document, tool, parent=None):
-        super().__init__(parent)
         self.path, self.document, self.tool = str(path), document, tool
-        self.token = CancelToken()
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._signals = _Signals()
-        for name in ("progress", "done", "failed", "cancelled"):
-            getattr(self._signals, name).connect(getattr(self, name))
-
-    def start(self) -> None:
-        """Begin reading (returns at once)."""
-        self._pool.start(_Worker(self))
-
-    def cancel(self) -> None:
-        """Stop at the next line; ``cancelled`` follows."""
-        self.token.cancel()
-
-    def wait(self, timeout_ms: int = -1) -> bool:
-        """Until the worker ended; False on timeout."""
-        return self._pool.waitForDone(timeout_ms)
-
+        super().__init__(lambda token, report: prepare_import(self.path, document, tool, token, report),
+                         "Could not import the lines", parent)

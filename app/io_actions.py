@@ -7,11 +7,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication
 
-from app import dialogs, errors
+from app import dialogs
 from app.errors import reports_errors
 from app.import_job import ImportJob, prepare_import
 from app.model.attributes import export_types, export_values, with_imported_values
 from app.model.document import sample_scene_path
+from app.worker_job import start_with_progress
 from core.io.geojson import GeoJSONError, LineFeature, write_geojson
 from core.vector import ExportLine, export_format, write_lines
 
@@ -173,27 +174,13 @@ class FeatureIO:
 
     def start_import(self, path) -> ImportJob:
         """Import on a worker, with a progress dialog whose Cancel stops it; returns the running job."""
-        job = ImportJob(path, self._document_for_import(), self.tool, self.window)
-        progress = dialogs.import_progress(self.window, Path(path).name)
-        progress.canceled.connect(job.cancel)
-
-        def show(done: int, total: int, phase: str) -> None:
-            progress.setMaximum(total)  # 0: busy, the total is not known yet
-            progress.setValue(min(done, total) if total else 0)
-            progress.setLabelText(f"{phase}... {done:,}{f' of {total:,}' if total else ''} lines")
+        self.job = ImportJob(path, self._document_for_import(), self.tool, self.window)
 
         def end() -> None:
-            progress.reset()
-            progress.deleteLater()
             self.job = None
 
-        job.progress.connect(show)
-        job.done.connect(lambda prepared: (end(), self._add_import(prepared)))
-        job.failed.connect(lambda report: (end(), errors.show_error(self.window, report)))
-        job.cancelled.connect(lambda: (end(), self.window.status.showMessage(f"import of {path} cancelled", 8000)))
-        self.job = job
-        job.start()
-        return job
+        return start_with_progress(self.window, self.job, "Import lines", f"import of {Path(path).name}", "lines",
+                                   self._add_import, end)
 
     @reports_errors("Could not export the lines")
     def export_dialog(self) -> None:

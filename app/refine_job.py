@@ -15,11 +15,10 @@ import functools
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-
 from app import dialogs, errors
 from app.errors import report_from_exception
 from app.import_job import prepare_import
+from app.worker_job import WorkerJob, start_with_progress
 from core.cancel import Cancelled, CancelToken
 
 __all__ = ["RefineJob", "prepare_refined", "refine_dialog"]
@@ -56,69 +55,17 @@ def prepare_refined(lines_path, document, tool, settings, token: CancelToken | N
     return prepared
 
 
-class _Signals(QObject):
-    progress = Signal(int, int, str)
-    done = Signal(object)
-    failed = Signal(object)
-    cancelled = Signal()
+class RefineJob(WorkerJob):
+    """One refinement of the lines in ``path`` onto ``document`` (:func:`prepare_refined` on a worker thread).
 
-
-class _Worker(QRunnable):
-    def __init__(self, job):
-        super().__init__()
-        self.job = job
-
-    def run(self) -> None:
-        job, signals = self.job, self.job._signals
-        try:
-            prepared = prepare_refined(job.path, job.document, job.tool, job.settings, job.token,
-                                       signals.progress.emit)
-        except Cancelled:
-            signals.cancelled.emit()
-        except Exception as err:  # the worker's edge: the window shows it
-            signals.failed.emit(report_from_exception("Could not refine the lines", err))
-        else:
-            (signals.cancelled if job.token.cancelled else signals.done).emit(prepared)
-
-
-class RefineJob(QObject):
-    """One refinement of the lines in ``path`` onto ``document``, on a worker thread of its own.
-
-    Signals
-    -------
-    progress(done, total, phase)
-    done(prepared)
-        An ``app.import_job.PreparedImport`` to add with ``tool.add_built_features`` (on the GUI thread).
-    failed(report)
-    cancelled()
+    ``done(prepared)`` brings an ``app.import_job.PreparedImport`` to add with ``tool.add_built_features``
+    (on the GUI thread); the other signals are :class:`app.worker_job.WorkerJob`'s.
     """
 
-    progress = Signal(int, int, str)
-    done = Signal(object)
-    failed = Signal(object)
-    cancelled = Signal()
-
     def __init__(self, path, document, tool, settings, parent=None):
-        super().__init__(parent)
         self.path, self.document, self.tool, self.settings = str(path), document, tool, settings
-        self.token = CancelToken()
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._signals = _Signals()
-        for name in ("progress", "done", "failed", "cancelled"):
-            getattr(self._signals, name).connect(getattr(self, name))
-
-    def start(self) -> None:
-        """Begin (returns at once)."""
-        self._pool.start(_Worker(self))
-
-    def cancel(self) -> None:
-        """Stop after the running tile; ``cancelled`` follows."""
-        self.token.cancel()
-
-    def wait(self, timeout_ms: int = -1) -> bool:
-        """Until the worker ended; False on timeout."""
-        return self._pool.waitForDone(timeout_ms)
+        super().__init__(lambda token, report: prepare_refined(self.path, document, tool, settings, token, report),
+                         "Could not refine the lines", parent)
 
 
 def start_refine(window, path) -> RefineJob:
@@ -126,33 +73,18 @@ def start_refine(window, path) -> RefineJob:
     if window.document is None:
         raise ValueError("open the image to refine the lines onto first")
     job = RefineJob(path, window.document, window.tool, window.tool.settings, window)
-    progress = dialogs.import_progress(window, Path(path).name)
-    progress.setWindowTitle("Refine lines onto the image")
-    progress.canceled.connect(job.cancel)
-
-    def show(done: int, total: int, phase: str) -> None:
-        progress.setMaximum(total)
-        progress.setValue(min(done, total) if total else 0)
-        progress.setLabelText(f"{phase}... {done:,}{f' of {total:,}' if total else ''}")
-
-    def end() -> None:
-        progress.reset()
-        progress.deleteLater()
-        window.refine_job = None
 
     def add(prepared) -> None:
-        end()
         window.tool.add_built_features(prepared.features, prepared.outcomes, prepared.vertices)
         window.status.showMessage(f"refined {len(prepared.features)} lines of {Path(path).name} onto the image "
                                   "(Ctrl+Z takes them back)", 15000)
 
-    job.progress.connect(show)
-    job.done.connect(add)
-    job.failed.connect(lambda report: (end(), errors.show_error(window, report)))
-    job.cancelled.connect(lambda: (end(), window.status.showMessage(f"refinement of {path} cancelled", 8000)))
+    def end() -> None:
+        window.refine_job = None
+
     window.refine_job = job
-    job.start()
-    return job
+    return start_with_progress(window, job, "Refine lines onto the image", f"refinement of {Path(path).name}", "",
+                               add, end)
 
 
 def refine_dialog(window) -> None:
