@@ -21,13 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.layers import DRIVERS
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, atomic_write_text
 
 __all__ = ["COORDINATE_DECIMALS", "DETAILS_FIELD", "EXPORT_FORMATS", "ExportLine", "export_format", "write_lines"]
 
 #: Output formats by file extension (GDAL driver names).
-EXPORT_FORMATS = {".geojson": "GeoJSON", ".json": "GeoJSON", ".gpkg": "GPKG", ".shp": "ESRI Shapefile",
-                  ".fgb": "FlatGeobuf"}
+EXPORT_FORMATS = DRIVERS  # one table of extensions for exports and ``linesnap refine`` outputs
 #: The field of LineSnap's extraction details (JSON text); Shapefile leaves it out (254 characters at most).
 DETAILS_FIELD = "linesnap"
 #: Decimals of GeoJSON longitudes and latitudes (1e-7 degree is about 1 cm).
