@@ -13,6 +13,7 @@ from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.kp1 import capacity_windows, row_dtype
 from core.knapsack.kp2_states import DONE, STATE_BYTES, solve_kp2_by_states
 from core.knapsack.problems import KP2, MemoryBudgetError, SolverResult, weights_gcd
+from core.knapsack.progress import report
 from core.memory import resolve_budget
 from core.parallel import PARALLEL_LOCK
 
@@ -227,11 +228,13 @@ def _solve_large(p, w1, w2, cap1, cap2, budget, method, state):
         return fits
     cells = _dp_cells(*reduced[1:])
     if method == "auto" and cells <= DP_OUTRIGHT_CELLS:
+        report("dp")
         return _solve_items(p, w1, w2, cap1, cap2, budget, state)
     # in Python integers: with capacities of 10^10 numpy's products overflow
     least = min(cells // 8 + _table_bytes(reduced[3], reduced[4], 8), 4 * _table_bytes(reduced[3], reduced[4], 8))
     dp_fits = least <= budget
     rp, rw1, rw2, rc1, rc2 = reduced
+    report("states")
     status, sub = solve_kp2_by_states(rp.astype(np.int64), rw1, rw2, rc1, rc2,
                                       cells // 10 if method == "auto" and dp_fits else 2**62, budget // STATE_BYTES)
     if status == DONE:
@@ -240,6 +243,7 @@ def _solve_large(p, w1, w2, cap1, cap2, budget, method, state):
         mask[fits] = sub
         return mask
     if method == "auto" and dp_fits:
+        report("dp")
         return _solve_items(p, w1, w2, cap1, cap2, budget, state)
     raise MemoryBudgetError(f"KP2 with capacities {rc1} x {rc2} (the state lists outgrew the budget; the "
                             f"capacity DP needs {least:,} bytes)", least if method == "auto" else budget + 1, budget)

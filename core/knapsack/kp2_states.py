@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from core.knapsack.progress import report
+
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "solve_kp2_by_states", "surrogate_multiplier"]
 
 DONE, OUT_OF_WORK, OUT_OF_MEMORY = 0, 1, 2
@@ -138,7 +140,9 @@ def solve_kp2_by_states(p, w1, w2, cap1, cap2, max_work, max_states):
         gain, extra = _greedy(lists.p, lists.w1, lists.w2, cap1 - sw1[k], cap2 - sw2[k], i + 1)
         if int(sp[k]) + int(gain) > best:
             best, best_mask = int(sp[k]) + int(gain), _mask(lists, steps, (i, k, extra))
-        alive = np.flatnonzero(lists.bounds(sw1, sw2, sp, i + 1) >= best + 1 - _SLACK * (best + 1.0))
+        bounds = lists.bounds(sw1, sw2, sp, i + 1)
+        alive = np.flatnonzero(bounds >= best + 1 - _SLACK * (best + 1.0))
+        report("states", float(bounds[alive].max(initial=best)) - best, best)
         sw1, sw2, sp = sw1[alive], sw2[alive], sp[alive]
         steps[-1] = (parent[alive], took[alive])
         stored += len(alive)

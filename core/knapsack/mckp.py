@@ -12,6 +12,7 @@ from numba import njit
 from core.knapsack.kp1 import capacity_windows, row_dtype
 from core.knapsack.mckp_core import DONE, STATE_BYTES, solve_classes_by_states
 from core.knapsack.problems import MCKP, MemoryBudgetError, SolverResult, weights_gcd
+from core.knapsack.progress import report
 from core.memory import resolve_budget
 
 __all__ = ["METHODS", "dominance_filter", "solve_mckp"]
@@ -215,7 +216,9 @@ def _chosen(red, n_dp, budget, method, state):
     """Chosen DP item of every DP class, by the method asked for (or chosen by ``auto``)."""
     cells, dp_bytes = _dp_cost(red, n_dp)
     if method == "dp" or (method == "auto" and cells <= DP_OUTRIGHT_CELLS):
+        report("dp")
         return _solve_classes(red, 0, n_dp, red.capacity, budget, state)
+    report("states")
     dp_fits = dp_bytes <= budget
     max_work = cells // 10 if method == "auto" and dp_fits else 2**62
     status, choice, _ = solve_classes_by_states(
@@ -224,6 +227,7 @@ def _chosen(red, n_dp, budget, method, state):
         state["method"] = "states"
         return choice
     if method == "auto" and dp_fits:
+        report("dp")
         return _solve_classes(red, 0, n_dp, red.capacity, budget, state)
     # of the lists only "more than the budget" is known; the DP's need is exact
     needed = dp_bytes if method == "auto" else budget + 1

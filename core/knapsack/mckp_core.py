@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from core.knapsack.progress import report
+
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "solve_classes_by_states"]
 
 DONE, OUT_OF_WORK, OUT_OF_MEMORY = 0, 1, 2
@@ -182,6 +184,7 @@ def solve_classes_by_states(profits, weights, class_start, capacity, max_work, m
     value = int(profits[class_start[:-1] + choice].sum())
     if value >= np.floor(lp_bound * (1 + _SLACK) + _SLACK):
         return DONE, choice, value
+    report("states", lp_bound - value)
     keep, rc, lagrange = _reduced_cost_keep(profits, weights, class_start, capacity, lam, value, choice)
     sizes = np.add.reduceat(keep.astype(np.int64), class_start[:-1])
     free = np.flatnonzero(sizes > 1)
@@ -255,6 +258,7 @@ class _Subproblem:
                                self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
                 target = int(self.flat_p[self.starts[:-1] + best].sum())
             alive = np.flatnonzero(bound >= target + 1 - _SLACK * (np.abs(bound) + 1.0))
+            report("states", float(bound[alive].max(initial=target)) - target)
             sw, sp = w[alive], p[alive]
             steps.append((parent[alive], item[alive]))
             stored += len(alive)
