@@ -226,12 +226,12 @@ def _solve_large(p, w1, w2, cap1, cap2, budget, method, state):
     fits, reduced = _prepare(p, w1, w2, cap1, cap2)
     if reduced is None:
         return fits
-    cells = _dp_cells(*reduced[1:])
-    if method == "auto" and cells <= DP_OUTRIGHT_CELLS:
+    # in Python integers: with capacities of 10^10 numpy's products overflow; the table is filled too
+    cells = _dp_cells(*reduced[1:]) + (reduced[3] + 1) * (reduced[4] + 1)
+    least = min(cells // 8 + _table_bytes(reduced[3], reduced[4], 8), 4 * _table_bytes(reduced[3], reduced[4], 8))
+    if method == "auto" and cells <= DP_OUTRIGHT_CELLS and least <= budget:
         report("dp")
         return _solve_items(p, w1, w2, cap1, cap2, budget, state)
-    # in Python integers: with capacities of 10^10 numpy's products overflow
-    least = min(cells // 8 + _table_bytes(reduced[3], reduced[4], 8), 4 * _table_bytes(reduced[3], reduced[4], 8))
     dp_fits = least <= budget
     rp, rw1, rw2, rc1, rc2 = reduced
     report("states")

@@ -215,7 +215,7 @@ def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None, method: st
 def _chosen(red, n_dp, budget, method, state):
     """Chosen DP item of every DP class, by the method asked for (or chosen by ``auto``)."""
     cells, dp_bytes = _dp_cost(red, n_dp)
-    if method == "dp" or (method == "auto" and cells <= DP_OUTRIGHT_CELLS):
+    if method == "dp" or (method == "auto" and cells <= DP_OUTRIGHT_CELLS and dp_bytes <= budget):
         report("dp")
         return _solve_classes(red, 0, n_dp, red.capacity, budget, state)
     report("states")
@@ -240,4 +240,4 @@ def _dp_cost(red, n_dp):
     p, w, starts = red.subset(0, n_dp)
     lo, hi = capacity_windows(_heaviest(w, starts), red.capacity)
     cells = sum(int(b) - int(a) + 1 for a, b in zip(lo, hi))
-    return cells, 4 * (int(red.capacity) + 1) * 8
+    return cells + int(red.capacity) + 1, 4 * (int(red.capacity) + 1) * 8  # the rows are filled too
