@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -22,9 +23,12 @@ from app.errors import report_from_exception
 from core.engine import BackendUnavailableError, resolve_backend
 from core.knapsack import KP1, KP2, MCKP, SubsetSum, solve, solve_many
 from core.knapsack.problems import MemoryBudgetError, problem_kind
+from core.knapsack.progress import listening
 
 __all__ = ["JobResult", "SolveJob", "error_title", "run_job", "worker_main"]
 
+#: Least seconds between two reports of the same solver stage (its bound gap moving).
+STAGE_INTERVAL_S = 0.25
 #: (backend, problem kind, batch) whose solvers this process has already run once.
 _warmed: set = set()
 
@@ -111,14 +115,35 @@ def run_job(job: SolveJob, progress: Callable[[int, int, str], None] = _no_progr
 def _solve_on(backend: str, job: SolveJob, done: int, progress) -> tuple[list, int]:
     n, name = len(job.instances), backend.upper()
     if job.batch:
-        progress(done, job.total_steps, f"solving {n} instances together on the {name}")
-        return solve_many([i.problem for i in job.instances], backend, job.memory_budget_bytes), done + 1
+        with _stages(progress, done, job.total_steps, f"solving {n} instances together on the {name}"):
+            return solve_many([i.problem for i in job.instances], backend, job.memory_budget_bytes), done + 1
     out = []
     for k, instance in enumerate(job.instances):
-        progress(done, job.total_steps, f"solving {instance.name} ({k + 1} of {n}) on the {name}")
-        out.append(solve(instance.problem, backend, job.memory_budget_bytes))
+        with _stages(progress, done, job.total_steps, f"solving {instance.name} ({k + 1} of {n}) on the {name}"):
+            out.append(solve(instance.problem, backend, job.memory_budget_bytes))
         done += 1
     return out, done
+
+
+@contextmanager
+def _stages(progress, done: int, total: int, text: str):
+    """Report ``text``, then the solvers' stages after it ("...: states, bound gap 12 (0.3%)").
+
+    A new method (or its first gap) is reported at once, the same method's gap at most every
+    ``STAGE_INTERVAL_S``.
+    """
+    progress(done, total, text)
+    last = {"at": 0.0, "kind": None}
+
+    def on_stage(stage):
+        now, kind = time.perf_counter(), (stage.method, stage.gap is None)
+        if kind == last["kind"] and now - last["at"] < STAGE_INTERVAL_S:
+            return
+        last.update(at=now, kind=kind)
+        progress(done, total, f"{text}: {stage.describe()}")
+
+    with listening(on_stage):
+        yield
 
 
 def scaled_down(problem):

@@ -23,6 +23,10 @@
   hits their capacity exactly).
 - :func:`suri`: Suri et al.'s MCKP sets 1-5, uncorrelated values and weights
   ``U[1, 10000]``, 10 to 1024 items per class.
+- :func:`pisinger_mckp`: Pisinger's (1995, mcknap) MCKP classes: uncorrelated
+  (``w, p = U[1, R]``), weakly correlated (``p = w + U[-10, 10]``, at least 1) and
+  strongly correlated (a class's items are the prefix sums of ``(w, w + 10)``,
+  ``w = U[1, R]`` sorted by weight); capacity ``sum_k (min w + max w) // 2``.
 
 ``U[a, b]`` is uniform over the integers ``a..b``; every generator takes a
 ``seed`` and gives the same instance for the same arguments.
@@ -35,11 +39,12 @@ import numpy as np
 from core.knapsack.problems import KP1, MCKP, SubsetSum, exact_int
 from core.memory import check_allocation
 
-__all__ = ["CURTIS_KINDS", "PISINGER_HARD_CLASSES", "PISINGER_KINDS", "SURI_SETS", "curtis", "jooken", "pisinger",
-           "pisinger_hard", "suri"]
+__all__ = ["CURTIS_KINDS", "MCKP_KINDS", "PISINGER_HARD_CLASSES", "PISINGER_KINDS", "SURI_SETS", "curtis", "jooken",
+           "pisinger", "pisinger_hard", "pisinger_mckp", "suri"]
 
 PISINGER_KINDS = ("uncorrelated", "weakly", "strongly", "inverse-strongly", "almost-strongly", "subset-sum")
 CURTIS_KINDS = ("half", "p", "uniform")
+MCKP_KINDS = ("uncorrelated", "weakly", "strongly")
 #: Pisinger's hard classes by number.
 PISINGER_HARD_CLASSES = {11: "uncorrelated spanner", 12: "weakly correlated spanner",
                          13: "strongly correlated spanner", 14: "multiple strongly correlated",
@@ -238,4 +243,29 @@ def suri(set_number: int, seed: int = 0, items_per_class: int | None = None) -> 
         sizes = np.full(m, per_class)
     low, high = SURI_VALUE_RANGE
     classes = [(rng.integers(low, high + 1, k), rng.integers(low, high + 1, k)) for k in sizes]
+    return MCKP(classes, capacity)
+
+
+def pisinger_mckp(kind: str, n_classes: int, items_per_class: int, coefficient_range: int = 1000,
+                  seed: int = 0) -> MCKP:
+    """One MCKP of Pisinger's mcknap classes (module docstring); ``kind`` one of :data:`MCKP_KINDS`."""
+    if kind not in MCKP_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(MCKP_KINDS)}; got {kind!r}")
+    m = exact_int(n_classes, "n_classes", 1)
+    k = exact_int(items_per_class, "items_per_class", 1)
+    r = exact_int(coefficient_range, "coefficient_range", 11, MAX_COEFFICIENT_RANGE // max(k, 1))
+    _check_size(m * k, f"{m} classes of {k} items")
+    rng = _rng(seed)
+    classes = []
+    for _ in range(m):
+        w = rng.integers(1, r + 1, k)
+        if kind == "uncorrelated":
+            p = rng.integers(1, r + 1, k)
+        elif kind == "weakly":
+            p = np.maximum(w + rng.integers(-10, 11, k), 1)
+        else:
+            w = np.cumsum(np.sort(w))
+            p = w + 10 * np.arange(1, k + 1)
+        classes.append((p, w))
+    capacity = sum(int(w.min()) + int(w.max()) for _, w in classes) // 2
     return MCKP(classes, capacity)

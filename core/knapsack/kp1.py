@@ -12,6 +12,7 @@ from numba import njit
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.kp1_core import prepare, solve_by_bounds
 from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult, weights_gcd
+from core.knapsack.progress import report
 from core.knapsack.states import STATE_BYTES
 from core.memory import resolve_budget
 
@@ -250,7 +251,9 @@ def _core_mask(profits, weights, capacity, budget, method, state):
     room = setup.free_capacity()
     dp_cells = len(free) * room // weights_gcd(setup.weights[free])
     dp_bytes = _dp_bytes(setup.weights[free], room)
+    report("states", setup.upper_bound - setup.lower_bound, setup.lower_bound)
     if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and dp_bytes <= budget:
+        report("dp", setup.upper_bound - setup.lower_bound, setup.lower_bound)
         return _reduced_dp(setup, free, room, budget, state)
     dp_possible = method == "auto" and 2 * _row_bytes(room, 8) <= budget
     max_work = dp_cells // STATE_COST_CELLS if dp_possible else 2**62
@@ -261,6 +264,7 @@ def _core_mask(profits, weights, capacity, budget, method, state):
     if not dp_possible:
         needed = STATE_BYTES * max(int(run.work), STATE_MIN_STATES)
         raise MemoryBudgetError(f"KP1 by state lists ({setup.n_free} free items)", needed, budget)
+    report("dp")
     return _reduced_dp(setup, free, room, budget, state)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import surrogate_bound
 
@@ -228,12 +229,15 @@ def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states
     if mask is not None or run.status != OUT_OF_WORK or max_work <= quick_work:
         return mask, run
     setup = with_incumbent(setup, run.taken)
+    report("surrogate", setup.upper_bound - setup.lower_bound, setup.lower_bound)
     bound, taken = _surrogate(setup, max_work, max_states)
     if taken is not None:
         mask = np.zeros(len(taken), np.bool_)
         mask[setup.order[taken]] = True
         return mask, None
-    return solve_by_states(setup, max_work, max_states, cardinality_bound(setup) if bound is None else bound)
+    bound = cardinality_bound(setup) if bound is None else bound
+    report("states", bound - setup.lower_bound, setup.lower_bound)
+    return solve_by_states(setup, max_work, max_states, bound)
 
 
 def _surrogate(setup: CoreSetup, max_work: int, max_states: int):

@@ -11,11 +11,13 @@ from numba import get_num_threads, njit, prange
 
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.kp1 import capacity_windows, row_dtype
+from core.knapsack.kp2_states import DONE, STATE_BYTES, solve_kp2_by_states
 from core.knapsack.problems import KP2, MemoryBudgetError, SolverResult, weights_gcd
+from core.knapsack.progress import report
 from core.memory import resolve_budget
 from core.parallel import PARALLEL_LOCK
 
-__all__ = ["solve_kp2", "solve_kp2_batch"]
+__all__ = ["METHODS", "solve_kp2", "solve_kp2_batch"]
 
 
 @njit(cache=True, nogil=True)
@@ -182,18 +184,69 @@ def _full_table(p, w1, w2, cap1, cap2):
     return _sweep(p, w1, w2, cap1, cap2, win, np.zeros(0, np.uint64), np.zeros(0, np.int64))
 
 
-def solve_kp2(problem: KP2, memory_budget_bytes: int | None = None) -> SolverResult:
+METHODS = ("auto", "dp", "states")
+#: ``auto`` runs the DP outright below this many cells.
+DP_OUTRIGHT_CELLS = 20_000_000
+
+
+def solve_kp2(problem: KP2, memory_budget_bytes: int | None = None, method: str = "auto") -> SolverResult:
     """Solve a :class:`KP2` exactly.
 
-    ``memory_budget_bytes`` bounds the DP table and decision bits (default
-    :func:`core.memory.resolve_budget`).  ``method`` of the result is ``"dp"``,
-    or ``"dp-divide-conquer"`` when the bits did not fit the budget.
+    ``memory_budget_bytes`` bounds the DP table and decision bits or the state
+    lists (default :func:`core.memory.resolve_budget`).  ``method``: ``"dp"`` the
+    DP over capacity pairs, ``"states"`` the state lists of
+    :mod:`core.knapsack.kp2_states` (cost independent of the capacities),
+    ``"auto"`` the DP when it is small, else the lists, handing over to the DP
+    when they have generated a tenth of its cells (none when it does not fit).
+    The result's ``method`` is ``"dp"``, ``"dp-divide-conquer"`` (the bits did
+    not fit the budget) or ``"states"``; MemoryBudgetError when no method fits.
     """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     budget = resolve_budget(memory_budget_bytes)
     always, items, p, w1, w2, c1, c2 = _reduce(problem)
     state = {"method": "dp"}
-    mask = _solve_items(p, w1, w2, c1, c2, budget, state) if len(items) else np.zeros(0, np.bool_)
+    if not len(items):
+        mask = np.zeros(0, np.bool_)
+    elif method == "dp":
+        mask = _solve_items(p, w1, w2, c1, c2, budget, state)
+    else:
+        mask = _solve_large(p, w1, w2, c1, c2, budget, method, state)
     return _result(problem, always, items[mask], state["method"])
+
+
+def _dp_cells(w1, w2, cap1, cap2) -> int:
+    """Cells of the DP over capacity pairs (its windows), a Python integer."""
+    (lo1, hi1), (lo2, hi2) = capacity_windows(w1, cap1), capacity_windows(w2, cap2)
+    return sum((int(b1) - int(a1) + 1) * (int(b2) - int(a2) + 1) for a1, b1, a2, b2 in zip(lo1, hi1, lo2, hi2))
+
+
+def _solve_large(p, w1, w2, cap1, cap2, budget, method, state):
+    """Mask of an optimal choice: the state lists, or the DP where ``auto`` finds it cheaper."""
+    fits, reduced = _prepare(p, w1, w2, cap1, cap2)
+    if reduced is None:
+        return fits
+    # in Python integers: with capacities of 10^10 numpy's products overflow; the table is filled too
+    cells = _dp_cells(*reduced[1:]) + (reduced[3] + 1) * (reduced[4] + 1)
+    least = min(cells // 8 + _table_bytes(reduced[3], reduced[4], 8), 4 * _table_bytes(reduced[3], reduced[4], 8))
+    if method == "auto" and cells <= DP_OUTRIGHT_CELLS and least <= budget:
+        report("dp")
+        return _solve_items(p, w1, w2, cap1, cap2, budget, state)
+    dp_fits = least <= budget
+    rp, rw1, rw2, rc1, rc2 = reduced
+    report("states")
+    status, sub = solve_kp2_by_states(rp.astype(np.int64), rw1, rw2, rc1, rc2,
+                                      cells // 10 if method == "auto" and dp_fits else 2**62, budget // STATE_BYTES)
+    if status == DONE:
+        state["method"] = "states"
+        mask = np.zeros(len(p), np.bool_)
+        mask[fits] = sub
+        return mask
+    if method == "auto" and dp_fits:
+        report("dp")
+        return _solve_items(p, w1, w2, cap1, cap2, budget, state)
+    raise MemoryBudgetError(f"KP2 with capacities {rc1} x {rc2} (the state lists outgrew the budget; the "
+                            f"capacity DP needs {least:,} bytes)", least if method == "auto" else budget + 1, budget)
 
 
 def _result(problem, always, chosen, method) -> SolverResult:

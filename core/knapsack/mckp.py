@@ -10,10 +10,12 @@ import numpy as np
 from numba import njit
 
 from core.knapsack.kp1 import capacity_windows, row_dtype
+from core.knapsack.mckp_core import DONE, STATE_BYTES, solve_classes_by_states
 from core.knapsack.problems import MCKP, MemoryBudgetError, SolverResult, weights_gcd
+from core.knapsack.progress import report
 from core.memory import resolve_budget
 
-__all__ = ["dominance_filter", "solve_mckp"]
+__all__ = ["METHODS", "dominance_filter", "solve_mckp"]
 
 
 def dominance_filter(profits: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -160,22 +162,82 @@ def _full_row(red, first, stop, capacity):
     return _sweep(p, w, starts, capacity, lo, hi, np.zeros(0, np.uint8), np.zeros(0, np.int64))
 
 
-def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverResult:
+METHODS = ("auto", "dp", "states")
+#: ``auto`` runs the DP outright below this many cells (after the reductions).
+DP_OUTRIGHT_CELLS = 2_000_000
+
+
+def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None, method: str = "auto") -> SolverResult:
     """Solve an :class:`MCKP` exactly (one item from every class).
 
-    ``memory_budget_bytes`` bounds the DP and decision rows (default
-    :func:`core.memory.resolve_budget`).  The result's ``selected`` is (m,): the
-    chosen item's index within each class; ``method`` ``"dp"``, or
-    ``"dp-divide-conquer"`` when the decisions did not fit the budget.
+    Parameters
+    ----------
+    problem : MCKP
+    memory_budget_bytes : int, optional
+        Most bytes for the DP and decision rows or the state lists (default
+        :func:`core.memory.resolve_budget`).
+    method : {"auto", "dp", "states"}
+        ``dp``: the DP over capacity (cost classes x C).  ``states``: LP bound,
+        reduced-cost fixing and state lists over a core of classes
+        (:mod:`core.knapsack.mckp_core`, cost independent of C).  ``auto``: the DP
+        when it is small, else the state lists, handing over to the DP when they
+        have generated a tenth of its cells (none when the DP does not fit).
+
+    Returns
+    -------
+    SolverResult
+        ``selected`` (m,): the chosen item's index within each class; ``method``
+        ``"dp"``, ``"dp-divide-conquer"`` (the decisions did not fit the budget) or
+        ``"states"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``method``.
+    MemoryBudgetError
+        When no method fits the budget.
     """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     budget = resolve_budget(memory_budget_bytes)
     red = _Reduced(problem)
     state = {"method": "dp"}
     selected = red.fixed.copy()
     n_dp = len(red.dp_classes)
     if n_dp:
-        chosen = _solve_classes(red, 0, n_dp, red.capacity, budget, state)
+        chosen = _chosen(red, n_dp, budget, method, state)
         for k, keep, j in zip(red.dp_classes, red.kept, chosen):
             selected[k] = keep[j]
     value = sum(int(p[j]) for (p, _), j in zip(problem.classes, selected))
     return SolverResult(value, selected, state["method"])
+
+
+def _chosen(red, n_dp, budget, method, state):
+    """Chosen DP item of every DP class, by the method asked for (or chosen by ``auto``)."""
+    cells, dp_bytes = _dp_cost(red, n_dp)
+    if method == "dp" or (method == "auto" and cells <= DP_OUTRIGHT_CELLS and dp_bytes <= budget):
+        report("dp")
+        return _solve_classes(red, 0, n_dp, red.capacity, budget, state)
+    report("states")
+    dp_fits = dp_bytes <= budget
+    max_work = cells // 10 if method == "auto" and dp_fits else 2**62
+    status, choice, _ = solve_classes_by_states(
+        red.profits.astype(np.int64), red.weights, red.class_start, red.capacity, max_work, budget // STATE_BYTES)
+    if status == DONE:
+        state["method"] = "states"
+        return choice
+    if method == "auto" and dp_fits:
+        report("dp")
+        return _solve_classes(red, 0, n_dp, red.capacity, budget, state)
+    # of the lists only "more than the budget" is known; the DP's need is exact
+    needed = dp_bytes if method == "auto" else budget + 1
+    raise MemoryBudgetError(f"MCKP with capacity {red.capacity} and {n_dp} classes (the state lists outgrew "
+                            f"the budget; the capacity DP needs {dp_bytes:,} bytes)", needed, budget)
+
+
+def _dp_cost(red, n_dp):
+    """Cells of the DP over capacity and the fewest bytes it runs in (divide and conquer's rows)."""
+    p, w, starts = red.subset(0, n_dp)
+    lo, hi = capacity_windows(_heaviest(w, starts), red.capacity)
+    cells = sum(int(b) - int(a) + 1 for a, b in zip(lo, hi))
+    return cells + int(red.capacity) + 1, 4 * (int(red.capacity) + 1) * 8  # the rows are filled too

@@ -11,6 +11,7 @@ from core.cli.knapsack import main
 from core.knapsack.generators import pisinger
 from core.knapsack.io import KnapsackInstance, read_instances, write_json
 from core.knapsack.problems import KP1, KP2, MCKP
+from tests.knapsack_reference import brute_mckp
 from tests.shared_data import shared_file
 
 
@@ -131,12 +132,14 @@ def test_memory_budget_refusal_is_one_line(capsys, tmp_path):
     code, _, err = _run(capsys, "solve", str(path), "--backend", "cpu", "--memory-budget", "1000")
     assert code == 1 and "memory budget is 1,000 bytes" in err and len(err.splitlines()) == 1
     assert "raise --memory-budget" in err  # the flag, not the API's keyword
-    # capacities near int64's range (weights without a common factor): a one-line budget refusal
+    # capacities near int64's range (weights without a common factor): no DP fits, the MCKP state lists solve it
     huge = tmp_path / "huge.json"
-    write_json(huge, MCKP([([5, 1, 3], [0, 2**59 + 1, 2**60 + 3]), ([1, 7, 4], [0, 2**59, 2**60 + 7]),
-                           ([2, 9, 6], [0, 3**37, 2**60 + 11])], 2**61 + 5))
-    code, _, err = _run(capsys, "solve", str(huge), "--backend", "cpu")
-    assert code == 1 and "memory budget" in err and len(err.splitlines()) == 1
+    classes = [([5, 1, 3], [0, 2**59 + 1, 2**60 + 3]), ([1, 7, 4], [0, 2**59, 2**60 + 7]),
+               ([2, 9, 6], [0, 3**37, 2**60 + 11])]
+    write_json(huge, MCKP(classes, 2**61 + 5))
+    code, out, err = _run(capsys, "solve", str(huge), "--backend", "cpu", "--json")
+    (row,) = json.loads(out)["instances"]
+    assert code == 0 and (row["value"], row["method"]) == (brute_mckp(classes, 2**61 + 5), "states")
 
 
 def test_allocation_failures_are_one_line(capsys, monkeypatch, tmp_path):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from core.knapsack import KP1, KP2, MemoryBudgetError, solve, solve_many
 from core.knapsack.generators import PISINGER_KINDS, pisinger
 from core.knapsack.kp1 import solve_kp1
+from core.knapsack.kp2 import solve_kp2
 from tests.knapsack_reference import brute_kp, check_kp_choice, highs_milp, ortools_kp
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -175,7 +176,9 @@ def test_kp2_divide_and_conquer_within_a_small_budget():
     assert light.value == full.value == highs_milp(problem.profits, [w1, w2], [150, 150])
     check_kp_choice(problem, light)
     with pytest.raises(MemoryBudgetError, match="KP2 with capacities"):
-        solve(problem, backend="cpu", memory_budget_bytes=10_000)
+        solve_kp2(problem, 10_000, method="dp")
+    tiny = solve(problem, backend="cpu", memory_budget_bytes=10_000)  # no DP fits: the state lists do
+    assert (tiny.method, tiny.value) == ("states", full.value)
 
 
 def test_kp2_batch_falls_back_to_one_at_a_time_past_the_budget():

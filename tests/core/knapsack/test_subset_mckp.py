@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from core.knapsack import MCKP, MemoryBudgetError, SubsetSum, solve
 from core.knapsack.generators import CURTIS_KINDS, curtis, suri
-from core.knapsack.mckp import dominance_filter
+from core.knapsack.mckp import dominance_filter, solve_mckp
 from core.knapsack.problems import KnapsackSolution
 from core.knapsack.subset_sum import METHODS, solve_subset_sum
 from tests.knapsack_reference import (
@@ -187,4 +187,6 @@ def test_mckp_budget_paths():
     assert light.value == full.value == highs_mckp(classes, 3000)
     check_mckp_choice(problem, light)
     with pytest.raises(MemoryBudgetError, match="MCKP with capacity"):
-        solve(problem, backend="cpu", memory_budget_bytes=5_000)
+        solve_mckp(problem, 5_000, method="dp")
+    tiny = solve(problem, backend="cpu", memory_budget_bytes=5_000)  # no DP fits: the state lists do
+    assert (tiny.method, tiny.value) == ("states", full.value)

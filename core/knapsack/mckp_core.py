@@ -1,0 +1,289 @@
+"""MCKP without a capacity-long row: LP bound, reduced-cost fixing and state lists over a core of classes.
+
+Pisinger's mcknap ideas on classes already reduced by dominance (lightest item
+first at weight and profit 0, profits strictly increasing with weight):
+
+1. LP dominance: only the upper convex hull of a class matters to the LP
+   relaxation; its increments, sorted by slope, give the LP optimum greedily
+   (slope ``lam`` at the break), its integral part a first solution.
+2. Reduced-cost fixing: every choice is worth at most
+   ``U = lam C + sum_k max_j (p_kj - lam w_kj)`` minus the reduced costs of its
+   items, so an item whose reduced cost alone brings ``U`` below the incumbent
+   + 1 is dropped; classes left with one item are fixed.
+3. The classes left (a core around the LP solution, nearest reduced cost first)
+   enter undominated ``(weight, profit)`` state lists one at a time; a state
+   is dropped when it plus the LP of the classes still outside cannot beat the
+   incumbent, and each state completed by the integral part of that LP is a
+   solution.  Nothing depends on the capacity's size.
+
+Notes: docs/notes/knapsack.md, "MCKP without a capacity-long row".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from core.knapsack.progress import report
+
+__all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "solve_classes_by_states"]
+
+DONE, OUT_OF_WORK, OUT_OF_MEMORY = 0, 1, 2
+#: Bytes per stored state (parent index and item of every step kept for backtracking).
+STATE_BYTES = 16
+#: Relative slack of the float bound tests: rounding may keep a state, never drop one that matters.
+_SLACK = 1e-9
+
+
+@njit(cache=True, nogil=True)
+def _hull_mask(profits, weights, class_start):
+    """Items on the upper convex hull of their class (each class sorted by weight, first item at 0, 0)."""
+    on_hull = np.zeros(len(weights), np.bool_)
+    stack = np.empty(len(weights), np.int64)
+    for k in range(len(class_start) - 1):
+        top = 0
+        for i in range(class_start[k], class_start[k + 1]):
+            while top >= 2:
+                a, b = stack[top - 2], stack[top - 1]
+                # b under the chord a-i (or on it) is no vertex; in floats (int64 products overflow),
+                # so a near-collinear b may stay: _Increments keeps each class's increments in order
+                left = np.float64(profits[b] - profits[a]) * np.float64(weights[i] - weights[a])
+                right = np.float64(profits[i] - profits[a]) * np.float64(weights[b] - weights[a])
+                if left <= right:
+                    top -= 1
+                else:
+                    break
+            stack[top] = i
+            top += 1
+        for t in range(top):
+            on_hull[stack[t]] = True
+    return on_hull
+
+
+class _Increments:
+    """Hull increments of every class in LP order (slope descending, class order kept on ties)."""
+
+    def __init__(self, profits, weights, class_start):
+        hull = np.flatnonzero(_hull_mask(profits, weights, class_start))
+        cls = np.searchsorted(class_start, hull, side="right") - 1
+        step = hull != class_start[cls]  # every hull item but a class's first ends an increment
+        self.item, self.cls = hull[step], cls[step]
+        prev = hull[np.flatnonzero(step) - 1]
+        self.dw, self.dp = weights[self.item] - weights[prev], profits[self.item] - profits[prev]
+        self.slope = self.dp / self.dw
+        order = np.lexsort((self.item, -self.slope))
+        # a class's increments must come in their own order (an integral completion takes a prefix of
+        # each class); the hull makes their slopes decrease, and where rounding says otherwise the
+        # positions the class holds are handed to its increments in order
+        slots = np.lexsort((np.arange(len(order)), self.cls[order]))
+        placed = np.empty_like(order)
+        placed[slots] = np.lexsort((self.item, self.cls))
+        self.item, self.cls, self.dw, self.dp = (x[placed] for x in (self.item, self.cls, self.dw, self.dp))
+        self.slope = self.dp / self.dw
+
+    def prefix(self, outside: np.ndarray):
+        """Cumulative weights and profits (leading 0) and slopes of the increments of ``outside`` classes."""
+        mask = outside[self.cls]
+        cum_w = np.concatenate([[0], np.cumsum(self.dw[mask])])
+        cum_p = np.concatenate([[0], np.cumsum(self.dp[mask])])
+        return cum_w, cum_p, np.concatenate([self.slope[mask], [0.0]]), np.flatnonzero(mask)
+
+
+def lp_relaxation(profits, weights, class_start, capacity):
+    """LP optimum of a reduced MCKP: ``(lam, bound, choice)``.
+
+    ``lam`` is the slope at the break (0 when every increment fits), ``bound``
+    the LP value (float) and ``choice`` (k,) the class-local item of its
+    integral part (every increment that fits whole, in slope order).
+    """
+    inc = _Increments(profits, weights, class_start)
+    cum_w, cum_p, slopes, _ = inc.prefix(np.ones(len(class_start) - 1, np.bool_))
+    full = int(np.searchsorted(cum_w, capacity, side="right")) - 1
+    choice = np.zeros(len(class_start) - 1, np.int64)
+    taken = inc.item[:full]
+    choice[inc.cls[:full]] = 0  # increments of a class come in order: the last one taken wins
+    for k, item in zip(inc.cls[:full], taken):
+        choice[k] = item - class_start[k]
+    lam = float(slopes[full]) if full < len(inc.item) else 0.0
+    bound = float(cum_p[full]) + (capacity - int(cum_w[full])) * lam
+    return lam, bound, choice
+
+
+def _reduced_cost_keep(profits, weights, class_start, capacity, lam, incumbent, lp_choice):
+    """Items whose Lagrangian bound at ``lam`` can still beat ``incumbent`` (the LP items always kept).
+
+    Returns the mask, the reduced costs (N,) and the bound ``U`` (float).
+    """
+    value = profits - lam * weights
+    cls = np.repeat(np.arange(len(class_start) - 1), np.diff(class_start))
+    best = np.maximum.reduceat(value, class_start[:-1])
+    bound = lam * capacity + best.sum()
+    rc = best[cls] - value
+    keep = bound - rc >= incumbent + 1 - _SLACK * (abs(bound) + 1.0)
+    keep[class_start[:-1] + lp_choice] = True
+    return keep, rc, bound
+
+
+def improve(profits, weights, class_start, choice, capacity, rounds: int = 16):
+    """``choice`` with the residual capacity spent: the single upgrade (one class to a heavier item) that
+    gains most and fits, repeated while one gains (at most ``rounds`` times); a new array."""
+    choice = choice.copy()
+    cls = np.repeat(np.arange(len(class_start) - 1), np.diff(class_start))
+    for _ in range(rounds):
+        current = class_start[:-1] + choice
+        residual = capacity - int(weights[current].sum())
+        gain = np.where(weights - weights[current][cls] <= residual, profits - profits[current][cls], 0)
+        j = int(np.argmax(gain)) if len(gain) else 0
+        if not len(gain) or gain[j] <= 0:
+            break
+        choice[cls[j]] = j - class_start[cls[j]]
+    return choice
+
+
+def _extend(sw, sp, cw, cp, capacity):
+    """States after one more class: undominated ``(w, p, parent, item)`` sorted by weight."""
+    w = (sw[:, None] + cw[None, :]).ravel()
+    p = (sp[:, None] + cp[None, :]).ravel()
+    fits = np.flatnonzero(w <= capacity)
+    order = fits[np.lexsort((-p[fits], w[fits]))]
+    w, p = w[order], p[order]
+    keep = np.ones(len(w), np.bool_)
+    keep[1:] = p[1:] > np.maximum.accumulate(p)[:-1]
+    order = order[keep]
+    return w[keep], p[keep], order // len(cw), order % len(cw)
+
+
+def _bounds(sw, sp, capacity, prefix):
+    """Per state: LP bound with the outside classes, and the integral completion's value and room."""
+    cum_w, cum_p, slopes, _ = prefix
+    room = capacity - sw
+    pos = np.searchsorted(cum_w, room, side="right") - 1
+    whole = sp + cum_p[pos]
+    return whole + (room - cum_w[pos]) * slopes[pos], whole, room
+
+
+def solve_classes_by_states(profits, weights, class_start, capacity, max_work, max_states):
+    """Exact MCKP over reduced classes (see the module docstring): ``(status, choice, value)``.
+
+    Parameters
+    ----------
+    profits, weights : (N,) int64, classes concatenated, each sorted by weight with its
+        first item at weight 0 and profit 0 and profits strictly increasing
+    class_start : (k + 1,) int64
+    capacity : int, at least 0
+    max_work, max_states : int, most candidate states generated / states stored before giving up
+
+    Returns
+    -------
+    status : DONE, OUT_OF_WORK or OUT_OF_MEMORY
+    choice : (k,) int64, class-local item of the best solution found (optimal when DONE)
+    value : int, its profit
+    """
+    lam, lp_bound, choice = lp_relaxation(profits, weights, class_start, capacity)
+    choice = improve(profits, weights, class_start, choice, capacity)
+    value = int(profits[class_start[:-1] + choice].sum())
+    if value >= np.floor(lp_bound * (1 + _SLACK) + _SLACK):
+        return DONE, choice, value
+    report("states", lp_bound - value)
+    keep, rc, lagrange = _reduced_cost_keep(profits, weights, class_start, capacity, lam, value, choice)
+    sizes = np.add.reduceat(keep.astype(np.int64), class_start[:-1])
+    free = np.flatnonzero(sizes > 1)
+    fixed_weight = int(weights[class_start[:-1] + choice][sizes == 1].sum())
+    fixed_profit = int(profits[class_start[:-1] + choice][sizes == 1].sum())
+    sub = _Subproblem(profits, weights, class_start, keep, free, rc)
+    status, sub_choice, sub_value = sub.run(capacity - fixed_weight, value - fixed_profit,
+                                            lagrange - fixed_profit, max_work, max_states)
+    if sub_choice is not None:
+        choice[free] = sub_choice
+        value = int(profits[class_start[:-1] + choice].sum())
+    return status, choice, value
+
+
+class _Subproblem:
+    """The free classes, each shifted to its lightest kept item, in core order (nearest reduced cost first)."""
+
+    def __init__(self, profits, weights, class_start, keep, free, rc):
+        self.local, prof, wts, near, self.costs = [], [], [], [], []
+        for k in free:
+            s, e = class_start[k], class_start[k + 1]
+            items = np.flatnonzero(keep[s:e])
+            self.local.append(items)
+            prof.append(profits[s + items] - profits[s + items[0]])
+            wts.append(weights[s + items] - weights[s + items[0]])
+            costs = rc[s + items]
+            self.costs.append(costs)
+            near.append(np.partition(costs, 1)[1] - costs.min())
+        self.base_w = sum(int(weights[class_start[k] + x[0]]) for k, x in zip(free, self.local))
+        self.base_p = sum(int(profits[class_start[k] + x[0]]) for k, x in zip(free, self.local))
+        self.order = np.argsort(near, kind="stable")
+        self.prof, self.wts = prof, wts
+        starts = np.concatenate([[0], np.cumsum([len(x) for x in wts])]).astype(np.int64)
+        flat_p = np.concatenate(prof) if prof else np.zeros(0, np.int64)
+        flat_w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
+        self.inc = _Increments(flat_p, flat_w, starts)
+        self.flat_p, self.flat_w, self.starts = flat_p, flat_w, starts
+
+    def run(self, capacity, incumbent, lagrange, max_work, max_states):
+        """``(status, class-local choice per free class or None, value)``; ``incumbent`` must be beaten.
+
+        ``lagrange``: the Lagrangian bound ``U`` less the profit of the fixed classes; an item of
+        reduced cost ``rc`` only enters when ``lagrange - rc`` can still beat the incumbent.
+        """
+        capacity -= self.base_w
+        target = incumbent - self.base_p
+        lagrange -= self.base_p
+        if not len(self.order) or capacity < 0:
+            return DONE, None, incumbent
+        outside = np.ones(len(self.order), np.bool_)
+        sw, sp = np.zeros(1, np.int64), np.zeros(1, np.int64)
+        steps, best, work, stored = [], None, 0, 0
+        for t, k in enumerate(self.order):
+            candidates = len(sw) * len(self.wts[k])
+            work += candidates
+            # the candidates (about six int64 arrays: three states' worth each) count against the budget
+            status = (OUT_OF_WORK if work > max_work
+                      else OUT_OF_MEMORY if stored + 3 * candidates > max_states else DONE)
+            if status != DONE:
+                return status, self._mapped(best), target + self.base_p
+            outside[k] = False
+            live = np.flatnonzero(lagrange - self.costs[k] >= target + 1 - _SLACK * (abs(lagrange) + 1.0))
+            w, p, parent, item = _extend(sw, sp, self.wts[k][live], self.prof[k][live], capacity)
+            item = live[item]
+            if not len(w):
+                break  # no item of this class, so no state, can beat the incumbent
+            bound, whole, room = _bounds(w, p, capacity, self.inc.prefix(outside))
+            i = int(np.argmax(whole))
+            if whole[i] > target:
+                best = improve(self.flat_p, self.flat_w, self.starts,
+                               self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
+                target = int(self.flat_p[self.starts[:-1] + best].sum())
+            alive = np.flatnonzero(bound >= target + 1 - _SLACK * (np.abs(bound) + 1.0))
+            report("states", float(bound[alive].max(initial=target)) - target)
+            sw, sp = w[alive], p[alive]
+            steps.append((parent[alive], item[alive]))
+            stored += len(alive)
+            if not len(alive):
+                break
+        return DONE, self._mapped(best), target + self.base_p
+
+    def _mapped(self, chosen):
+        """Class-local items in the caller's classes (None stays None: nothing beat the incumbent)."""
+        if chosen is None:
+            return None
+        return np.array([local[j] for local, j in zip(self.local, chosen)], np.int64)
+
+    def _completion(self, t, parent, item, room, steps):
+        """Items (own class-local) of a state of step ``t`` completed by the outside increments within ``room``."""
+        chosen = np.zeros(len(self.order), np.int64)
+        chosen[self.order[t]] = item
+        for s in range(t - 1, -1, -1):
+            chosen[self.order[s]] = steps[s][1][parent]
+            parent = int(steps[s][0][parent])
+        outside = np.zeros(len(self.order), np.bool_)
+        outside[self.order[t + 1:]] = True
+        cum_w, _, _, rows = self.inc.prefix(outside)
+        full = int(np.searchsorted(cum_w, room, side="right")) - 1
+        for r in rows[:full]:  # increments of a class in order: the last one taken is its item
+            k = self.inc.cls[r]
+            chosen[k] = self.inc.item[r] - self.starts[k]
+        return chosen

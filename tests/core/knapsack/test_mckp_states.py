@@ -1,0 +1,114 @@
+"""MCKP by LP bound, reduced-cost fixing and state lists (core.knapsack.mckp_core) against brute force,
+the capacity DP and HiGHS."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.knapsack import MCKP, MemoryBudgetError, solve
+from core.knapsack.generators import MCKP_KINDS, pisinger_mckp
+from core.knapsack.mckp import _Reduced, solve_mckp
+from core.knapsack.mckp_core import lp_relaxation
+from core.knapsack.problems import KnapsackSolution
+from tests.knapsack_reference import brute_mckp, check_mckp_choice, highs_mckp
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def mckp_instances(draw, max_classes=5, max_items=4, max_weight=15, max_profit=25):
+    """At most 20 items (brute force), coefficients that tie often (dominance, collinear hull points)."""
+    m = draw(st.integers(1, max_classes))
+    classes = []
+    for _ in range(m):
+        k = draw(st.integers(1, max_items))
+        classes.append((draw(st.lists(st.integers(0, max_profit), min_size=k, max_size=k)),
+                        draw(st.lists(st.integers(0, max_weight), min_size=k, max_size=k))))
+    lightest = sum(min(w) for _, w in classes)
+    return MCKP(classes, lightest + draw(st.integers(0, max_weight * m)))
+
+
+def _states(problem, budget=10**9):
+    value, selected, method = solve_mckp(problem, budget, "states")
+    return KnapsackSolution(value, np.asarray(selected), "cpu", method, 0.0)
+
+
+@SETTINGS
+@given(mckp_instances())
+def test_states_match_brute_force(problem):
+    sol = _states(problem)
+    assert sol.value == brute_mckp(problem.classes, problem.capacity)
+    check_mckp_choice(problem, sol)
+
+
+@SETTINGS
+@given(mckp_instances(max_classes=8, max_items=8, max_weight=400, max_profit=500), st.sampled_from([1, 7, 10**9]))
+def test_states_match_the_capacity_dp(problem, factor):
+    # the factor scales the weights past any capacity DP's reach (the gcd keeps the DP small)
+    scaled = MCKP([(p, w * factor) for p, w in problem.classes], problem.capacity * factor)
+    sol = _states(scaled)
+    assert sol.value == solve_mckp(problem, 10**9, "dp").value
+    check_mckp_choice(scaled, sol)
+
+
+@SETTINGS
+@given(mckp_instances(max_classes=4, max_items=5))
+def test_lp_bound_bounds_the_optimum_and_its_integral_part_fits(problem):
+    red = _Reduced(problem)
+    if not len(red.dp_classes):
+        return
+    lam, bound, choice = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)
+    picked = red.class_start[:-1] + choice
+    assert int(red.weights[picked].sum()) <= red.capacity
+    assert lam >= 0 and int(red.profits[picked].sum()) <= bound + 1e-9
+    constant = sum(int(p[k]) for (p, _), k in zip(problem.classes, red.fixed))
+    assert brute_mckp(problem.classes, problem.capacity) - constant <= bound + 1e-6
+
+
+@pytest.mark.parametrize("kind", MCKP_KINDS)
+def test_states_match_brute_force_at_large_coefficients(kind):
+    problem = pisinger_mckp(kind, 6, 6, 10**9, seed=3)
+    sol = _states(problem)
+    assert sol.value == brute_mckp(problem.classes, problem.capacity)
+    check_mckp_choice(problem, sol)
+
+
+def test_states_match_highs_on_a_larger_uncorrelated_instance():
+    problem = pisinger_mckp("uncorrelated", 30, 20, 10**7, seed=3)
+    sol = _states(problem)
+    assert sol.value == highs_mckp(problem.classes, problem.capacity)
+    check_mckp_choice(problem, sol)
+
+
+def test_auto_uses_the_states_past_the_capacity_dp():
+    drawn = pisinger_mckp("uncorrelated", 50, 40, 10**12, seed=5)
+    # Pisinger's capacity lets the heaviest undominated items all fit: halve the room above the lightest
+    problem = MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2)  # a DP of 50 x 10^13 cells
+    sol = solve(problem, backend="cpu", memory_budget_bytes=10**8)
+    assert sol.method == "states"
+    check_mckp_choice(problem, sol)
+    small = pisinger_mckp("uncorrelated", 5, 4, 100, seed=5)
+    assert solve(small, backend="cpu").method == "dp"
+
+
+def test_refused_only_when_neither_method_fits():
+    drawn = pisinger_mckp("weakly", 20, 10, 10**9, seed=5)  # long lists, a DP of 10^10 cells
+    problem = MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2)
+    with pytest.raises(MemoryBudgetError, match=r"state lists outgrew the budget; the capacity DP needs"):
+        solve(problem, backend="cpu", memory_budget_bytes=10**5)
+
+
+def test_unknown_method_is_refused():
+    with pytest.raises(ValueError, match="method must be one of auto, dp, states"):
+        solve_mckp(MCKP([([1], [1])], 1), None, "lists")
+
+
+def test_generator_is_seeded_and_checks_its_kind():
+    a, b = pisinger_mckp("strongly", 3, 4, 100, seed=2), pisinger_mckp("strongly", 3, 4, 100, seed=2)
+    assert all(np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1]) for x, y in zip(a.classes, b.classes))
+    assert all(np.all(np.diff(w) > 0) for _, w in a.classes)  # prefix sums: weights increase
+    with pytest.raises(ValueError, match="kind must be one of"):
+        pisinger_mckp("circle", 3, 4)

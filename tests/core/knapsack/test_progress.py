@@ -1,0 +1,46 @@
+"""The solvers' stage reports (core.knapsack.progress): method and bound gap between stages."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.knapsack import KP2, MCKP, solve
+from core.knapsack.generators import pisinger, pisinger_mckp
+from core.knapsack.progress import Stage, listening, report
+
+
+def _stages(problem, **kwargs):
+    stages = []
+    with listening(stages.append):
+        solution = solve(problem, backend="cpu", **kwargs)
+    return solution, stages
+
+
+def test_mckp_states_report_a_shrinking_nonnegative_gap():
+    drawn = pisinger_mckp("uncorrelated", 200, 30, 10**9, seed=2)
+    solution, stages = _stages(MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2))
+    assert solution.method == "states" and stages and {s.method for s in stages} == {"states"}
+    gaps = [s.gap for s in stages if s.gap is not None]
+    assert gaps and min(gaps) >= 0
+
+
+def test_kp2_states_report_gaps_against_their_incumbent():
+    rng = np.random.default_rng(3)
+    w1, w2 = rng.integers(1, 10**9, 80), rng.integers(1, 10**9, 80)
+    problem = KP2(rng.integers(1, 10**9, 80), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
+    solution, stages = _stages(problem)
+    assert solution.method == "states"
+    reported = [s for s in stages if s.gap is not None]
+    assert reported and all(s.gap >= 0 and s.best <= solution.value for s in reported)
+
+
+def test_kp1_reports_the_dp_when_it_hands_over():
+    solution, stages = _stages(pisinger("uncorrelated", 200, 1000, 50, 100, seed=1))
+    assert solution.method == "dp" and stages[-1].method == "dp"
+    assert stages[0].method == "states" and stages[0].gap >= 0
+
+
+def test_without_a_listener_a_report_is_silent_and_stages_describe_themselves():
+    report("states", 3.0, 100)
+    assert Stage("states", 12.0, 4000).describe() == "states, bound gap 12 (0.3%)"
+    assert Stage("dp").describe() == "dp"
