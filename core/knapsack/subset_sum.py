@@ -20,7 +20,7 @@ from core.memory import resolve_budget
 
 __all__ = ["METHODS", "solve_subset_sum"]
 
-METHODS = ("bitset", "g-vector")
+METHODS = ("auto", "bitset", "g-vector")
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: Bitset word updates (items x capacity / 64) above which the state lists are tried first.
 STATES_FIRST_WORDS = 100_000_000
@@ -260,7 +260,7 @@ def _states_mask(weights, capacity, budget, state):
 
 
 def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None,
-                     method: str = "bitset") -> SolverResult:
+                     method: str = "auto") -> SolverResult:
     """Solve a :class:`SubsetSum` exactly: the largest subset sum not above the capacity.
 
     Parameters
@@ -269,14 +269,16 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None,
     memory_budget_bytes : int, optional
         Most bytes for the bitset and the ``g`` vector; default
         :func:`core.memory.resolve_budget`.
-    method : {"bitset", "g-vector"}
-        How the ``g`` vector is filled; a CPU-only option (the GPU reads
+    method : {"auto", "bitset", "g-vector"}
+        ``"auto"``: KP1's state lists first when the bitset would be long, else
+        the bitset; ``"bitset"`` and ``"g-vector"``: that fill of the ``g``
+        vector, always.  A CPU-only option (the GPU reads
         ``gpu.config.SUBSET_SUM_METHOD``).
 
     Returns
     -------
     SolverResult
-        ``method`` the one asked for, ``"bitset-divide-conquer"`` when the ``g``
+        ``method`` the DP that ran, ``"bitset-divide-conquer"`` when the ``g``
         vector did not fit the budget, ``"states"`` when KP1's state lists
         (``p = w``, cost independent of the capacity) solved a long-capacity
         instance first, or ``"trivial"`` when no search was needed.
@@ -294,9 +296,10 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None,
         scaled, cap = weights[items] // gcd, capacity // gcd
         mask, greedy_sum = _greedy(scaled, cap)
         if greedy_sum < cap:
-            state["method"] = method
-            found = _states_mask(scaled, cap, budget, state)
-            mask = _optimal_mask(scaled, cap, greedy_sum, budget, method, state) if found is None else found
+            dp = "bitset" if method == "auto" else method
+            state["method"] = dp
+            found = _states_mask(scaled, cap, budget, state) if method == "auto" else None
+            mask = _optimal_mask(scaled, cap, greedy_sum, budget, dp, state) if found is None else found
         chosen = items[mask]
     selected = np.sort(chosen).astype(np.int64)
     return SolverResult(int(weights[selected].sum()), selected, state["method"])

@@ -92,17 +92,19 @@ def bench_msb(repeat: int) -> list[list]:
 def bench_subset_sum(seeds: list[int], with_g_vector: bool) -> list[list]:
     budget = resolve_budget(None)
     rows = []
-    for method in ("bitset", "g-vector") if with_g_vector else ("bitset",):
-        times, values = [], []
+    for method in ("auto", "bitset", "g-vector") if with_g_vector else ("auto", "bitset"):
+        times, values, ran = [], [], set()
         for seed in seeds:
             problem = curtis("half", 1000, seed)
             solve_subset_sum(problem, budget, method)  # warm-up (and compilation)
-            (value, selected, _), ms = _timed(lambda: solve_subset_sum(problem, budget, method))
+            (value, selected, used), ms = _timed(lambda: solve_subset_sum(problem, budget, method))
+            ran.add(used)
             assert int(problem.weights[selected].sum()) == value <= problem.capacity
             times.append(ms)
             values.append(value)
-        rows.append([f"Curtis Half, n = 1000, `{method}`", f"{len(seeds)}", f"{statistics.median(times):.0f}",
-                     f"{max(times):.0f}", "<= 500" if method == "bitset" else "", _gaps(seeds, values)])
+        rows.append([f"Curtis Half, n = 1000, `{method}` (ran: {', '.join(sorted(ran))})", f"{len(seeds)}",
+                     f"{statistics.median(times):.0f}", f"{max(times):.0f}", "<= 500" if method == "auto" else "",
+                     _gaps(seeds, values)])
     return rows
 
 

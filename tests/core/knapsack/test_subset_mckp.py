@@ -104,10 +104,11 @@ def test_subset_sum_matches_highs_on_curtis_classes(kind, n, seed):
 @given(st.sampled_from(CURTIS_KINDS), st.integers(50, 300), st.integers(0, 10**6))
 def test_bitset_and_g_vector_agree_on_larger_curtis_instances(kind, n, seed):
     problem = curtis(kind, n, seed)
-    bitset, g_vector = (_solve_subset_sum(problem, method) for method in METHODS)
-    assert bitset.value == g_vector.value
-    check_kp_choice(problem, bitset)
-    check_kp_choice(problem, g_vector)
+    auto, bitset, g_vector = (_solve_subset_sum(problem, method) for method in METHODS)
+    assert auto.value == bitset.value == g_vector.value
+    assert (bitset.method, g_vector.method) == ("bitset", "g-vector")  # the DP asked for, never the state lists
+    for sol in (auto, bitset, g_vector):
+        check_kp_choice(problem, sol)
 
 
 def test_subset_sum_budget_paths():
