@@ -34,8 +34,8 @@ __all__ = ["DIRECT_LIMIT_BYTES", "MAX_FACTOR", "PIECE_SPAN_PX", "STAGE_SHARE", "
 #: Extractions whose full-resolution window needs more than this run coarse-to-fine: with the
 #: reduced read, the pieces and GDAL's block cache the process stays well under 1 GiB.
 DIRECT_LIMIT_BYTES = 256 * 2**20
-#: Share of that limit that the cost model may count for each stage: its sizes are estimates, and the
-#: traced peak of an extraction measured 1.3 (one band) to 2.6 (three bands) times the estimate.
+#: Share of that limit that the cost model may count for each stage: the rest is headroom for the coarse
+#: line, the pieces, GDAL's block cache and what tracemalloc cannot see (numba's own arrays).
 STAGE_SHARE = 0.25
 #: Longest full-resolution piece (px) of the refinement: about the span the adaptive mode was tuned on.
 PIECE_SPAN_PX = 250.0

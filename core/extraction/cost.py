@@ -25,7 +25,7 @@ from core.memory import check_allocation
 from core.polyline.tables import preparation_bytes
 
 __all__ = ["MAX_ESTIMATED_S", "MIN_GUIDE_SPACING_PX", "ExtractionCost", "check_extraction_cost", "extraction_cost",
-           "window_box"]
+           "window_box", "window_bytes_per_px"]
 
 #: Guides closer than this (px) along the span see the same pixels: more nodes add work, not detail.
 MIN_GUIDE_SPACING_PX = 0.5
@@ -42,8 +42,12 @@ GPU_SPEEDUP = 20.0
 #: Bytes per candidate link that scoring and the DP hold at once: the float32
 #: score, the float64 DP value and the int64 backtracking index.
 BYTES_PER_LINK = 4 + 8 + 8
-#: float32 planes per window pixel beyond the bands: intensity, gradient (x, y), likelihood and work maps.
-_EXTRA_PLANES = 6
+#: Bytes per window pixel that the reads, appearance and gradient hold at their peak: a part for each band
+#: read plus a part for the single-plane maps, per mode (auto reads a wider window and scores the course
+#: too).  Fitted from the tracemalloc peaks of extractions on 391-1716 px windows of 1 and 3 bands
+#: (docs/notes/extraction-and-polyline.md, "Cost model"): measured 26-28 B per band and 9 B besides.
+WINDOW_BYTES_PER_BAND_PX = {"edge": 28, "ribbon": 28, AUTO: 30}
+WINDOW_BYTES_PER_PX = {"edge": 10, "ribbon": 10, AUTO: 10}
 #: Pixels read around the guides for the estimate (pipeline._ESTIMATE_MARGIN_PX).
 _WINDOW_MARGIN_PX = 40.0
 
@@ -104,8 +108,13 @@ def extraction_cost(settings: ExtractionSettings, start_xy, end_xy, band_count: 
         seconds /= GPU_SPEEDUP
     _, _, width, height = window_box(settings, a, b)
     table_bytes = links * BYTES_PER_LINK + preparation_bytes((), d, n_end, m) + max(n_end, d) * max(d, n_end)
-    window_bytes = width * height * 4 * (band_count + _EXTRA_PLANES)
+    window_bytes = width * height * window_bytes_per_px(settings.mode, band_count)
     return ExtractionCost(span, spacing, links, samples, steps, (width, height), table_bytes + window_bytes, seconds)
+
+
+def window_bytes_per_px(mode: str, band_count: int) -> int:
+    """Peak bytes per window pixel of an extraction in ``mode`` reading ``band_count`` bands."""
+    return WINDOW_BYTES_PER_PX[mode] + WINDOW_BYTES_PER_BAND_PX[mode] * band_count
 
 
 def window_box(settings: ExtractionSettings, start_xy, end_xy) -> tuple[int, int, int, int]:

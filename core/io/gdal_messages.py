@@ -80,10 +80,14 @@ def gdal_messages():
             stack[-1].extend(messages)
 
 
-def quoted(messages) -> str:
-    """``"; GDAL: first; second"`` (deduplicated, shortened to one line), or ``""`` when there are none."""
-    unique = list(dict.fromkeys(" ".join(m.split()) for m in messages if m))
+def quoted(messages, label: str = "GDAL", already=()) -> str:
+    """``"; GDAL: first; second"`` (deduplicated, shortened to one line), or ``""`` when there are none.
+
+    ``label`` names when GDAL said them; messages also in ``already`` (quoted before) are left out.
+    """
+    seen = {" ".join(m.split()) for m in already if m}
+    unique = [m for m in dict.fromkeys(" ".join(m.split()) for m in messages if m) if m not in seen]
     if not unique:
         return ""
     text = "; ".join(unique)
-    return f"; GDAL: {text if len(text) <= _QUOTE_CHARS else text[:_QUOTE_CHARS - 3] + '...'}"
+    return f"; {label}: {text if len(text) <= _QUOTE_CHARS else text[:_QUOTE_CHARS - 3] + '...'}"

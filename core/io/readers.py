@@ -39,6 +39,7 @@ class DatasetReader:
                     self._ds = rasterio.open(path)
             except Exception as err:  # rasterio raises several unrelated classes
                 raise RasterError(f"cannot open {path}: not a readable image ({_reason(err)}){quoted(said)}") from err
+        self._opening_messages = list(said)  # quoted again when a later read fails
         ds = self._ds
         self.width, self.height, self.band_count = ds.width, ds.height, ds.count
         self.dtype = np.dtype(ds.dtypes[0]) if ds.count else None
@@ -98,8 +99,8 @@ class DatasetReader:
                 needs_mask = [MaskFlags.all_valid not in self._ds.mask_flag_enums[b - 1] for b in bands]
                 masks = self._ds.read_masks(bands, window=window, out_shape=shape) if any(needs_mask) else None
             except Exception as err:  # GDAL read errors come as several classes
-                raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): "
-                                  f"{_reason(err)}{quoted(said)}") from err
+                raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): {_reason(err)}"
+                                  f"{quoted(said)}{quoted(self._opening_messages, 'GDAL on opening', said)}") from err
         if masks is not None:
             data[masks == 0] = np.nan
         if self.dtype.kind == "f":

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from core import engine
+from core.knapsack.cost import check_solve_cost
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp2 import solve_kp2, solve_kp2_batch
 from core.knapsack.mckp import solve_mckp
@@ -60,7 +61,9 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
         For an object that is not one of the problem classes.
     ValueError
         For an unknown backend or a bad budget; MemoryBudgetError (a ValueError)
-        when the problem cannot be solved within the budget.
+        when the problem cannot be solved within the budget.  Raised at once,
+        before any solver runs, where the capacity DP is the method that would
+        run and would take hours (core.knapsack.cost).
     core.engine.BackendUnavailableError
         For ``backend="gpu"`` without a usable GPU.
 
@@ -76,6 +79,7 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     kind = problem_kind(problem)
     resolved = engine.resolve_backend(backend)
     budget = _checked_budget(memory_budget_bytes)
+    check_solve_cost(problem, resolved, resolve_budget(budget))
     start = time.perf_counter()
     result = getattr(_twins(resolved), _SOLVERS[kind])(problem, budget)
     elapsed_ms = (time.perf_counter() - start) * 1e3
@@ -95,6 +99,8 @@ def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None 
     budget = _checked_budget(memory_budget_bytes)
     batch = [k for k, kind in enumerate(kinds) if kind == "kp2"]
     out = [None] * len(problems)
+    for k in batch:
+        check_solve_cost(problems[k], resolved, resolve_budget(budget), batched=True)
     if batch:
         for k, solution in zip(batch, _solve_kp2_batch([problems[k] for k in batch], resolved, budget)):
             out[k] = solution

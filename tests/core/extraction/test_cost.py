@@ -62,3 +62,31 @@ def test_memory_beyond_the_budget_says_what_it_needs():
 def test_the_defaults_pass():
     cost = check_extraction_cost(ExtractionSettings(), (10.0, 20.0), (186.0, 20.0), band_count=3)
     assert cost.estimated_s < 1.0 and cost.guide_spacing_px == pytest.approx(176 / 7)
+
+
+@pytest.mark.parametrize("mode", ["edge", "ribbon", "auto"])
+@pytest.mark.parametrize("band_count", [1, 3])
+def test_memory_estimate_bounds_the_traced_peak(tmp_path, mode, band_count):
+    """The estimate is at least the tracemalloc peak of the extraction, and at most twice it (window-bound cases)."""
+    import tracemalloc
+
+    import rasterio
+
+    size = 260
+    image = np.random.default_rng(1).normal(100, 10, (band_count, size, size)).astype(np.float32)
+    diagonal = np.arange(size)
+    for shift in range(-5, 6):
+        image[:, np.clip(diagonal + shift, 0, size - 1), diagonal] += 60  # a bright road along the diagonal
+    path = tmp_path / "road.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=size, height=size, count=band_count, dtype="float32") as ds:
+        ds.write(image)
+    a, b = (20.5, 20.5), (size - 20.5, size - 20.5)
+    extract(path, a, b, mode=mode, backend="cpu")  # compiled and warm: the traced peak is the extraction's own
+    tracemalloc.start()
+    try:
+        extract(path, a, b, mode=mode, backend="cpu")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    estimate = extraction_cost(ExtractionSettings(mode=mode), a, b, band_count).memory_bytes
+    assert peak <= estimate <= 2 * peak, (peak, estimate)

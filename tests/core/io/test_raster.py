@@ -185,6 +185,29 @@ def test_window_reads_only_its_own_tiles(tmp_path):
         raster.read_window(0, 0, 10, 10)
 
 
+def test_a_failed_read_quotes_what_gdal_said_on_opening(tmp_path):
+    # ExtraSamples given for one band of two makes libtiff warn on opening; the first tile is garbage.
+    import struct
+
+    data = random_bands(5, (3, 512, 512))
+    path = write_tif(tmp_path / "odd.tif", data, tiled=True, blockxsize=256, blockysize=256, compress="deflate",
+                     photometric="MINISBLACK")
+    with rasterio.open(path) as ds:
+        offset, nbytes = (int(ds.get_tag_item(f"BLOCK_{key}_0_0", "TIFF", bidx=1)) for key in ("OFFSET", "SIZE"))
+    raw = bytearray(path.read_bytes())
+    ifd = struct.unpack_from("<I", raw, 4)[0]
+    entries = [ifd + 2 + 12 * k for k in range(struct.unpack_from("<H", raw, ifd)[0])]
+    (extra_samples,) = [e for e in entries if struct.unpack_from("<H", raw, e)[0] == 338]
+    struct.pack_into("<I", raw, extra_samples + 4, 1)
+    raw[offset : offset + nbytes] = b"\xa5" * nbytes
+    path.write_bytes(bytes(raw))
+    raster = open_raster(path)  # the last tile, which open checks, is sound
+    said_on_opening = r"corrupt or truncated.*; GDAL on opening: TIFFReadDirectory:.*ExtraSamples"
+    with pytest.raises(RasterError, match=said_on_opening) as err:
+        raster.read_window(0, 0, 10, 10)
+    assert "\n" not in str(err.value)
+
+
 def test_small_window_of_a_20000_px_sparse_geotiff(tmp_path):
     path = tmp_path / "huge.tif"
     profile = dict(driver="GTiff", width=20000, height=20000, count=1, dtype="uint8", crs=UTM33,

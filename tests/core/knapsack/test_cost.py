@@ -1,0 +1,62 @@
+"""The knapsack cost check: hours of capacity DP refused at once, with what to change; small solves untouched."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from core.knapsack import KP2, MemoryBudgetError, solve, solve_many
+from core.knapsack.cost import KP2_STATES_MAX_ITEMS, check_solve_cost, kp2_dp_cost
+from core.knapsack.io import read_ins2d
+from core.knapsack.kp1 import capacity_windows
+from core.knapsack.problems import weights_gcd
+
+
+def _ins2d(tmp_path, capacity, demand):
+    path = tmp_path / "many.ins2D"
+    path.write_text(f"2\n{capacity} {capacity}\n1 7 11 {demand} 0 77\n2 13 5 {demand} 0 65\n")
+    (instance,) = read_ins2d(path)
+    return instance.problem
+
+
+@pytest.mark.parametrize("capacity", [3000, 100_000])
+def test_an_ins2d_with_a_million_items_is_refused_at_once(tmp_path, capacity):
+    problem = _ins2d(tmp_path, capacity, 499_999)
+    begin = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"KP2 with 999,998 items and capacities {capacity:,} x {capacity:,} "
+                                         r".* would take about \d+ hours .* use fewer items"):
+        solve(problem, backend="cpu")
+    assert time.perf_counter() - begin < 10.0
+
+
+def test_cells_are_the_solver_windows():
+    rng = np.random.default_rng(3)
+    w1, w2, p = rng.integers(1, 40, 30), rng.integers(1, 40, 30), rng.integers(1, 50, 30)
+    problem = KP2(p, w1, w2, 200, 150)
+    cost = kp2_dp_cost(problem)
+    order = np.argsort(w1 / 200 + w2 / 150, kind="stable")  # independent count: windows of the sorted weights
+    windows = []
+    for w, c in ((w1[order], 200), (w2[order], 150)):
+        g = weights_gcd(w)
+        lo, hi = capacity_windows(w // g, min(c // g, int(w.sum()) // g))
+        windows.append(hi - lo + 1)
+    assert cost.cells == int((windows[0] * windows[1]).sum()) + (cost.capacities[0] + 1) * (cost.capacities[1] + 1)
+    assert cost.n_items == 30
+
+
+def test_few_items_leave_the_capacities_to_the_state_lists():
+    problem = KP2([5, 4, 3], [10**9, 2, 3], [4, 10**9, 5], 10**9, 10**9)
+    assert check_solve_cost(problem, "cpu", 2**30).n_items <= KP2_STATES_MAX_ITEMS
+    assert solve(problem, backend="cpu").value == 5  # solved, not refused: no two items fit together
+    with pytest.raises(ValueError, match="would take about"):  # a batch runs the DP
+        solve_many([problem, problem], backend="cpu")
+
+
+def test_a_batch_dp_past_the_budget_is_refused_before_solving():
+    rng = np.random.default_rng(0)
+    problem = KP2(rng.integers(1, 9, 50), rng.integers(1, 400, 50), rng.integers(1, 400, 50), 3000, 3000)
+    with pytest.raises(MemoryBudgetError):
+        solve_many([problem], backend="cpu", memory_budget_bytes=10_000)
+    assert solve_many([problem], backend="cpu")[0].method.startswith("dp")
