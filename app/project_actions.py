@@ -20,6 +20,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QMenu
 
 from app import dialogs
+from app.docks.layers import show_layers_dock
 from app.errors import reports_errors
 from app.map.reference_overlay import ReferenceOverlay
 from app.model.reference import ReferenceLayers, load_reference_layer
@@ -229,6 +230,7 @@ class ProjectActions:
     def add_reference(self, path) -> None:
         """Show a vector file, reprojected onto the open image, as a read-only layer under the work layer."""
         layer = self._load_reference(path, None, True)
+        show_layers_dock(self.window)
         self.window.status.showMessage(f"reference layer {layer.name}: {len(layer.lines_px)} lines", 8000)
 
     def _load_reference(self, path, colour, visible: bool):

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-__all__ = ["LayersPanel", "build_layers_dock"]
+__all__ = ["LayersPanel", "build_layers_dock", "show_layers_dock"]
 
 ICON_PX = 14
 
@@ -109,9 +109,23 @@ class LayersPanel(QWidget):
 
 
 def build_layers_dock(window, beside: QDockWidget) -> QDockWidget:
-    """The Layers dock of ``window``'s reference layers, tabbed with ``beside`` (which stays in front)."""
+    """The Layers dock of ``window``'s reference layers, a tab beside ``beside``.
+
+    Closed at first (View > Layers opens it): its tab bar would take height
+    from the Settings dock, which at 1400 x 900 needs all it has.  Adding a
+    reference layer opens it (:func:`show_layers_dock`).
+    """
     dock = QDockWidget("Layers", window, objectName="layers_dock")
     dock.setWidget(LayersPanel(window.projects.references))
     window.tabifyDockWidget(beside, dock)
+    dock.hide()
     beside.raise_()
     return dock
+
+
+def show_layers_dock(window) -> None:
+    """Open the Layers dock in front (a reference layer was added), unless another tab than the map's is on."""
+    dock = getattr(window, "layers_dock", None)
+    if dock is not None and window.tabs.currentWidget() is window.viewer:
+        dock.show()
+        dock.raise_()

@@ -23,8 +23,9 @@ def window_with_layer(qtbot, make_window, tmp_path, monkeypatch):
     window.open_image(None)
     wait_idle(qtbot, window)
     path, line = _reference_file(tmp_path, window)
+    assert window.layers_dock.isHidden()  # closed until there is a layer to list
     window.projects.add_reference(path)
-    window.layers_dock.raise_()
+    assert window.layers_dock.isVisible()  # opened, in front
     monkeypatch.setattr(QColorDialog, "getColor", lambda *args: QColor(MAGENTA))
     window.layers_dock.widget().list.setCurrentRow(0)
     window.layers_dock.widget().colour_button.click()
