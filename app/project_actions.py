@@ -230,7 +230,6 @@ class ProjectActions:
     def add_reference(self, path) -> None:
         """Show a vector file, reprojected onto the open image, as a read-only layer under the work layer."""
         layer = self._load_reference(path, None, True)
-        show_layers_dock(self.window)
         self.window.status.showMessage(f"reference layer {layer.name}: {len(layer.lines_px)} lines", 8000)
 
     def _load_reference(self, path, colour, visible: bool):
@@ -238,6 +237,7 @@ class ProjectActions:
             raise ProjectError("open the image the reference layer goes onto first")
         layer = load_reference_layer(path, self.window.document.raster, colour or self.references.next_colour())
         self.references.add(layer)
+        show_layers_dock(self.window)  # added, or brought back by a project or a recovery
         if not visible:
             self.references.set_visible(len(self.references.layers) - 1, False)
         return layer
