@@ -18,6 +18,7 @@ from app import dialogs, errors
 from app.autosave import Autosaver, Snapshot
 from app.docks.display import DisplayPanel
 from app.docks.features import FeaturesPanel
+from app.docks.layers import build_layers_dock
 from app.docks.settings import SettingsPanel
 from app.errors import report_exception, reports_errors
 from app.io_actions import FeatureIO
@@ -135,6 +136,7 @@ class MainWindow(QMainWindow):
         self.features_dock = QDockWidget("Features", self, objectName="features_dock")
         self.features_dock.setWidget(self.features_panel)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.features_dock)
+        self.layers_dock = build_layers_dock(self, self.features_dock)
         # The settings whole (at 1400 x 900 the features list keeps about six rows), not cut through a row
         settings_px = holder.sizeHint().height() + 2 * scroll.frameWidth()
         self.resizeDocks([self.settings_dock, self.features_dock], [settings_px, FEATURES_DOCK_PX],
@@ -241,11 +243,11 @@ class MainWindow(QMainWindow):
         self.autosave()
 
     def _show_map_docks(self, index: int) -> None:
-        """The Settings and Features docks belong to the map: hidden on other tabs, back as they were."""
+        """The map's docks (Settings, Features, Layers): hidden on other tabs, back as they were."""
         on_map = self.tabs.widget(index) is self.viewer
         if not on_map:
             self.status.show_position(PositionText())  # the map's read-outs mean nothing on another tab
-        for dock in (self.settings_dock, self.features_dock):
+        for dock in (self.settings_dock, self.features_dock, self.layers_dock):
             if on_map:
                 dock.setVisible(dock.property("shown_on_map") is not False)
             else:

@@ -99,6 +99,7 @@ def build_menus(window) -> Menus:
     view.addSeparator()
     view.addAction(window.settings_dock.toggleViewAction())
     view.addAction(window.features_dock.toggleViewAction())
+    view.addAction(window.layers_dock.toggleViewAction())
     add_action(window, bar.addMenu("&Help"), "&Keys and Mouse", lambda: dialogs.show_keys(window),
                QKeySequence.StandardKey.HelpContents)
     return Menus(undo, redo, guides, ribbon, recent)

@@ -20,6 +20,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QMenu
 
 from app import dialogs
+from app.docks.layers import show_layers_dock
 from app.errors import reports_errors
 from app.map.reference_overlay import ReferenceOverlay
 from app.model.reference import ReferenceLayers, load_reference_layer
@@ -236,6 +237,7 @@ class ProjectActions:
             raise ProjectError("open the image the reference layer goes onto first")
         layer = load_reference_layer(path, self.window.document.raster, colour or self.references.next_colour())
         self.references.add(layer)
+        show_layers_dock(self.window)  # added, or brought back by a project or a recovery
         if not visible:
             self.references.set_visible(len(self.references.layers) - 1, False)
         return layer

@@ -1,23 +1,56 @@
-"""Drawing the reference layers: solid lines in each layer's colour, thinner than the work layer and under it.
+"""Drawing the reference layers: lines in each layer's colour, thinner than the work layer and under it.
 
 Installed first in ``RasterViewer.overlay_painters`` so that the features, the
-piece in progress and the preview are drawn over it.  Lines outside the view
-are skipped by their bounding boxes (``ReferenceLayer.line_boxes_px``, computed once); a visible line
-is a thin stroke (about 4 µs in Qt), so layers of a few thousand lines repaint
-at interactive rates.
+piece in progress and the preview are drawn over it.  The lines are drawn
+through cached tiles (:class:`app.map.line_tiles.LineTiles`, as the work
+layer): a pan renders only the tiles that came into view, so layers of tens of
+thousands of lines pan as smoothly as a few.  A change of the layers (one
+added, removed, hidden, shown or recoloured) draws the tiles again.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 
-from app.map.style import path_of, stroke
+from app.map import style
+from app.map.line_tiles import LineTiles
+from app.model.reference_index import ReferenceIndex
 
-__all__ = ["ReferenceOverlay", "REFERENCE_WIDTH_PX"]
+__all__ = ["ReferenceOverlay", "ReferenceStyle", "REFERENCE_WIDTH_PX", "LIGHT_WIDTH_PX"]
 
 #: Width of a reference line (view pixels), thinner than the work layer's 2.5 px.
 REFERENCE_WIDTH_PX = 2.0
+#: Width in the light style (many lines in view): no casing.
+LIGHT_WIDTH_PX = 1.0
+
+
+class ReferenceStyle:
+    """How reference lines look in the tiles (a style for :class:`LineTiles`): cased, in their layer's colour."""
+
+    def __init__(self, index: ReferenceIndex):
+        self.index = index
+        self._colours: dict[str, QColor] = {}
+
+    def key(self) -> None:
+        return None
+
+    def margin_px(self, scale: float) -> float:
+        return REFERENCE_WIDTH_PX + style.CASING_EXTRA_PX + 2.0
+
+    def forget(self, line_id: int) -> None:
+        pass  # nothing is cached per line
+
+    def draw(self, painter, line_id: int, light: bool) -> None:
+        """One line, in raster pixels (cosmetic pens)."""
+        vertices, colour = self.index.entry(line_id)
+        colour = self._colours.setdefault(colour, QColor(colour))
+        polygon = style.polygon_of(vertices)
+        if not light:
+            painter.setPen(style.pen(style.CASING, REFERENCE_WIDTH_PX + style.CASING_EXTRA_PX, cosmetic=True))
+            painter.drawPolyline(polygon)
+        painter.setPen(style.pen(colour, LIGHT_WIDTH_PX if light else REFERENCE_WIDTH_PX, cosmetic=True))
+        painter.drawPolyline(polygon)
 
 
 class ReferenceOverlay:
@@ -25,18 +58,11 @@ class ReferenceOverlay:
 
     def __init__(self, layers):
         self.layers = layers
+        self.index = ReferenceIndex(layers)
+        self.tiles = LineTiles(self.index, ReferenceStyle(self.index))
 
     def __call__(self, painter, viewer) -> None:
-        t = viewer.transform
-        x0, y0, x1, y1 = t.visible_rect(viewer.width(), viewer.height())
-        for layer in self.layers.layers:
-            if not layer.visible or not layer.lines_px:
-                continue
-            boxes = layer.line_boxes_px
-            shown = np.flatnonzero((boxes[:, 2] >= x0) & (boxes[:, 0] <= x1)
-                                   & (boxes[:, 3] >= y0) & (boxes[:, 1] <= y1))
-            colour = QColor(layer.colour)
-            for k in shown.tolist():
-                line = layer.lines_px[k]
-                path = path_of((line[:, 0] - t.origin_x) * t.scale, (line[:, 1] - t.origin_y) * t.scale)
-                stroke(painter, path, colour, REFERENCE_WIDTH_PX)
+        if not any(layer.visible and layer.lines_px for layer in self.layers.layers):
+            return  # no tiles to fill with nothing
+        if not self.tiles.paint(painter, viewer):
+            QTimer.singleShot(0, viewer.update)  # tiles still to render: the next repaint draws more

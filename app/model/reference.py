@@ -91,7 +91,7 @@ class ReferenceLayers:
     Events
     ------
     changed()
-        A layer was added, removed, hidden or shown.
+        A layer was added, removed, hidden, shown or recoloured.
     """
 
     changed = EventDescriptor("The reference layers changed: changed().")
@@ -124,6 +124,16 @@ class ReferenceLayers:
         """Show or hide the layer at ``index``."""
         layers = list(self._layers)
         layers[index] = replace(layers[index], visible=bool(visible))
+        self._layers = tuple(layers)
+        self.changed.emit()
+
+    def set_colour(self, index: int, colour: str) -> None:
+        """Draw the layer at ``index`` in ``colour`` (``#rrggbb``; ValueError for anything else)."""
+        if not (isinstance(colour, str) and len(colour) == 7 and colour[0] == "#"
+                and all(c in "0123456789abcdefABCDEF" for c in colour[1:])):
+            raise ValueError(f"colour must be '#rrggbb', got {colour!r}")
+        layers = list(self._layers)
+        layers[index] = replace(layers[index], colour=colour.lower())
         self._layers = tuple(layers)
         self.changed.emit()
 

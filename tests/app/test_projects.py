@@ -61,7 +61,7 @@ def test_a_project_round_trip_keeps_work_settings_view_and_reference_layers(qtbo
     assert len(second.tool.features) == 1 and second.tool.current is not None
     np.testing.assert_allclose(second.tool.feature_vertices(second.tool.features[0]), vertices[0])
     layers = second.projects.references.layers
-    assert len(layers) == 1
+    assert len(layers) == 1 and second.layers_dock.isVisible()  # listed in the Layers dock
     np.testing.assert_allclose(layers[0].lines_px[0], line, atol=1e-6)
     assert second.projects.recent_projects() == [str(target.resolve())]
 

@@ -16,9 +16,14 @@ On the bundled sample scene (1500 x 1500) in a 1400 x 900 window at fit zoom:
   meanwhile;
 - with those 50,000 lines: panning (a 40 px step per frame) and zooming
   (1.25x per step) at fit zoom and at 1:1: the frame time (event to repaint,
-  median and worst), and for the zoom the time until every tile is drawn.
+  median and worst), and for the zoom the time until every tile is drawn;
+- the same 50,000 lines as a reference layer (File > Add Reference Layer):
+  the time to read it, and the pan frame time at fit zoom and at 1:1 drawn
+  through its cached tiles and, for comparison, stroked line by line at each
+  repaint (as before the tiles).
 
-Medians of the repeats.  Writes the "gui-features" section of BENCHMARKS.md.
+Medians of the repeats.  Writes the "gui-features" section of BENCHMARKS.md
+(``--reference-only``: only its reference-layer part, "gui-features-reference").
 """
 
 from __future__ import annotations
@@ -99,9 +104,9 @@ class Probe:
             self.app.processEvents()
         return (self.paints[0] - t0) * 1e3
 
-    def until_tiles_complete(self, timeout_s: float = 60.0) -> None:
+    def until_tiles_complete(self, timeout_s: float = 60.0, tiles=None) -> None:
         """Repaint (once at least: ``complete`` describes the last paint) until every tile in view is drawn."""
-        tiles = self.window.controller.overlay.tiles
+        tiles = tiles or self.window.controller.overlay.tiles
         end = time.perf_counter() + timeout_s
         while True:
             self.window.viewer.repaint()
@@ -210,14 +215,81 @@ def view_row(window, probe, zoom: str, repeat: int) -> list:
             f"{statistics.median(complete):.0f}"]
 
 
+def stroke_every_line(layers):
+    """A painter that strokes every visible reference line in view at each repaint (the overlay before tiles)."""
+    from PySide6.QtGui import QColor
+
+    from app.map.reference_overlay import REFERENCE_WIDTH_PX
+    from app.map.style import path_of, stroke
+
+    def paint(painter, viewer):
+        t = viewer.transform
+        x0, y0, x1, y1 = t.visible_rect(viewer.width(), viewer.height())
+        for layer in layers.layers:
+            boxes = layer.line_boxes_px
+            shown = np.flatnonzero((boxes[:, 2] >= x0) & (boxes[:, 0] <= x1)
+                                   & (boxes[:, 3] >= y0) & (boxes[:, 1] <= y1))
+            for k in shown.tolist():
+                line = layer.lines_px[k]
+                path = path_of((line[:, 0] - t.origin_x) * t.scale, (line[:, 1] - t.origin_y) * t.scale)
+                stroke(painter, path, QColor(layer.colour), REFERENCE_WIDTH_PX)
+    return paint
+
+
+def reference_timings(app, n: int, repeat: int) -> tuple[str, list]:
+    """(load seconds, rows: drawing, zoom, pan median, pan worst) with an ``n``-line reference layer."""
+    path = lonlat_file(n)
+    with tempfile.TemporaryDirectory() as config:
+        window = open_window(app, config)
+        probe, viewer = Probe(window, app), window.viewer
+        t0 = time.perf_counter()
+        window.projects.add_reference(path)
+        load_s = time.perf_counter() - t0
+        assert len(window.projects.references.layers[0].lines_px) == n, window.status.currentMessage()
+        overlay = window.projects.overlay
+        rows = []
+        for label, painter in [("cached tiles", overlay), ("every line stroked", stroke_every_line(overlay.layers))]:
+            viewer.overlay_painters[0] = painter
+            for zoom in ("fit", "1:1"):
+                viewer.fit() if zoom == "fit" else viewer.centre_on((750.0, 750.0), scale=1.0)
+                if painter is overlay:
+                    probe.until_tiles_complete(tiles=overlay.tiles)
+                pans = [probe.to_repaint(lambda k=k: viewer.pan_by(40.0 if k % 20 < 10 else -40.0, 0.0))
+                        for k in range(4 * repeat)]
+                rows.append([label, zoom, f"{statistics.median(pans):.1f}", f"{max(pans):.1f}"])
+        viewer.overlay_painters[0] = overlay
+        window.tool.mark_saved()
+        window.close()
+    return f"{load_s:.1f}", rows
+
+
+def reference_text(n: int, load_s: str, rows: list, command: str) -> str:
+    return "\n\n".join([
+        "### Reference layer",
+        machine_description() + " The machine was shared with other work while it ran.",
+        f"The same {n:,} lines (the RFC 7946 file above) added by File > Add Reference Layer: read in {load_s} s. "
+        "Pan (40 px per frame), time from the event to the repaint, through the layer's cached tiles and, "
+        f"for comparison, with every line in view stroked at each repaint (as before the tiles). `{command}`.",
+        markdown_table(["drawing", "zoom", "pan frame median (ms)", "pan frame worst (ms)"], rows),
+    ])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer features, lines and repeats")
+    parser.add_argument("--reference-only", action="store_true", help="only the reference layer's pans")
     args = parser.parse_args(argv)
     n_edit, n_import, repeat = (2000, 5000, 3) if args.quick else (10_000, 50_000, 7)
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
+    command = "python -m tests.benchmarks.bench_gui_features" + " --quick" * args.quick
+    reference = reference_text(n_import, *reference_timings(app, n_import, repeat),
+                               command + " --reference-only" * args.reference_only)
+    print(reference)
+    write_section("gui-features-reference", reference)
+    if args.reference_only:
+        return 0
     edits = edit_timings(app, n_edit, repeat)
     import_row, views = import_and_view_timings(app, n_import, repeat)
     print("\n".join(str(r) for r in edits + [import_row] + views), file=sys.stderr)

@@ -1,0 +1,90 @@
+"""The lines of the visible reference layers in a grid of cells: the source of their tiles (no Qt).
+
+Reference layers are read-only, so the index is built again, whole, whenever
+the layers change (one added, removed, hidden, shown or recoloured); the
+tiles are then drawn again.  Between changes a tile asks for the lines that
+meet it, a query that costs what lies near it, as in
+:class:`app.model.feature_index.FeatureIndex`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from app.model.feature_index import CELL_PX, IndexChange
+
+__all__ = ["ReferenceIndex"]
+
+
+class ReferenceIndex:
+    """Bounding boxes of the visible reference lines in a grid of ``cell_px`` cells.
+
+    Ids are positions in the drawing order: the bottom layer's lines first.
+
+    Parameters
+    ----------
+    layers : app.model.reference.ReferenceLayers
+    cell_px : float
+        Side of a grid cell (raster pixels).
+    """
+
+    def __init__(self, layers, cell_px: float = CELL_PX):
+        self.layers = layers
+        self.cell_px = float(cell_px)
+        self._seen = None  # the layers tuple indexed
+        self._lines: list[np.ndarray] = []
+        self._colours: list[str] = []  # one per id
+        self._boxes = np.empty((0, 4))
+        self._cells: dict[tuple[int, int], list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def sync(self) -> IndexChange:
+        """Catch up with the layers; ``everything`` when they changed since the last call."""
+        layers = self.layers.layers
+        if layers is self._seen:
+            return IndexChange()
+        self._seen = layers
+        shown = [layer for layer in layers if layer.visible and layer.lines_px]
+        self._lines = [line for layer in shown for line in layer.lines_px]
+        self._colours = [layer.colour for layer in shown for _ in layer.lines_px]
+        boxes = [layer.line_boxes_px for layer in shown]
+        self._boxes = np.concatenate(boxes) if boxes else np.empty((0, 4))
+        self._cells = {}
+        cells = np.floor(self._boxes / self.cell_px).astype(np.int64).tolist()
+        for line_id, (c0, r0, c1, r1) in enumerate(cells):
+            for c in range(c0, c1 + 1):
+                for r in range(r0, r1 + 1):
+                    self._cells.setdefault((c, r), []).append(line_id)
+        return IndexChange(everything=True)
+
+    def _cells_of(self, rect) -> list[tuple[int, int]]:
+        c0, r0, c1, r1 = (math.floor(v / self.cell_px) for v in rect)
+        return [(c, r) for c in range(c0, c1 + 1) for r in range(r0, r1 + 1)]
+
+    def _candidates(self, rect) -> np.ndarray:
+        parts = [self._cells[cell] for cell in self._cells_of(rect) if cell in self._cells]
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+
+    def query(self, rect) -> list[int]:
+        """Ids of the lines whose bounding box meets ``rect`` = (x0, y0, x1, y1) px, in drawing order."""
+        x0, y0, x1, y1 = rect
+        ids = self._candidates(rect)
+        b = self._boxes[ids]
+        meets = (b[:, 2] >= x0) & (b[:, 0] <= x1) & (b[:, 3] >= y0) & (b[:, 1] <= y1)
+        return ids[meets].tolist()
+
+    def count(self, rect) -> int:
+        """How many lines lie in the cells ``rect`` touches (an upper bound of those meeting it)."""
+        return len(self._candidates(rect))
+
+    def bbox(self, line_id: int) -> tuple[float, float, float, float]:
+        """``(x0, y0, x1, y1)`` px of a line."""
+        return tuple(self._boxes[line_id].tolist())
+
+    def entry(self, line_id: int) -> tuple[np.ndarray, str]:
+        """``(vertices (k, 2) px, colour "#rrggbb")`` of a line."""
+        return self._lines[line_id], self._colours[line_id]
