@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -49,23 +50,31 @@ def test_the_worker_import_adds_what_the_direct_import_adds_in_one_undo_step(qtb
 
 
 def test_cancel_stops_the_import_and_adds_nothing(qtbot, make_window, many_lines, monkeypatch):
+    # Cancel pressed while the lines are placed: the worker waits at its 100th line until the test
+    # holds the job and has cancelled it (a worker faster than the GUI thread would otherwise finish first).
     monkeypatch.setattr(import_job, "PROGRESS_EVERY", 10)
+    reached, cancelled_now = threading.Event(), threading.Event()
+    placed = []
+    original = import_job._WatchedRaster.lonlat_to_pixel
+
+    def placing(self, lon, lat):
+        placed.append(self._placed)
+        if self._placed == 100:
+            reached.set()
+            cancelled_now.wait(30)
+        return original(self, lon, lat)
+
+    monkeypatch.setattr(import_job._WatchedRaster, "lonlat_to_pixel", placing)
     window = make_window()
     window.open_image(None)
     job = window.feature_io.start_import(many_lines)
-    placed = []
-
-    def on_progress(done, total, phase):
-        placed.append(done)
-        if phase.startswith("placing"):
-            job.cancel()
-
-    job.progress.connect(on_progress)
+    assert reached.wait(60)
     with qtbot.waitSignal(job.cancelled, timeout=60_000):
-        pass
+        job.cancel()
+        cancelled_now.set()
     qtbot.waitUntil(lambda: window.feature_io.job is None)
     assert window.tool.features == () and "cancelled" in window.status.currentMessage()
-    assert max(placed) < 1200  # it stopped early, not after the whole file
+    assert max(placed) == 100  # the line being placed when Cancel came was the last, not the whole file
 
 
 def test_closing_the_window_stops_a_running_import(qtbot, make_window, many_lines):
