@@ -1,4 +1,9 @@
-"""Shared test setup: offscreen Qt and the ../shared/data folder."""
+"""Shared test setup: offscreen Qt, hypothesis profiles and the ../shared/data folder.
+
+Hypothesis runs the same examples on every run by default (profile ``repeatable``),
+so that a suite that passed once passes again; ``HYPOTHESIS_PROFILE=explore``
+draws new examples each run to look for new failures.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 from tests.shared_data import SHARED_DATA  # noqa: E402
 

@@ -152,8 +152,8 @@ class ExtractionSettings:
         """
         if not isinstance(values, dict):
             raise TypeError(f"extraction settings must be a dict; got {type(values).__name__}")
-        unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
+        unknown = sorted(repr(k) for k in set(values) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:  # repr: a key may hold a newline or not be text at all
             raise ValueError(f"unknown extraction setting(s): {', '.join(unknown)}")
         return cls(**values)
 
