@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from app.map import style
 from app.map.line_tiles import LIGHT_STYLE_FEATURES, RENDER_BUDGET_MS, TILE_PX, LineTiles
-from app.model.estimates import is_low, ribbon_edges
+from app.model.estimates import is_low, pieces_ribbon_edges
 from app.model.pieces import confidence_runs
 
 __all__ = ["FeatureTiles", "FeatureStyle", "TILE_PX", "RENDER_BUDGET_MS", "LIGHT_STYLE_FEATURES"]
@@ -73,14 +73,8 @@ class FeatureStyle:
         painter.drawPolyline(polygon)
 
     def _draw_ribbons(self, painter, feature) -> None:
-        for piece in feature.pieces:
-            outcome = self.tool.outcomes.get(piece.id)
-            estimate = outcome.estimate if outcome is not None else None
-            if estimate is None or not estimate.width_px:
-                continue
-            for edge in ribbon_edges(outcome.vertices_px, estimate.width_px):
-                if len(edge) >= 2:
-                    style.stroke(painter, style.path_of(edge[:, 0], edge[:, 1]), style.RIBBON, 1.25, cosmetic=True)
+        for edge in pieces_ribbon_edges(feature.pieces, self.tool.outcomes):
+            style.stroke(painter, style.path_of(edge[:, 0], edge[:, 1]), style.RIBBON, 1.25, cosmetic=True)
 
     def _polygon(self, feature_id: int, vertices):
         cached = self._polygons.get(feature_id)

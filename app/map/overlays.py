@@ -34,7 +34,7 @@ from app.map.style import (  # noqa: F401  (the colours are this module's public
     path_of,
 )
 from app.map.style import stroke as _stroke
-from app.model.estimates import is_low, ribbon_edges
+from app.model.estimates import is_low, pieces_ribbon_edges
 from app.model.feature_index import FeatureIndex
 from app.model.pieces import confidence_runs, piece_vertices
 
@@ -122,14 +122,8 @@ class ToolOverlay:
 
     def _paint_ribbons(self, painter, viewer, pieces) -> None:
         """The estimated ribbon's two edges along each piece whose estimate has a width."""
-        for piece in pieces:
-            outcome = self.tool.outcomes.get(piece.id)
-            estimate = outcome.estimate if outcome is not None else None
-            if estimate is None or not estimate.width_px:
-                continue
-            for edge in ribbon_edges(outcome.vertices_px, estimate.width_px):
-                if len(edge) >= 2:
-                    _stroke(painter, _path(viewer, edge), RIBBON, 1.25)
+        for edge in pieces_ribbon_edges(pieces, self.tool.outcomes):
+            _stroke(painter, _path(viewer, edge), RIBBON, 1.25)
 
     def _paint_current(self, painter, viewer) -> None:
         tool, current = self.tool, self.tool.current
