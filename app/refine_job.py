@@ -21,7 +21,7 @@ from app.import_job import prepare_import
 from app.worker_job import WorkerJob, start_with_progress
 from core.cancel import Cancelled, CancelToken
 
-__all__ = ["RefineJob", "prepare_refined", "refine_dialog"]
+__all__ = ["RefineJob", "prepare_refined", "refine_dialog", "refine_path", "start_refine"]
 
 #: Worker threads of the local Dask cluster (the window keeps the rest of the machine).
 WORKER_THREADS = 2
@@ -89,9 +89,14 @@ def start_refine(window, path) -> RefineJob:
 
 def refine_dialog(window) -> None:
     """Ask for a line layer and refine it onto the open image (File > Refine Lines onto Image...)."""
+    path = dialogs.ask_import_path(window, str(Path(window.document.path).parent) if window.document else "")
+    if path:
+        refine_path(window, path)
+
+
+def refine_path(window, path) -> None:
+    """Refine the line layer ``path`` onto the open image (the Layers dock's Refine...); errors as a dialog."""
     try:
-        path = dialogs.ask_import_path(window, str(Path(window.document.path).parent) if window.document else "")
-        if path:
-            start_refine(window, path)
+        start_refine(window, path)
     except Exception as err:  # the GUI edge
         errors.show_error(window, report_from_exception("Could not refine the lines", err))

@@ -7,7 +7,7 @@ project file and the crash autosave store each layer's colour and visibility.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QColorDialog,
@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from app.refine_job import refine_path
 
 __all__ = ["LayersPanel", "build_layers_dock", "show_layers_dock"]
 
@@ -35,8 +37,12 @@ class LayersPanel(QWidget):
     """Lists :class:`app.model.reference.ReferenceLayers`, the top layer first.
 
     Checking a row shows its layer, unchecking hides it (neither drawn nor
-    snapped to); Colour... restyles the selected layer, Remove takes it away.
+    snapped to); Colour... restyles the selected layer, Remove takes it away,
+    Refine... moves a copy of its lines onto the image as editable features
+    (``refine_requested(path)``, run by the window: :func:`app.refine_job.start_refine`).
     """
+
+    refine_requested = Signal(str)
 
     def __init__(self, layers, parent=None):
         super().__init__(parent)
@@ -47,9 +53,12 @@ class LayersPanel(QWidget):
         self.list.currentRowChanged.connect(self._update_buttons)
         self.colour_button = QPushButton("Colour...", clicked=self.choose_colour)
         self.remove_button = QPushButton("Remove", clicked=self.remove_selected)
+        self.refine_button = QPushButton("Refine...", clicked=self.refine_selected)
+        self.refine_button.setToolTip("Move a copy of this layer's lines onto the image, as editable lines")
         buttons = QHBoxLayout()
         buttons.addWidget(self.colour_button)
         buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.refine_button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.list)
@@ -90,6 +99,7 @@ class LayersPanel(QWidget):
         chosen = self.list.currentRow() >= 0
         self.colour_button.setEnabled(chosen)
         self.remove_button.setEnabled(chosen)
+        self.refine_button.setEnabled(chosen)
 
     def choose_colour(self) -> None:
         """Ask for the selected layer's colour."""
@@ -108,6 +118,13 @@ class LayersPanel(QWidget):
             self.layers.remove(self.layer_index(row))
 
 
+    def refine_selected(self) -> None:
+        """Ask the window to refine the selected layer's file onto the image."""
+        row = self.list.currentRow()
+        if row >= 0:
+            self.refine_requested.emit(self.layers.layers[self.layer_index(row)].path)
+
+
 def build_layers_dock(window, beside: QDockWidget) -> QDockWidget:
     """The Layers dock of ``window``'s reference layers, a tab beside ``beside``.
 
@@ -116,7 +133,9 @@ def build_layers_dock(window, beside: QDockWidget) -> QDockWidget:
     reference layer opens it (:func:`show_layers_dock`).
     """
     dock = QDockWidget("Layers", window, objectName="layers_dock")
-    dock.setWidget(LayersPanel(window.projects.references))
+    panel = LayersPanel(window.projects.references)
+    panel.refine_requested.connect(lambda path: refine_path(window, path))
+    dock.setWidget(panel)
     window.tabifyDockWidget(beside, dock)
     dock.hide()
     beside.raise_()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import Qt
 
 from app.refine_job import start_refine
 from tests.core.batch.scene import ROAD_Y_PX, write_lines, write_scene
@@ -45,3 +46,18 @@ def test_cancel_adds_nothing(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: window.refine_job is None, timeout=120_000)
     assert job.wait(10_000)
     assert window.tool.features == () and "cancelled" in window.status.currentMessage()
+
+
+def test_the_layers_dock_refines_the_selected_reference_layer(qtbot, make_window, tmp_path):
+    image, lines = _scene(tmp_path)
+    window = make_window()
+    assert window.open_image(image)
+    window.projects.add_reference(lines)
+    panel = window.layers_dock.widget()
+    assert not panel.refine_button.isEnabled()  # nothing selected yet
+    panel.list.setCurrentRow(0)
+    qtbot.mouseClick(panel.refine_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.refine_job is None and len(window.tool.features) == 1, timeout=120_000)
+    vertices = window.tool.feature_vertices(window.tool.features[0])
+    assert np.abs(vertices[:, 1] - ROAD_Y_PX).max() <= 1.5  # the layer itself stays as it was
+    assert len(window.projects.references.layers) == 1
