@@ -141,9 +141,9 @@ def show_keys(parent) -> None:
 
 
 def import_progress(parent, name: str) -> QProgressDialog:
-    """The progress of an import, with Cancel; window-modal, shown only if it takes over half a second."""
+    """The progress of a long job on ``name`` (its caller sets the title), with Cancel; window-modal, shown only
+    if it takes over half a second."""
     progress = QProgressDialog(f"reading {name}...", "Cancel", 0, 0, parent)
-    progress.setWindowTitle("Import GeoJSON")
     progress.setWindowModality(Qt.WindowModality.WindowModal)
     progress.setMinimumDuration(500)
     progress.setAutoClose(False)

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -29,6 +30,7 @@ __all__ = [
     "multiprocessor_count",
     "register_cache",
     "release_workspace",
+    "upload_once",
     "simulator",
 ]
 
@@ -101,6 +103,23 @@ def register_cache(release, held_bytes=None) -> None:
     For device arrays a package keeps itself, which :func:`buffer` cannot hand out.
     """
     _caches.append((release, held_bytes))
+
+
+def upload_once(cache: dict, source, upload):
+    """``upload()``'s device array for ``source``, reused while ``cache`` last held this same object.
+
+    ``cache`` is a package's one-entry cache (registered with :func:`register_cache`,
+    which empties it when the workspace is released).  A source that cannot be
+    weakly referenced is uploaded every time.
+    """
+    cached = cache.get("source")
+    if cached is not None and cached() is source:
+        return cache["array"]
+    array = upload()
+    cache.clear()
+    with contextlib.suppress(TypeError):  # not weak-referenceable
+        cache.update(source=weakref.ref(source), array=array)
+    return array
 
 
 def held_bytes() -> int:

@@ -6,8 +6,6 @@ back to the host.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from numba import cuda
 
@@ -152,15 +150,11 @@ def corner_means_on_device(window, start, end, corners: np.ndarray) -> np.ndarra
 
 def _device_map(window):
     """``window.values`` on the device, (H, W) float32 in the workspace's "map" buffer; reused for the same object."""
-    cached = _map_cache.get("source")
-    if cached is not None and cached() is window:
-        return _map_cache["array"]
-    values = np.ascontiguousarray(window.values, dtype=np.float32)
-    array = buffer("map", values.shape, np.float32)
-    array.copy_to_device(values)
-    _map_cache.clear()
-    try:
-        _map_cache.update(source=weakref.ref(window), array=array)
-    except TypeError:  # not weak-referenceable: upload every time
-        pass
-    return array
+
+    def upload():
+        values = np.ascontiguousarray(window.values, dtype=np.float32)
+        array = buffer("map", values.shape, np.float32)
+        array.copy_to_device(values)
+        return array
+
+    return device.upload_once(_map_cache, window, upload)

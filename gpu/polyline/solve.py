@@ -9,7 +9,6 @@ device modules import numba.cuda, so they are imported on first use.
 from __future__ import annotations
 
 import time
-import weakref
 
 import numpy as np
 
@@ -172,16 +171,7 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
 
 def _device_gradient(gradient, dp):
     """The gradient window on the device, (H, W) complex64; reused for the same object."""
-    cached = _gradient_cache.get("source")
-    if cached is not None and cached() is gradient:
-        return _gradient_cache["array"]
-    array = _upload_gradient(gradient, dp)
-    _gradient_cache.clear()
-    try:
-        _gradient_cache.update(source=weakref.ref(gradient), array=array)
-    except TypeError:  # not weak-referenceable: upload every time
-        pass
-    return array
+    return device.upload_once(_gradient_cache, gradient, lambda: _upload_gradient(gradient, dp))
 
 
 def _upload_gradient(gradient, dp):
