@@ -1,4 +1,4 @@
-"""Well-known binary of line geometries: what pyogrio reads and writes, without a geometry library.
+"""Well-known binary of line geometries, what pyogrio reads and writes, through shapely.
 
 Only LineString and MultiLineString are decoded (Z and M values are dropped);
 any other type comes back as its name, so that callers can say what they found.
@@ -6,15 +6,10 @@ any other type comes back as its name, so that callers can say what they found.
 
 from __future__ import annotations
 
-import struct
-
 import numpy as np
+import shapely
 
 __all__ = ["decode_lines", "encode_lines"]
-
-_LINESTRING, _MULTILINESTRING = 2, 5
-_TYPE_NAMES = {1: "Point", 2: "LineString", 3: "Polygon", 4: "MultiPoint", 5: "MultiLineString",
-               6: "MultiPolygon", 7: "GeometryCollection"}
 
 
 def decode_lines(wkb: bytes | None) -> list[np.ndarray] | str | None:
@@ -32,51 +27,14 @@ def decode_lines(wkb: bytes | None) -> list[np.ndarray] | str | None:
     """
     if wkb is None:
         return None
-    kind, dims, offset, order = _header(wkb, 0)
-    if kind == _LINESTRING:
-        return [_points(wkb, offset, dims, order)[0]]
-    if kind == _MULTILINESTRING:
-        (count,) = struct.unpack_from(order + "I", wkb, offset)
-        offset += 4
-        parts = []
-        for _ in range(count):
-            part_kind, part_dims, offset, part_order = _header(wkb, offset)
-            if part_kind != _LINESTRING:
-                return _TYPE_NAMES.get(part_kind, f"geometry type {part_kind}")
-            part, offset = _points(wkb, offset, part_dims, part_order)
-            parts.append(part)
-        return parts
-    return _TYPE_NAMES.get(kind, f"geometry type {kind}")
+    geometry = shapely.from_wkb(wkb)
+    if geometry.geom_type not in ("LineString", "MultiLineString"):
+        return geometry.geom_type
+    return [np.array(shapely.get_coordinates(part), dtype=np.float64) for part in shapely.get_parts(geometry)]
 
 
 def encode_lines(parts) -> bytes:
-    """ISO WKB of a LineString (one part) or a MultiLineString (several parts), 2-D, little-endian."""
-    parts = [np.ascontiguousarray(part, dtype="<f8").reshape(-1, 2) for part in parts]
-    if len(parts) == 1:
-        return _linestring(parts[0])
-    return struct.pack("<BII", 1, _MULTILINESTRING, len(parts)) + b"".join(_linestring(p) for p in parts)
-
-
-def _linestring(points: np.ndarray) -> bytes:
-    return struct.pack("<BII", 1, _LINESTRING, len(points)) + points.tobytes()
-
-
-def _header(wkb: bytes, offset: int):
-    """(base type, coordinates per point, offset after the header, struct byte order)."""
-    order = "<" if wkb[offset] == 1 else ">"
-    (code,) = struct.unpack_from(order + "I", wkb, offset + 1)
-    offset += 5
-    has_z, has_m = bool(code & 0x80000000), bool(code & 0x40000000)
-    if code & 0x20000000:  # extended WKB: an SRID follows
-        offset += 4
-    code &= 0x0FFFFFFF
-    iso_dims, kind = divmod(code, 1000)
-    has_z, has_m = has_z or iso_dims in (1, 3), has_m or iso_dims in (2, 3)
-    return kind, 2 + has_z + has_m, offset, order
-
-
-def _points(wkb: bytes, offset: int, dims: int, order: str):
-    (count,) = struct.unpack_from(order + "I", wkb, offset)
-    offset += 4
-    values = np.frombuffer(wkb, dtype=order + "f8", count=count * dims, offset=offset).reshape(count, dims)
-    return np.array(values[:, :2], dtype=np.float64), offset + count * dims * 8
+    """WKB of a LineString (one part) or a MultiLineString (several parts), 2-D, little-endian."""
+    lines = [shapely.linestrings(np.asarray(part, dtype=np.float64).reshape(-1, 2)) for part in parts]
+    geometry = lines[0] if len(lines) == 1 else shapely.multilinestrings(lines)
+    return shapely.to_wkb(geometry, output_dimension=2, byte_order=1)
