@@ -50,6 +50,7 @@ class ProjectActions:
         self.overlay = ReferenceOverlay(self.references)
         window.viewer.overlay_painters.insert(0, self.overlay)  # under the work layer
         self.references.changed.connect(window.viewer.update)
+        self._snap_cache = (None, None, None)  # (layers, vertices, segments) of the last snap query
         window.controller.editing.reference_targets = self._snap_targets
         window.settings_panel.settings_changed.connect(self._on_settings_changed)
         self.recent_menu: QMenu | None = None
@@ -57,7 +58,7 @@ class ProjectActions:
     def _snap_targets(self):
         """(vertices, segments) px of the visible reference layers, kept until the layers change."""
         layers = self.references.layers
-        if getattr(self, "_snap_cache", (None,))[0] is not layers:
+        if self._snap_cache[0] is not layers:
             self._snap_cache = (layers, self.references.vertices_px(), self.references.segments_px())
         return self._snap_cache[1:]
 
