@@ -74,6 +74,9 @@ KNAPSACK_WAVEFRONT_RING_ROWS = 0
 #: Threads of the speculative backtracking block, a power of two: log2 of it items per round trip (<= 10).
 KNAPSACK_BACKTRACK_THREADS = 256
 
+#: Launches between two waits for the device to check the knapsack time limit (only while one is set).
+KNAPSACK_POLL_LAUNCHES = 64
+
 #: Subset sum: "bitset" (64 capacities a word, g vector for recovery) or "gvector" (the g vector alone).
 SUBSET_SUM_METHOD = "bitset"
 

@@ -14,8 +14,8 @@ the DP is the method that will run and it would take longer than
 - KP1, subset sum and MCKP on the CPU always have state lists (with a core of
   items or classes) to run first, so they are not refused here: their bounds,
   first-stage refusal and running guards (memory, ``time_limit_s``) are in
-  :mod:`core.knapsack.limits`; the GPU twins check their own device memory (no
-  GPU rate was measured for a time limit).
+  :mod:`core.knapsack.limits`; the GPU twins check their own device memory
+  and poll the time limit between launches.
 
 The rate is measured (docs/notes/knapsack.md, "Cost model"): the KP2 DP filled
 about 3e9 window cells per second on the shared 2-core development VM; the

@@ -56,10 +56,10 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
         Seconds after which the solve stops with TimeLimitError.  Default None:
         no limit (a library call may run as long as the caller lets it; the
         command line defaults to 60 s, the panel has Cancel).  The CPU state
-        lists of KP1, subset sum and MCKP poll it between steps, and their
-        capacity DPs are refused before they start when estimated to outlast
-        what is left; KP2 (bounded by core.knapsack.cost instead) and the GPU
-        twins do not poll it.
+        lists poll it between steps (or estimate a step first), the capacity
+        DPs are refused before they start when estimated to outlast what is
+        left and poll it per item, and the GPU twins wait for the device every
+        few dozen launches to check it.
 
     Returns
     -------

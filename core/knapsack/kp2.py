@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from core.knapsack import limits
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.kp1 import capacity_windows, row_dtype
 from core.knapsack.kp2_states import DONE, STATE_BYTES, solve_kp2_by_states
@@ -49,12 +50,14 @@ def _grow(table, lo1, hi1_prev, hi1, lo2, hi2_prev, hi2):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(profits, w1, w2, cap1, cap2, win, bits, offsets):
+def _sweep(profits, w1, w2, cap1, cap2, win, bits, offsets, stop):
     """Run the DP in place; return the table (valid at ``(cap1, cap2)``, everywhere without bounds).
 
     ``win`` is (4, n): lo1, hi1, lo2, hi2.  Item ``i``'s bits fill
     ``bits[offsets[i]:offsets[i + 1]]``: one run of words per row of its box.
-    Empty ``offsets`` computes values only.
+    Empty ``offsets`` computes values only.  ``stop`` (1,) uint8 is polled
+    before each item: once nonzero the sweep returns unfinished (the caller
+    raises, see :mod:`core.knapsack.limits`).
     """
     table = np.zeros((cap1 + 1, cap2 + 1), profits.dtype)
     line = np.zeros(cap2 + 1, profits.dtype)
@@ -62,6 +65,8 @@ def _sweep(profits, w1, w2, cap1, cap2, win, bits, offsets):
     hi1_prev = 0
     hi2_prev = 0
     for i in range(len(profits)):
+        if stop[0]:
+            return table
         lo1, hi1, lo2, hi2 = win[0, i], win[1, i], win[2, i], win[3, i]
         _grow(table, lo1, hi1_prev, hi1, lo2, hi2_prev, hi2)
         n_words = (hi2 >> 6) - (lo2 >> 6) + 1
@@ -105,14 +110,19 @@ def _plan(w1, w2, cap1, cap2):
     return np.stack([lo1, hi1, lo2, hi2]), offsets
 
 
+def _window_cells(win) -> float:
+    """Cells of the DP within the windows ``win`` (4, n) (float: no overflow)."""
+    return float(np.sum((win[1] - win[0] + 1).astype(np.float64) * (win[3] - win[2] + 1)))
+
+
 def _table_bytes(cap1, cap2, itemsize):
     return (cap1 + 1) * (cap2 + 1) * itemsize + (cap2 + 1) * (itemsize + 1) + 64
 
 
 @njit(cache=True, nogil=True)
-def _solve_direct(profits, w1, w2, cap1, cap2, win, offsets):
+def _solve_direct(profits, w1, w2, cap1, cap2, win, offsets, stop):
     bits = np.zeros(offsets[-1], np.uint64)
-    _sweep(profits, w1, w2, cap1, cap2, win, bits, offsets)
+    _sweep(profits, w1, w2, cap1, cap2, win, bits, offsets, stop)
     return _backtrack(w1, w2, cap1, cap2, win, bits, offsets)
 
 
@@ -159,8 +169,12 @@ def _solve_items(p, w1, w2, cap1, cap2, budget, state):
 
 def _solve_fitting(p, w1, w2, cap1, cap2, budget, state):
     needed, win, offsets = _direct_bytes(p, w1, w2, cap1, cap2)
+    what = f"KP2 by the capacity DP ({len(p):,} items, capacities {cap1:,} x {cap2:,})"
+    limits.check_dp(_window_cells(win), what)
     if needed <= budget:
-        return _solve_direct(p, w1, w2, cap1, cap2, win, offsets)
+        taken = _solve_direct(p, w1, w2, cap1, cap2, win, offsets, limits.stop_flag())
+        limits.check(what, "stopped within the DP")
+        return taken
     light = 4 * _table_bytes(cap1, cap2, 8)  # both halves' tables and their int64 sum
     if light > budget:
         raise MemoryBudgetError(f"KP2 with capacities {cap1} x {cap2} (divide and conquer)", light, budget)
@@ -168,6 +182,7 @@ def _solve_fitting(p, w1, w2, cap1, cap2, budget, state):
     mid = len(p) // 2
     first = _full_table(p[:mid], w1[:mid], w2[:mid], cap1, cap2)
     second = _full_table(p[mid:], w1[mid:], w2[mid:], cap1, cap2)
+    limits.check(what, "stopped within divide and conquer's tables")
     total = first.astype(np.int64) + second[::-1, ::-1]
     del first, second
     s1, s2 = np.unravel_index(int(np.argmax(total)), total.shape)
@@ -181,7 +196,7 @@ def _full_table(p, w1, w2, cap1, cap2):
     lo1, hi1 = capacity_windows(w1, cap1, lower_bound=False)
     lo2, hi2 = capacity_windows(w2, cap2, lower_bound=False)
     win = np.stack([lo1, hi1, lo2, hi2])
-    return _sweep(p, w1, w2, cap1, cap2, win, np.zeros(0, np.uint64), np.zeros(0, np.int64))
+    return _sweep(p, w1, w2, cap1, cap2, win, np.zeros(0, np.uint64), np.zeros(0, np.int64), limits.stop_flag())
 
 
 METHODS = ("auto", "dp", "states")
@@ -255,12 +270,12 @@ def _result(problem, always, chosen, method) -> SolverResult:
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _batch_kernel(p, w1, w2, item_start, caps, win, offsets, taken):
+def _batch_kernel(p, w1, w2, item_start, caps, win, offsets, taken, stop):
     """Solve instance ``k`` (items ``item_start[k]:item_start[k + 1]``) on one thread each."""
     for k in prange(len(caps)):
         s, e = item_start[k], item_start[k + 1]
         taken[s:e] = _solve_direct(
-            p[s:e], w1[s:e], w2[s:e], caps[k, 0], caps[k, 1], win[:, s:e], offsets[s + k : e + k + 1]
+            p[s:e], w1[s:e], w2[s:e], caps[k, 0], caps[k, 1], win[:, s:e], offsets[s + k : e + k + 1], stop
         )
 
 
@@ -317,8 +332,11 @@ def _run_batch(jobs, masks):
     win = np.concatenate([plan[1] for _, _, plan in jobs], axis=1)
     offsets = np.concatenate([plan[2] for _, _, plan in jobs])
     taken = np.zeros(len(cat[0]), np.bool_)
+    what = f"{len(jobs):,} KP2 instances side by side"
+    limits.check_dp(_window_cells(win) / min(get_num_threads(), len(jobs)), what)
     with PARALLEL_LOCK:
-        _batch_kernel(cat[0], cat[1], cat[2], item_start, caps, win, offsets, taken)
+        _batch_kernel(cat[0], cat[1], cat[2], item_start, caps, win, offsets, taken, limits.stop_flag())
+    limits.check(what, "stopped within the DP")
     for j, (k, _, _) in enumerate(jobs):
         masks[k] = masks[k].copy()
         masks[k][masks[k]] = taken[item_start[j] : item_start[j + 1]]

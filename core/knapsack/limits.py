@@ -15,10 +15,13 @@ cost what the instance's structure makes them cost, so no formula in ``n`` and
 - **Time while running**: :func:`time_limit` arms a stop flag that a timer
   thread raises at the deadline; the compiled loops poll it between stages (one
   byte read per stage and every 65536 states of a merge, numba-friendly: numba
-  has no clock; MCKP's numpy stages are estimated first) and the solver raises
+  has no clock; MCKP's and KP2's numpy stages are estimated first, the KP2
+  capacity DPs poll it once per item) and the solver raises
   :class:`~core.knapsack.problems.TimeLimitError` with what it reached.  The
-  capacity DPs they hand over to are refused at once by :func:`check_dp` when
-  their estimated time exceeds what is left.
+  capacity DPs are refused at once by :func:`check_dp` when their estimated
+  time exceeds what is left.  The GPU solvers wait for the device every
+  ``gpu.config.KNAPSACK_POLL_LAUNCHES`` launches to check it (only under a
+  limit), and estimate their one-launch DPs (:data:`GPU_DP_CELLS_PER_S`).
 
 Limits nest (the inner one never extends the outer one) and live in a context
 variable like :mod:`core.knapsack.progress`, so the solvers' twin signatures
@@ -36,12 +39,16 @@ import numpy as np
 
 from core.knapsack.problems import MemoryBudgetError, TimeLimitError
 
-__all__ = ["DP_CELLS_PER_S", "check", "check_dp", "check_first_stages", "check_stage", "count_text", "expired",
-           "kp1_state_bound", "mckp_state_bound", "remaining_s", "resolve_time_limit", "stop_flag", "time_limit"]
+__all__ = ["DP_CELLS_PER_S", "GPU_DP_CELLS_PER_S", "armed", "check", "check_dp", "check_first_stages", "check_stage",
+           "count_text", "expired", "kp1_state_bound", "mckp_state_bound", "remaining_s", "resolve_time_limit",
+           "stop_flag", "time_limit"]
 
 #: Capacity-DP cells filled per second assumed by :func:`check_dp`: a third of the ~3e9 measured
 #: (docs/notes/knapsack.md, "Cost model"), so that only clearly hopeless DPs are refused.
 DP_CELLS_PER_S = 1e9
+#: The same for the GPU's one-launch DPs (wavefront KP1, persistent subset sum): a fifth of the
+#: 5e10 cells per second the KP1 wavefront filled on the H100 (BENCHMARKS.md, knapsack-gpu).
+GPU_DP_CELLS_PER_S = 1e10
 #: The flag of "no limit": never set (writable, so the kernels compile one specialisation).
 _NEVER = np.zeros(1, np.uint8)
 _active: ContextVar = ContextVar("knapsack_time_limit", default=None)
@@ -91,6 +98,11 @@ def time_limit(time_limit_s: float | None):
         timer.join()
 
 
+def armed() -> bool:
+    """Whether a time limit is in force (the GPU solvers synchronise to poll it only then)."""
+    return _active.get() is not None
+
+
 def stop_flag() -> np.ndarray:
     """The (1,) uint8 flag the compiled state loops poll: nonzero once the time limit has passed."""
     limit = _active.get()
@@ -128,10 +140,13 @@ def check_stage(estimated_s: float, what: str, reached: str = "") -> None:
                              f"{max(left_s, 0.0):.1f} s left (refused before starting)")
 
 
-def check_dp(cells: float, what: str) -> None:
-    """Refuse at once a capacity DP of ``cells`` cells that would not finish within the time left."""
+def check_dp(cells: float, what: str, cells_per_s: float | None = None) -> None:
+    """Refuse at once a capacity DP of ``cells`` cells that would not finish within the time left.
+
+    ``cells_per_s``: the rate assumed (default :data:`DP_CELLS_PER_S`, the CPU's; :data:`GPU_DP_CELLS_PER_S`).
+    """
     check(what)
-    estimated_s = float(cells) / DP_CELLS_PER_S
+    estimated_s = float(cells) / (DP_CELLS_PER_S if cells_per_s is None else cells_per_s)
     if estimated_s > remaining_s():
         limit = _active.get()
         raise TimeLimitError(what, limit.limit_s,

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.knapsack import limits
 from core.knapsack.problems import MemoryBudgetError
 from gpu import config, device
 
-__all__ = ["INT32_LIMIT", "PhaseTimer", "check_budget", "mark", "value_dtype", "workspace"]
+__all__ = ["INT32_LIMIT", "PhaseTimer", "check_budget", "check_time_limit", "mark", "value_dtype", "workspace"]
 
 #: Values at or above this bound use int64 DP cells instead of int32.
 INT32_LIMIT = 2**30
@@ -35,6 +36,20 @@ def check_budget(what: str, needed_bytes: int, budget_bytes: int) -> None:
     """Raise :class:`MemoryBudgetError` when ``needed_bytes`` exceeds the budget."""
     if needed_bytes > budget_bytes:
         raise MemoryBudgetError(f"{what} on the GPU", needed_bytes, budget_bytes)
+
+
+def check_time_limit(launches: int, total: int, what: str) -> None:
+    """Every ``KNAPSACK_POLL_LAUNCHES`` launches under a time limit: wait for the device, then check the limit.
+
+    Launches are queued ahead of the device, so the host's clock says nothing of
+    the device's progress until it waits; without a limit nothing waits.
+    Raises :class:`~core.knapsack.problems.TimeLimitError` past the limit.
+    """
+    if limits.armed() and launches % config.KNAPSACK_POLL_LAUNCHES == 0:
+        from numba import cuda  # only runners call this (see the module docstring)
+
+        cuda.synchronize()
+        limits.check(f"{what} on the GPU", f"{launches:,} of {total:,} launches done")
 
 
 class PhaseTimer:

@@ -8,7 +8,7 @@ from numba import cuda
 from gpu import config
 from gpu.device import multiprocessor_count
 from gpu.knapsack import kernels_mckp as kk
-from gpu.knapsack.common import check_budget, mark, workspace
+from gpu.knapsack.common import check_budget, check_time_limit, mark, workspace
 
 __all__ = ["prune_dominated", "solve"]
 
@@ -66,6 +66,7 @@ def solve(classes, capacity: int, budget_bytes: int, value_dtype: np.dtype, prun
         kernel[blocks, T, 0, shared if staged else 0](
             rows[k % 2], rows[1 - k % 2], choice, d_profits, d_weights, int(firsts[k]), int(sizes[k]), k,
             int(lo[k]), int(hi[k]), int(lo[k + 1]), int(hi[k + 1]), w_lo, w_hi, neg)
+        check_time_limit(k + 1, m, "MCKP")
     mark(timer, "classes")
     selected = cuda.device_array(m, dtype=np.int64)
     kk.backtrack_kernel[1, 1](choice, d_weights, cuda.to_device(firsts), capacity, selected)

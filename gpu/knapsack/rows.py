@@ -13,7 +13,7 @@ from numba import cuda
 from gpu import config
 from gpu.device import multiprocessor_count
 from gpu.knapsack import kernels_rows as kr
-from gpu.knapsack.common import mark, workspace
+from gpu.knapsack.common import check_time_limit, mark, workspace
 
 __all__ = ["device_bytes", "run_plan", "selections"]
 
@@ -61,6 +61,7 @@ def run_plan(plan, value_dtype, timer=None):
         per_block = -(-total // blocks)
         kernel[-(-total // per_block), threads](
             meta, subsets, tile_start, step, per_block, rows[step % 2], rows[1 - step % 2], bits)
+        check_time_limit(step + 1, plan.meta.shape[0], "the KP dynamic program")
     mark(timer, "steps")
     width = max(1, int(plan.n_steps.max(initial=0)) * plan.items_per_step)
     taken = cuda.device_array((K, width), dtype=np.uint8)

@@ -14,6 +14,7 @@ import functools
 import numpy as np
 
 from core.engine import BackendUnavailableError, gpu_available
+from core.knapsack import limits
 from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SolverResult, SubsetSum, weights_gcd
 from gpu import config, device
 from gpu.knapsack.common import value_dtype
@@ -123,6 +124,8 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverRes
         dtype = value_dtype(int(p[usable].sum()))
         plan = wavefront.plan(usable.size, int(w[usable].max()), capacity, dtype)
     if plan is not None and plan.device_bytes <= budget:
+        limits.check_dp(usable.size * float(capacity + 1), f"KP1 by the wavefront on the GPU ({usable.size:,} items, "
+                        f"capacity {capacity:,})", limits.GPU_DP_CELLS_PER_S)
         value, taken = wavefront.run(plan, w[usable], p[usable])
         result = SolverResult(value, usable[taken == 1].astype(np.int64), "wavefront")
     else:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda, njit
 
+from core.knapsack import limits
 from gpu import config
 from gpu.device import multiprocessor_count
 from gpu.knapsack import kernels_subset as ks
-from gpu.knapsack.common import check_budget, mark, workspace
+from gpu.knapsack.common import check_budget, check_time_limit, mark, workspace
 from gpu.launching import launch_resident
 
 __all__ = ["SubsetPlan", "device_bytes", "reduce_instance", "solve_plan"]
@@ -108,6 +109,7 @@ def _run_items(plan, method, arrays, done):
             lo, hi = int(first[i]), int(last[i])
             ks.gvector_step_kernel[_blocks(hi - lo + 1, threads), threads](
                 arrays[2], i + 1, weights[i], lo, hi, plan.target, done)
+        check_time_limit(i + 1, plan.weights.size, "subset sum")
         polling = prefix[i] >= plan.target and (i + 1) % config.SUBSET_SUM_POLL_ITEMS == 0
         if polling and done.copy_to_host()[0]:
             return i + 1
@@ -176,6 +178,9 @@ def solve_plan(plan: SubsetPlan, method: str, budget_bytes: int, timer=None, per
     done = cuda.to_device(np.zeros(1, dtype=np.int32))
     mark(timer, "upload")
     if config.SUBSET_SUM_PERSISTENT if persistent is None else persistent:
+        cells = plan.weights.size * float(n_words if method == "bitset" else plan.high + 1)
+        limits.check_dp(cells, f"subset sum by one {method} launch on the GPU ({plan.weights.size:,} items)",
+                        limits.GPU_DP_CELLS_PER_S)
         items_run = _run_persistent(plan, method, arrays, done)
     else:
         items_run = _run_items(plan, method, arrays, done)

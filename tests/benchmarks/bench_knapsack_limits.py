@@ -7,7 +7,11 @@ Hard instances whose state lists run far past the limits: Jooken-style KP1
 (n = 400, C = 10^8, g = 10, f = 0.1, eps = 0.01, s = 100; about 35 s
 unlimited), a subset sum of 60 weights drawn from 10^11..10^12 with half their
 sum as capacity, and Pisinger's strongly correlated MCKP (200 classes of 50,
-R = 10^7).  Each is solved on the CPU with ``time_limit_s`` 0.5, 1 and 3 s after
+R = 10^7), and two KP2: correlated profits ``(w1 + w2) / 2 + U[1, 10^5]`` with
+weights up to 10^6 (n = 200, capacities half the weight sums: state lists only)
+and a batch of six with 2000 random items and capacities 1200 x 1200 each (``solve_many``: the DP side
+by side, about 1.7e10 cells).
+Each is solved on the CPU with ``time_limit_s`` 0.5, 1 and 3 s after
 one untimed warm-up (numba's compilation is not the solver's time); the table
 gives the seconds until TimeLimitError and the overshoot past the limit.
 """
@@ -19,7 +23,7 @@ import time
 
 import numpy as np
 
-from core.knapsack import SubsetSum, TimeLimitError, solve
+from core.knapsack import KP2, SubsetSum, TimeLimitError, solve, solve_many
 from core.knapsack.generators import jooken, pisinger_mckp
 from tests.benchmarks.report import machine_description, markdown_table, write_section
 
@@ -28,16 +32,27 @@ LIMITS_S = (0.5, 1.0, 3.0)
 
 def instances() -> list[tuple[str, object]]:
     weights = np.random.default_rng(1).integers(10**11, 10**12, 60)
+    rng = np.random.default_rng(1)
+    w1, w2 = rng.integers(1, 10**6, 200), rng.integers(1, 10**6, 200)
+    correlated = KP2((w1 + w2) // 2 + rng.integers(1, 10**5, 200), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
+    rng = np.random.default_rng(4)
+    batch = [KP2(rng.integers(1, 1000, 2000), rng.integers(1, 1200, 2000), rng.integers(1, 1200, 2000), 1200, 1200)
+             for _ in range(6)]
     return [("KP1 Jooken n=400, C=1e8", jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)),
             ("subset sum n=60, w up to 1e12", SubsetSum(weights, int(weights.sum()) // 2)),
-            ("MCKP strongly, 200 x 50, R=1e7", pisinger_mckp("strongly", 200, 50, 10**7, seed=1))]
+            ("MCKP strongly, 200 x 50, R=1e7", pisinger_mckp("strongly", 200, 50, 10**7, seed=1)),
+            ("KP2 correlated n=200, w up to 1e6", correlated),
+            ("6 KP2 batched, n=2000, capacities 1200 x 1200", batch)]
 
 
 def stop_s(problem, limit_s: float) -> float | None:
     """Seconds until the solve ended in TimeLimitError (None: it finished within the limit)."""
     begin = time.perf_counter()
     try:
-        solve(problem, backend="cpu", time_limit_s=limit_s)
+        if isinstance(problem, list):
+            solve_many(problem, backend="cpu", time_limit_s=limit_s)
+        else:
+            solve(problem, backend="cpu", time_limit_s=limit_s)
     except TimeLimitError:
         return time.perf_counter() - begin
     return None

@@ -9,9 +9,10 @@ import time
 import numpy as np
 import pytest
 
-from core.knapsack import KP1, MCKP, MemoryBudgetError, SubsetSum, TimeLimitError, limits, solve
+from core.knapsack import KP1, KP2, MCKP, MemoryBudgetError, SubsetSum, TimeLimitError, limits, solve
 from core.knapsack.generators import jooken, pisinger_mckp
 from core.knapsack.kp1 import solve_kp1
+from core.knapsack.kp2 import solve_kp2, solve_kp2_batch
 from core.knapsack.mckp import solve_mckp
 from core.knapsack.subset_sum import solve_subset_sum
 
@@ -32,6 +33,19 @@ def _hard_mckp():
     return pisinger_mckp("strongly", 200, 50, 10**7, seed=1)
 
 
+def _hard_kp2():
+    """Correlated profits, capacities of 10^7: no capacity DP, the state lists take minutes without a limit."""
+    rng = np.random.default_rng(1)
+    w1, w2 = rng.integers(1, 10**6, 200), rng.integers(1, 10**6, 200)
+    return KP2((w1 + w2) // 2 + rng.integers(1, 10**5, 200), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
+
+
+def _kp2_dp(n, capacity, seed=4):
+    """A KP2 whose capacity DP fills about ``n x capacity^2`` cells (weights up to the capacity)."""
+    rng = np.random.default_rng(seed)
+    return KP2(rng.integers(1, 1000, n), rng.integers(1, capacity, n), rng.integers(1, capacity, n), capacity, capacity)
+
+
 def _timed(call):
     begin = time.perf_counter()
     with pytest.raises(TimeLimitError) as info:
@@ -42,30 +56,82 @@ def _timed(call):
 @pytest.fixture(scope="module", autouse=True)
 def compiled():
     """Compile the solvers first (a cold numba compile is not the solver's time)."""
-    for problem in (_hard_kp1(), _hard_subset_sum(), _hard_mckp()):
+    for problem in (_hard_kp1(), _hard_subset_sum(), _hard_mckp(), _hard_kp2()):
         try:
             solve(problem, backend="cpu", time_limit_s=0.05)
         except TimeLimitError:
             pass
+    small = KP2([6, 10, 7], [5, 6, 4], [2, 7, 6], 9, 8)
+    solve_kp2(small, None, "dp")
+    rng = np.random.default_rng(0)
+    many = KP2(rng.integers(1, 9, 400), rng.integers(1, 9, 400), rng.integers(1, 9, 400), 50, 50)
+    solve_kp2(many, 100_000, "dp")  # divide and conquer: its bits need 125 kB
+    solve_kp2_batch([small] * 2)
 
 
 @pytest.mark.parametrize("make, label", [(_hard_kp1, "KP1 by state lists"),
                                          (_hard_subset_sum, "subset sum by state lists"),
-                                         (_hard_mckp, "MCKP by state lists")])
+                                         (_hard_mckp, "MCKP by state lists"),
+                                         (_hard_kp2, "KP2 by state lists")])
 def test_a_hard_instance_stops_at_its_time_limit_with_what_it_reached(make, label):
     err, elapsed = _timed(lambda: solve(make(), backend="cpu", time_limit_s=0.5))
-    # MCKP may stop earlier: a class whose extension is estimated past the limit is not started
+    # MCKP and KP2 may stop earlier: a stage estimated to end past the limit is not started
     assert (0.5 if label.startswith("KP1") else 0.0) <= elapsed < 0.5 + STOP_SLACK_S
     assert str(err).startswith(label) and "stopped at the time limit of 0.5 s after" in str(err)
-    assert "states generated" in err.reached and "raise time_limit_s" in str(err)
+    assert "states" in err.reached and "raise time_limit_s" in str(err)
     assert err.limit_s == 0.5 and isinstance(err, ValueError)
 
 
 @pytest.mark.parametrize("solver, make", [(solve_kp1, _hard_kp1), (solve_subset_sum, _hard_subset_sum),
-                                          (solve_mckp, _hard_mckp)])
+                                          (solve_mckp, _hard_mckp),
+                                          (lambda q, *_: _limited(0.3, solve_kp2, q), _hard_kp2)])
 def test_the_cpu_solvers_take_the_limit_themselves(solver, make):
     _, elapsed = _timed(lambda: solver(make(), None, "auto", 0.3))
     assert elapsed < 0.3 + STOP_SLACK_S
+
+
+def _limited(seconds, solver, *args):
+    with limits.time_limit(seconds):
+        return solver(*args)
+
+
+def test_the_kp2_capacity_dp_stops_within_its_sweep(monkeypatch):
+    from core.knapsack.kp2 import _sweep
+
+    monkeypatch.setattr(limits, "DP_CELLS_PER_S", 1e15)  # let the estimate pass: the sweep's own poll must stop it
+    # divide and conquer (the bits would need 3 GB): two value tables of ~1.2e10 cells, about 10 s without a limit
+    err, elapsed = _timed(lambda: _limited(0.2, solve_kp2, _kp2_dp(6000, 2000), 256 * 2**20, "dp"))
+    assert elapsed < 0.2 + STOP_SLACK_S and str(err).startswith("KP2 by the capacity DP (6,000 items")
+    assert "stopped within divide and conquer's tables" in err.reached
+    err, _ = _timed(lambda: _limited(0.05, solve_kp2_batch, [_kp2_dp(2000, 700)] * 4))
+    assert str(err).startswith("4 KP2 instances side by side") and "stopped within the DP" in err.reached
+    problem = _kp2_dp(50, 40)
+    win = np.stack([np.zeros(50, np.int64), np.full(50, 40), np.zeros(50, np.int64), np.full(50, 40)])
+    args = (problem.profits.astype(np.int32), problem.weights1, problem.weights2, 40, 40, win, np.zeros(0, np.uint64),
+            np.zeros(0, np.int64))
+    assert _sweep(*args, np.zeros(1, np.uint8)).max() > 0  # items were added
+    assert _sweep(*args, np.ones(1, np.uint8)).max() == 0  # stopped before the first item
+
+
+def test_a_kp2_capacity_dp_that_would_outlast_the_limit_is_refused_before_it_starts():
+    rng = np.random.default_rng(5)
+    w1, w2 = rng.integers(1, 10**5, 3000), rng.integers(1, 10**5, 3000)
+    problem = KP2(rng.integers(1, 1000, 3000), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)  # ~10^16 cells
+    begin = time.perf_counter()
+    with pytest.raises(TimeLimitError, match=r"KP2 by the capacity DP .*\(refused before starting\)"):
+        _limited(5.0, solve_kp2, problem, None, "dp")
+    assert time.perf_counter() - begin < 2.0
+
+
+def test_kp2_answers_within_a_limit_are_the_answers_without_one():
+    rng = np.random.default_rng(8)
+    for _ in range(10):
+        n = int(rng.integers(1, 11))
+        p, w1, w2 = rng.integers(1, 100, n), rng.integers(0, 10**6, n), rng.integers(0, 10**6, n)
+        c1, c2 = int(rng.integers(0, w1.sum() + 1)), int(rng.integers(0, w2.sum() + 1))
+        best = max(int(p[list(c)].sum()) for k in range(n + 1) for c in itertools.combinations(range(n), k)
+                   if int(w1[list(c)].sum()) <= c1 and int(w2[list(c)].sum()) <= c2)  # brute force
+        assert solve(KP2(p, w1, w2, c1, c2), backend="cpu", time_limit_s=30).value == best
 
 
 def test_no_timer_thread_outlives_a_solve():

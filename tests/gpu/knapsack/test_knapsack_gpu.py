@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.engine import BackendUnavailableError
-from core.knapsack import KP1, KP2, MCKP, MemoryBudgetError, SubsetSum
+from core.knapsack import KP1, KP2, MCKP, MemoryBudgetError, SubsetSum, TimeLimitError, limits
 from tests.gpu.conftest import SIMULATOR, run_kernels_under_simulator
 from tests.shared_data import shared_file
 
@@ -319,6 +319,37 @@ def test_a_batch_over_budget_runs_in_parts(monkeypatch):
     parts = knapsack.solve_kp2_batch(problems, memory_budget_bytes=budget)
     whole = knapsack.solve_kp2_batch(problems)
     assert [r.value for r in parts] == [r.value for r in whole]
+
+
+@kernels
+def test_the_launch_loops_stop_at_the_time_limit(monkeypatch):
+    import time
+
+    from gpu import config
+    from gpu.knapsack import solve as knapsack
+
+    monkeypatch.setattr(config, "KNAPSACK_POLL_LAUNCHES", 1)
+    monkeypatch.setattr(config, "KNAPSACK_MITM_MAX_ITEMS", 0)  # the row DP: a launch per step
+    monkeypatch.setattr(config, "SUBSET_SUM_PERSISTENT", False)  # a launch per item
+    rng = np.random.default_rng(9)
+    kp2 = KP2(rng.integers(1, 20, 5), rng.integers(1, 5, 5), rng.integers(1, 5, 5), 6, 6)
+    subset = SubsetSum(rng.integers(10, 99, 30) * 2 + 1, 401)
+    mckp = MCKP([(rng.integers(1, 50, 4), rng.integers(1, 20, 4)) for _ in range(10)], 60)
+    for call, what in ((lambda: knapsack.solve_kp2(kp2), "the KP dynamic program on the GPU"),
+                       (lambda: knapsack.solve_subset_sum(subset), "subset sum on the GPU"),
+                       (lambda: knapsack.solve_mckp(mckp), "MCKP on the GPU")):
+        with limits.time_limit(0.01):
+            time.sleep(0.05)
+            with pytest.raises(TimeLimitError, match=f"^{what} stopped .* after 1 of [0-9]+ launches done"):
+                call()
+    monkeypatch.setattr(limits, "GPU_DP_CELLS_PER_S", 1.0)  # the one-launch methods are estimated first
+    monkeypatch.setattr(config, "KNAPSACK_WAVEFRONT_MIN_ITEMS", 1)
+    monkeypatch.setattr(config, "SUBSET_SUM_PERSISTENT", True)
+    with limits.time_limit(60):
+        with pytest.raises(TimeLimitError, match="KP1 by the wavefront on the GPU .*refused before starting"):
+            knapsack.solve_kp1(KP1(rng.integers(1, 20, 30), rng.integers(1, 9, 30), 100))
+        with pytest.raises(TimeLimitError, match="subset sum by one bitset launch on the GPU .*refused before"):
+            knapsack.solve_subset_sum(subset)
 
 
 # --- no kernels: host logic and errors ---------------------------------------
