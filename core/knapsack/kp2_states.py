@@ -127,34 +127,114 @@ def solve_kp2_by_states(p, w1, w2, cap1, cap2, max_work, max_states):
     """Exact KP2 by state lists: ``(status, mask)`` with the mask over the given items.
 
     ``p, w1, w2`` (n,) int64 (profits > 0, every item fits alone), capacities > 0;
-    the mask is the best solution found (optimal when status is DONE).
+    the mask is the best solution found (optimal when status is DONE).  A beam
+    of the :data:`BEAM` best states by bound first finds a good incumbent;
+    items whose reversal of the surrogate LP's choice cannot beat it are fixed
+    (:func:`_fixed_items`), and the exact lists run over the items left.
     """
     lists = _Lists(p, w1, w2, cap1, cap2)
     best, taken = _greedy(lists.p, lists.w1, lists.w2, cap1, cap2, 0)
-    best_mask = _mask(lists, [], (-1, 0, taken))
+    status, best, best_mask = _search(lists, best, _mask(lists, [], (-1, 0, taken)), min(max_work, EASY_WORK),
+                                      max_states, None)
+    if status == DONE or max_work <= EASY_WORK:
+        return status, best_mask
+    best, best_mask = _search(lists, best, best_mask, 2**62, max_states, BEAM)[1:]
+    fixed_in, free = _fixed_items(lists, best)
+    room1, room2 = cap1 - int(lists.w1[fixed_in].sum()), cap2 - int(lists.w2[fixed_in].sum())
+    if room1 < 0 or room2 < 0:  # the fixed items do not fit together: nothing beats the incumbent
+        return DONE, best_mask
+    mask = np.zeros(len(p), np.bool_)
+    mask[lists.order[fixed_in]] = True
+    gain = int(lists.p[fixed_in].sum())
+    free = free[(lists.w1[free] <= room1) & (lists.w2[free] <= room2)]
+    if not len(free):
+        return DONE, mask if gain > best else best_mask
+    sub = _Lists(lists.p[free], lists.w1[free], lists.w2[free], room1, room2)
+    status, _, sub_mask = _search(sub, best - gain, None, max_work, max_states, None)
+    if sub_mask is None:
+        return status, best_mask
+    mask[lists.order[free]] = sub_mask
+    return status, mask
+
+
+#: Work (states generated) of the plain lists before the beam and the fixing run: easy instances end first.
+EASY_WORK = 200_000
+#: States kept per step by the beam that finds the first incumbent.
+BEAM = 2000
+
+
+def _search(lists, best, best_mask, max_work, max_states, beam):
+    """``(status, best value, its mask)``: state lists over ``lists``' items from the incumbent ``best``.
+
+    ``best_mask`` None: only solutions better than ``best`` are recorded (the
+    mask stays None until one is found).  ``beam``: keep only that many states
+    per step, the best by bound (a heuristic: status DONE means nothing then).
+    """
     sw1, sw2, sp = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
     steps, work, stored = [], 0, 0
-    what = f"KP2 by state lists ({len(p):,} items)"
+    what = f"KP2 by state lists ({len(lists.p):,} items{', first incumbent' if beam else ''})"
     for i in range(len(lists.p)):
         limits.check_stage(STEP_S_PER_STATE * len(sp), what, f"{i:,} items decided, {len(sp):,} states")
         work += 2 * len(sp)
         if work > max_work or stored + 8 * len(sp) > max_states:
-            return (OUT_OF_WORK if work > max_work else OUT_OF_MEMORY), best_mask
+            return (OUT_OF_WORK if work > max_work else OUT_OF_MEMORY), best, best_mask
         sw1, sw2, sp, parent, took = _step(sw1, sw2, sp, lists, i)
         steps.append((parent, took))
-        k = int(np.argmax(sp))
-        gain, extra = _greedy(lists.p, lists.w1, lists.w2, cap1 - sw1[k], cap2 - sw2[k], i + 1)
-        if int(sp[k]) + int(gain) > best:
-            best, best_mask = int(sp[k]) + int(gain), _mask(lists, steps, (i, k, extra))
         bounds = lists.bounds(sw1, sw2, sp, i + 1)
+        for k in np.argsort(-bounds)[:4] if beam else (int(np.argmax(sp)),):
+            gain, extra = _greedy(lists.p, lists.w1, lists.w2, lists.cap1 - sw1[k], lists.cap2 - sw2[k], i + 1)
+            if int(sp[k]) + int(gain) > best:
+                best, best_mask = int(sp[k]) + int(gain), _mask(lists, steps, (i, k, extra))
         alive = np.flatnonzero(bounds >= best + 1 - _SLACK * (best + 1.0))
+        if beam and len(alive) > beam:
+            alive = alive[np.argsort(-bounds[alive], kind="stable")[:beam]]
         report("states", float(bounds[alive].max(initial=best)) - best, best)
         sw1, sw2, sp = sw1[alive], sw2[alive], sp[alive]
         steps[-1] = (parent[alive], took[alive])
         stored += len(alive)
         if not len(alive):
             break
-    return DONE, best_mask
+    return DONE, best, best_mask
+
+
+@njit(cache=True, nogil=True)
+def _dantzig_without(p, s, cum_s, cum_p, j, room):
+    """Dantzig's bound of items ``!= j`` (sorted by efficiency, prefix sums ``cum_*``) within ``room``."""
+    if room < 0:
+        return -1.0
+    lo, hi = 0, len(p)  # the most items i of the order whose sizes (item j left out) fit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cum_s[mid] - (s[j] if mid > j else 0.0) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    whole = cum_p[lo] - (p[j] if lo > j else 0)
+    used = cum_s[lo] - (s[j] if lo > j else 0.0)
+    nxt = lo + 1 if lo == j else lo
+    if nxt >= len(p):
+        return np.float64(whole)
+    return whole + (room - used) * p[nxt] / max(s[nxt], 1e-300)
+
+
+@njit(cache=True, nogil=True)
+def _reversal_bounds(p, s, cum_s, cum_p, in_lp):
+    """Per item: the surrogate bound with the item's LP choice reversed (out if in the LP, in if not)."""
+    out = np.empty(len(p))
+    for j in range(len(p)):
+        if in_lp[j]:
+            out[j] = _dantzig_without(p, s, cum_s, cum_p, j, 1.0)
+        else:
+            out[j] = p[j] + _dantzig_without(p, s, cum_s, cum_p, j, 1.0 - s[j]) if s[j] <= 1.0 else -1.0
+    return out
+
+
+def _fixed_items(lists, best):
+    """Positions (in ``lists``' order) fixed in, and those left free: reversing a fixed one cannot beat ``best``."""
+    in_lp = lists.cum_s[1:] <= 1.0
+    bounds = _reversal_bounds(lists.p, lists.s, lists.cum_s, lists.cum_p, in_lp)
+    fixed = bounds < best + 1 - _SLACK * (best + 1.0)
+    return np.flatnonzero(fixed & in_lp), np.flatnonzero(~fixed)
 
 
 def _step(sw1, sw2, sp, lists, i):

@@ -7,8 +7,8 @@ Hard instances whose state lists run far past the limits: Jooken-style KP1
 (n = 400, C = 10^8, g = 10, f = 0.1, eps = 0.01, s = 100; about 35 s
 unlimited), a subset sum of 60 weights drawn from 10^11..10^12 with half their
 sum as capacity, and Pisinger's strongly correlated MCKP (200 classes of 50,
-R = 10^7), and two KP2: correlated profits ``(w1 + w2) / 2 + U[1, 10^5]`` with
-weights up to 10^6 (n = 200, capacities half the weight sums: state lists only)
+R = 10^7), and two KP2: correlated profits ``(w1 + w2) / 2 + U[1, 10^4]`` with
+weights up to 10^6 (n = 1000, capacities half the weight sums: state lists only)
 and a batch of six with 2000 random items and capacities 1200 x 1200 each (``solve_many``: the DP side
 by side, about 1.7e10 cells).
 Each is solved on the CPU with ``time_limit_s`` 0.5, 1 and 3 s after
@@ -33,15 +33,15 @@ LIMITS_S = (0.5, 1.0, 3.0)
 def instances() -> list[tuple[str, object]]:
     weights = np.random.default_rng(1).integers(10**11, 10**12, 60)
     rng = np.random.default_rng(1)
-    w1, w2 = rng.integers(1, 10**6, 200), rng.integers(1, 10**6, 200)
-    correlated = KP2((w1 + w2) // 2 + rng.integers(1, 10**5, 200), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
+    w1, w2 = rng.integers(1, 10**6, 1000), rng.integers(1, 10**6, 1000)
+    correlated = KP2((w1 + w2) // 2 + rng.integers(1, 10**4, 1000), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
     rng = np.random.default_rng(4)
     batch = [KP2(rng.integers(1, 1000, 2000), rng.integers(1, 1200, 2000), rng.integers(1, 1200, 2000), 1200, 1200)
              for _ in range(6)]
     return [("KP1 Jooken n=400, C=1e8", jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)),
             ("subset sum n=60, w up to 1e12", SubsetSum(weights, int(weights.sum()) // 2)),
             ("MCKP strongly, 200 x 50, R=1e7", pisinger_mckp("strongly", 200, 50, 10**7, seed=1)),
-            ("KP2 correlated n=200, w up to 1e6", correlated),
+            ("KP2 correlated n=1000, w up to 1e6", correlated),
             ("6 KP2 batched, n=2000, capacities 1200 x 1200", batch)]
 
 

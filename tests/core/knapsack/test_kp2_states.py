@@ -10,13 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.knapsack import KP2, MemoryBudgetError, solve
+from core.knapsack import KP2, MemoryBudgetError, kp2_states, solve
 from core.knapsack.kp2 import solve_kp2
 from core.knapsack.kp2_states import _undominated
 from core.knapsack.problems import KnapsackSolution
 from tests.knapsack_reference import check_kp_choice, highs_milp
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=80, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 @st.composite
@@ -36,6 +37,17 @@ def brute_kp2(problem) -> int:
     return best
 
 
+@pytest.fixture(params=["plain lists", "beam and fixing"])
+def path(request):
+    """Run each test through the plain lists (easy instances end there) and through the beam, fixing and lists
+    over the free items (EASY_WORK 0: the plain lists stop at once)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "beam and fixing":
+            patch.setattr(kp2_states, "EASY_WORK", 0)
+            patch.setattr(kp2_states, "BEAM", 3)  # a narrow beam: a weaker incumbent, fewer items fixed
+        yield request.param
+
+
 def _states(problem, budget=10**9):
     value, selected, method = solve_kp2(problem, budget, "states")
     return KnapsackSolution(value, np.asarray(selected), "cpu", method, 0.0)
@@ -43,7 +55,7 @@ def _states(problem, budget=10**9):
 
 @SETTINGS
 @given(kp2_instances())
-def test_states_match_brute_force(problem):
+def test_states_match_brute_force(path, problem):
     sol = _states(problem)
     assert sol.value == brute_kp2(problem)
     check_kp_choice(problem, sol)
@@ -51,7 +63,7 @@ def test_states_match_brute_force(problem):
 
 @SETTINGS
 @given(kp2_instances(max_n=40, max_weight=60), st.sampled_from([1, 13, 10**9]))
-def test_states_match_the_capacity_dp(problem, factor):
+def test_states_match_the_capacity_dp(path, problem, factor):
     scaled = KP2(problem.profits, problem.weights1 * factor, problem.weights2,
                  problem.capacity1 * factor, problem.capacity2)
     sol = _states(scaled)
@@ -87,6 +99,21 @@ def test_auto_uses_the_states_at_large_capacities_and_matches_highs():
     assert sol.value == highs_milp(problem.profits, [problem.weights1, problem.weights2],
                                    [problem.capacity1, problem.capacity2])
     check_kp_choice(problem, sol)
+
+
+@pytest.mark.parametrize("n, r, seed", [(120, 10**6, 2), (120, 10**9, 3)])
+def test_hard_correlated_instances_match_highs_through_the_fixing(n, r, seed, monkeypatch):
+    calls = []
+    monkeypatch.setattr(kp2_states, "_fixed_items", lambda *a: calls.append(1) or fixed_items(*a))
+    problem = _correlated(n, r, seed=seed)
+    sol = _states(problem)
+    assert calls  # the plain lists did not end within EASY_WORK: the beam and the fixing ran
+    assert sol.value == highs_milp(problem.profits, [problem.weights1, problem.weights2],
+                                   [problem.capacity1, problem.capacity2])
+    check_kp_choice(problem, sol)
+
+
+fixed_items = kp2_states._fixed_items
 
 
 def test_refused_only_when_neither_method_fits():

@@ -34,10 +34,10 @@ def _hard_mckp():
 
 
 def _hard_kp2():
-    """Correlated profits, capacities of 10^7: no capacity DP, the state lists take minutes without a limit."""
+    """Correlated profits, capacities of 10^7: no capacity DP, the state lists run past 30 s without a limit."""
     rng = np.random.default_rng(1)
-    w1, w2 = rng.integers(1, 10**6, 200), rng.integers(1, 10**6, 200)
-    return KP2((w1 + w2) // 2 + rng.integers(1, 10**5, 200), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
+    w1, w2 = rng.integers(1, 10**6, 1000), rng.integers(1, 10**6, 1000)
+    return KP2((w1 + w2) // 2 + rng.integers(1, 10**4, 1000), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
 
 
 def _kp2_dp(n, capacity, seed=4):
