@@ -263,8 +263,7 @@ class MainWindow(QMainWindow):
         if min(w, h) >= 64 and not self.runner.busy:
             # the first run after an install compiles the kernels (seconds): say so until it is done
             self.status.run_label.setText(PREPARING_TEXT)
-            # few nodes and points (quick once compiled), but as long as a usual click: small and
-            # large stages run different kernels (serial twins, parallel ones), and it should load the click's
+            # few nodes and points, a usual click's length: small and large stages run other kernels
             settings = self.tool.settings
             light = settings.replace(nodes=min(settings.nodes, 8), points=min(settings.points, 33))
             half_px = max(24.0, min(0.15 * min(w, h), 150.0))
