@@ -263,10 +263,11 @@ class MainWindow(QMainWindow):
         if min(w, h) >= 64 and not self.runner.busy:
             # the first run after an install compiles the kernels (seconds): say so until it is done
             self.status.run_label.setText(PREPARING_TEXT)
-            # small sizes: what it loads depends on the settings' kinds, not on their sizes
+            # few nodes and points, a usual click's length: small and large stages run other kernels
             settings = self.tool.settings
             light = settings.replace(nodes=min(settings.nodes, 8), points=min(settings.points, 33))
-            self.runner.submit_warmup((w / 2 - 24, h / 2), (w / 2 + 24, h / 2), light)
+            half_px = max(24.0, min(0.15 * min(w, h), 150.0))
+            self.runner.submit_warmup((w / 2 - half_px, h / 2), (w / 2 + half_px, h / 2), light)
 
     def _show_busy(self) -> None:
         """Long extractions (many points or nodes) say so, instead of leaving the last message up."""

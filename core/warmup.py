@@ -3,11 +3,11 @@
 After an install numba's cache is empty and the first extraction compiles
 every kernel it runs, one after the other on one core (tens of seconds on a
 2-core machine).  The window therefore starts this module in a child process
-at its first start (:func:`start_in_background`): the child compiles the
-kernels in the reverse of the order an extraction meets them (the DP first,
-the scoring last) while the window's own warm-up extraction compiles them in
-order, so the two cores share the work, and each process loads from the cache
-what the other has already written there.
+at its first start (:func:`start_in_background`): the child starts with the
+kernels an extraction meets last (see :func:`compile_kernels`) while the
+window's own warm-up extraction compiles them in order, so the two cores share
+the work, and each process loads from the cache what the other has already
+written there.
 """
 
 from __future__ import annotations
@@ -53,14 +53,50 @@ def _solve_small_problems() -> None:
                               start_offsets=ends, end_offsets=ends), "window", "cpu")
 
 
-def compile_kernels() -> None:
-    """Run the CPU kernels of an extraction once on tiny inputs: the DP first, then every scoring mode."""
-    import core
+def _turn_ranges() -> None:
+    """The turn ranges between guides: uneven layers (the general kernel), then equal, evenly spaced ones."""
+    from core.polyline.ranges import turn_ranges
 
+    offsets = np.linspace(-8.0, 8.0, 24)
+    turn_ranges(offsets, offsets, offsets + 0.5, 10.0, 10.0)
+    turn_ranges(offsets, offsets, offsets, 10.0, 10.0)
+
+
+def _corner_means_both_sizes() -> None:
+    """The corner means of the adaptive mode (its last kernel), serial (few corners) and parallel (many)."""
+    from core.extraction.appearance import LikelihoodWindow
+    from core.extraction.map_scores import corner_path_means
+    from core.polyline.stages import _PARALLEL_MIN_STEPS
+
+    window = LikelihoodWindow(np.ones((8, 8), np.float32), 0, 0, None)
+    start, end = np.zeros(2), np.array([700.0, 0.0])  # about 1000 samples per corner
+    for n_corners in (1, _PARALLEL_MIN_STEPS // 900):
+        corner_path_means(window, start, end, np.full((n_corners, 2), 350.0))
+
+
+def compile_kernels() -> None:
+    """Run the CPU kernels of an extraction once on tiny inputs, those a first click reaches last first.
+
+    The window's warm-up extraction compiles them in the order the click
+    meets them: the scoring, the turn ranges, the DP stages, the corner means;
+    so this process starts with the turn ranges (the slowest compile, met in
+    the middle), then goes from the end back: the corner means, the DP's
+    small-stage kernels from the last stage back; then every scoring mode, and
+    last the parallel DP stages of large problems.
+    """
+    import core
+    from core.polyline.window import compile_stages
+
+    _turn_ranges()
+    _corner_means_both_sizes()
+    compile_stages(serial=True)
     _solve_small_problems()
     image, row = _road_image(), 48.0
     for mode in ("ribbon", "edge", "auto"):
         core.extract(image, (20.0, row), (76.0, row), mode=mode, backend="cpu")
+    image, row = _road_image(320), 160.0  # a click of usual length: the parallel kernels of large stages
+    core.extract(image, (10.0, row), (310.0, row), mode="auto", backend="cpu")
+    compile_stages(serial=False)
 
 
 def start_in_background() -> subprocess.Popen | None:

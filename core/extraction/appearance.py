@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from core.extraction.smoothing import gaussian_filter32
-from core.polyline.stages import parallel_section, use_threads_for
+from core.polyline.stages import parallel_section, serial_twin, threaded_kernel
 
 __all__ = ["LikelihoodWindow", "appearance_features", "road_likelihood", "road_samples"]
 
@@ -132,8 +132,8 @@ def road_likelihood(bands: np.ndarray, col_off: int, row_off: int, samples_xy) -
     inverse = np.linalg.inv(covariance + ridge * np.eye(n_features)).astype(np.float32)
     values = np.empty((height, width), np.float32)
     with parallel_section() as threads:
-        use_threads_for(values.size * n_features, threads)
-        _likeness(features, valid, samples.mean(axis=0).astype(np.float32), inverse, np.float32(-0.5 / n_features),
+        kernel = threaded_kernel(_likeness, _likeness_serial, values.size * n_features, threads)
+        kernel(features, valid, samples.mean(axis=0).astype(np.float32), inverse, np.float32(-0.5 / n_features),
                   np.float32(_MAX_D2_PER_FEATURE * n_features), values)
     return LikelihoodWindow(values, int(col_off), int(row_off), valid)
 
@@ -164,6 +164,9 @@ def _likeness(features, valid, mean, inverse, scale, cap, out):
                     projected += (features[i, j, m] - mean[m]) * inverse[m, k]
                 d2 += projected * (features[i, j, k] - mean[k])
             out[i, j] = math.exp(scale * min(d2, cap))
+
+
+_likeness_serial = serial_twin(_likeness)  # small windows: cheaper to compile, one thread
 
 
 def _sample_features(features, valid, col_off, row_off, samples_xy) -> np.ndarray:

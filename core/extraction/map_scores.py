@@ -17,7 +17,7 @@ from core import validation
 from core.cancel import check, flag_of
 from core.extraction.scores import _FASTMATH, split_tables
 from core.parallel import cancel_requested
-from core.polyline.stages import parallel_section, use_threads_for
+from core.polyline.stages import parallel_section, serial_twin, threaded_kernel
 
 __all__ = ["EXCLUDED_SCORE", "corner_path_means", "map_inputs", "map_link_tables"]
 
@@ -123,6 +123,9 @@ def _score_map_pairs(values, col_off, row_off, points, excluded, stages, base, n
                                     points[j, 1], base, nx, ny, lateral_penalty, sample_step)
 
 
+_score_map_pairs_serial = serial_twin(_score_map_pairs)  # small tables: cheaper to compile, one thread
+
+
 def map_link_tables(window, guides, base: float, lateral_penalty: float, excluded=None, cancel=None,
                     sample_step_px: float = 1.0):
     """Score tables of the links of the guides over a map (the road-likeness of the adaptive mode).
@@ -163,8 +166,9 @@ def map_link_tables(window, guides, base: float, lateral_penalty: float, exclude
     scored = ~excluded
     scored_links = sum(int(scored[a:a + n].sum()) * int(scored[b:b + m].sum()) for a, n, b, m in stages)
     with parallel_section() as threads:
-        use_threads_for(scored_links * max(2, math.ceil(guides.spacing / step)), threads)
-        _score_map_pairs(values, float(window.col_off), float(window.row_off), np.ascontiguousarray(points),
+        kernel = threaded_kernel(_score_map_pairs, _score_map_pairs_serial,
+                                 scored_links * max(2, math.ceil(guides.spacing / step)), threads)
+        kernel(values, float(window.col_off), float(window.row_off), np.ascontiguousarray(points),
                          excluded, stages, float(base), float(guides.normal[0]), float(guides.normal[1]),
                          float(lateral_penalty), step, out, flag_of(cancel))
     check(cancel)
@@ -197,6 +201,9 @@ def _corner_means(values, col_off, row_off, ax, ay, bx, by, corners, out):
         out[i] = (first + second) / (n_first + n_second)
 
 
+_corner_means_serial = serial_twin(_corner_means)
+
+
 def corner_path_means(window, start, end, corners) -> np.ndarray:
     """The mean map value along every two-segment path ``start -> corner -> end``.
 
@@ -217,8 +224,8 @@ def corner_path_means(window, start, end, corners) -> np.ndarray:
     out = np.empty(corners.shape[0])
     samples = np.hypot(*(corners - start).T).sum() + np.hypot(*(corners - end).T).sum()
     with parallel_section() as threads:
-        use_threads_for(int(samples), threads)
-        _corner_means(np.ascontiguousarray(window.values, dtype=np.float32), float(window.col_off),
+        kernel = threaded_kernel(_corner_means, _corner_means_serial, int(samples), threads)
+        kernel(np.ascontiguousarray(window.values, dtype=np.float32), float(window.col_off),
                       float(window.row_off), float(start[0]), float(start[1]), float(end[0]), float(end[1]),
                       corners, out)
     return out

@@ -18,12 +18,13 @@ from core.polyline.stages import (
     check_solver_memory,
     load_tile,
     parallel_section,
+    serial_twin,
     solution,
-    use_threads_for,
+    threaded_kernel,
 )
 from core.polyline.tables import check_finite_from_rows, row_exponent
 
-__all__ = ["solve_window"]
+__all__ = ["compile_stages", "solve_window"]
 
 #: Points by which :func:`_window_column` extends its prefix maxima at a time:
 #: fewer extensions mispredict less, longer ones compute maxima never used.
@@ -192,6 +193,25 @@ def _few_next_stage(values, table, lo, hi, out, exponents):
             exponents[q0 + i] = row_exponent(table[q0 + i])
 
 
+#: Each stage kernel's :func:`core.polyline.stages.serial_twin`, which runs the small stages.
+_SERIAL = {kernel: serial_twin(kernel)
+           for kernel in (_window_stage, _diagonal_stage, _few_previous_stage, _start_stage, _few_next_stage)}
+
+
+def compile_stages(serial: bool = True) -> None:
+    """Run the end, middle and start stage kernels, in this order, once on layers of 4 points.
+
+    That compiles them (or loads them from numba's cache): ``core.warmup``
+    compiles the stages that a first extraction reaches last first.
+    ``serial``: their serial twins (what small stages run), else the parallel kernels.
+    """
+    values, out, table = np.zeros((4, 4)), np.empty((4, 4)), np.zeros((4, 4), np.float32)
+    ranges, exponents = np.zeros((4, 4), np.int32), np.empty(4, np.uint32)
+    with parallel_section():
+        for kernel in (_few_next_stage, _window_stage, _start_stage):
+            (_SERIAL[kernel] if serial else kernel)(values, table, ranges, ranges, out, exponents)
+
+
 def _value_tables(shapes: list[tuple[int, int]]) -> list[np.ndarray]:
     """Uninitialised float64 arrays of the given shapes, views of the kept workspace."""
     sizes = [rows * cols for rows, cols in shapes]
@@ -277,7 +297,7 @@ def solve_window(prepared: PreparedProblem, cancel=None) -> PolylineSolution:
                 stage, ranges = _diagonal_stage, diagonals
             else:
                 ranges = prepared.turn_pair(k)
-            use_threads_for(steps, threads)
+            stage = threaded_kernel(stage, _SERIAL[stage], steps, threads)
             stage(values[k - 1], prepared.table(k), *ranges, values[k], exponents[k - 1])
         if not prepared.finite_checked:
             check_finite_from_rows(prepared, exponents)
