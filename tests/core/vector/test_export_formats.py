@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pyogrio
@@ -131,3 +133,37 @@ def test_unpack_details_keeps_flat_fields_and_text_that_is_not_a_json_object():
     for text in ("[1, 2]", '{"cut off at 254 char', "plain words"):
         assert unpack_details({DETAILS_FIELD: text}) == {DETAILS_FIELD: text}
     assert unpack_details({"a": 1}) == {"a": 1}
+
+
+@pytest.mark.parametrize("extension", [".gpkg", ".shp", ".fgb"])
+def test_a_write_that_gdal_leaves_empty_is_an_error_naming_the_file_and_keeps_the_old_one(
+        tmp_path, scene, monkeypatch, extension):
+    # a small layer on a full disk: GDAL buffers it, fails at close without a word and leaves empty files
+    path = tmp_path / f"lines{extension}"
+    write_lines(path, _lines(np.random.default_rng(2)), scene)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real_write = pyogrio.raw.write
+
+    def write_then_lose_the_data(target, *args, **kwargs):
+        real_write(target, *args, **kwargs)
+        for produced in Path(target).parent.iterdir():
+            produced.write_bytes(b"")
+
+    monkeypatch.setattr(pyogrio.raw, "write", write_then_lose_the_data)
+    with pytest.raises(OSError, match=rf"cannot write {re.escape(str(path))}: the file GDAL wrote is incomplete"):
+        write_lines(path, _lines(np.random.default_rng(3)), scene)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_a_failed_gdal_write_is_one_short_os_error_naming_the_file(tmp_path, scene, monkeypatch):
+    def full(*args, **kwargs):  # GDAL's GeoPackage error quotes a whole SQL script before the reason
+        raise RuntimeError("sqlite3_exec(CREATE TABLE " + "x" * 5000 + ") failed: database or disk is full")
+
+    monkeypatch.setattr(pyogrio.raw, "write", full)
+    path = tmp_path / "lines.gpkg"
+    with pytest.raises(OSError) as caught:
+        write_lines(path, _lines(np.random.default_rng(4)), scene)
+    message = str(caught.value)
+    assert message.startswith(f"cannot write {path}: sqlite3_exec(CREATE TABLE")
+    assert message.endswith("failed: database or disk is full") and len(message) < 400 + len(str(path))
+    assert list(tmp_path.iterdir()) == []
