@@ -7,14 +7,17 @@ geometries), so every input property survives the round trip with its type.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from core.batch.wkb import decode_lines, encode_lines
+from core.io.atomic import STALE_TEMPORARY_S
 
 __all__ = ["DRIVERS", "LineLayer", "driver_for", "read_line_layer", "write_line_layer"]
 
@@ -134,6 +137,7 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
     # a masked column (integers with nulls) goes as data and mask: GDAL's null, not a sentinel number
     masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
     arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
+    _remove_stale_folders(path)
     folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         temporary = folder / path.name
@@ -152,6 +156,27 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
                 left.unlink()
         with contextlib.suppress(OSError):
             folder.rmdir()
+
+
+def _remove_stale_folders(path: Path) -> None:
+    """Remove the ``.NAME.XXXXXXXX`` folders that an interrupted write of ``path`` (kill -9) left beside it.
+
+    Only the files of that write (``path``'s name with any extension: a
+    Shapefile is several) are removed, then the folder if nothing else is in it.
+    """
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for folder in path.parent.glob(f".{glob.escape(path.name)}.*"):
+            with contextlib.suppress(OSError):
+                if folder.is_symlink() or not folder.is_dir():
+                    continue
+                touched = max([folder.stat().st_mtime] + [left.stat().st_mtime for left in folder.iterdir()])
+                if now - touched <= STALE_TEMPORARY_S:  # another writer's, still being written
+                    continue
+                for left in folder.iterdir():
+                    if left.stem == path.stem and left.is_file() and not left.is_symlink():
+                        left.unlink()
+                folder.rmdir()
 
 
 def _check_written(temporary: Path, count: int, path: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +13,7 @@ import pyogrio
 import pytest
 
 from app.model.document import sample_scene_path
+from core.io.atomic import STALE_TEMPORARY_S
 from core.io.geojson import GeoJSONError
 from core.io.raster import open_raster
 from core.vector import DETAILS_FIELD, ExportLine, read_lines, unpack_details, write_lines
@@ -167,3 +170,18 @@ def test_a_failed_gdal_write_is_one_short_os_error_naming_the_file(tmp_path, sce
     assert message.startswith(f"cannot write {path}: sqlite3_exec(CREATE TABLE")
     assert message.endswith("failed: database or disk is full") and len(message) < 400 + len(str(path))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("extension", [".gpkg", ".shp"])
+def test_the_next_write_removes_the_folders_that_a_killed_write_left(tmp_path, scene, extension):
+    path = tmp_path / f"lines{extension}"
+    stale, fresh = tmp_path / f".{path.name}.k3j2x9ab", tmp_path / f".{path.name}.def456gh"  # fresh: another writer's
+    for folder in (stale, fresh):
+        folder.mkdir()
+        (folder / path.name).write_bytes(b"partial")
+    old = time.time() - 2 * STALE_TEMPORARY_S
+    os.utime(stale / path.name, (old, old))
+    os.utime(stale, (old, old))
+    write_lines(path, _lines(np.random.default_rng(5)), scene)
+    assert not stale.exists() and (fresh / path.name).read_bytes() == b"partial"
+    assert pyogrio.read_info(path)["features"] == 4
