@@ -185,3 +185,20 @@ def test_the_next_write_removes_the_folders_that_a_killed_write_left(tmp_path, s
     write_lines(path, _lines(np.random.default_rng(5)), scene)
     assert not stale.exists() and (fresh / path.name).read_bytes() == b"partial"
     assert pyogrio.read_info(path)["features"] == 4
+
+
+def test_read_lines_parses_a_geojson_without_crs_member_once(tmp_path, scene, monkeypatch):
+    # a 100 MB import: the look for a crs member parsed the whole file a first time, the window frozen 5 s
+    path = tmp_path / "lines.geojson"
+    write_lines(path, _lines(np.random.default_rng(6)), scene)
+    assert '"crs"' not in path.read_text()
+    real_loads, calls = json.loads, []
+
+    def counted(text, *args, **kwargs):
+        calls.append(len(text))
+        return real_loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counted)
+    assert len(read_lines(path, scene)) == 4
+    whole = path.stat().st_size
+    assert len([n for n in calls if n >= whole - 16]) == 1  # the others: each line's details field
