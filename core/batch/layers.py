@@ -7,14 +7,17 @@ geometries), so every input property survives the round trip with its type.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from core.batch.wkb import decode_lines, encode_lines
+from core.io.atomic import STALE_TEMPORARY_S
 
 __all__ = ["DRIVERS", "LineLayer", "driver_for", "read_line_layer", "write_line_layer"]
 
@@ -134,12 +137,17 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
     # a masked column (integers with nulls) goes as data and mask: GDAL's null, not a sentinel number
     masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
     arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
+    _remove_stale_folders(path)
     folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         temporary = folder / path.name
-        pyogrio.raw.write(str(temporary), wkb, arrays, names, crs=crs, driver=driver,
-                          field_mask=masks if any(m is not None for m in masks) else None,
-                          geometry_type=_geometry_type(geometries), layer_options=options)
+        try:
+            pyogrio.raw.write(str(temporary), wkb, arrays, names, crs=crs, driver=driver,
+                              field_mask=masks if any(m is not None for m in masks) else None,
+                              geometry_type=_geometry_type(geometries), layer_options=options)
+        except Exception as err:  # pyogrio's errors share no public base besides Exception
+            raise OSError(f"cannot write {path}: {_short(_first_line(err))}") from err
+        _check_written(temporary, len(geometries), path)
         for produced in sorted(folder.iterdir()):  # a shapefile is several files
             os.replace(produced, path.parent / produced.name)
     finally:
@@ -148,6 +156,61 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
                 left.unlink()
         with contextlib.suppress(OSError):
             folder.rmdir()
+
+
+def _remove_stale_folders(path: Path) -> None:
+    """Remove the ``.NAME.XXXXXXXX`` folders that an interrupted write of ``path`` (kill -9) left beside it.
+
+    Only the files of that write (``path``'s name with any extension: a
+    Shapefile is several) are removed, then the folder if nothing else is in it.
+    """
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for folder in path.parent.glob(f".{glob.escape(path.name)}.*"):
+            with contextlib.suppress(OSError):
+                if folder.is_symlink() or not folder.is_dir():
+                    continue
+                touched = max([folder.stat().st_mtime] + [left.stat().st_mtime for left in folder.iterdir()])
+                if now - touched <= STALE_TEMPORARY_S:  # another writer's, still being written
+                    continue
+                for left in folder.iterdir():
+                    if left.stem == path.stem and left.is_file() and not left.is_symlink():
+                        left.unlink()
+                folder.rmdir()
+
+
+def _check_written(temporary: Path, count: int, path: Path) -> None:
+    """OSError naming ``path`` unless ``temporary`` reads back with ``count`` features.
+
+    GDAL drops the write errors that come when it closes a file: a small layer
+    is buffered until then, so on a full disk a Shapefile or FlatGeobuf was left
+    empty and reported written (and then replaced a good ``path``).
+    """
+    import pyogrio
+
+    try:
+        found = pyogrio.read_info(str(temporary), force_feature_count=True)["features"]
+    except Exception:  # as in write_line_layer; GDAL's words would name the hidden temporary file
+        found, reason = None, "it does not open again"
+    else:
+        reason = f"{found} of its {count} features read back"
+    if found != count:
+        if _free_bytes(path.parent) == 0:
+            reason = "no space left on the device"
+        raise OSError(f"cannot write {path}: the file GDAL wrote is incomplete ({reason})")
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        stats = os.statvfs(folder)
+    except (OSError, AttributeError):  # AttributeError: no statvfs on Windows
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def _short(text: str, keep: int = 240) -> str:
+    """``text`` cut in its middle to ``keep`` characters (GDAL quotes whole SQL scripts; the reason is at the end)."""
+    return text if len(text) <= keep else f"{text[:keep // 3]} ... {text[-2 * keep // 3:]}"
 
 
 def _geometry_type(geometries) -> str:

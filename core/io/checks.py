@@ -18,6 +18,8 @@ _SCALE_ABOVE = 1e18
 _SCALED_EXPONENT = 16
 #: Pixels per side of the sample that finds a float64 raster's range.
 _SAMPLE_SIDE = 256
+#: Pixels narrower than this fraction of the origin's coordinates are refused (float64 keeps about 1e-16 of it).
+_MIN_RELATIVE_STEP = 1e-12
 #: VRTs may reference VRTs this deep.
 MAX_VRT_DEPTH = 16
 #: Larger files are not VRT XML worth parsing here (GDAL decides).
@@ -37,6 +39,11 @@ def check_transform(transform, path) -> None:
     if determinant == 0.0 or not math.isfinite(determinant) or not math.isfinite(1.0 / determinant):
         raise RasterError(f"{path} has a zero pixel size in its geotransform (x size {transform.a:g}, y size "
                           f"{transform.e:g}): positions on it cannot be mapped; repair its georeferencing")
+    step = min(math.hypot(transform.a, transform.d), math.hypot(transform.b, transform.e))
+    origin = max(1.0, abs(transform.c), abs(transform.f))
+    if step < _MIN_RELATIVE_STEP * origin:  # the line's vertices would all be one point once mapped
+        raise RasterError(f"{path} has pixels {step:g} map units wide at coordinates near {origin:g}: too small "
+                          "for positions on it to be told apart; repair its georeferencing")
 
 
 def check_vrt(path: Path) -> None:

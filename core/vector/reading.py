@@ -147,9 +147,12 @@ def unpack_details(properties: dict) -> dict:
 def _plain_geojson(path: Path) -> bool:
     """Whether a GeoJSON file is RFC 7946 or LineSnap's (no ``crs`` member, or WGS84's, or the pixel CRS)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return True  # read_geojson names what is wrong with it
+        data = path.read_bytes()
+        if b'"crs"' not in data:  # most files: no need to parse them twice (json.loads holds the GIL for seconds)
+            return True
+        document = json.loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
+        return True  # read_geojson names what is wrong with it (its parser has depth and number limits)
     crs = document.get("crs") if isinstance(document, dict) else None
     if crs is None:
         return True

@@ -95,6 +95,23 @@ def test_a_zero_pixel_size_is_refused_by_name(tmp_path):
         open_raster(vrt)
 
 
+@pytest.mark.parametrize("pixel_m, refused", [(1e-12, True), (1e-3, False)])
+def test_pixels_too_small_for_their_coordinates_are_refused(tmp_path, pixel_m, refused):
+    # 1e-12 m at northing 5,000,000: every vertex of a line was exported as one point
+    _write(tmp_path / "plain.tif", _road(bands=1), crs=None, transform=Affine.identity())
+    vrt = tmp_path / "tiny.vrt"
+    vrt.write_text(f"""<VRTDataset rasterXSize="{SIZE}" rasterYSize="{SIZE}"><SRS>EPSG:32633</SRS>
+<GeoTransform>500000, {pixel_m}, 0, 5000000, 0, -{pixel_m}</GeoTransform><VRTRasterBand dataType="Byte" band="1">
+<SimpleSource><SourceFilename relativeToVRT="1">plain.tif</SourceFilename><SourceBand>1</SourceBand></SimpleSource>
+</VRTRasterBand></VRTDataset>""")
+    if refused:
+        with pytest.raises(RasterError, match="tiny.vrt has pixels 1e-12 map units wide .* too small"):
+            open_raster(vrt)
+    else:
+        with open_raster(vrt) as raster:
+            assert raster.georeferenced
+
+
 def _vrt(path, source):
     path.write_text(f"""<VRTDataset rasterXSize="{SIZE}" rasterYSize="{SIZE}"><VRTRasterBand dataType="Byte" band="1">
 <SimpleSource><SourceFilename relativeToVRT="1">{source}</SourceFilename><SourceBand>1</SourceBand></SimpleSource>

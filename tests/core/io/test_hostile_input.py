@@ -14,6 +14,7 @@ import pytest
 from core.io.atomic import STALE_TEMPORARY_S
 from core.io.geojson import GeoJSONError, LineFeature, read_geojson, write_geojson
 from core.io.jsonfile import MAX_DEPTH, check_depth, load_json, parse_json
+from core.vector import read_lines
 
 LINE = np.array([[1.0, 2.0], [30.0, 40.0]])
 
@@ -86,6 +87,17 @@ def test_read_geojson_refuses_huge_integers_and_deep_nesting(tmp_path):
     path.write_text('{"type": "FeatureCollection", "features": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(GeoJSONError, match="nested deeper"):
         read_geojson(path)
+
+
+@pytest.mark.parametrize("where", ["features", "properties"])
+def test_read_lines_refuses_deep_nesting_as_read_geojson_does(tmp_path, where):
+    # File > Import reads through read_lines, which looks for a crs member before read_geojson parses
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "lines.geojson"
+    path.write_text(_collection([[1, 2], [3, 4]]).replace('"properties": {', '"properties": {"a": ' + deep + ", ")
+                    if where == "properties" else '{"type": "FeatureCollection", "features": ' + deep + "}")
+    with pytest.raises(GeoJSONError, match="lines.geojson: arrays or objects nested deeper"):
+        read_lines(path)
 
 
 def test_read_geojson_refuses_a_raster_that_is_not_a_raster(tmp_path):

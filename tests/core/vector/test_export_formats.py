@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import time
+from pathlib import Path
 
 import numpy as np
 import pyogrio
 import pytest
 
 from app.model.document import sample_scene_path
+from core.io.atomic import STALE_TEMPORARY_S
 from core.io.geojson import GeoJSONError
 from core.io.raster import open_raster
 from core.vector import DETAILS_FIELD, ExportLine, read_lines, unpack_details, write_lines
@@ -131,3 +136,69 @@ def test_unpack_details_keeps_flat_fields_and_text_that_is_not_a_json_object():
     for text in ("[1, 2]", '{"cut off at 254 char', "plain words"):
         assert unpack_details({DETAILS_FIELD: text}) == {DETAILS_FIELD: text}
     assert unpack_details({"a": 1}) == {"a": 1}
+
+
+@pytest.mark.parametrize("extension", [".gpkg", ".shp", ".fgb"])
+def test_a_write_that_gdal_leaves_empty_is_an_error_naming_the_file_and_keeps_the_old_one(
+        tmp_path, scene, monkeypatch, extension):
+    # a small layer on a full disk: GDAL buffers it, fails at close without a word and leaves empty files
+    path = tmp_path / f"lines{extension}"
+    write_lines(path, _lines(np.random.default_rng(2)), scene)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real_write = pyogrio.raw.write
+
+    def write_then_lose_the_data(target, *args, **kwargs):
+        real_write(target, *args, **kwargs)
+        for produced in Path(target).parent.iterdir():
+            produced.write_bytes(b"")
+
+    monkeypatch.setattr(pyogrio.raw, "write", write_then_lose_the_data)
+    with pytest.raises(OSError, match=rf"cannot write {re.escape(str(path))}: the file GDAL wrote is incomplete"):
+        write_lines(path, _lines(np.random.default_rng(3)), scene)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_a_failed_gdal_write_is_one_short_os_error_naming_the_file(tmp_path, scene, monkeypatch):
+    def full(*args, **kwargs):  # GDAL's GeoPackage error quotes a whole SQL script before the reason
+        raise RuntimeError("sqlite3_exec(CREATE TABLE " + "x" * 5000 + ") failed: database or disk is full")
+
+    monkeypatch.setattr(pyogrio.raw, "write", full)
+    path = tmp_path / "lines.gpkg"
+    with pytest.raises(OSError) as caught:
+        write_lines(path, _lines(np.random.default_rng(4)), scene)
+    message = str(caught.value)
+    assert message.startswith(f"cannot write {path}: sqlite3_exec(CREATE TABLE")
+    assert message.endswith("failed: database or disk is full") and len(message) < 400 + len(str(path))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("extension", [".gpkg", ".shp"])
+def test_the_next_write_removes_the_folders_that_a_killed_write_left(tmp_path, scene, extension):
+    path = tmp_path / f"lines{extension}"
+    stale, fresh = tmp_path / f".{path.name}.k3j2x9ab", tmp_path / f".{path.name}.def456gh"  # fresh: another writer's
+    for folder in (stale, fresh):
+        folder.mkdir()
+        (folder / path.name).write_bytes(b"partial")
+    old = time.time() - 2 * STALE_TEMPORARY_S
+    os.utime(stale / path.name, (old, old))
+    os.utime(stale, (old, old))
+    write_lines(path, _lines(np.random.default_rng(5)), scene)
+    assert not stale.exists() and (fresh / path.name).read_bytes() == b"partial"
+    assert pyogrio.read_info(path)["features"] == 4
+
+
+def test_read_lines_parses_a_geojson_without_crs_member_once(tmp_path, scene, monkeypatch):
+    # a 100 MB import: the look for a crs member parsed the whole file a first time, the window frozen 5 s
+    path = tmp_path / "lines.geojson"
+    write_lines(path, _lines(np.random.default_rng(6)), scene)
+    assert '"crs"' not in path.read_text()
+    real_loads, calls = json.loads, []
+
+    def counted(text, *args, **kwargs):
+        calls.append(len(text))
+        return real_loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counted)
+    assert len(read_lines(path, scene)) == 4
+    whole = path.stat().st_size
+    assert len([n for n in calls if n >= whole - 16]) == 1  # the others: each line's details field
