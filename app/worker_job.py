@@ -3,7 +3,11 @@
 :class:`WorkerJob` runs ``work(token, report)`` once; ``report(done, total,
 phase)`` becomes the ``progress`` signal, :class:`core.cancel.Cancelled` (or a
 cancel after the work returned) becomes ``cancelled``, any other exception a
-``failed`` report for the window, and the result ``done``.  The imports and
+``failed`` report for the window, and the result ``done``.  Cancel answers at
+once: ``cancelled`` comes from :meth:`WorkerJob.cancel` itself and whatever the
+worker sends afterwards is dropped, so the window never waits on a step that
+cannot look at the token (parsing a 100 MB GeoJSON file takes seconds); the
+worker stops at its next check.  The imports and
 refinements of line layers (:mod:`app.import_job`, :mod:`app.refine_job`) are
 such jobs.
 """
@@ -40,7 +44,10 @@ class _Worker(QRunnable):
         except Exception as err:  # the worker's edge: the window shows it
             signals.failed.emit(report_from_exception(job._failure_title, err))
         else:
-            (signals.cancelled if job.token.cancelled else signals.done).emit(result)
+            if job.token.cancelled:
+                signals.cancelled.emit()
+            else:
+                signals.done.emit(result)
 
 
 class WorkerJob(QObject):
@@ -69,16 +76,36 @@ class WorkerJob(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._signals = _Signals()
+        self._ended = False
         for name in ("progress", "done", "failed", "cancelled"):
-            getattr(self._signals, name).connect(getattr(self, name))
+            getattr(self._signals, name).connect(getattr(self, f"_relay_{name}"))
 
     def start(self) -> None:
         """Begin (returns at once)."""
         self._pool.start(_Worker(self))
 
     def cancel(self) -> None:
-        """Stop at the work's next check; ``cancelled`` follows."""
+        """Send ``cancelled`` now (unless the job has ended) and stop the work at its next check."""
         self.token.cancel()
+        self._end(self.cancelled)
+
+    def _end(self, signal, *args) -> None:
+        if not self._ended:
+            self._ended = True
+            signal.emit(*args)
+
+    def _relay_progress(self, done: int, total: int, phase: str) -> None:
+        if not self._ended:
+            self.progress.emit(done, total, phase)
+
+    def _relay_done(self, result) -> None:
+        self._end(self.done, result)
+
+    def _relay_failed(self, report) -> None:
+        self._end(self.failed, report)
+
+    def _relay_cancelled(self) -> None:
+        self._end(self.cancelled)
 
     def wait(self, timeout_ms: int = -1) -> bool:
         """Until the worker ended; False on timeout."""
