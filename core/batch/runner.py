@@ -69,6 +69,8 @@ def run_tasks(function, tasks: dict, resume_dir: Path | None = None, *, client_f
         Tasks by :func:`task_key`.
     resume_dir : pathlib.Path, optional
         Where results are kept; results found there are not computed again.
+        Once a result cannot be written there (a full disk, a read-only
+        folder), the run goes on without keeping the rest.
     client_factory : callable
         A context manager giving a dask.distributed Client (default: :func:`dask_client`).
     progress : callable, optional
@@ -114,7 +116,10 @@ def _collect(futures, keys, results, resume_dir, progress, weights, done, total)
     for future in as_completed(futures):
         key = keys[future.key]
         results[key] = future.result()
-        _save(resume_dir, key, results[key])
+        try:
+            _save(resume_dir, key, results[key])
+        except OSError:  # a full disk or a read-only folder: the run goes on without keeping its results
+            resume_dir = None  # (the output's own write then names the output if it fails too)
         done += weights.get(key, 1)
         if progress:
             progress(done, total)

@@ -121,3 +121,19 @@ def test_changed_settings_are_not_taken_from_an_earlier_run():
     task = {"source": "a.tif", "settings": {"nodes": 8}, "pieces": [[0, 1.0, 2.0, 3.0, 4.0]]}
     assert task_key(task) != task_key({**task, "settings": {"nodes": 9}})
     assert task_key(task) == task_key(dict(task))
+
+
+def test_a_resume_folder_that_cannot_be_written_does_not_stop_the_run(scene, refined, tmp_path, monkeypatch):
+    import core.io.geojson
+
+    _, image, lines = scene
+    out = tmp_path / "unkept.gpkg"
+
+    def full_disk(path, text):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(core.io.geojson, "atomic_write_text", full_disk)  # what the resume files are written with
+    report = refine_layer(lines, [image], out, client_factory=THREADS, tile_px=64)
+    assert report.pieces_resumed == 0 and out.exists()
+    _, parts, _ = _read(out)
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(parts, refined[2]))
