@@ -4,7 +4,9 @@ The twins of :mod:`core.knapsack`'s CPU solvers (same signatures,
 :class:`core.knapsack.problems.SolverResult`, checked on the host).  Methods
 and memory policy: docs/notes/gpu.md, "Knapsack methods".  Solves hold
 :data:`gpu.device.LOCK`; the method modules, which load numba.cuda, are
-imported inside the solvers.
+imported inside the solvers.  An instance whose dynamic program does not fit
+the device (a capacity of 10^10) is solved by the host's state lists instead
+(:func:`_on_host`; ``method`` ``"host-..."``), as ``backend="cpu"`` would.
 """
 
 from __future__ import annotations
@@ -68,8 +70,31 @@ def _divided(weights: np.ndarray, capacity: int):
     return (weights // divisor, capacity // divisor) if divisor > 1 else (weights, capacity)
 
 
-def _solve_kp2_lists(profits, w1, w2, c1, c2, budget) -> list[SolverResult]:
-    """Meet in the middle for the instances with few items, the row DP for the rest."""
+def _on_host(kind: str, problem, memory_budget_bytes, refused: MemoryBudgetError) -> SolverResult:
+    """The host's solver (core.knapsack, ``method="auto"``) for a problem whose GPU dynamic program does not fit.
+
+    Its state lists cost what the instance's structure makes them cost, not its
+    capacity, so they solve many instances the device cannot hold a capacity DP
+    for (KP1 with C = 10^10).  ``method`` is the host's, prefixed ``host-``;
+    where the host refuses too, the GPU's refusal ``refused`` is raised.
+    """
+    from core.knapsack import kp1, kp2, mckp, subset_sum
+
+    host = {"kp1": kp1.solve_kp1, "kp2": kp2.solve_kp2, "subset-sum": subset_sum.solve_subset_sum,
+            "mckp": mckp.solve_mckp}[kind]
+    try:
+        value, selected, method = host(problem, memory_budget_bytes)
+    except MemoryBudgetError:
+        raise refused from None
+    return SolverResult(value, selected, f"host-{method}")
+
+
+def _solve_kp2_lists(profits, w1, w2, c1, c2, budget, host=None) -> list[SolverResult]:
+    """Meet in the middle for the instances with few items, the row DP for the rest.
+
+    ``host(k, refused)`` solves instance ``k`` whose row DP does not fit the budget
+    (None: MemoryBudgetError).
+    """
     from gpu.knapsack import mitm  # loads numba.cuda (see the module docstring)
 
     solved, results = mitm.solve_batch(profits, w1, w2, c1, c2, config.KNAPSACK_MITM_MAX_ITEMS, budget)
@@ -80,13 +105,21 @@ def _solve_kp2_lists(profits, w1, w2, c1, c2, budget) -> list[SolverResult]:
     if rest:
         pick = lambda seq: [seq[k] for k in rest]  # noqa: E731
         rows = _solve_rows(pick(profits), pick(w1), pick(w2), pick(c1), pick(c2), budget)
-        for k, (value, selected) in zip(rest, rows):
-            out[k] = SolverResult(value, selected, "dp-rows")
+        for k, row in zip(rest, rows):
+            if isinstance(row, MemoryBudgetError):
+                if host is None:
+                    raise row
+                out[k] = host(k, row)
+            else:
+                out[k] = SolverResult(*row, "dp-rows")
     return out
 
 
 def _solve_rows(profits, w1, w2, c1, c2, budget):
-    """Row method for a list of KP2 instances (KP1: w1 = 0, c1 = 0), split to fit the budget."""
+    """Row method for a list of KP2 instances (KP1: w1 = 0, c1 = 0), split to fit the budget.
+
+    ``(value, selected)`` per instance, or the MemoryBudgetError of one that does not fit alone.
+    """
     from gpu.knapsack import rows  # these two load numba.cuda (see the module docstring)
     from gpu.knapsack.plan import PlanTooLargeError, plan_batch
 
@@ -100,7 +133,7 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
         needed = rows.device_bytes(plan, dtype.itemsize)
     if plan is None or needed > budget:
         if len(profits) == 1:
-            raise MemoryBudgetError("the KP dynamic program on the GPU", needed, budget)
+            return [MemoryBudgetError("the KP dynamic program on the GPU", needed, budget)]
         half = len(profits) // 2
         return (_solve_rows(profits[:half], w1[:half], w2[:half], c1[:half], c2[:half], budget)
                 + _solve_rows(profits[half:], w1[half:], w2[half:], c1[half:], c2[half:], budget))
@@ -130,7 +163,8 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverRes
         result = SolverResult(value, usable[taken == 1].astype(np.int64), "wavefront")
     else:
         zeros = np.zeros_like(w)
-        (result,) = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget)
+        (result,) = _solve_kp2_lists([p], [zeros], [w], [0], [c], budget,
+                                     lambda k, refused: _on_host("kp1", problem, memory_budget_bytes, refused))
     selected = result.selected
     _check("KP1", result.value, int(p[selected].sum()), int(problem.weights[selected].sum()) <= problem.capacity)
     return result
@@ -157,7 +191,8 @@ def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[So
     first = [_divided(q.weights1, q.capacity1) for q in problems]
     second = [_divided(q.weights2, q.capacity2) for q in problems]
     return _solve_kp2_lists([q.profits for q in problems], [w for w, _ in first], [w for w, _ in second],
-                            [c for _, c in first], [c for _, c in second], budget)
+                            [c for _, c in first], [c for _, c in second], budget,
+                            lambda k, refused: _on_host("kp2", problems[k], memory_budget_bytes, refused))
 
 
 @_on_device
@@ -171,8 +206,11 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None)
     if isinstance(reduced, tuple):
         (value, selected), method = reduced, "trivial"
     else:
-        value, selected, _ = subset_sum.solve_plan(reduced, config.SUBSET_SUM_METHOD, budget)
-        method = config.SUBSET_SUM_METHOD
+        try:
+            value, selected, _ = subset_sum.solve_plan(reduced, config.SUBSET_SUM_METHOD, budget)
+            method = config.SUBSET_SUM_METHOD
+        except MemoryBudgetError as refused:
+            value, selected, method = _on_host("subset-sum", problem, memory_budget_bytes, refused)
     _check("subset-sum", value, int(problem.weights[selected].sum()), value <= problem.capacity)
     return SolverResult(value, selected, method)
 
@@ -188,8 +226,12 @@ def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverR
     sizes = np.cumsum([len(w) for _, w in problem.classes])[:-1]
     weights, capacity = _divided(np.concatenate([w for _, w in problem.classes]), problem.capacity)
     classes = [(p, w) for (p, _), w in zip(problem.classes, np.split(weights, sizes))]
-    value, selected = mckp.solve(classes, capacity, budget, dtype, config.MCKP_PRUNE_DOMINATED)
+    try:
+        value, selected = mckp.solve(classes, capacity, budget, dtype, config.MCKP_PRUNE_DOMINATED)
+        method = "dp"
+    except MemoryBudgetError as refused:
+        value, selected, method = _on_host("mckp", problem, memory_budget_bytes, refused)
     worth = sum(int(p[t]) for (p, _), t in zip(problem.classes, selected))
     weight = sum(int(w[t]) for (_, w), t in zip(problem.classes, selected))
     _check("MCKP", value, worth, weight <= problem.capacity)
-    return SolverResult(value, selected, "dp")
+    return SolverResult(value, selected, method)

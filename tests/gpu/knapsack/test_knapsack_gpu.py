@@ -288,13 +288,17 @@ def test_weights_with_a_common_factor_need_no_more_memory_than_without(path):
 def test_memory_budget_refusals_name_the_bytes_needed():
     from gpu.knapsack import solve as knapsack
 
-    big = KP1([5] * 40, [3] * 40, 100)
+    rng = np.random.default_rng(5)
+    weights = rng.integers(1, 100, 40)
+    big = KP1(rng.integers(1, 100, 40), weights, int(weights.sum()) // 2)  # the host's lists need more too
     with pytest.raises(MemoryBudgetError, match="needs .* bytes but the memory budget is 1,000 bytes"):
         knapsack.solve_kp1(big, memory_budget_bytes=1000)
     with pytest.raises(MemoryBudgetError):
         knapsack.solve_subset_sum(SubsetSum([3, 5, 1000], 1001), memory_budget_bytes=100)
-    with pytest.raises(MemoryBudgetError):
-        knapsack.solve_mckp(MCKP([([1, 2], [3, 4])] * 3, 50), memory_budget_bytes=100)
+    rng = np.random.default_rng(6)
+    classes = [(rng.integers(1, 100, 4), rng.integers(1, 100, 4)) for _ in range(8)]
+    with pytest.raises(MemoryBudgetError, match="MCKP on the GPU"):  # nor the host's lists within 100 bytes
+        knapsack.solve_mckp(MCKP(classes, 300), memory_budget_bytes=100)
     with pytest.raises(MemoryBudgetError, match="meet in the middle"):
         knapsack.solve_kp2(KP2([3, 4], [1, 2], [2, 1], 3, 3), memory_budget_bytes=10)
     with pytest.raises(ValueError, match="memory_budget_bytes"):
@@ -350,6 +354,32 @@ def test_the_launch_loops_stop_at_the_time_limit(monkeypatch):
             knapsack.solve_kp1(KP1(rng.integers(1, 20, 30), rng.integers(1, 9, 30), 100))
         with pytest.raises(TimeLimitError, match="subset sum by one bitset launch on the GPU .*refused before"):
             knapsack.solve_subset_sum(subset)
+
+
+@kernels
+def test_instances_too_large_for_a_device_dp_are_solved_by_the_host_state_lists():
+    from core.knapsack import kp1, kp2, mckp, subset_sum
+    from gpu.knapsack import solve as knapsack
+
+    rng = np.random.default_rng(11)
+    weights = rng.integers(10**10, 10**11, 40)
+    big_kp1 = KP1(rng.integers(1, 1000, 40), weights, int(weights.sum()) // 2)  # a DP of 10^12 cells
+    big_subset = SubsetSum(weights[:24], int(weights[:24].sum()) // 2)
+    classes = [(rng.integers(1, 1000, 3), rng.integers(10**10, 10**11, 3)) for _ in range(12)]
+    big_mckp = MCKP(classes, sum(int(w.min()) + int(w.max()) for _, w in classes) // 2)
+    w1, w2 = rng.integers(10**9, 10**10, 30), rng.integers(10**9, 10**10, 30)
+    big_kp2 = KP2(rng.integers(1, 1000, 30), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
+    small_kp2 = KP2([6, 10, 7], [5, 6, 4], [2, 7, 6], 9, 8)
+    for gpu_solver, host_solver, problem in ((knapsack.solve_kp1, kp1.solve_kp1, big_kp1),
+                                             (knapsack.solve_subset_sum, subset_sum.solve_subset_sum, big_subset),
+                                             (knapsack.solve_mckp, mckp.solve_mckp, big_mckp),
+                                             (knapsack.solve_kp2, kp2.solve_kp2, big_kp2)):
+        result, host = gpu_solver(problem), host_solver(problem)
+        assert result.method == f"host-{host.method}" and result.value == host.value
+    small, big = knapsack.solve_kp2_batch([small_kp2, big_kp2])  # the batch goes on around the large one
+    assert small.value == 13 and not small.method.startswith("host") and big.method.startswith("host-")
+    with pytest.raises(MemoryBudgetError, match="on the GPU"):  # where the host refuses too: the GPU's refusal
+        knapsack.solve_kp1(big_kp1, memory_budget_bytes=1000)
 
 
 # --- no kernels: host logic and errors ---------------------------------------

@@ -61,10 +61,13 @@ def test_windows_beyond_any_memory_are_refused_before_int64_sizes_wrap():
     assert refused.value.needed_bytes > 2**60
 
 
-def test_the_gpu_row_method_refuses_such_an_instance_with_the_bytes_needed():
+def test_the_gpu_row_method_reports_such_an_instance_with_the_bytes_needed():
     from gpu.knapsack import solve as knapsack
 
     weights = np.array([2**40 + 1, 2**40 + 3, 2**41 + 7, 2**41 + 9], dtype=np.int64)
-    with pytest.raises(MemoryBudgetError, match="GPU") as refused:
-        knapsack._solve_rows([np.ones(4, np.int64)], [weights], [weights[::-1].copy()], [2**42], [2**42], 2**62)
-    assert refused.value.needed_bytes > 2**60
+    (refused,) = knapsack._solve_rows([np.ones(4, np.int64)], [weights], [weights[::-1].copy()], [2**42], [2**42],
+                                      2**62)
+    assert isinstance(refused, MemoryBudgetError) and "GPU" in str(refused) and refused.needed_bytes > 2**60
+    with pytest.raises(MemoryBudgetError, match="GPU"):  # without a host to hand it to
+        knapsack._solve_kp2_lists([np.ones(30, np.int64)], [np.full(30, 2**40 + 1)], [np.full(30, 2**40 + 3)],
+                                  [2**42], [2**42], 2**62)
