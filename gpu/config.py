@@ -53,6 +53,10 @@ KNAPSACK_DEVICE_MEMORY_SHARE = 0.7
 #: Keep the large DP buffers in the device workspace between solves (gpu.knapsack.release_memory frees them).
 KNAPSACK_KEEP_WORKSPACE = True
 
+#: KP1: try the host's reductions and first states (core.knapsack.kp1.solve_kp1_quick) before the GPU's DP;
+#: they settle most instances in milliseconds (the kernel tests and benchmarks turn it off).
+KNAPSACK_HOST_FIRST = True
+
 #: KP1 with at least this many usable items runs the persistent wavefront kernel when it fits.
 KNAPSACK_WAVEFRONT_MIN_ITEMS = 256
 

@@ -17,7 +17,7 @@ from core.knapsack.progress import report
 from core.knapsack.states import STATE_BYTES
 from core.memory import resolve_budget
 
-__all__ = ["METHODS", "capacity_windows", "row_dtype", "solve_kp1"]
+__all__ = ["METHODS", "capacity_windows", "row_dtype", "solve_kp1", "solve_kp1_quick"]
 
 INT32_LIMIT = 2**31 - 1
 METHODS = ("auto", "dp", "states")
@@ -215,17 +215,29 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None, method: str 
         return _solve(problem, budget, method)
 
 
-def _solve(problem: KP1, budget: int, method: str) -> SolverResult:
+def solve_kp1_quick(problem: KP1, memory_budget_bytes: int | None = None) -> SolverResult | None:
+    """The reductions and the first :data:`QUICK_STATES` states of the lists: the optimum where they settle it.
+
+    None where they do not (no DP runs): for a caller with a faster DP of its
+    own, the GPU twin, which thus leaves to the host the many instances the
+    lists solve in milliseconds.  ``method`` as for :func:`solve_kp1`.
+    """
+    return _solve(problem, resolve_budget(memory_budget_bytes), "quick")
+
+
+def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
     profits, weights = problem.profits, problem.weights
     always = np.flatnonzero((weights == 0) & (profits > 0))
     items = np.flatnonzero((weights > 0) & (weights <= problem.capacity) & (profits > 0))
-    state = {"method": "dp"}
+    state = {"method": "reduction" if method == "quick" else "dp"}
     chosen = items
     if int(weights[items].sum()) > problem.capacity:
         if method == "dp":
             mask = _dp_mask(profits[items], weights[items], problem.capacity, budget, state)
         else:
             mask = _core_mask(profits[items], weights[items], problem.capacity, budget, method, state)
+            if mask is None:  # "quick": the lists did not settle it
+                return None
         chosen = items[mask]
     selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
     return SolverResult(int(profits[selected].sum()), selected, state["method"])
@@ -278,6 +290,12 @@ def _core_mask(profits, weights, capacity, budget, method, state):
     dp_cells = len(free) * room // weights_gcd(setup.weights[free])
     dp_bytes = _dp_bytes(setup.weights[free], room)
     report("states", setup.upper_bound - setup.lower_bound, setup.lower_bound)
+    if method == "quick":
+        if first_stage_bytes() > budget:
+            return None
+        mask, _ = solve_by_bounds(setup, QUICK_STATES, QUICK_STATES, budget // STATE_BYTES)
+        state["method"] = "states"
+        return mask
     if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and dp_bytes <= budget:
         report("dp", setup.upper_bound - setup.lower_bound, setup.lower_bound)
         return _reduced_dp(setup, free, room, budget, state)

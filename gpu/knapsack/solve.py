@@ -145,8 +145,12 @@ def _solve_rows(profits, w1, w2, c1, c2, budget):
 def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None) -> SolverResult:
     """Exact 0-1 knapsack on the GPU; ``memory_budget_bytes`` defaults to a share of the free device memory."""
     _require(problem, KP1)
+    from core.knapsack.kp1 import solve_kp1_quick
     from gpu.knapsack import wavefront  # loads numba.cuda (see the module docstring)
 
+    quick = solve_kp1_quick(problem) if config.KNAPSACK_HOST_FIRST else None  # most instances: in ms
+    if quick is not None:
+        return SolverResult(quick.value, quick.selected, f"host-{quick.method}")
     budget = _budget(memory_budget_bytes)
     p = problem.profits
     w, c = _divided(problem.weights, problem.capacity)

@@ -118,3 +118,23 @@ def test_auto_reports_the_method_that_ran():
     assert solve_kp1(KP1([60, 100, 120], [10, 20, 30], 50)).method == "dp"  # tiny: the DP outright
     big = pisinger("uncorrelated", 2000, 10**7, 50, 100, seed=2)  # C ~ 5e9
     assert solve_kp1(big).method in ("states", "reduction")
+
+
+def test_the_quick_lists_give_the_optimum_or_nothing():
+    from core.knapsack.kp1 import solve_kp1_quick
+
+    rng = np.random.default_rng(21)
+    settled = 0
+    for _ in range(30):
+        n = int(rng.integers(1, 60))
+        weights = rng.integers(1, 10**6, n)
+        problem = KP1(rng.integers(1, 10**6, n), weights, int(rng.integers(0, weights.sum() + 1)))
+        quick = solve_kp1_quick(problem)
+        if quick is not None:
+            settled += 1
+            assert quick.value == solve_kp1(problem).value and quick.method in ("states", "reduction")
+            assert int(problem.weights[quick.selected].sum()) <= problem.capacity
+            assert int(problem.profits[quick.selected].sum()) == quick.value
+    assert settled >= 25  # random instances: the lists settle nearly all at once
+    assert solve_kp1_quick(pisinger("strongly", 1000, 10**7, 50, 100, seed=1)) is None  # hard: left to the caller
+    assert solve_kp1_quick(jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)) is None

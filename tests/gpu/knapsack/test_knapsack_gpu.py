@@ -46,6 +46,9 @@ SIMULATOR_KNAPSACK_CONFIG = {
 
 @pytest.fixture(autouse=True)
 def small_knapsack_launches(monkeypatch):
+    from gpu import config
+
+    monkeypatch.setattr(config, "KNAPSACK_HOST_FIRST", False)  # the kernels, not the host's quick lists
     if SIMULATOR:
         from gpu import config
         from gpu.knapsack import kernels_mitm
@@ -354,6 +357,19 @@ def test_the_launch_loops_stop_at_the_time_limit(monkeypatch):
             knapsack.solve_kp1(KP1(rng.integers(1, 20, 30), rng.integers(1, 9, 30), 100))
         with pytest.raises(TimeLimitError, match="subset sum by one bitset launch on the GPU .*refused before"):
             knapsack.solve_subset_sum(subset)
+
+
+@kernels
+def test_kp1_tries_the_host_quick_lists_first_by_default(monkeypatch):
+    from gpu import config
+    from gpu.knapsack import solve as knapsack
+
+    problem = KP1([60, 100, 120, 30, 45], [10, 20, 30, 7, 9], 50)
+    on_gpu = knapsack.solve_kp1(problem)  # the kernel tests' setting: the GPU's own methods
+    monkeypatch.setattr(config, "KNAPSACK_HOST_FIRST", True)
+    first = knapsack.solve_kp1(problem)
+    assert first.method.startswith("host-") and not on_gpu.method.startswith("host-")
+    assert first.value == on_gpu.value
 
 
 @kernels
