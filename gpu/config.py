@@ -53,7 +53,8 @@ KNAPSACK_DEVICE_MEMORY_SHARE = 0.7
 #: Keep the large DP buffers in the device workspace between solves (gpu.knapsack.release_memory frees them).
 KNAPSACK_KEEP_WORKSPACE = True
 
-#: KP1: try the host's reductions and first states (core.knapsack.kp1.solve_kp1_quick) before the GPU's DP;
+#: KP1 and MCKP: try the host's reductions and first states (core.knapsack.kp1.solve_kp1_quick,
+#: core.knapsack.mckp.solve_mckp_quick) before the GPU's DP;
 #: they settle most instances in milliseconds (the kernel tests and benchmarks turn it off).
 KNAPSACK_HOST_FIRST = True
 

@@ -16,7 +16,7 @@ from core.knapsack.problems import MCKP, MemoryBudgetError, SolverResult, weight
 from core.knapsack.progress import report
 from core.memory import resolve_budget
 
-__all__ = ["METHODS", "dominance_filter", "solve_mckp"]
+__all__ = ["METHODS", "QUICK_WORK", "dominance_filter", "solve_mckp", "solve_mckp_quick"]
 
 
 def dominance_filter(profits: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -212,13 +212,28 @@ def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None, method: st
         return _solve(problem, budget, method)
 
 
-def _solve(problem: MCKP, budget: int, method: str) -> SolverResult:
+#: Candidate states of :func:`solve_mckp_quick`'s lists.
+QUICK_WORK = 1_000_000
+
+
+def solve_mckp_quick(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverResult | None:
+    """The reductions and at most :data:`QUICK_WORK` candidate states of the lists: the optimum where they settle it.
+
+    None where they do not (no DP runs): for a caller with a faster DP of its
+    own, the GPU twin.  ``method`` as for :func:`solve_mckp`.
+    """
+    return _solve(problem, resolve_budget(memory_budget_bytes), "quick")
+
+
+def _solve(problem: MCKP, budget: int, method: str) -> SolverResult | None:
     red = _Reduced(problem)
-    state = {"method": "dp"}
+    state = {"method": "reduction" if method == "quick" else "dp"}
     selected = red.fixed.copy()
     n_dp = len(red.dp_classes)
     if n_dp:
         chosen = _chosen(red, n_dp, budget, method, state)
+        if chosen is None:  # "quick": the lists did not settle it
+            return None
         for k, keep, j in zip(red.dp_classes, red.kept, chosen):
             selected[k] = keep[j]
     value = sum(int(p[j]) for (p, _), j in zip(problem.classes, selected))
@@ -227,6 +242,13 @@ def _solve(problem: MCKP, budget: int, method: str) -> SolverResult:
 
 def _chosen(red, n_dp, budget, method, state):
     """Chosen DP item of every DP class, by the method asked for (or chosen by ``auto``)."""
+    if method == "quick":
+        if first_stage_bytes(red) > budget:
+            return None
+        status, choice, _ = solve_classes_by_states(red.profits.astype(np.int64), red.weights, red.class_start,
+                                                    red.capacity, QUICK_WORK, budget // STATE_BYTES)
+        state["method"] = "states"
+        return choice if status == DONE else None
     cells, dp_bytes = _dp_cost(red, n_dp)
     what = f"MCKP by the capacity DP ({n_dp:,} classes, capacity {red.capacity:,})"
     if method == "dp" or (method == "auto" and cells <= DP_OUTRIGHT_CELLS and dp_bytes <= budget):

@@ -223,7 +223,12 @@ def solve_subset_sum(problem: SubsetSum, memory_budget_bytes: int | None = None)
 def solve_mckp(problem: MCKP, memory_budget_bytes: int | None = None) -> SolverResult:
     """Exact multiple-choice knapsack on the GPU; ``selected`` is (m,), the chosen item within each class."""
     _require(problem, MCKP)
+    from core.knapsack.mckp import solve_mckp_quick
     from gpu.knapsack import mckp  # loads numba.cuda (see the module docstring)
+
+    quick = solve_mckp_quick(problem) if config.KNAPSACK_HOST_FIRST else None  # most instances: in ms
+    if quick is not None:
+        return SolverResult(quick.value, quick.selected, f"host-{quick.method}")
 
     budget = _budget(memory_budget_bytes)
     dtype = value_dtype(sum(int(p.max()) for p, _ in problem.classes))

@@ -169,3 +169,20 @@ def test_generator_is_seeded_and_checks_its_kind():
     assert all(np.all(np.diff(w) > 0) for _, w in a.classes)  # prefix sums: weights increase
     with pytest.raises(ValueError, match="kind must be one of"):
         pisinger_mckp("circle", 3, 4)
+
+
+def test_the_quick_lists_give_the_optimum_or_nothing():
+    from core.knapsack.generators import pisinger_mckp
+    from core.knapsack.mckp import solve_mckp, solve_mckp_quick
+
+    settled = {"uncorrelated": 0, "weakly": 0, "strongly": 0}
+    for seed in range(12):
+        kind = ("uncorrelated", "weakly", "strongly")[seed % 3]
+        problem = pisinger_mckp(kind, 30, 5, 10**6, seed=seed)
+        quick = solve_mckp_quick(problem)
+        if quick is not None:
+            settled[kind] += 1
+            assert quick.value == solve_mckp(problem).value and quick.method in ("states", "reduction")
+            assert sum(int(w[j]) for (_, w), j in zip(problem.classes, quick.selected)) <= problem.capacity
+    assert settled["uncorrelated"] == 4  # the easy class: settled at once; the correlated ones may be left
+    assert solve_mckp_quick(pisinger_mckp("weakly", 100, 10, 10**9, seed=1)) is None  # hard: left to the caller

@@ -360,7 +360,7 @@ def test_the_launch_loops_stop_at_the_time_limit(monkeypatch):
 
 
 @kernels
-def test_kp1_tries_the_host_quick_lists_first_by_default(monkeypatch):
+def test_kp1_and_mckp_try_the_host_quick_lists_first_by_default(monkeypatch):
     from gpu import config
     from gpu.knapsack import solve as knapsack
 
@@ -370,6 +370,12 @@ def test_kp1_tries_the_host_quick_lists_first_by_default(monkeypatch):
     first = knapsack.solve_kp1(problem)
     assert first.method.startswith("host-") and not on_gpu.method.startswith("host-")
     assert first.value == on_gpu.value
+    monkeypatch.setattr(config, "KNAPSACK_HOST_FIRST", False)
+    classes = MCKP([([3, 8, 9], [1, 5, 9]), ([4, 6], [2, 3]), ([2, 7, 5], [1, 4, 6])], 12)
+    on_gpu = knapsack.solve_mckp(classes)
+    monkeypatch.setattr(config, "KNAPSACK_HOST_FIRST", True)
+    first = knapsack.solve_mckp(classes)
+    assert first.method.startswith("host-") and on_gpu.method == "dp" and first.value == on_gpu.value
 
 
 @kernels
