@@ -225,7 +225,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         if len(ow) < 2 * n:
             ow, op, ov = _grow(ow, 2 * n), _grow(op, 2 * n), _grow(ov, 2 * n)
         m = _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop)
-        if m < 0:
+        if m < 0 or stop[0]:  # (after a whole merge too: its scans, pairing and pruning are as long again)
             status = OUT_OF_TIME  # the list sw is intact: the best state and the snapshots stay valid
             break
         work += 2 * n
