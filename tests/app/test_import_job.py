@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import numpy as np
 import pytest
 
-import app.import_job as import_job
 from app.model.document import sample_scene_path
 from core.io.raster import open_raster
+from tests.app.holding import hold_at_line
 
 
 @pytest.fixture(scope="module")
@@ -52,19 +51,7 @@ def test_the_worker_import_adds_what_the_direct_import_adds_in_one_undo_step(qtb
 def test_cancel_stops_the_import_and_adds_nothing(qtbot, make_window, many_lines, monkeypatch):
     # Cancel pressed while the lines are placed: the worker waits at its 100th line until the test
     # holds the job and has cancelled it (a worker faster than the GUI thread would otherwise finish first).
-    monkeypatch.setattr(import_job, "PROGRESS_EVERY", 10)
-    reached, cancelled_now = threading.Event(), threading.Event()
-    placed = []
-    original = import_job.WatchedRaster.lonlat_to_pixel
-
-    def placing(self, lon, lat):
-        placed.append(self._placed)
-        if self._placed == 100:
-            reached.set()
-            cancelled_now.wait(30)
-        return original(self, lon, lat)
-
-    monkeypatch.setattr(import_job.WatchedRaster, "lonlat_to_pixel", placing)
+    reached, cancelled_now, placed = hold_at_line(monkeypatch, "lonlat_to_pixel")
     window = make_window()
     window.open_image(None)
     job = window.feature_io.start_import(many_lines)

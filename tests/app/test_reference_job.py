@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QTimer
 
-import app.import_job as import_job
 from app import dialogs
 from app.model.document import sample_scene_path
 from app.model.reference import load_reference_layer
 from core.io.raster import open_raster
 from core.vector import ExportLine, write_lines
+from tests.app.holding import hold_at_line
 
 LINES = 1200
 
@@ -33,18 +33,7 @@ def layer_path(tmp_path_factory):
 @pytest.fixture
 def held_at_line(monkeypatch):
     """The worker waits at its 100th placed line until the test releases it: (reached, release, placed)."""
-    monkeypatch.setattr(import_job, "PROGRESS_EVERY", 10)
-    reached, release, placed = threading.Event(), threading.Event(), []
-    original = import_job.WatchedRaster.map_to_pixel
-
-    def placing(self, xs, ys):
-        placed.append(self._placed)
-        if self._placed == 100:
-            reached.set()
-            release.wait(30)
-        return original(self, xs, ys)
-
-    monkeypatch.setattr(import_job.WatchedRaster, "map_to_pixel", placing)
+    reached, release, placed = hold_at_line(monkeypatch, "map_to_pixel")
     yield reached, release, placed
     release.set()
 

@@ -10,6 +10,7 @@ from app.model.reference import ReferenceLayer, ReferenceLayers, load_reference_
 from core.batch.layers import write_line_layer
 from core.io.geojson import GeoJSONError
 from core.io.raster import open_raster
+from tests.geo_reference import pixels_in_crs
 
 
 @pytest.fixture
@@ -39,23 +40,13 @@ def test_vertices_and_segments_of_the_visible_layers():
     assert layers.to_list() == [{"path": "/a.gpkg", "colour": a.colour, "visible": False}]
 
 
-def _pixel_line_in(crs: str, raster, pixels: np.ndarray) -> np.ndarray:
-    """``pixels`` of ``raster`` as positions in ``crs``, through rasterio directly (not LineSnap's reading code)."""
-    from rasterio.warp import transform
-    t = raster.transform
-    mx = t.a * pixels[:, 0] + t.b * pixels[:, 1] + t.c
-    my = t.d * pixels[:, 0] + t.e * pixels[:, 1] + t.f
-    xs, ys = transform(raster.crs, crs, mx.tolist(), my.tolist())
-    return np.column_stack([xs, ys])
-
-
 @pytest.mark.parametrize("suffix", [".gpkg", ".fgb", ".shp"])
 def test_a_layer_in_another_crs_lands_on_its_pixels(tmp_path, sample_scene, suffix):
     rng = np.random.default_rng(7)
     with open_raster(sample_scene) as raster:
         lines = [rng.uniform(10, 1400, size=(k, 2)) for k in (2, 5)]
         path = tmp_path / f"roads{suffix}"
-        write_line_layer(path, [[_pixel_line_in("EPSG:3857", raster, line)] for line in lines],
+        write_line_layer(path, [[pixels_in_crs("EPSG:3857", raster, line)] for line in lines],
                          {"name": ["a", "b"]}, "EPSG:3857")
         layer = load_reference_layer(path, raster)
     assert layer.path == str(path.resolve()) and layer.name == "roads"

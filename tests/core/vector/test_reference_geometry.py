@@ -11,6 +11,7 @@ from app.model.document import sample_scene_path
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, write_geojson
 from core.io.raster import open_raster
 from core.vector import read_line_geometry
+from tests.geo_reference import pixels_in_crs
 
 LINES = [np.array([[10.5, 20.25], [300.0, 400.0], [512.125, 90.0]]), np.array([[700.0, 700.0], [710.0, 1200.5]])]
 
@@ -33,16 +34,6 @@ def no_python_json(monkeypatch):
     monkeypatch.setattr(core.vector.reading, "read_geojson", refuse)
 
 
-def _positions_in(crs: str, raster, pixels: np.ndarray) -> np.ndarray:
-    """``pixels`` as positions in ``crs``, through rasterio directly (not LineSnap's reading code)."""
-    from rasterio.warp import transform
-    t = raster.transform
-    mx = t.a * pixels[:, 0] + t.b * pixels[:, 1] + t.c
-    my = t.d * pixels[:, 0] + t.e * pixels[:, 1] + t.f
-    xs, ys = transform(raster.crs, crs, mx.tolist(), my.tolist())
-    return np.column_stack([xs, ys])
-
-
 def _collection(lines, crs_name=None) -> dict:
     document = {"type": "FeatureCollection", "features": [
         {"type": "Feature", "properties": {"k": k}, "geometry": {"type": "LineString", "coordinates": line.tolist()}}
@@ -54,7 +45,7 @@ def _collection(lines, crs_name=None) -> dict:
 
 @pytest.mark.parametrize("crs", [None, "EPSG:3857"])
 def test_geojson_in_wgs84_or_a_legacy_crs_lands_on_its_pixels(tmp_path, scene, crs, no_python_json):
-    lines = [_positions_in(crs or "EPSG:4326", scene, line) for line in LINES]
+    lines = [pixels_in_crs(crs or "EPSG:4326", scene, line) for line in LINES]
     path = tmp_path / "roads.geojson"
     path.write_text(json.dumps(_collection(lines, crs and "urn:ogc:def:crs:EPSG::3857")))
     got = read_line_geometry(path, scene)
