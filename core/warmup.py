@@ -66,11 +66,11 @@ def _corner_means_both_sizes() -> None:
     """The corner means of the adaptive mode (its last kernel), serial (few corners) and parallel (many)."""
     from core.extraction.appearance import LikelihoodWindow
     from core.extraction.map_scores import corner_path_means
-    from core.polyline.stages import _PARALLEL_MIN_STEPS
+    from core.polyline.stages import PARALLEL_MIN_STEPS
 
     window = LikelihoodWindow(np.ones((8, 8), np.float32), 0, 0, None)
     start, end = np.zeros(2), np.array([700.0, 0.0])  # about 1000 samples per corner
-    for n_corners in (1, _PARALLEL_MIN_STEPS // 900):
+    for n_corners in (1, PARALLEL_MIN_STEPS // 900):
         corner_path_means(window, start, end, np.full((n_corners, 2), 350.0))
 
 

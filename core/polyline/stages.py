@@ -17,15 +17,15 @@ from core.memory import check_allocation
 from core.parallel import PARALLEL_LOCK
 from core.polyline.problem import PolylineSolution, PreparedProblem, infeasible_error, solution_for_path
 
-__all__ = ["TILE_COLUMNS", "Stopwatch", "best_state", "check_solver_memory", "load_tile", "parallel_section",
-           "serial_twin", "solution", "threaded_kernel", "use_threads_for"]
+__all__ = ["PARALLEL_MIN_STEPS", "TILE_COLUMNS", "Stopwatch", "best_state", "check_solver_memory", "load_tile",
+           "parallel_section", "serial_twin", "solution", "threaded_kernel", "use_threads_for"]
 
 #: Columns F[:, q] that one parallel task loads into its tile (8 float64 = one cache line).
 TILE_COLUMNS = 8
 
 #: Stages with fewer elementary steps than this (about a millisecond on one
 #: thread) run on one thread (waking the pool can cost milliseconds on a busy machine).
-_PARALLEL_MIN_STEPS = 1 << 18
+PARALLEL_MIN_STEPS = 1 << 18
 
 
 @contextlib.contextmanager
@@ -41,7 +41,7 @@ def parallel_section():
 
 def use_threads_for(steps: int, threads: int) -> None:
     """One thread for a small stage, ``threads`` for a large one (inside :func:`parallel_section`)."""
-    numba.set_num_threads(1 if steps < _PARALLEL_MIN_STEPS else threads)
+    numba.set_num_threads(1 if steps < PARALLEL_MIN_STEPS else threads)
 
 
 def serial_twin(kernel):
@@ -70,7 +70,7 @@ def threaded_kernel(kernel, serial, steps: int, threads: int):
     Call it inside :func:`parallel_section`; the threshold is :func:`use_threads_for`'s.
     """
     use_threads_for(steps, threads)
-    return serial if steps < _PARALLEL_MIN_STEPS else kernel
+    return serial if steps < PARALLEL_MIN_STEPS else kernel
 
 
 @njit(cache=True, nogil=True)

@@ -49,9 +49,9 @@ def _demo_extraction(**overrides):
 def test_an_extraction_all_serial_equals_it_all_parallel(monkeypatch, points):
     # 33 points: small DP stages; 160: the diagonal stage too.  Scoring kernels (likeness, link
     # scores, corner means) are all covered by the adaptive mode of the sample scene.
-    monkeypatch.setattr(stages, "_PARALLEL_MIN_STEPS", 0)
+    monkeypatch.setattr(stages, "PARALLEL_MIN_STEPS", 0)
     every_parallel = _demo_extraction(points=points)
-    monkeypatch.setattr(stages, "_PARALLEL_MIN_STEPS", 2**62)
+    monkeypatch.setattr(stages, "PARALLEL_MIN_STEPS", 2**62)
     every_serial = _demo_extraction(points=points)
     np.testing.assert_array_equal(every_parallel.vertices_px, every_serial.vertices_px)
     np.testing.assert_array_equal(every_parallel.indices, every_serial.indices)
