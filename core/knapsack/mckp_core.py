@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from core.knapsack import limits
-from core.knapsack.mckp_lists import extend, state_bounds
+from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
 from core.knapsack.progress import report
 
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "solve_classes_by_states"]
@@ -42,7 +42,7 @@ STATE_BYTES = 16
 #: limit is not started.
 EXTEND_S = 25e-9
 #: Relative slack of the float bound tests: rounding may keep a state, never drop one that matters.
-_SLACK = 1e-9
+_SLACK = 1e-12
 #: Pairing (:meth:`_Subproblem._pair`, a pass over the outside items) once a list holds this many states:
 #: short lists are cheap to grow, and their pass would cost as much as the extension.
 PAIRING_STATES = 1000
@@ -76,7 +76,9 @@ def _hull_mask(profits, weights, class_start):
 class _Increments:
     """Hull increments of every class in LP order (slope descending, class order kept on ties)."""
 
-    def __init__(self, profits, weights, class_start):
+    def __init__(self, profits, weights, class_start, rising_only=False):
+        """``rising_only``: drop increments that do not raise the profit (profits that fall with the weight:
+        the LP never takes them; on the hull they end each class)."""
         hull = np.flatnonzero(_hull_mask(profits, weights, class_start))
         cls = np.searchsorted(class_start, hull, side="right") - 1
         step = hull != class_start[cls]  # every hull item but a class's first ends an increment
@@ -92,6 +94,9 @@ class _Increments:
         placed = np.empty_like(order)
         placed[slots] = np.lexsort((self.item, self.cls))
         self.item, self.cls, self.dw, self.dp = (x[placed] for x in (self.item, self.cls, self.dw, self.dp))
+        if rising_only:
+            rising = self.dp > 0
+            self.item, self.cls, self.dw, self.dp = (x[rising] for x in (self.item, self.cls, self.dw, self.dp))
         self.slope = self.dp / self.dw
 
     def prefix(self, outside: np.ndarray):
@@ -120,6 +125,23 @@ def lp_relaxation(profits, weights, class_start, capacity):
     lam = float(slopes[full]) if full < len(inc.item) else 0.0
     bound = float(cum_p[full]) + (capacity - int(cum_w[full])) * lam
     return lam, bound, choice
+
+
+def divisibility(profits, weights, class_start, lam):
+    """``(mu, g, increments)`` of the divisibility bound (:mod:`core.knapsack.mckp_lists`): the integer ``mu``
+    next to the LP slope ``lam`` for which the reduced profits ``p - mu w`` of every item share the largest
+    divisor ``g``, and the hull increments of those reduced profits; ``(0, 1, None)`` when no ``g`` exceeds 1
+    (the bound would be the LP's)."""
+    best = (0, 1, None)
+    for mu in sorted({int(np.floor(lam)), int(np.ceil(lam))}):
+        if mu < 0 or not len(profits):
+            continue
+        reduced = profits - mu * weights
+        g = int(np.gcd.reduce(np.abs(reduced)))
+        if g > best[1]:
+            best = (mu, g, reduced)
+    mu, g, reduced = best
+    return mu, g, None if reduced is None else _Increments(reduced, weights, class_start, rising_only=True)
 
 
 def _reduced_cost_keep(profits, weights, class_start, capacity, lam, incumbent, lp_choice):
@@ -181,7 +203,7 @@ def solve_classes_by_states(profits, weights, class_start, capacity, max_work, m
     free = np.flatnonzero(sizes > 1)
     fixed_weight = int(weights[class_start[:-1] + choice][sizes == 1].sum())
     fixed_profit = int(profits[class_start[:-1] + choice][sizes == 1].sum())
-    sub = _Subproblem(profits, weights, class_start, keep, free, rc)
+    sub = _Subproblem(profits, weights, class_start, keep, free, rc, lam)
     status, sub_choice, sub_value = sub.run(capacity - fixed_weight, value - fixed_profit,
                                             lagrange - fixed_profit, max_work, max_states)
     if sub_choice is not None:
@@ -193,7 +215,7 @@ def solve_classes_by_states(profits, weights, class_start, capacity, max_work, m
 class _Subproblem:
     """The free classes, each shifted to its lightest kept item, in core order (nearest reduced cost first)."""
 
-    def __init__(self, profits, weights, class_start, keep, free, rc):
+    def __init__(self, profits, weights, class_start, keep, free, rc, lam):
         self.local, prof, wts, near, self.costs = [], [], [], [], []
         for k in free:
             s, e = class_start[k], class_start[k + 1]
@@ -215,6 +237,14 @@ class _Subproblem:
         self.flat_p, self.flat_w, self.starts = flat_p, flat_w, starts
         self.item_cls = np.repeat(np.arange(len(wts)), np.diff(starts))
         self.star = None  # the LP's integral choice within the capacity of run()
+        self.mu, self.g, self.reduced = divisibility(flat_p, flat_w, starts, lam)
+
+    def bounds(self, outside):
+        """The arguments ``lp`` and ``div`` of :func:`core.knapsack.mckp_lists.extend` with ``outside`` classes."""
+        lp = self.inc.prefix(outside)[:3]
+        if self.reduced is None:
+            return lp, NO_DIVISOR
+        return lp, (self.mu, self.g) + self.reduced.prefix(outside)[:3]
 
     def run(self, capacity, incumbent, lagrange, max_work, max_states):
         """``(status, class-local choice per free class or None, value)``; ``incumbent`` must be beaten.
@@ -243,16 +273,16 @@ class _Subproblem:
                 return status, self._mapped(best), target + self.base_p
             outside[k] = False
             live = np.flatnonzero(lagrange - self.costs[k] >= target + 1 - _SLACK * (abs(lagrange) + 1.0))
-            cum_w, cum_p, slopes, _ = self.inc.prefix(outside)
-            grown = extend(sw, sp, self.wts[k][live], self.prof[k][live], capacity,
-                           cum_w, cum_p, slopes, float(target + 1), _SLACK, limits.stop_flag())
+            lp, div = self.bounds(outside)
+            grown = extend(sw, sp, self.wts[k][live], self.prof[k][live], capacity, lp, div,
+                           float(target + 1), _SLACK, limits.stop_flag())
             if grown is None:  # the time limit passed within the extension
                 self._out_of_time(t, work, len(sw), target + self.base_p, capacity, 0.0)
             w, p, parent, item = grown
             item = live[item]
             if not len(w):
                 break  # no item of this class, so no state, can beat the incumbent
-            bound, whole, room = state_bounds(w, p, capacity, cum_w, cum_p, slopes)
+            bound, whole, room = state_bounds(w, p, capacity, lp, div)
             i = int(np.argmax(whole))
             if whole[i] > target:
                 best = improve(self.flat_p, self.flat_w, self.starts,

@@ -6,6 +6,15 @@ prefix of it fits the capacity; the next list is the undominated merge of
 those shifted prefixes, done pairwise (``log2(items)`` passes of a two-pointer
 merge, as KP1's lists in :mod:`core.knapsack.states`) instead of sorting every
 candidate, the candidates whose bound cannot beat the incumbent dropped first.
+
+A state's bound is the LP of the classes still outside within its room, and,
+where profits are an integer ``mu`` times the weight plus a multiple of ``g > 1``
+(``p - mu w = 0 mod g`` for every item, as in Pisinger's strongly correlated
+classes, ``p = w + 10 j``), the least of that and the divisibility bound
+``profit + mu room + g floor(LP_r / g)``, ``LP_r`` the LP of the outside
+classes' reduced profits ``p - mu w`` within the room: every completion adds
+at most ``mu room`` plus a multiple of ``g`` no larger than ``LP_r`` (the MCKP
+form of combo's cardinality bound).
 Notes: docs/notes/knapsack.md, "MCKP without a capacity-long row".
 """
 
@@ -14,7 +23,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["extend", "state_bounds"]
+__all__ = ["NO_DIVISOR", "extend", "state_bounds"]
+
+#: Relative (and absolute) slack of the divisibility bound's floor: a reduced LP a rounding below a multiple
+#: of ``g`` still counts as that multiple (a bound may come out high, never low).
+_FLOOR_SLACK = 1e-12
+#: ``div`` of :func:`extend` and :func:`state_bounds` when no divisibility bound applies (``g`` 0).
+NO_DIVISOR = (0, 0, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1))
 
 
 @njit(cache=True, nogil=True)
@@ -38,37 +53,50 @@ def _merge_runs(w, p, ids, a, b, c, ow, op, oi, out):
 
 
 @njit(cache=True, nogil=True)
-def _bound(weight, profit, capacity, cum_w, cum_p, slopes, pos):
-    """``(bound, whole, room, pos)`` of a state; ``pos`` the last increment fitting, searched down from ``pos``."""
-    room = capacity - weight
+def _lp(room, cum_w, cum_p, slopes, pos):
+    """``(lp, whole, pos)``: the LP of the outside increments within ``room`` and its whole part; ``pos`` the
+    last increment fitting, searched down from ``pos`` (a heavier state has less room)."""
     while pos > 0 and cum_w[pos] > room:
         pos -= 1
-    whole = profit + cum_p[pos]
-    return whole + (room - cum_w[pos]) * slopes[pos], whole, room, pos
+    return cum_p[pos] + (room - cum_w[pos]) * slopes[pos], cum_p[pos], pos
 
 
 @njit(cache=True, nogil=True)
-def state_bounds(sw, sp, capacity, cum_w, cum_p, slopes):
-    """Per state of a list: ``(bound, whole, room)``, the LP bound with the outside classes (their increments'
-    prefix sums ``cum_w``, ``cum_p`` from 0, and ``slopes``, the last 0), the value of the state completed
-    by the whole increments that fit, and its room.  The list is sorted by weight, so the break only moves
-    down: one pass."""
+def _bound(weight, profit, capacity, lp, div, pos, pos_div):
+    """``(bound, whole, room, pos, pos_div)`` of a state: the least of its LP bound (``lp``: the outside
+    increments' prefix sums ``cum_w``, ``cum_p`` from 0 and ``slopes``, the last 0) and, where ``div``'s
+    divisor ``g`` is above 1, its divisibility bound (module docstring); ``whole`` the state completed by
+    the whole increments that fit."""
+    room = capacity - weight
+    value, whole, pos = _lp(room, lp[0], lp[1], lp[2], pos)
+    bound = profit + value
+    mu, g = div[0], div[1]
+    if g > 1:
+        reduced, _, pos_div = _lp(room, div[2], div[3], div[4], pos_div)
+        bound = min(bound, profit + mu * room + g * np.floor((reduced * (1.0 + _FLOOR_SLACK) + _FLOOR_SLACK) / g))
+    return bound, profit + whole, room, pos, pos_div
+
+
+@njit(cache=True, nogil=True)
+def state_bounds(sw, sp, capacity, lp, div):
+    """Per state of a list: ``(bound, whole, room)`` (:func:`_bound`).  The list is sorted by weight, so the
+    breaks only move down: one pass."""
     n = len(sw)
     bound, whole, room = np.empty(n, np.float64), np.empty(n, np.int64), np.empty(n, np.int64)
-    pos = len(cum_w) - 1
+    pos, pos_div = len(lp[0]) - 1, len(div[2]) - 1
     for i in range(n):
-        bound[i], whole[i], room[i], pos = _bound(sw[i], sp[i], capacity, cum_w, cum_p, slopes, pos)
+        bound[i], whole[i], room[i], pos, pos_div = _bound(sw[i], sp[i], capacity, lp, div, pos, pos_div)
     return bound, whole, room
 
 
 @njit(cache=True, nogil=True)
-def extend(sw, sp, cw, cp, capacity, cum_w, cum_p, slopes, floor, slack, stop):
+def extend(sw, sp, cw, cp, capacity, lp, div, floor, slack, stop):
     """States after one more class that can still reach ``floor``: undominated ``(w, p, parent, item)``
     sorted by weight, or None when ``stop[0]`` is raised (polled every 65536 candidates and merged
     states: the time limit of :mod:`core.knapsack.limits`).
 
-    A candidate is dropped first when its bound (:func:`state_bounds`, with the classes outside after
-    this one) is below ``floor`` less ``slack`` relative to it; a state it dominates has no larger bound,
+    A candidate is dropped first when its bound (:func:`_bound`, with the classes outside after this
+    one) is below ``floor`` less ``slack`` relative to it; a state it dominates has no larger bound,
     so dropping before the merge loses nothing the merge would keep.
     """
     m = len(cw)
@@ -81,11 +109,11 @@ def extend(sw, sp, cw, cp, capacity, cum_w, cum_p, slopes, floor, slack, stop):
     starts = np.zeros(m + 1, np.int64)
     n = 0
     for j in range(m):
-        pos = len(cum_w) - 1
+        pos, pos_div = len(lp[0]) - 1, len(div[2]) - 1
         for k in range(fit[j + 1] - fit[j]):
             if k & 65535 == 0 and stop[0]:
                 return None
-            bound, _, _, pos = _bound(sw[k] + cw[j], sp[k] + cp[j], capacity, cum_w, cum_p, slopes, pos)
+            bound, _, _, pos, pos_div = _bound(sw[k] + cw[j], sp[k] + cp[j], capacity, lp, div, pos, pos_div)
             if bound >= floor - slack * (abs(bound) + 1.0):
                 w[n], p[n], ids[n] = sw[k] + cw[j], sp[k] + cp[j], k * m + j
                 n += 1

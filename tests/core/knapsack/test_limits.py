@@ -30,7 +30,8 @@ def _hard_subset_sum():
 
 
 def _hard_mckp():
-    return pisinger_mckp("strongly", 200, 50, 10**7, seed=1)
+    """Weakly correlated at R = 10^9: no capacity DP, the state lists run past 30 s without a limit."""
+    return pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
 
 
 def _hard_kp2():

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from core.knapsack import MCKP, MemoryBudgetError, solve
 from core.knapsack.generators import MCKP_KINDS, pisinger_mckp
 from core.knapsack.mckp import _Reduced, solve_mckp
-from core.knapsack.mckp_core import lp_relaxation
-from core.knapsack.mckp_lists import extend, state_bounds
+from core.knapsack.mckp_core import _Increments, divisibility, lp_relaxation
+from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
 from core.knapsack.problems import KnapsackSolution
 from tests.knapsack_reference import brute_mckp, check_mckp_choice, highs_mckp
 
@@ -104,14 +104,14 @@ def test_extension_by_merging_matches_sorting_every_candidate(states, items, cap
     cum_p = np.concatenate([[0], np.cumsum([p for _, p in inc])]).astype(np.int64)
     slopes = np.array([p / w for w, p in inc] + [0.0])
     never = np.zeros(1, np.uint8)
-    w, p, parent, item = extend(sw, sp, cw, cp, capacity, cum_w, cum_p, slopes, float(floor), 0.0, never)
+    w, p, parent, item = extend(sw, sp, cw, cp, capacity, (cum_w, cum_p, slopes), NO_DIVISOR, float(floor), 0.0, never)
     ref_w, ref_p = _extend_by_sorting(sw, sp, cw, cp, capacity)
     alive = _lp_bounds(ref_w, ref_p, capacity, cum_w, cum_p, slopes) >= floor
     np.testing.assert_array_equal(w, ref_w[alive])
     np.testing.assert_array_equal(p, ref_p[alive])
     np.testing.assert_array_equal(sw[parent] + cw[item], w)
     np.testing.assert_array_equal(sp[parent] + cp[item], p)
-    bound, whole, room = state_bounds(w, p, capacity, cum_w, cum_p, slopes)
+    bound, whole, room = state_bounds(w, p, capacity, (cum_w, cum_p, slopes), NO_DIVISOR)
     np.testing.assert_allclose(bound, _lp_bounds(w, p, capacity, cum_w, cum_p, slopes))
     np.testing.assert_array_equal(room, capacity - w)
     np.testing.assert_array_equal(whole, p + cum_p[np.searchsorted(cum_w, room, side="right") - 1])
@@ -121,8 +121,67 @@ def test_extension_stops_when_the_flag_is_raised():
     sw, sp = np.arange(10, dtype=np.int64), np.arange(10, dtype=np.int64)
     cw = cp = np.array([0, 3], np.int64)
     no_increments = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1))
-    assert extend(sw, sp, cw, cp, 100, *no_increments, 0.0, 0.0, np.zeros(1, np.uint8)) is not None
-    assert extend(sw, sp, cw, cp, 100, *no_increments, 0.0, 0.0, np.ones(1, np.uint8)) is None
+    assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0.0, 0.0, np.zeros(1, np.uint8)) is not None
+    assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0.0, 0.0, np.ones(1, np.uint8)) is None
+
+
+@st.composite
+def divisible_classes(draw):
+    """Reduced classes (sorted by weight, the first at 0, 0, profits increasing) whose profits are ``mu w + g x``."""
+    mu, g = draw(st.integers(0, 2)), draw(st.integers(2, 12))
+    profits, weights, starts = [], [], [0]
+    for _ in range(draw(st.integers(1, 4))):
+        w = sorted(set(draw(st.lists(st.integers(1, 60), min_size=1, max_size=4))))
+        x = draw(st.lists(st.integers(0, 9), min_size=len(w), max_size=len(w)))
+        kept = [(0, 0)]
+        for a, b in zip(w, x):  # undominated, as the solver's reduced classes are
+            if mu * a + g * b > kept[-1][1]:
+                kept.append((a, mu * a + g * b))
+        weights += [a for a, _ in kept]
+        profits += [b for _, b in kept]
+        starts.append(len(weights))
+    return mu, g, np.array(profits, np.int64), np.array(weights, np.int64), np.array(starts, np.int64)
+
+
+def _best_completion(profits, weights, starts, room):
+    classes = [(profits[a:b], weights[a:b]) for a, b in zip(starts[:-1], starts[1:])]
+    return brute_mckp(classes, room)
+
+
+@SETTINGS
+@given(divisible_classes(), st.integers(0, 250), st.integers(0, 40), st.integers(0, 5))
+def test_divisibility_bound_bounds_every_completion_and_is_no_looser_than_the_lp(classes, capacity, weight, x):
+    mu, g, profits, weights, starts = classes
+    lp = _Increments(profits, weights, starts).prefix(np.ones(len(starts) - 1, np.bool_))[:3]
+    reduced = _Increments(profits - mu * weights, weights, starts, rising_only=True)
+    div = (mu, g) + reduced.prefix(np.ones(len(starts) - 1, np.bool_))[:3]
+    # a state of the classes already in: any weight, a profit mu w + g x as every choice of them has
+    sw, sp = np.array([weight], np.int64), np.array([mu * weight + g * x], np.int64)
+    bound = state_bounds(sw, sp, capacity, lp, div)[0][0]
+    lp_bound = state_bounds(sw, sp, capacity, lp, NO_DIVISOR)[0][0]
+    assert bound <= lp_bound + 1e-9
+    best = _best_completion(profits, weights, starts, capacity - weight) if weight <= capacity else None
+    if best is not None:
+        assert int(sp[0]) + best <= bound + 1e-9
+
+
+def test_divisibility_is_found_on_strongly_correlated_classes_only():
+    for kind, divisor in (("strongly", 10), ("uncorrelated", 1), ("weakly", 1)):
+        red = _Reduced(pisinger_mckp(kind, 30, 10, 10**6, seed=2))
+        lam = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[0]
+        mu, g, increments = divisibility(red.profits.astype(np.int64), red.weights, red.class_start, lam)
+        assert g == divisor and (increments is None) == (divisor == 1)
+
+
+@SETTINGS
+@given(mckp_instances(max_classes=5, max_items=4, max_weight=40), st.integers(1, 2), st.integers(2, 10))
+def test_states_match_brute_force_when_profits_are_divisible(problem, mu, g):
+    # p = mu w + g x: the divisibility bound is on (strongly correlated classes are of this form)
+    divisible = MCKP([([mu * int(a) + g * int(b) for a, b in zip(w, p)], w) for p, w in problem.classes],
+                     problem.capacity)
+    sol = _states(divisible)
+    assert sol.value == brute_mckp(divisible.classes, divisible.capacity)
+    check_mckp_choice(divisible, sol)
 
 
 @pytest.mark.parametrize("kind", MCKP_KINDS)
