@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from core.knapsack import limits
-from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
+from core.knapsack.mckp_lists import NO_DIVISOR, can_beat, extend, state_bounds
 from core.knapsack.progress import report
 
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "solve_classes_by_states"]
@@ -275,14 +275,14 @@ class _Subproblem:
             live = np.flatnonzero(lagrange - self.costs[k] >= target + 1 - _SLACK * (abs(lagrange) + 1.0))
             lp, div = self.bounds(outside)
             grown = extend(sw, sp, self.wts[k][live], self.prof[k][live], capacity, lp, div,
-                           float(target + 1), _SLACK, limits.stop_flag())
+                           target + 1, _SLACK, limits.stop_flag())
             if grown is None:  # the time limit passed within the extension
                 self._out_of_time(t, work, len(sw), target + self.base_p, capacity, 0.0)
             w, p, parent, item = grown
             item = live[item]
             if not len(w):
                 break  # no item of this class, so no state, can beat the incumbent
-            bound, whole, room = state_bounds(w, p, capacity, lp, div)
+            base, frac, whole, room = state_bounds(w, p, capacity, lp, div)
             i = int(np.argmax(whole))
             if whole[i] > target:
                 best = improve(self.flat_p, self.flat_w, self.starts,
@@ -294,8 +294,8 @@ class _Subproblem:
                 best = improve(self.flat_p, self.flat_w, self.starts,
                                self._paired(t, int(parent[i]), int(item[i]), steps, outside, c, j), capacity)
                 target = int(self.flat_p[self.starts[:-1] + best].sum())
-            alive = np.flatnonzero(bound >= target + 1 - _SLACK * (np.abs(bound) + 1.0))
-            report("states", float(bound[alive].max(initial=target)) - target)
+            alive = np.flatnonzero(can_beat(base, frac, target + 1, _SLACK))
+            report("states", float((base[alive] - target + frac[alive]).max(initial=0.0)))
             sw, sp = w[alive], p[alive]
             steps.append((parent[alive], item[alive]))
             stored += len(alive)

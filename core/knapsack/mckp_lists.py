@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["NO_DIVISOR", "extend", "state_bounds"]
+__all__ = ["NO_DIVISOR", "can_beat", "extend", "state_bounds"]
 
-#: Relative (and absolute) slack of the divisibility bound's floor: a reduced LP a rounding below a multiple
-#: of ``g`` still counts as that multiple (a bound may come out high, never low).
+#: Relative (and absolute) slack of the divisibility bound's floor: a reduced LP's fraction a rounding below
+#: a multiple of ``g`` still counts as that multiple (a bound may come out high, never low).
 _FLOOR_SLACK = 1e-12
 #: ``div`` of :func:`extend` and :func:`state_bounds` when no divisibility bound applies (``g`` 0).
 NO_DIVISOR = (0, 0, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1))
@@ -54,39 +54,54 @@ def _merge_runs(w, p, ids, a, b, c, ow, op, oi, out):
 
 @njit(cache=True, nogil=True)
 def _lp(room, cum_w, cum_p, slopes, pos):
-    """``(lp, whole, pos)``: the LP of the outside increments within ``room`` and its whole part; ``pos`` the
-    last increment fitting, searched down from ``pos`` (a heavier state has less room)."""
+    """``(whole, frac, pos)``: the LP of the outside increments within ``room``, its whole increments' profit
+    (an integer) and the fraction of the next; ``pos`` the last increment fitting, searched down from
+    ``pos`` (a heavier state has less room)."""
     while pos > 0 and cum_w[pos] > room:
         pos -= 1
-    return cum_p[pos] + (room - cum_w[pos]) * slopes[pos], cum_p[pos], pos
+    return cum_p[pos], (room - cum_w[pos]) * slopes[pos], pos
 
 
 @njit(cache=True, nogil=True)
 def _bound(weight, profit, capacity, lp, div, pos, pos_div):
-    """``(bound, whole, room, pos, pos_div)`` of a state: the least of its LP bound (``lp``: the outside
-    increments' prefix sums ``cum_w``, ``cum_p`` from 0 and ``slopes``, the last 0) and, where ``div``'s
-    divisor ``g`` is above 1, its divisibility bound (module docstring); ``whole`` the state completed by
-    the whole increments that fit."""
+    """``(base, frac, whole, room, pos, pos_div)`` of a state: its bound ``base + frac`` (an integer and a
+    fraction of one increment's profit, so that a test against an integer is exact to the fraction's
+    rounding whatever the profits' size), the least of its LP bound (``lp``: the outside increments'
+    prefix sums ``cum_w``, ``cum_p`` from 0 and ``slopes``, the last 0) and, where ``div``'s divisor
+    ``g`` is above 1, its divisibility bound (module docstring); ``whole`` the state completed by the
+    whole increments that fit."""
     room = capacity - weight
-    value, whole, pos = _lp(room, lp[0], lp[1], lp[2], pos)
-    bound = profit + value
+    whole, frac, pos = _lp(room, lp[0], lp[1], lp[2], pos)
+    base = profit + whole
     mu, g = div[0], div[1]
     if g > 1:
-        reduced, _, pos_div = _lp(room, div[2], div[3], div[4], pos_div)
-        bound = min(bound, profit + mu * room + g * np.floor((reduced * (1.0 + _FLOOR_SLACK) + _FLOOR_SLACK) / g))
-    return bound, profit + whole, room, pos, pos_div
+        reduced, reduced_frac, pos_div = _lp(room, div[2], div[3], div[4], pos_div)
+        steps = reduced // g + np.int64(np.floor(((reduced % g) + reduced_frac) * (1.0 + _FLOOR_SLACK) / g
+                                                 + _FLOOR_SLACK))
+        divisible = profit + mu * room + g * steps
+        if divisible - base < frac:
+            base, frac = divisible, 0.0
+    return base, frac, profit + whole, room, pos, pos_div
+
+
+@njit(cache=True, nogil=True)
+def can_beat(base, frac, floor, slack):
+    """Whether a bound ``base + frac`` (:func:`_bound`) reaches the integer ``floor``, less ``slack`` relative
+    to the fraction (its rounding)."""
+    return (base - floor) + frac >= -slack * (np.abs(frac) + 1.0)
 
 
 @njit(cache=True, nogil=True)
 def state_bounds(sw, sp, capacity, lp, div):
-    """Per state of a list: ``(bound, whole, room)`` (:func:`_bound`).  The list is sorted by weight, so the
-    breaks only move down: one pass."""
+    """Per state of a list: ``(base, frac, whole, room)`` (:func:`_bound`).  The list is sorted by weight, so
+    the breaks only move down: one pass."""
     n = len(sw)
-    bound, whole, room = np.empty(n, np.float64), np.empty(n, np.int64), np.empty(n, np.int64)
+    base, frac = np.empty(n, np.int64), np.empty(n, np.float64)
+    whole, room = np.empty(n, np.int64), np.empty(n, np.int64)
     pos, pos_div = len(lp[0]) - 1, len(div[2]) - 1
     for i in range(n):
-        bound[i], whole[i], room[i], pos, pos_div = _bound(sw[i], sp[i], capacity, lp, div, pos, pos_div)
-    return bound, whole, room
+        base[i], frac[i], whole[i], room[i], pos, pos_div = _bound(sw[i], sp[i], capacity, lp, div, pos, pos_div)
+    return base, frac, whole, room
 
 
 @njit(cache=True, nogil=True)
@@ -96,8 +111,8 @@ def extend(sw, sp, cw, cp, capacity, lp, div, floor, slack, stop):
     states: the time limit of :mod:`core.knapsack.limits`).
 
     A candidate is dropped first when its bound (:func:`_bound`, with the classes outside after this
-    one) is below ``floor`` less ``slack`` relative to it; a state it dominates has no larger bound,
-    so dropping before the merge loses nothing the merge would keep.
+    one) cannot reach the integer ``floor`` (:func:`can_beat`); a state it dominates has no larger
+    bound, so dropping before the merge loses nothing the merge would keep.
     """
     m = len(cw)
     fit = np.zeros(m + 1, np.int64)
@@ -113,8 +128,8 @@ def extend(sw, sp, cw, cp, capacity, lp, div, floor, slack, stop):
         for k in range(fit[j + 1] - fit[j]):
             if k & 65535 == 0 and stop[0]:
                 return None
-            bound, _, _, pos, pos_div = _bound(sw[k] + cw[j], sp[k] + cp[j], capacity, lp, div, pos, pos_div)
-            if bound >= floor - slack * (abs(bound) + 1.0):
+            base, frac, _, _, pos, pos_div = _bound(sw[k] + cw[j], sp[k] + cp[j], capacity, lp, div, pos, pos_div)
+            if can_beat(base, frac, floor, slack):
                 w[n], p[n], ids[n] = sw[k] + cw[j], sp[k] + cp[j], k * m + j
                 n += 1
         starts[j + 1] = n

@@ -104,15 +104,15 @@ def test_extension_by_merging_matches_sorting_every_candidate(states, items, cap
     cum_p = np.concatenate([[0], np.cumsum([p for _, p in inc])]).astype(np.int64)
     slopes = np.array([p / w for w, p in inc] + [0.0])
     never = np.zeros(1, np.uint8)
-    w, p, parent, item = extend(sw, sp, cw, cp, capacity, (cum_w, cum_p, slopes), NO_DIVISOR, float(floor), 0.0, never)
+    w, p, parent, item = extend(sw, sp, cw, cp, capacity, (cum_w, cum_p, slopes), NO_DIVISOR, floor, 0.0, never)
     ref_w, ref_p = _extend_by_sorting(sw, sp, cw, cp, capacity)
     alive = _lp_bounds(ref_w, ref_p, capacity, cum_w, cum_p, slopes) >= floor
     np.testing.assert_array_equal(w, ref_w[alive])
     np.testing.assert_array_equal(p, ref_p[alive])
     np.testing.assert_array_equal(sw[parent] + cw[item], w)
     np.testing.assert_array_equal(sp[parent] + cp[item], p)
-    bound, whole, room = state_bounds(w, p, capacity, (cum_w, cum_p, slopes), NO_DIVISOR)
-    np.testing.assert_allclose(bound, _lp_bounds(w, p, capacity, cum_w, cum_p, slopes))
+    base, frac, whole, room = state_bounds(w, p, capacity, (cum_w, cum_p, slopes), NO_DIVISOR)
+    np.testing.assert_allclose(base + frac, _lp_bounds(w, p, capacity, cum_w, cum_p, slopes))
     np.testing.assert_array_equal(room, capacity - w)
     np.testing.assert_array_equal(whole, p + cum_p[np.searchsorted(cum_w, room, side="right") - 1])
 
@@ -121,8 +121,8 @@ def test_extension_stops_when_the_flag_is_raised():
     sw, sp = np.arange(10, dtype=np.int64), np.arange(10, dtype=np.int64)
     cw = cp = np.array([0, 3], np.int64)
     no_increments = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1))
-    assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0.0, 0.0, np.zeros(1, np.uint8)) is not None
-    assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0.0, 0.0, np.ones(1, np.uint8)) is None
+    assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0, 0.0, np.zeros(1, np.uint8)) is not None
+    assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0, 0.0, np.ones(1, np.uint8)) is None
 
 
 @st.composite
@@ -157,8 +157,8 @@ def test_divisibility_bound_bounds_every_completion_and_is_no_looser_than_the_lp
     div = (mu, g) + reduced.prefix(np.ones(len(starts) - 1, np.bool_))[:3]
     # a state of the classes already in: any weight, a profit mu w + g x as every choice of them has
     sw, sp = np.array([weight], np.int64), np.array([mu * weight + g * x], np.int64)
-    bound = state_bounds(sw, sp, capacity, lp, div)[0][0]
-    lp_bound = state_bounds(sw, sp, capacity, lp, NO_DIVISOR)[0][0]
+    bound = sum(x[0] for x in state_bounds(sw, sp, capacity, lp, div)[:2])
+    lp_bound = sum(x[0] for x in state_bounds(sw, sp, capacity, lp, NO_DIVISOR)[:2])
     assert bound <= lp_bound + 1e-9
     best = _best_completion(profits, weights, starts, capacity - weight) if weight <= capacity else None
     if best is not None:
