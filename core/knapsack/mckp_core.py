@@ -46,6 +46,12 @@ _SLACK = 1e-12
 #: Pairing (:meth:`_Subproblem._pair`, a pass over the outside items) once a list holds this many states:
 #: short lists are cheap to grow, and their pass would cost as much as the extension.
 PAIRING_STATES = 1000
+#: Exact fills among the least reduced costs (:meth:`_Subproblem._fill`): once a list holds the first many
+#: states, with items of reduced cost up to the second (profit units); at most ``FILL_HALF_STATES`` states
+#: per list (about 0.2 s).
+FILLS, FILL_HALF_STATES = ((100_000, 0.5), (1_000_000, 1.5)), 1 << 20
+#: ``lp`` and ``floor`` of :func:`core.knapsack.mckp_lists.extend` that keep every state (no bound).
+_NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)), -(1 << 62)
 
 
 @njit(cache=True, nogil=True)
@@ -260,7 +266,7 @@ class _Subproblem:
         self.star = lp_relaxation(self.flat_p, self.flat_w, self.starts, capacity)[2]
         outside = np.ones(len(self.order), np.bool_)
         sw, sp = np.zeros(1, np.int64), np.zeros(1, np.int64)
-        steps, best, work, stored = [], None, 0, 0
+        steps, best, work, stored, filled = [], None, 0, 0, 0
         for t, k in enumerate(self.order):
             candidates = len(sw) * len(self.wts[k])
             if limits.expired() or candidates * EXTEND_S > limits.remaining_s():
@@ -288,6 +294,12 @@ class _Subproblem:
                 best = improve(self.flat_p, self.flat_w, self.starts,
                                self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
                 target = int(self.flat_p[self.starts[:-1] + best].sum())
+            while filled < len(FILLS) and len(w) >= FILLS[filled][0]:
+                found = self._fill(capacity, FILLS[filled][1], max_states)
+                filled += 1
+                if found is not None and found[0] > target:
+                    best = improve(self.flat_p, self.flat_w, self.starts, found[1], capacity)
+                    target = int(self.flat_p[self.starts[:-1] + best].sum())
             paired = self._pair(w, p, outside, capacity) if len(w) >= PAIRING_STATES else None
             if paired is not None and paired[0] > target:
                 _, i, c, j = paired
@@ -350,6 +362,62 @@ class _Subproblem:
         row = int(rows[fits[m]])
         k = int(self.item_cls[row])
         return (int(gain[m]) + int(self.flat_p[base].sum()), int(at[fits[m]]), k, row - int(self.starts[k]))
+
+    def _fill(self, capacity, slack, max_states):
+        """Best choice whose items all have reduced cost at most ``slack`` (the LP's own items always allowed),
+        by two lists (Horowitz and Sahni) over the classes with a choice, as many as two lists of at most
+        :data:`FILL_HALF_STATES` hold, the rest at the LP's choice: ``(value, class-local choice)`` or None.
+
+        Near-degenerate classes (``p = w + U[-10, 10]`` at large ``R``) tie at the LP's slope in many
+        classes; the optimum is then often the LP bound, reached by an exact fill among the ties, which the
+        state lists (whose LP bound never sees the fill) find only after exponentially many states.
+        """
+        items = [np.union1d(np.flatnonzero(costs <= slack), [self.star[c]]) for c, costs in enumerate(self.costs)]
+        cap = min(FILL_HALF_STATES, max_states // 8)
+        halves, sizes = ([], []), [1, 1]
+        for c in sorted((c for c, x in enumerate(items) if len(x) > 1), key=lambda c: -len(items[c])):
+            h = int(sizes[1] < sizes[0])
+            for side in (h, 1 - h):
+                if sizes[side] * len(items[c]) <= cap:
+                    halves[side].append(c)
+                    sizes[side] *= len(items[c])
+                    break
+        if not halves[0]:
+            return None
+        fixed = np.ones(len(items), np.bool_)
+        fixed[halves[0] + halves[1]] = False
+        star = self.starts[:-1] + self.star
+        room = capacity - int(self.flat_w[star[fixed]].sum())
+        lists = [self._half_list(half, items, room) for half in halves]
+        if any(x is None for x in lists):
+            return None
+        (aw, ap, a_steps), (bw, bp, b_steps) = lists
+        at = np.searchsorted(bw, room - aw, side="right") - 1
+        fits = np.flatnonzero(at >= 0)
+        if not len(fits):
+            return None
+        joined = ap[fits] + bp[at[fits]]
+        m = int(np.argmax(joined))
+        chosen = self.star.copy()
+        for half, half_steps, j in ((halves[0], a_steps, int(fits[m])), (halves[1], b_steps, int(at[fits[m]]))):
+            for c, (parent, item) in zip(half[::-1], half_steps[::-1]):
+                chosen[c] = items[c][item[j]]
+                j = int(parent[j])
+        return int(joined[m]) + int(self.flat_p[star[fixed]].sum()), chosen
+
+    def _half_list(self, classes, items, room):
+        """Undominated states of ``classes`` restricted to ``items`` within ``room``: ``(w, p, steps)`` or None
+        when the time limit passed."""
+        sw, sp, steps = np.zeros(1, np.int64), np.zeros(1, np.int64), []
+        for c in classes:
+            start = self.starts[c]
+            grown = extend(sw, sp, self.flat_w[start + items[c]], self.flat_p[start + items[c]], room, _NO_LP,
+                           NO_DIVISOR, _NO_FLOOR, 0.0, limits.stop_flag())
+            if grown is None:
+                return None
+            sw, sp = grown[0], grown[1]
+            steps.append(grown[2:])
+        return sw, sp, steps
 
     def _paired(self, t, parent, item, steps, outside, k, j):
         """Items (own class-local) of a state of step ``t`` paired as :meth:`_pair` says."""

@@ -30,8 +30,10 @@ def _hard_subset_sum():
 
 
 def _hard_mckp():
-    """Weakly correlated at R = 10^9: no capacity DP, the state lists run past 30 s without a limit."""
-    return pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
+    """Weakly correlated at R = 10^9, the room above the lightest items halved: no capacity DP, the state
+    lists run past 30 s without a limit."""
+    drawn = pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
+    return MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2)
 
 
 def _hard_kp2():

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from core.knapsack import MCKP, MemoryBudgetError, solve
 from core.knapsack.generators import MCKP_KINDS, pisinger_mckp
 from core.knapsack.mckp import _Reduced, solve_mckp
-from core.knapsack.mckp_core import _Increments, divisibility, lp_relaxation
+from core.knapsack.mckp_core import _Increments, _Subproblem, divisibility, lp_relaxation
 from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
 from core.knapsack.problems import KnapsackSolution
 from tests.knapsack_reference import brute_mckp, check_mckp_choice, highs_mckp
@@ -182,6 +182,43 @@ def test_states_match_brute_force_when_profits_are_divisible(problem, mu, g):
     sol = _states(divisible)
     assert sol.value == brute_mckp(divisible.classes, divisible.capacity)
     check_mckp_choice(divisible, sol)
+
+
+@SETTINGS
+@given(mckp_instances(max_classes=6, max_items=4, max_weight=60), st.integers(0, 3))
+def test_fill_by_two_lists_is_the_best_choice_among_the_items_it_may_use(problem, seed):
+    red = _Reduced(problem)
+    if not len(red.dp_classes):
+        return
+    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
+    m = len(starts) - 1
+    # reduced costs 0 or 1 at random: the fill may use the items of cost 0 and the LP's own
+    costs = np.random.default_rng(seed).integers(0, 2, len(profits)).astype(np.float64)
+    sub = _Subproblem(profits, weights, starts, np.ones(len(profits), bool), np.arange(m), costs, 1.0)
+    sub.star = lp_relaxation(sub.flat_p, sub.flat_w, sub.starts, red.capacity)[2]
+    found = sub._fill(red.capacity, 0.5, 10**6)
+    allowed = [np.union1d(np.flatnonzero(c <= 0.5), [sub.star[k]]) for k, c in enumerate(sub.costs)]
+    classes = [(sub.prof[k][a], sub.wts[k][a]) for k, a in enumerate(allowed)]
+    best = brute_mckp(classes, red.capacity)
+    if all(len(a) == 1 for a in allowed):
+        assert found is None
+        return
+    value, chosen = found
+    assert value == best
+    picked = sub.starts[:-1] + chosen
+    assert int(sub.flat_w[picked].sum()) <= red.capacity and int(sub.flat_p[picked].sum()) == value
+    assert all(c in a for c, a in zip(chosen, allowed))
+
+
+def test_weakly_correlated_classes_at_large_coefficients_reach_the_lp_bound_by_an_exact_fill():
+    # p = w + U[-10, 10] at R = 10^9: the lists alone outgrew 2 GiB; the fill reaches the LP bound
+    problem = pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
+    sol = _states(problem, budget=2**31)
+    check_mckp_choice(problem, sol)
+    red = _Reduced(problem)
+    bound = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[1]
+    constant = sum(int(p[k]) for (p, _), k in zip(problem.classes, red.fixed))
+    assert sol.value == constant + int(np.floor(bound + 1e-6))
 
 
 @pytest.mark.parametrize("kind", MCKP_KINDS)
