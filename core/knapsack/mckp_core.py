@@ -50,6 +50,9 @@ PAIRING_STATES = 1000
 #: states, with items of reduced cost up to the second (profit units); at most ``FILL_HALF_STATES`` states
 #: per list (about 0.2 s).
 FILLS, FILL_HALF_STATES = ((100_000, 0.5), (1_000_000, 1.5)), 1 << 20
+#: Seconds a fill may take at most (two lists of FILL_HALF_STATES states: 0.03-0.4 s measured on the shared
+#: 2-core VM): under a time limit with less left, none is started.
+FILL_S = 0.5
 #: ``lp`` and ``floor`` of :func:`core.knapsack.mckp_lists.extend` that keep every state (no bound).
 _NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)), -(1 << 62)
 
@@ -288,14 +291,18 @@ class _Subproblem:
             item = live[item]
             if not len(w):
                 break  # no item of this class, so no state, can beat the incumbent
-            base, frac, whole, room = state_bounds(w, p, capacity, lp, div)
+            bounded = state_bounds(w, p, capacity, lp, div, limits.stop_flag())
+            if bounded is None:  # the time limit passed while bounding the new list
+                self._out_of_time(t + 1, work, len(w), target + self.base_p, capacity, 0.0)
+            base, frac, whole, room = bounded
             i = int(np.argmax(whole))
             if whole[i] > target:
                 best = improve(self.flat_p, self.flat_w, self.starts,
                                self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
                 target = int(self.flat_p[self.starts[:-1] + best].sum())
             while filled < len(FILLS) and len(w) >= FILLS[filled][0]:
-                found = self._fill(capacity, FILLS[filled][1], max_states)
+                # its joins and backtracking do not poll the time limit: not started when it could outlast it
+                found = self._fill(capacity, FILLS[filled][1], max_states) if limits.remaining_s() > FILL_S else None
                 filled += 1
                 if found is not None and found[0] > target:
                     best = improve(self.flat_p, self.flat_w, self.starts, found[1], capacity)

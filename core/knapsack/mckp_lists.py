@@ -92,14 +92,16 @@ def can_beat(base, frac, floor, slack):
 
 
 @njit(cache=True, nogil=True)
-def state_bounds(sw, sp, capacity, lp, div):
-    """Per state of a list: ``(base, frac, whole, room)`` (:func:`_bound`).  The list is sorted by weight, so
-    the breaks only move down: one pass."""
+def state_bounds(sw, sp, capacity, lp, div, stop):
+    """Per state of a list: ``(base, frac, whole, room)`` (:func:`_bound`), or None when ``stop[0]`` is raised
+    (polled every 65536 states).  The list is sorted by weight, so the breaks only move down: one pass."""
     n = len(sw)
     base, frac = np.empty(n, np.int64), np.empty(n, np.float64)
     whole, room = np.empty(n, np.int64), np.empty(n, np.int64)
     pos, pos_div = len(lp[0]) - 1, len(div[2]) - 1
     for i in range(n):
+        if i & 65535 == 0 and stop[0]:
+            return None
         base[i], frac[i], whole[i], room[i], pos, pos_div = _bound(sw[i], sp[i], capacity, lp, div, pos, pos_div)
     return base, frac, whole, room
 

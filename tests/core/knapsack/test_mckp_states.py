@@ -111,7 +111,7 @@ def test_extension_by_merging_matches_sorting_every_candidate(states, items, cap
     np.testing.assert_array_equal(p, ref_p[alive])
     np.testing.assert_array_equal(sw[parent] + cw[item], w)
     np.testing.assert_array_equal(sp[parent] + cp[item], p)
-    base, frac, whole, room = state_bounds(w, p, capacity, (cum_w, cum_p, slopes), NO_DIVISOR)
+    base, frac, whole, room = state_bounds(w, p, capacity, (cum_w, cum_p, slopes), NO_DIVISOR, never)
     np.testing.assert_allclose(base + frac, _lp_bounds(w, p, capacity, cum_w, cum_p, slopes))
     np.testing.assert_array_equal(room, capacity - w)
     np.testing.assert_array_equal(whole, p + cum_p[np.searchsorted(cum_w, room, side="right") - 1])
@@ -123,6 +123,7 @@ def test_extension_stops_when_the_flag_is_raised():
     no_increments = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1))
     assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0, 0.0, np.zeros(1, np.uint8)) is not None
     assert extend(sw, sp, cw, cp, 100, no_increments, NO_DIVISOR, 0, 0.0, np.ones(1, np.uint8)) is None
+    assert state_bounds(sw, sp, 100, no_increments, NO_DIVISOR, np.ones(1, np.uint8)) is None
 
 
 @st.composite
@@ -157,8 +158,8 @@ def test_divisibility_bound_bounds_every_completion_and_is_no_looser_than_the_lp
     div = (mu, g) + reduced.prefix(np.ones(len(starts) - 1, np.bool_))[:3]
     # a state of the classes already in: any weight, a profit mu w + g x as every choice of them has
     sw, sp = np.array([weight], np.int64), np.array([mu * weight + g * x], np.int64)
-    bound = sum(x[0] for x in state_bounds(sw, sp, capacity, lp, div)[:2])
-    lp_bound = sum(x[0] for x in state_bounds(sw, sp, capacity, lp, NO_DIVISOR)[:2])
+    bound = sum(x[0] for x in state_bounds(sw, sp, capacity, lp, div, np.zeros(1, np.uint8))[:2])
+    lp_bound = sum(x[0] for x in state_bounds(sw, sp, capacity, lp, NO_DIVISOR, np.zeros(1, np.uint8))[:2])
     assert bound <= lp_bound + 1e-9
     best = _best_completion(profits, weights, starts, capacity - weight) if weight <= capacity else None
     if best is not None:
