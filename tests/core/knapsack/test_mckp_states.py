@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from core.knapsack import MCKP, MemoryBudgetError, solve
 from core.knapsack.generators import MCKP_KINDS, pisinger_mckp
 from core.knapsack.mckp import _Reduced, solve_mckp
-from core.knapsack.mckp_core import _Increments, _Subproblem, divisibility, lp_relaxation
+from core.knapsack.mckp_core import _Subproblem
 from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
+from core.knapsack.mckp_lp import Increments, divisibility, lp_relaxation
 from core.knapsack.problems import KnapsackSolution
 from tests.knapsack_reference import brute_mckp, check_mckp_choice, highs_mckp
 
@@ -98,7 +99,7 @@ def test_extension_by_merging_matches_sorting_every_candidate(states, items, cap
     sw, sp = pairs[kept, 0].copy(), pairs[kept, 1].copy()
     cw = np.array([w for w, _ in items], np.int64)
     cp = np.array([p for _, p in items], np.int64)
-    # outside increments in slope order, as _Increments gives them
+    # outside increments in slope order, as Increments gives them
     inc = sorted(increments, key=lambda x: -x[1] / x[0])
     cum_w = np.concatenate([[0], np.cumsum([w for w, _ in inc])]).astype(np.int64)
     cum_p = np.concatenate([[0], np.cumsum([p for _, p in inc])]).astype(np.int64)
@@ -153,8 +154,8 @@ def _best_completion(profits, weights, starts, room):
 @given(divisible_classes(), st.integers(0, 250), st.integers(0, 40), st.integers(0, 5))
 def test_divisibility_bound_bounds_every_completion_and_is_no_looser_than_the_lp(classes, capacity, weight, x):
     mu, g, profits, weights, starts = classes
-    lp = _Increments(profits, weights, starts).prefix(np.ones(len(starts) - 1, np.bool_))[:3]
-    reduced = _Increments(profits - mu * weights, weights, starts, rising_only=True)
+    lp = Increments(profits, weights, starts).prefix(np.ones(len(starts) - 1, np.bool_))[:3]
+    reduced = Increments(profits - mu * weights, weights, starts, rising_only=True)
     div = (mu, g) + reduced.prefix(np.ones(len(starts) - 1, np.bool_))[:3]
     # a state of the classes already in: any weight, a profit mu w + g x as every choice of them has
     sw, sp = np.array([weight], np.int64), np.array([mu * weight + g * x], np.int64)
