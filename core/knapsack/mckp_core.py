@@ -191,22 +191,19 @@ class _Subproblem:
             base, frac, whole, room = bounded
             i = int(np.argmax(whole))
             if whole[i] > target:
-                best = improve(self.flat_p, self.flat_w, self.starts,
-                               self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
-                target = int(self.flat_p[self.starts[:-1] + best].sum())
+                best, target = self._improved(
+                    self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
             while filled < len(FILLS) and len(w) >= FILLS[filled][0]:
                 # its joins and backtracking do not poll the time limit: not started when it could outlast it
                 found = self._fill(capacity, FILLS[filled][1], max_states) if limits.remaining_s() > FILL_S else None
                 filled += 1
                 if found is not None and found[0] > target:
-                    best = improve(self.flat_p, self.flat_w, self.starts, found[1], capacity)
-                    target = int(self.flat_p[self.starts[:-1] + best].sum())
+                    best, target = self._improved(found[1], capacity)
             paired = self._pair(w, p, outside, capacity) if len(w) >= PAIRING_STATES else None
             if paired is not None and paired[0] > target:
                 _, i, c, j = paired
-                best = improve(self.flat_p, self.flat_w, self.starts,
-                               self._paired(t, int(parent[i]), int(item[i]), steps, outside, c, j), capacity)
-                target = int(self.flat_p[self.starts[:-1] + best].sum())
+                best, target = self._improved(self._paired(t, int(parent[i]), int(item[i]), steps, outside, c, j),
+                                              capacity)
             alive = np.flatnonzero(can_beat(base, frac, target + 1, _SLACK))
             report("states", float((base[alive] - target + frac[alive]).max(initial=0.0)))
             sw, sp = w[alive], p[alive]
@@ -215,6 +212,12 @@ class _Subproblem:
             if not len(alive):
                 break
         return DONE, self._mapped(best), target + self.base_p
+
+    def _improved(self, chosen, capacity):
+        """``(choice, value)``: ``chosen`` (own class-local items, within ``capacity``) with its residual capacity
+        spent (:func:`core.knapsack.mckp_lp.improve`) and the profit of the result."""
+        best = improve(self.flat_p, self.flat_w, self.starts, chosen, capacity)
+        return best, int(self.flat_p[self.starts[:-1] + best].sum())
 
     def _out_of_time(self, t, work, held, best, capacity, next_s):
         """Raise TimeLimitError saying how far the lists got and how large they could grow."""
