@@ -24,11 +24,11 @@ from core.polyline.stages import parallel_section, serial_twin, threaded_kernel
 __all__ = ["LikelihoodWindow", "appearance_features", "road_likelihood", "road_samples"]
 
 #: Smoothing (px) of the per-band values.
-FEATURE_SIGMA_PX = 1.5
+FEATURE_SIGMA_PX = 0.75
 #: Reach (px, a Gaussian's sigma) of the local standard deviation.
-TEXTURE_SIGMA_PX = 3.0
+TEXTURE_SIGMA_PX = 1.5
 #: The model learns from points of the segment within this distance (px) of each click...
-SAMPLE_REACH_PX = 12.0
+SAMPLE_REACH_PX = 4.5
 #: ...every so many px, each with the pixels within this radius (px).
 SAMPLE_STEP_PX = 2.0
 SAMPLE_RADIUS_PX = 2.0

@@ -175,7 +175,7 @@ def extract(image, start, end, settings: ExtractionSettings | None = None, *, ca
     [[10.0, 30.0], [35.0, 30.0], [60.0, 30.0], [85.0, 30.0], [110.0, 30.0]]
     >>> e = result.estimate
     >>> e.course, e.width_px, e.polarity, round(e.confidence, 1)
-    ('straight', 10.0, 'bright', 0.9)
+    ('straight', 10.0, 'bright', 0.8)
 
     The ``ribbon`` mode with snapping moves clicks 2 px above the centre of a
     5 px road onto it:

@@ -247,7 +247,7 @@ def road_image(corners, shape=(80, 120), width_px=5.0, seed=3):
 @kernels
 @pytest.mark.parametrize("course, corners, start, end", [
     ("bent", [(10, 60), (60, 20), (110, 60)], (30, 44), (90, 44)),  # the clicks' segment misses the bend
-    ("straight", [(10, 30), (50, 15), (110, 30)], (30, 22.5), (80, 22.5)),
+    ("straight", [(10, 30), (50, 15), (110, 30)], (60, 17.5), (100, 27.5)),  # both clicks on one leg
 ])
 def test_adaptive_extraction_on_the_gpu_matches_the_cpu(course, corners, start, end):
     import core

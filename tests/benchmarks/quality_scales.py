@@ -1,0 +1,139 @@
+"""Extraction quality on coarser pixels: the SpaceNet tiles averaged 2x and 4x, and the appearance
+model's constants chosen leave-one-tile-out at two pixel sizes.
+
+The constants of core.extraction.adaptive and .appearance are in pixels.  A
+tile averaged ``f`` x (rasterio's average resampling: 0.6 m and 1.2 m pixels
+from the 0.3 m tiles) gets cases placed as on the tile itself with every
+length divided by ``f`` (clicks 200 / f px apart, a pair every 70 / f px,
+clicks moved up to 6 / f px), so each case is the same piece of road seen
+through coarser pixels, as an analyst working on 0.6 m imagery would click it.
+Errors on such a tile are in its own pixels.
+
+Used by bench_quality (its sections on coarser pixels) and by
+tests/core/extraction/test_accuracy_tiles.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tests.benchmarks import bench_quality as bq
+
+#: The coarser pixel sizes reported (factors of the tiles' 0.3 m).
+FACTORS = (2, 4)
+#: The pixel sizes the appearance constants are chosen on.
+LOTO_FACTORS = (1, 2)
+#: The candidates: every learning reach with every pair of smoothing scales (core.extraction.appearance).
+APPEARANCE_GRID = {"SAMPLE_REACH_PX": (3.0, 4.5, 6.0, 12.0),
+                   ("FEATURE_SIGMA_PX", "TEXTURE_SIGMA_PX"): ((0.75, 1.5), (1.5, 3.0))}
+
+
+def coarser_tile(name: str, factor: int, folder) -> str:
+    """Register the tile ``name`` averaged ``factor`` x in ``bq.TILES`` (its image written under ``folder``).
+
+    Returns the new tile's name, ``"<name>@<pixel size>m"``.
+    """
+    base = bq.TILES[name]
+    new = f"{name}@{bq.PIXEL_M * factor:g}m"
+    if new in bq.TILES and bq.TILES[new].available:
+        return new
+    path = Path(folder) / f"{name}_x{factor}.tif"
+    if not path.exists():
+        _average(base.image, factor, path)
+    bq.TILES[new] = dataclasses.replace(base, name=new, image=path, span_px=base.span_px / factor,
+                                        step_px=base.step_px / factor,
+                                        max_offset_px=base.max_offset_px / factor, issue=None)
+    return new
+
+
+def _average(source: Path, factor: int, path: Path) -> None:
+    import rasterio
+    from rasterio.enums import Resampling
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with rasterio.open(source) as src:
+        shape = (src.count, src.height // factor, src.width // factor)
+        data = src.read(out_shape=shape, resampling=Resampling.average)
+        profile = {"driver": "GTiff", "count": src.count, "dtype": data.dtype, "crs": src.crs,
+                   "width": shape[2], "height": shape[1], "nodata": src.nodata,
+                   "transform": src.transform * src.transform.scale(src.width / shape[2], src.height / shape[1])}
+    with rasterio.open(path, "w", **profile) as dst:
+        dst.write(data)
+
+
+def factor_of(tile: str) -> float:
+    """How many 0.3 m pixels one pixel of ``tile`` spans (1 for the tiles themselves)."""
+    return round(float(tile.rsplit("@", 1)[1][:-1]) / bq.PIXEL_M, 6) if "@" in tile else 1.0
+
+
+def appearance_candidates():
+    """One bench_quality.AdaptiveVariant per point of APPEARANCE_GRID."""
+    keys = list(APPEARANCE_GRID)
+    out = []
+    for values in itertools.product(*APPEARANCE_GRID.values()):
+        constants = {}
+        for key, value in zip(keys, values):
+            constants.update(zip(key, value) if isinstance(key, tuple) else [(key, value)])
+        out.append(bq.AdaptiveVariant(**constants))
+    return out
+
+
+def criterion(summaries) -> float:
+    """bench_quality.criterion with every median in 0.3 m pixels: lower is better."""
+    summaries = list(summaries)
+    medians = [s.median_px * factor_of(s.tile) for s in summaries]
+    return float(np.mean(medians) + bq.WORSE_PENALTY_PX * np.mean([s.worse_pct for s in summaries]))
+
+
+@dataclass(frozen=True)
+class ScaledLotoRow:
+    held_out: str
+    chosen: str
+    in_sample_criterion: float
+    held_out_summaries: tuple  # one TileSummary per pixel size
+
+
+def leave_one_tile_out(candidates, tiles, folder, factors=LOTO_FACTORS, records=None, progress=False):
+    """Choose among ``candidates`` on all tiles but one, each at every pixel size of ``factors``; report on
+    that one, at each pixel size; for each tile.
+
+    Returns ``(rows, records)`` like bench_quality.leave_one_tile_out.
+    """
+    names = {t: [t if f == 1 else coarser_tile(t, f, folder) for f in factors] for t in tiles}
+    everything = [n for t in tiles for n in names[t]]
+    records = dict(records or {})
+    for method in candidates:
+        have = {r.case.tile for r in records.get(method.name, [])}
+        missing = [n for n in everything if n not in have]
+        if missing:
+            records[method.name] = list(records.get(method.name, [])) + bq.evaluate(method, missing,
+                                                                                     progress=progress)
+    summaries = {m.name: {s.tile: s for s in bq.summarise(records[m.name])} for m in candidates}
+    rows = []
+    for held in tiles:
+        others = [n for t in tiles if t != held for n in names[t]]
+        value, best = min(((criterion(summaries[m.name][n] for n in others), m.name) for m in candidates),
+                          key=lambda x: x[0])
+        rows.append(ScaledLotoRow(held, best, value, tuple(summaries[best][n] for n in names[held])))
+    return rows, records
+
+
+def format_loto(rows, factors=LOTO_FACTORS) -> str:
+    """A markdown table of ScaledLotoRow rows."""
+    header = ["held-out tile", "chosen on the other tiles", "in-sample criterion"]
+    for f in factors:
+        size = f"{bq.PIXEL_M * f:g} m"
+        header += [f"held-out median px at {size} (straight)", f"worse % at {size}", f"better % at {size}"]
+    out = []
+    for r in rows:
+        row = [r.held_out, r.chosen, bq._f(r.in_sample_criterion)]
+        for s in r.held_out_summaries:
+            row += [f"{bq._f(s.median_px)} ({bq._f(s.straight_median_px)})", f"{s.worse_pct:.0f}",
+                    f"{s.better_pct:.0f}"]
+        out.append(row)
+    return bq.markdown_table(header, out)
