@@ -167,6 +167,8 @@ class Tile:
     span_px: float = SPAN_PX
     step_px: float = STEP_PX
     max_offset_px: float = MAX_CLICK_OFFSET_PX
+    #: How many of the tiles' 0.3 m pixels one pixel of the image spans (tests.benchmarks.quality_scales).
+    factor: int = 1
     #: The issue's figures: (cases, defaults median px, straight median px, % worse than straight).
     issue: tuple | None = None
 
@@ -635,6 +637,18 @@ class LotoRow:
     held_out_summary: TileSummary
 
 
+def complete_records(methods, tiles, records=None, progress=False) -> dict:
+    """``records`` ({method name: records}, copied) with every method run on the tiles it lacks."""
+    records = dict(records or {})
+    for method in methods:
+        name = method_name(method)
+        have = {r.case.tile for r in records.get(name, [])}
+        missing = [t for t in tiles if t not in have]
+        if missing:
+            records[name] = list(records.get(name, [])) + evaluate(method, missing, progress=progress)
+    return records
+
+
 def leave_one_tile_out(candidates, tiles=SPACENET_TILES, records=None, progress=False):
     """Choose among ``candidates`` on all tiles but one, report on that one; for each tile.
 
@@ -643,14 +657,8 @@ def leave_one_tile_out(candidates, tiles=SPACENET_TILES, records=None, progress=
     Returns ``(rows, records)``: one LotoRow per held-out tile, and every candidate's records.
     """
     tiles = available_tiles(tiles)
-    records = dict(records or {})
     methods = [as_method(c) for c in candidates]
-    for method in methods:
-        name = method_name(method)
-        have = {r.case.tile for r in records.get(name, [])}
-        missing = [t for t in tiles if t not in have]
-        if missing:
-            records[name] = list(records.get(name, [])) + evaluate(method, missing, progress=progress)
+    records = complete_records(methods, tiles, records, progress)
     summaries = {method_name(m): {s.tile: s for s in summarise(records[method_name(m)])} for m in methods}
     rows = []
     for held in tiles:
@@ -956,11 +964,10 @@ def loto_candidates():
 def _adaptive_constants() -> str:
     import core.extraction.adaptive as adaptive
     import core.extraction.appearance as appearance
-    from tests.benchmarks.quality_scales import APPEARANCE_GRID
+    from tests.benchmarks.quality_scales import appearance_constants
 
-    names = [n for key in APPEARANCE_GRID for n in (key if isinstance(key, tuple) else (key,))]
     return (", ".join(f"{k}={getattr(adaptive, k)}" for k in LOTO_GRID) + "; core.extraction.appearance: "
-            + ", ".join(f"{k}={getattr(appearance, k)}" for k in names))
+            + ", ".join(f"{k}={getattr(appearance, k)}" for k in appearance_constants()))
 
 
 def _stage_medians(records) -> str:
@@ -996,11 +1003,9 @@ def _coarser_sections(tiles, records, notes) -> list:
                       f"(core.extraction.appearance: {keys}), each tile at {sizes}; criterion: mean over the "
                       f"other five tiles at both pixel sizes of the median error in 0.3 m pixels + "
                       f"{WORSE_PENALTY_PX} px per % of cases worse than straight"), qs.format_loto(loto_rows)))
-    names = {r.held_out for r in loto_rows}
-    everywhere = min(candidates, key=lambda m: qs.criterion(
-        s for s in summarise(records[m.name]) if s.tile.split("@")[0] in names
-        and qs.factor_of(s.tile) in qs.LOTO_FACTORS))
-    notes.append(f"Appearance constants chosen on all {len(names)} tiles at {sizes}: {everywhere.name}.")
+    # the candidates ran on the leave-one-tile-out tiles only
+    everywhere = min(candidates, key=lambda m: qs.criterion(summarise(records[m.name])))
+    notes.append(f"Appearance constants chosen on all {len(loto_rows)} tiles at {sizes}: {everywhere.name}.")
     return sections
 
 

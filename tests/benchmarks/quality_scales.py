@@ -47,7 +47,7 @@ def coarser_tile(name: str, factor: int, folder) -> str:
         _average(base.image, factor, path)
     bq.TILES[new] = dataclasses.replace(base, name=new, image=path, span_px=base.span_px / factor,
                                         step_px=base.step_px / factor,
-                                        max_offset_px=base.max_offset_px / factor, issue=None)
+                                        max_offset_px=base.max_offset_px / factor, factor=factor, issue=None)
     return new
 
 
@@ -66,19 +66,22 @@ def _average(source: Path, factor: int, path: Path) -> None:
         dst.write(data)
 
 
-def factor_of(tile: str) -> float:
-    """How many 0.3 m pixels one pixel of ``tile`` spans (1 for the tiles themselves)."""
-    return round(float(tile.rsplit("@", 1)[1][:-1]) / bq.PIXEL_M, 6) if "@" in tile else 1.0
+def _names(key) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def appearance_constants() -> list:
+    """The names of the constants APPEARANCE_GRID varies."""
+    return [name for key in APPEARANCE_GRID for name in _names(key)]
 
 
 def appearance_candidates():
     """One bench_quality.AdaptiveVariant per point of APPEARANCE_GRID."""
-    keys = list(APPEARANCE_GRID)
     out = []
     for values in itertools.product(*APPEARANCE_GRID.values()):
         constants = {}
-        for key, value in zip(keys, values):
-            constants.update(zip(key, value) if isinstance(key, tuple) else [(key, value)])
+        for key, value in zip(APPEARANCE_GRID, values):
+            constants.update(zip(_names(key), value if isinstance(key, tuple) else (value,)))
         out.append(bq.AdaptiveVariant(**constants))
     return out
 
@@ -86,7 +89,7 @@ def appearance_candidates():
 def criterion(summaries) -> float:
     """bench_quality.criterion with every median in 0.3 m pixels: lower is better."""
     summaries = list(summaries)
-    medians = [s.median_px * factor_of(s.tile) for s in summaries]
+    medians = [s.median_px * bq.TILES[s.tile].factor for s in summaries]
     return float(np.mean(medians) + bq.WORSE_PENALTY_PX * np.mean([s.worse_pct for s in summaries]))
 
 
@@ -105,14 +108,7 @@ def leave_one_tile_out(candidates, tiles, folder, factors=LOTO_FACTORS, records=
     Returns ``(rows, records)`` like bench_quality.leave_one_tile_out.
     """
     names = {t: [t if f == 1 else coarser_tile(t, f, folder) for f in factors] for t in tiles}
-    everything = [n for t in tiles for n in names[t]]
-    records = dict(records or {})
-    for method in candidates:
-        have = {r.case.tile for r in records.get(method.name, [])}
-        missing = [n for n in everything if n not in have]
-        if missing:
-            records[method.name] = list(records.get(method.name, [])) + bq.evaluate(method, missing,
-                                                                                     progress=progress)
+    records = bq.complete_records(candidates, [n for t in tiles for n in names[t]], records, progress)
     summaries = {m.name: {s.tile: s for s in bq.summarise(records[m.name])} for m in candidates}
     rows = []
     for held in tiles:
