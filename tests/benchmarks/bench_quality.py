@@ -7,8 +7,9 @@ scissors on every tile, the same on the straight cases only, a few one-setting
 changes for context, a leave-one-tile-out choice of the adaptive mode's
 constants, the defaults on the tiles averaged to 0.6 m and 1.2 m pixels, and a
 leave-one-tile-out choice of the appearance model's constants at 0.3 m and 0.6 m
-(tests/benchmarks/quality_scales.py); prints the tables and writes the "quality"
-section of BENCHMARKS.md.
+(tests/benchmarks/quality_scales.py), and the defaults on the tiles as 8-bit JPEG
+and in colour (tests/benchmarks/quality_renderings.py); prints the tables and
+writes the "quality" section of BENCHMARKS.md.
 
 Also a module to import while designing a scoring method::
 
@@ -1009,6 +1010,27 @@ def _coarser_sections(tiles, records, notes) -> list:
     return sections
 
 
+def _rendering_section(tiles, records):
+    """The defaults and the straight segment on the tiles as 8-bit JPEG and in colour
+    (tests.benchmarks.quality_renderings)."""
+    import tempfile
+
+    from tests.benchmarks import quality_renderings as qr
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench_quality_") as folder:
+        rendered = [qr.rendered_tile(t, r, folder) for t in tiles for r in qr.available_renderings(t)]
+        for name, method in (("straight segment", straight), ("defaults", linesnap())):
+            found = evaluate(method, rendered, progress=True)
+            records[name] = records[name] + found
+            rows += summarise(found)
+    rows.sort(key=lambda s: (rendered.index(s.tile), s.method != "straight segment"))
+    return (f"Other renderings of the same tiles, the same cases: 8-bit JPEG (quality {qr.JPEG_QUALITY}, "
+            f"stretched from the {qr.STRETCH_PERCENTILES[0]:g}th to the {qr.STRETCH_PERCENTILES[1]:g}th percentile) "
+            "and colour (the multispectral image's red, green and blue bands sharpened by the pan, then as the "
+            "JPEG)", format_summary(rows))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiles", nargs="*", default=None, help=f"tiles to run (default: all of {', '.join(TILES)})")
@@ -1083,6 +1105,9 @@ def main(argv=None) -> int:
                          f"{criterion(summarise(records[everywhere.name])):.3f}; the defaults: "
                          f"{criterion(s for s in summarise(records['defaults']) if s.tile in loto_tiles):.3f}).")
             sections += _coarser_sections(loto_tiles, records, notes)
+    spacenet = [t for t in SPACENET_TILES if t in tiles]
+    if spacenet:
+        sections.append(_rendering_section(spacenet, records))
     if args.csv is not None:
         print(f"wrote {write_csv([r for rs in records.values() for r in rs], args.csv)}", file=sys.stderr)
     if args.figures is not None:
