@@ -9,8 +9,11 @@
    is limited to :data:`COURSE_MAX_TURN_DEG` only, so corners can be followed.
 3. The course is kept only where the object clearly leaves the segment: the
    segment's mean road-likeness is below :data:`GATE_SUPPORT` and the course's
-   exceeds it by :data:`GATE_GAIN`.  Otherwise the object runs straight between
-   the clicks, which set its position: the polyline is the segment.
+   exceeds it by :data:`GATE_GAIN`; or, less clearly (:data:`TURN_SUPPORT`,
+   :data:`TURN_GAIN`), where the image at a click shows the object running at
+   :data:`TURN_DEG` or more to the segment (a corner between the clicks).
+   Otherwise the object runs straight between the clicks, which set its
+   position: the polyline is the segment.
 4. A bent course is refined by the exact DP on finer guides (the settings'
    candidate spacing, at least one guide every :data:`FINE_SPACING_PX`) within
    ``half_width_px`` of the course.
@@ -30,7 +33,7 @@ from core import engine
 from core.cancel import check
 from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_samples
 from core.extraction.centre import centre_map
-from core.extraction.estimate import edge_centres, path_support
+from core.extraction.estimate import edge_centres, path_support, turn_at_clicks_deg
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
 from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
 from core.polyline import cpu as polyline_cpu
@@ -60,6 +63,12 @@ LATERAL_PENALTY = 0.5
 #: and the course's is above it by GATE_GAIN.
 GATE_SUPPORT = 0.4
 GATE_GAIN = 0.3
+#: ... or when the segment's is below TURN_SUPPORT, the course's is above it by TURN_GAIN, and at one click at
+#: least the image's direction (structure tensor, Gaussian of TURN_SIGMA_PX) is TURN_DEG or more off the segment.
+TURN_SUPPORT = 0.5
+TURN_GAIN = 0.25
+TURN_DEG = 40.0
+TURN_SIGMA_PX = 8.0
 #: With snapping, a straight course moves onto the object's centre between its edges near both clicks when
 #: both edge pairs stand CENTRING_SIGNIFICANCE times above the profiles' slope noise and the move is at
 #: least CENTRING_DEADBAND_PX (core.extraction.estimate.edge_centres).
@@ -155,7 +164,10 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     if corner_support > path_support(window, course):
         course = corner
     chord_support = path_support(window, np.stack([start, end]))
-    bent = chord_support < GATE_SUPPORT and path_support(window, course) - chord_support > GATE_GAIN
+    gain = path_support(window, course) - chord_support
+    bent = chord_support < GATE_SUPPORT and gain > GATE_GAIN
+    if not bent and chord_support < TURN_SUPPORT and gain > TURN_GAIN:
+        bent = turn_at_clicks_deg(bands, box[0], box[1], start, end, TURN_SIGMA_PX) >= TURN_DEG
     if bent:
         guides, solution = _refine(window, start, end, course, settings, backend, cancel, timings)
         vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)

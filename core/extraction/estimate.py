@@ -13,7 +13,7 @@ import numpy as np
 
 from core.extraction.appearance import LikelihoodWindow
 
-__all__ = ["RoadEstimate", "edge_centres", "estimate_road", "path_support"]
+__all__ = ["RoadEstimate", "edge_centres", "estimate_road", "path_support", "turn_at_clicks_deg"]
 
 #: Cross-sections are taken every so many px along the middle of the polyline...
 _STATION_STEP_PX = 8.0
@@ -70,6 +70,59 @@ def path_support(window: LikelihoodWindow, vertices) -> float:
     """Mean road-likeness along a polyline (samples 1 px apart; 0 outside the window)."""
     points = _resample(np.asarray(vertices, dtype=np.float64), 1.0)
     return float(_bilinear(window, points).mean())
+
+
+def turn_at_clicks_deg(bands, col_off: int, row_off: int, start, end, sigma_px: float) -> float:
+    """The larger angle (degrees, 0-90) between the segment and the object's direction at either click.
+
+    The object's direction at a click is the least-varying direction of the
+    image's structure tensor there: the gradients of every band (each over
+    its spread in the neighbourhood, so that no band's units dominate; Di
+    Zenzo's colour tensor), weighted by a Gaussian of ``sigma_px`` centred on
+    the click.  On a straight object both clicks see it run along the
+    segment; where it bends away between them, at least one sees it leave.
+    A click whose neighbourhood is flat or outside the window counts 0.
+
+    Parameters
+    ----------
+    bands : (H, W, k) float ndarray
+        The window's bands (NaN: no data), its top-left pixel at ``(col_off, row_off)``.
+    start, end : (2,) array_like
+        The clicks ``(x, y)`` in raster pixels.
+    sigma_px : float
+    """
+    start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
+    axis = (end - start) / max(float(np.hypot(*(end - start))), 1e-12)
+    height, width = bands.shape[:2]
+    reach = int(np.ceil(4.0 * sigma_px)) + 1
+    worst = 0.0
+    for click in (start, end):
+        x, y = float(click[0]) - col_off, float(click[1]) - row_off
+        c0, c1 = max(int(round(x)) - reach, 0), min(int(round(x)) + reach + 1, width)
+        r0, r1 = max(int(round(y)) - reach, 0), min(int(round(y)) + reach + 1, height)
+        if c1 - c0 < 3 or r1 - r0 < 3:
+            continue
+        rows, cols = np.mgrid[r0:r1, c0:c1]
+        weight = np.exp(-((cols - x) ** 2 + (rows - y) ** 2) / (2.0 * sigma_px**2))
+        tensor = np.zeros(3)  # xx, xy, yy
+        for b in range(bands.shape[2]):
+            band = bands[r0:r1, c0:c1, b].astype(np.float64)
+            finite = np.isfinite(band)
+            if finite.sum() < 3:
+                continue
+            band = np.where(finite, band, band[finite].mean())
+            spread = band.std()
+            if spread == 0.0:
+                continue
+            gy, gx = np.gradient(band / spread)
+            tensor += [np.sum(weight * gx * gx), np.sum(weight * gx * gy), np.sum(weight * gy * gy)]
+        xx, xy, yy = tensor
+        if xx + yy <= 0.0:
+            continue
+        across = 0.5 * np.arctan2(2.0 * xy, xx - yy)  # the dominant gradient's direction
+        along = np.array([-np.sin(across), np.cos(across)])
+        worst = max(worst, float(np.degrees(np.arccos(min(1.0, abs(float(along @ axis)))))))
+    return worst
 
 
 def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, course: str) -> RoadEstimate:

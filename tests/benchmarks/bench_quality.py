@@ -965,10 +965,11 @@ def loto_candidates():
 def _adaptive_constants() -> str:
     import core.extraction.adaptive as adaptive
     import core.extraction.appearance as appearance
-    from tests.benchmarks.quality_scales import appearance_constants
+    from tests.benchmarks import quality_scales as qs
 
-    return (", ".join(f"{k}={getattr(adaptive, k)}" for k in LOTO_GRID) + "; core.extraction.appearance: "
-            + ", ".join(f"{k}={getattr(appearance, k)}" for k in appearance_constants()))
+    return (", ".join(f"{k}={getattr(adaptive, k)}" for k in list(LOTO_GRID) + qs.grid_constants(qs.TURN_GRID))
+            + "; core.extraction.appearance: "
+            + ", ".join(f"{k}={getattr(appearance, k)}" for k in qs.appearance_constants()))
 
 
 def _stage_medians(records) -> str:
@@ -995,19 +996,28 @@ def _coarser_sections(tiles, records, notes) -> list:
         sizes = " and ".join(f"{PIXEL_M * f:g} m" for f in qs.FACTORS)
         sections.append((f"Coarser pixels: the tiles averaged to {sizes}, the cases scaled alike (errors in the "
                          "coarser image's pixels)", format_summary(rows)))
-        candidates = qs.appearance_candidates()
-        loto_rows, found = qs.leave_one_tile_out(candidates, tiles, folder, progress=True)
+        for module, grid, candidates in (("appearance", qs.APPEARANCE_GRID, qs.appearance_candidates()),
+                                          ("adaptive", qs.TURN_GRID, qs.turn_candidates())):
+            sections.append(_scaled_loto_section(module, grid, candidates, tiles, folder, records, notes))
+    return sections
+
+
+def _scaled_loto_section(module, grid, candidates, tiles, folder, records, notes):
+    from tests.benchmarks import quality_scales as qs
+
+    loto_rows, found = qs.leave_one_tile_out(candidates, tiles, folder, progress=True)
     records.update(found)
-    keys = "; ".join(f"{'/'.join(k) if isinstance(k, tuple) else k} in {v}" for k, v in qs.APPEARANCE_GRID.items())
+    keys = "; ".join(f"{'/'.join(k) if isinstance(k, tuple) else k} in {v}" for k, v in grid.items())
+    extra = [m.name for m in candidates if m.name not in {c.name for c in qs.grid_candidates(grid)}]
     sizes = " and ".join(f"{PIXEL_M * f:g} m" for f in qs.LOTO_FACTORS)
-    sections.append(((f"Leave-one-tile-out over {len(candidates)} candidates for the appearance model "
-                      f"(core.extraction.appearance: {keys}), each tile at {sizes}; criterion: mean over the "
-                      f"other five tiles at both pixel sizes of the median error in 0.3 m pixels + "
-                      f"{WORSE_PENALTY_PX} px per % of cases worse than straight"), qs.format_loto(loto_rows)))
     # the candidates ran on the leave-one-tile-out tiles only
     everywhere = min(candidates, key=lambda m: qs.criterion(summarise(records[m.name])))
-    notes.append(f"Appearance constants chosen on all {len(loto_rows)} tiles at {sizes}: {everywhere.name}.")
-    return sections
+    notes.append(f"core.extraction.{module} constants chosen on all {len(loto_rows)} tiles at {sizes}: "
+                 f"{everywhere.name}.")
+    return ((f"Leave-one-tile-out over {len(candidates)} candidates (core.extraction.{module}: {keys}"
+             + (f"; and {', '.join(extra)}" if extra else "") + f"), each tile at {sizes}; criterion: mean over "
+             f"the other five tiles at both pixel sizes of the median error in 0.3 m pixels + "
+             f"{WORSE_PENALTY_PX} px per % of cases worse than straight"), qs.format_loto(loto_rows))
 
 
 def _rendering_section(tiles, records):

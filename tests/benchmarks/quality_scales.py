@@ -31,6 +31,10 @@ LOTO_FACTORS = (1, 2)
 #: The candidates: every learning reach with every pair of smoothing scales (core.extraction.appearance).
 APPEARANCE_GRID = {"SAMPLE_REACH_PX": (3.0, 4.5, 6.0, 12.0),
                    ("FEATURE_SIGMA_PX", "TEXTURE_SIGMA_PX"): ((0.75, 1.5), (1.5, 3.0))}
+#: The gate's turn path (core.extraction.adaptive): the angle at the clicks, the gain and the chord's support...
+TURN_GRID = {"TURN_DEG": (40.0, 50.0, 60.0), "TURN_GAIN": (0.2, 0.25), "TURN_SUPPORT": (0.5, 0.6)}
+#: ... and the gate without it.
+TURN_OFF = {"TURN_SUPPORT": -1.0}
 
 
 def coarser_tile(name: str, factor: int, folder) -> str:
@@ -70,20 +74,36 @@ def _names(key) -> tuple:
     return key if isinstance(key, tuple) else (key,)
 
 
+def grid_constants(grid) -> list:
+    """The names of the constants a grid (APPEARANCE_GRID, TURN_GRID) varies."""
+    return [name for key in grid for name in _names(key)]
+
+
+def grid_candidates(grid, extra=()):
+    """One bench_quality.AdaptiveVariant per point of ``grid`` (a key naming several constants takes tuples of
+    their values), then one per dict of constants in ``extra``."""
+    out = []
+    for values in itertools.product(*grid.values()):
+        constants = {}
+        for key, value in zip(grid, values):
+            constants.update(zip(_names(key), value if isinstance(key, tuple) else (value,)))
+        out.append(bq.AdaptiveVariant(**constants))
+    return out + [bq.AdaptiveVariant(**constants) for constants in extra]
+
+
 def appearance_constants() -> list:
     """The names of the constants APPEARANCE_GRID varies."""
-    return [name for key in APPEARANCE_GRID for name in _names(key)]
+    return grid_constants(APPEARANCE_GRID)
 
 
 def appearance_candidates():
     """One bench_quality.AdaptiveVariant per point of APPEARANCE_GRID."""
-    out = []
-    for values in itertools.product(*APPEARANCE_GRID.values()):
-        constants = {}
-        for key, value in zip(APPEARANCE_GRID, values):
-            constants.update(zip(_names(key), value if isinstance(key, tuple) else (value,)))
-        out.append(bq.AdaptiveVariant(**constants))
-    return out
+    return grid_candidates(APPEARANCE_GRID)
+
+
+def turn_candidates():
+    """One bench_quality.AdaptiveVariant per point of TURN_GRID, and the gate without its turn path."""
+    return grid_candidates(TURN_GRID, extra=(TURN_OFF,))
 
 
 def criterion(summaries) -> float:

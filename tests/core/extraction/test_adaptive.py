@@ -12,6 +12,7 @@ import pytest
 from scipy import ndimage
 
 import core
+from core.extraction.estimate import turn_at_clicks_deg
 from tests.core.extraction.test_accuracy_synthetic import distance_to_polyline, middle_samples
 
 
@@ -75,6 +76,37 @@ def test_a_corner_between_the_clicks_is_followed():
     result = core.extract(image, (60.0, 40.0), (200.0, 220.0), backend="cpu")
     assert result.estimate.course == "bent"
     assert mean_error(result, truth) <= 2.0
+
+
+@pytest.mark.parametrize("width", [6, 12, 30])
+def test_the_turn_at_the_clicks_is_the_angle_between_the_road_and_the_segment(width):
+    # a corner: the clicks on its two legs, the segment between them cuts it at 45 degrees to either leg
+    truth = np.array([[20.0, 40.0], [200.0, 40.0], [200.0, 260.0]])
+    image = road_image(truth, width, (300, 260), seed=7)[..., None]
+    assert turn_at_clicks_deg(image, 0, 0, (60.0, 40.0), (200.0, 220.0), 8.0) == pytest.approx(52.1, abs=4.0)
+    # one leg from end to end: the road runs along the segment at both clicks
+    assert turn_at_clicks_deg(image, 0, 0, (60.0, 40.0), (170.0, 40.0), 8.0) <= 3.0
+    # the window's offset is honoured: the same clicks in raster pixels of a window that starts at (100, 50)
+    assert turn_at_clicks_deg(image, 100, 50, (160.0, 90.0), (300.0, 270.0), 8.0) == pytest.approx(52.1, abs=4.0)
+
+
+def test_the_turn_reads_every_band_and_ignores_flat_or_missing_data():
+    # the corner above, as a red road on green verges of the same luminance
+    truth = np.array([[20.0, 40.0], [200.0, 40.0], [200.0, 260.0]])
+    road = road_image(truth, 12, (300, 260), 1.0, 0.0, noise=0.0) > 0.5
+    luma = 0.299 * 200 + 0.587 * 60 + 0.114 * 60
+    rgb = np.where(road[..., None], np.float32([200, 60, 60]),
+                   np.float32([60, (luma - 0.299 * 60 - 0.114 * 60) / 0.587, 60]))
+    rgb += np.random.default_rng(8).normal(0, 2, rgb.shape).astype(np.float32)
+    luminance = rgb @ np.float32([0.299, 0.587, 0.114])
+    assert abs(luminance[road].mean() - luminance[~road].mean()) < 1.0
+    assert turn_at_clicks_deg(rgb, 0, 0, (60.0, 40.0), (200.0, 220.0), 8.0) == pytest.approx(52.1, abs=4.0)
+    assert turn_at_clicks_deg(rgb, 0, 0, (60.0, 40.0), (170.0, 40.0), 8.0) <= 3.0
+    flat = np.full((100, 100, 2), 5.0, np.float32)
+    flat[:, :, 1] = np.nan
+    assert turn_at_clicks_deg(flat, 0, 0, (20.0, 20.0), (80.0, 70.0), 8.0) == 0.0
+    # clicks outside the window count 0
+    assert turn_at_clicks_deg(rgb, 1000, 1000, (60.0, 40.0), (200.0, 220.0), 8.0) == 0.0
 
 
 def test_a_road_that_differs_from_its_verges_only_in_hue_is_followed():
