@@ -1036,7 +1036,7 @@ def _rendering_section(tiles, records):
             rows += summarise(found)
     rows.sort(key=lambda s: (rendered.index(s.tile), s.method != "straight segment"))
     return (f"Other renderings of the same tiles, the same cases: 8-bit JPEG (quality {qr.JPEG_QUALITY}, "
-            f"stretched from the {qr.STRETCH_PERCENTILES[0]:g}th to the {qr.STRETCH_PERCENTILES[1]:g}th percentile) "
+            "its percentiles " + " and ".join(f"{p:g}" for p in qr.STRETCH_PERCENTILES) + " stretched to 0 and 255) "
             "and colour (the multispectral image's red, green and blue bands sharpened by the pan, then as the "
             "JPEG)", format_summary(rows))
 
