@@ -31,28 +31,33 @@ def records():
     return {tile: [r for r in found if r.case.tile == tile] for tile in available}
 
 
-@pytest.fixture(scope="module")
-def coarse_records(tmp_path_factory):
-    # the tiles averaged 2x (0.6 m pixels), the cases scaled alike (tests.benchmarks.quality_scales)
+def _records_on_derived_tiles(tmp_path_factory, prefix, derive):
+    """The defaults on tiles derived from each SpaceNet tile present: ``derive(tile, folder)`` registers them
+    and gives ``{key: derived tile's name}``; returns ``{key: its records}``."""
     available = bq.available_tiles(bq.SPACENET_TILES)
     if not available:
         pytest.skip("../shared/data is absent (it is not part of a fresh clone)")
-    folder = tmp_path_factory.mktemp("coarse")
-    names = {tile: qs.coarser_tile(tile, 2, folder) for tile in available}
+    folder = tmp_path_factory.mktemp(prefix)
+    names = {key: name for tile in available for key, name in derive(tile, folder).items()}
     found = bq.evaluate(bq.linesnap(backend="cpu"), list(names.values()))
-    return {tile: [r for r in found if r.case.tile == name] for tile, name in names.items()}
+    return {key: [r for r in found if r.case.tile == name] for key, name in names.items()}
+
+
+@pytest.fixture(scope="module")
+def coarse_records(tmp_path_factory):
+    # the tiles averaged 2x (0.6 m pixels), the cases scaled alike (tests.benchmarks.quality_scales), by tile
+    return _records_on_derived_tiles(tmp_path_factory, "coarse",
+                                     lambda tile, folder: {tile: qs.coarser_tile(tile, 2, folder)})
 
 
 @pytest.fixture(scope="module")
 def rendered_records(tmp_path_factory):
-    # the tiles as 8-bit JPEG, and Shanghai 1196 in colour (tests.benchmarks.quality_renderings)
-    available = bq.available_tiles(bq.SPACENET_TILES)
-    if not available:
-        pytest.skip("../shared/data is absent (it is not part of a fresh clone)")
-    folder = tmp_path_factory.mktemp("rendered")
-    names = [qr.rendered_tile(t, r, folder) for t in available for r in qr.available_renderings(t)]
-    found = bq.evaluate(bq.linesnap(backend="cpu"), names)
-    return {name: [r for r in found if r.case.tile == name] for name in names}
+    # the tiles as 8-bit JPEG, and Shanghai 1196 in colour (tests.benchmarks.quality_renderings), by name
+    def derive(tile, folder):
+        names = [qr.rendered_tile(tile, rendering, folder) for rendering in qr.available_renderings(tile)]
+        return {name: name for name in names}
+
+    return _records_on_derived_tiles(tmp_path_factory, "rendered", derive)
 
 
 def _tile(records, tile):
