@@ -1,15 +1,16 @@
 """Extraction quality on real roads: error to the annotated centre line, per tile, against baselines.
 
 Run: ``python -m tests.benchmarks.bench_quality [--tiles NAME ...] [--no-write] [--no-opencv]
-[--no-loto] [--csv FILE] [--figures DIR]`` from the project root (about 3 minutes on 2
+[--no-loto] [--csv FILE] [--figures DIR]`` from the project root (about 5 minutes on 2
 cores).  It evaluates the straight segment, the defaults and OpenCV's intelligent
 scissors on every tile, the same on the straight cases only, a few one-setting
 changes for context, a leave-one-tile-out choice of the adaptive mode's
-constants, the defaults on the tiles averaged to 0.6 m and 1.2 m pixels, and a
-leave-one-tile-out choice of the appearance model's constants at 0.3 m and 0.6 m
-(tests/benchmarks/quality_scales.py), and the defaults on the tiles as 8-bit JPEG
-and in colour (tests/benchmarks/quality_renderings.py); prints the tables and
-writes the "quality" section of BENCHMARKS.md.
+constants, the defaults on the tiles averaged to 0.6 m and 1.2 m pixels, and
+leave-one-tile-out choices of the appearance model's constants and of the gate's
+turn path at 0.3 m and 0.6 m (tests/benchmarks/quality_scales.py), and the
+defaults on the tiles as 8-bit JPEG and in colour
+(tests/benchmarks/quality_renderings.py); prints the tables and writes the
+"quality" section of BENCHMARKS.md.
 
 Also a module to import while designing a scoring method::
 

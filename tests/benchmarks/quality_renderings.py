@@ -33,7 +33,6 @@ RGB_BANDS = (5, 3, 2)
 #: The percentiles stretched to 0 and 255.
 STRETCH_PERCENTILES = (2.0, 98.0)
 JPEG_QUALITY = 75
-RENDERINGS = ("jpeg", "colour")
 
 
 def available_renderings(tile: str) -> tuple[str, ...]:

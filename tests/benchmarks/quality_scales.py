@@ -1,5 +1,6 @@
 """Extraction quality on coarser pixels: the SpaceNet tiles averaged 2x and 4x, and the appearance
-model's constants chosen leave-one-tile-out at two pixel sizes.
+model's constants and the gate's turn path (APPEARANCE_GRID, TURN_GRID) chosen leave-one-tile-out at
+two pixel sizes.
 
 The constants of core.extraction.adaptive and .appearance are in pixels.  A
 tile averaged ``f`` x (rasterio's average resampling: 0.6 m and 1.2 m pixels
