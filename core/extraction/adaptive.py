@@ -161,10 +161,11 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     check(cancel)
     course = _course(window, start, end, settings.solver, backend, cancel, timings)
     corner, corner_support = _corner(window, start, end, backend)
-    if corner_support > path_support(window, course):
-        course = corner
+    course_support = path_support(window, course)
+    if corner_support > course_support:
+        course, course_support = corner, path_support(window, corner)
     chord_support = path_support(window, np.stack([start, end]))
-    gain = path_support(window, course) - chord_support
+    gain = course_support - chord_support
     bent = chord_support < GATE_SUPPORT and gain > GATE_GAIN
     if not bent and chord_support < TURN_SUPPORT and gain > TURN_GAIN:
         bent = turn_at_clicks_deg(bands, box[0], box[1], start, end, TURN_SIGMA_PX) >= TURN_DEG

@@ -970,7 +970,7 @@ def _adaptive_constants() -> str:
 
     return (", ".join(f"{k}={getattr(adaptive, k)}" for k in list(LOTO_GRID) + qs.grid_constants(qs.TURN_GRID))
             + "; core.extraction.appearance: "
-            + ", ".join(f"{k}={getattr(appearance, k)}" for k in qs.appearance_constants()))
+            + ", ".join(f"{k}={getattr(appearance, k)}" for k in qs.grid_constants(qs.APPEARANCE_GRID)))
 
 
 def _stage_medians(records) -> str:
@@ -978,46 +978,50 @@ def _stage_medians(records) -> str:
     return ", ".join(f"{k} {statistics.median(r.extra.get(k, 0.0) for r in records if r.extra):.2f}" for k in keys)
 
 
+def _straight_and_defaults(names, records) -> list:
+    """The straight segment and the defaults on the tiles ``names`` (their records added to ``records``): the
+    TileSummary rows, by tile in that order."""
+    rows = []
+    for name, method in (("straight segment", straight), ("defaults", linesnap())):
+        found = evaluate(method, names, progress=True)
+        records[name] = records[name] + found
+        rows += summarise(found)
+    return sorted(rows, key=lambda s: (names.index(s.tile), s.method != "straight segment"))
+
+
 def _coarser_sections(tiles, records, notes) -> list:
-    """The defaults on the tiles averaged to coarser pixels, and the appearance constants chosen
-    leave-one-tile-out at two pixel sizes (tests.benchmarks.quality_scales)."""
+    """The defaults on the tiles averaged to coarser pixels, and the constants of quality_scales.LOTO_GRIDS
+    chosen leave-one-tile-out at two pixel sizes (tests.benchmarks.quality_scales)."""
     import tempfile
 
     from tests.benchmarks import quality_scales as qs
 
-    sections = []
     with tempfile.TemporaryDirectory(prefix="bench_quality_") as folder:
         coarse = [qs.coarser_tile(t, f, folder) for f in qs.FACTORS for t in tiles]
-        rows = []
-        for name, method in (("straight segment", straight), ("defaults", linesnap())):
-            found = evaluate(method, coarse, progress=True)
-            records[name] = records[name] + found
-            rows += summarise(found)
-        rows.sort(key=lambda s: (coarse.index(s.tile), s.method != "straight segment"))
         sizes = " and ".join(f"{PIXEL_M * f:g} m" for f in qs.FACTORS)
-        sections.append((f"Coarser pixels: the tiles averaged to {sizes}, the cases scaled alike (errors in the "
-                         "coarser image's pixels)", format_summary(rows)))
-        for module, grid, candidates in (("appearance", qs.APPEARANCE_GRID, qs.appearance_candidates()),
-                                          ("adaptive", qs.TURN_GRID, qs.turn_candidates())):
-            sections.append(_scaled_loto_section(module, grid, candidates, tiles, folder, records, notes))
+        sections = [(f"Coarser pixels: the tiles averaged to {sizes}, the cases scaled alike (errors in the "
+                     "coarser image's pixels)", format_summary(_straight_and_defaults(coarse, records)))]
+        for module, grid, extra in qs.LOTO_GRIDS:
+            sections.append(_scaled_loto_section(module, grid, extra, tiles, folder, records, notes))
     return sections
 
 
-def _scaled_loto_section(module, grid, candidates, tiles, folder, records, notes):
+def _scaled_loto_section(module, grid, extra, tiles, folder, records, notes):
     from tests.benchmarks import quality_scales as qs
 
+    candidates = qs.grid_candidates(grid, extra)
     loto_rows, found = qs.leave_one_tile_out(candidates, tiles, folder, progress=True)
     records.update(found)
     keys = "; ".join(f"{'/'.join(k) if isinstance(k, tuple) else k} in {v}" for k, v in grid.items())
-    extra = [m.name for m in candidates if m.name not in {c.name for c in qs.grid_candidates(grid)}]
+    others = [m.name for m in candidates[len(candidates) - len(extra):]]
     sizes = " and ".join(f"{PIXEL_M * f:g} m" for f in qs.LOTO_FACTORS)
     # the candidates ran on the leave-one-tile-out tiles only
     everywhere = min(candidates, key=lambda m: qs.criterion(summarise(records[m.name])))
     notes.append(f"core.extraction.{module} constants chosen on all {len(loto_rows)} tiles at {sizes}: "
                  f"{everywhere.name}.")
     return ((f"Leave-one-tile-out over {len(candidates)} candidates (core.extraction.{module}: {keys}"
-             + (f"; and {', '.join(extra)}" if extra else "") + f"), each tile at {sizes}; criterion: mean over "
-             f"the other five tiles at both pixel sizes of the median error in 0.3 m pixels + "
+             + (f"; and {', '.join(others)}" if others else "") + f"), each tile at {sizes}; criterion: mean "
+             f"over the other five tiles at both pixel sizes of the median error in 0.3 m pixels + "
              f"{WORSE_PENALTY_PX} px per % of cases worse than straight"), qs.format_loto(loto_rows))
 
 
@@ -1028,14 +1032,9 @@ def _rendering_section(tiles, records):
 
     from tests.benchmarks import quality_renderings as qr
 
-    rows = []
     with tempfile.TemporaryDirectory(prefix="bench_quality_") as folder:
         rendered = [qr.rendered_tile(t, r, folder) for t in tiles for r in qr.available_renderings(t)]
-        for name, method in (("straight segment", straight), ("defaults", linesnap())):
-            found = evaluate(method, rendered, progress=True)
-            records[name] = records[name] + found
-            rows += summarise(found)
-    rows.sort(key=lambda s: (rendered.index(s.tile), s.method != "straight segment"))
+        rows = _straight_and_defaults(rendered, records)
     return (f"Other renderings of the same tiles, the same cases: 8-bit JPEG (quality {qr.JPEG_QUALITY}, "
             "its percentiles " + " and ".join(f"{p:g}" for p in qr.STRETCH_PERCENTILES) + " stretched to 0 and 255) "
             "and colour (the multispectral image's red, green and blue bands sharpened by the pan, then as the "

@@ -36,6 +36,9 @@ APPEARANCE_GRID = {"SAMPLE_REACH_PX": (3.0, 4.5, 6.0, 12.0),
 TURN_GRID = {"TURN_DEG": (40.0, 50.0, 60.0), "TURN_GAIN": (0.2, 0.25), "TURN_SUPPORT": (0.5, 0.6)}
 #: ... and the gate without it.
 TURN_OFF = {"TURN_SUPPORT": -1.0}
+#: What bench_quality chooses leave-one-tile-out at LOTO_FACTORS: (module of core.extraction, grid, candidates
+#: besides the grid's points).
+LOTO_GRIDS = (("appearance", APPEARANCE_GRID, ()), ("adaptive", TURN_GRID, (TURN_OFF,)))
 
 
 def coarser_tile(name: str, factor: int, folder) -> str:
@@ -76,7 +79,7 @@ def _names(key) -> tuple:
 
 
 def grid_constants(grid) -> list:
-    """The names of the constants a grid (APPEARANCE_GRID, TURN_GRID) varies."""
+    """The names of the constants a grid of LOTO_GRIDS varies."""
     return [name for key in grid for name in _names(key)]
 
 
@@ -90,21 +93,6 @@ def grid_candidates(grid, extra=()):
             constants.update(zip(_names(key), value if isinstance(key, tuple) else (value,)))
         out.append(bq.AdaptiveVariant(**constants))
     return out + [bq.AdaptiveVariant(**constants) for constants in extra]
-
-
-def appearance_constants() -> list:
-    """The names of the constants APPEARANCE_GRID varies."""
-    return grid_constants(APPEARANCE_GRID)
-
-
-def appearance_candidates():
-    """One bench_quality.AdaptiveVariant per point of APPEARANCE_GRID."""
-    return grid_candidates(APPEARANCE_GRID)
-
-
-def turn_candidates():
-    """One bench_quality.AdaptiveVariant per point of TURN_GRID, and the gate without its turn path."""
-    return grid_candidates(TURN_GRID, extra=(TURN_OFF,))
 
 
 def criterion(summaries) -> float:
