@@ -220,7 +220,7 @@ def solve_kp1_quick(problem: KP1, memory_budget_bytes: int | None = None) -> Sol
 
     None where they do not (no DP runs): for a caller with a faster DP of its
     own, the GPU twin, which thus leaves to the host the many instances the
-    lists solve in milliseconds.  ``method`` as for :func:`solve_kp1`.
+    lists solve in milliseconds.
     """
     return _solve(problem, resolve_budget(memory_budget_bytes), "quick")
 

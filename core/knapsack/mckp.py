@@ -220,7 +220,7 @@ def solve_mckp_quick(problem: MCKP, memory_budget_bytes: int | None = None) -> S
     """The reductions and at most :data:`QUICK_WORK` candidate states of the lists: the optimum where they settle it.
 
     None where they do not (no DP runs): for a caller with a faster DP of its
-    own, the GPU twin.  ``method`` as for :func:`solve_mckp`.
+    own, the GPU twin.
     """
     return _solve(problem, resolve_budget(memory_budget_bytes), "quick")
 
