@@ -39,6 +39,43 @@ def brute_mckp(classes, capacity) -> int | None:
     return best
 
 
+def best_mckp_from(classes, capacity, lam, floor) -> int | None:
+    """Best MCKP value of at least ``floor`` (None when there is none), by enumerating every choice that
+    could be worth that much: with ``U = lam C + sum_k max_j (p - lam w)``, a choice is worth
+    ``U - sum of its reduced costs - lam (C - its weight)``, so only choices whose reduced costs total at most
+    ``G = U - floor`` count.  Both halves of the classes list all such partial choices (no bound, no
+    dominance), and each first-half choice is joined with the second-half ones whose weight leaves at most
+    ``G / lam`` of the capacity unused.  Any ``lam >= 0`` is valid; one near the LP's keeps the lists short.
+    """
+    prepared = []
+    for p, w in classes:
+        p, w = np.asarray(p, np.int64), np.asarray(w, np.int64)
+        value = p - lam * w
+        prepared.append((p, w, value.max() - value))
+    bound = lam * capacity + sum(float((p - lam * w).max()) for p, w, _ in prepared)
+    gap = bound - floor + 1e-6 * (1.0 + abs(bound) * 1e-9)
+
+    def half(part):
+        hw, hp, hc = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)
+        for p, w, cost in part:
+            hw, hp, hc = ((x[:, None] + y[None]).ravel() for x, y in ((hw, w), (hp, p), (hc, cost)))
+            keep = (hc <= gap) & (hw <= capacity)
+            hw, hp, hc = hw[keep], hp[keep], hc[keep]
+        return hw, hp
+
+    (aw, ap), (bw, bp) = half(prepared[: len(prepared) // 2]), half(prepared[len(prepared) // 2 :])
+    order = np.argsort(bw, kind="stable")
+    bw, bp = bw[order], bp[order]
+    lowest = np.searchsorted(bw, capacity - aw - gap / max(lam, 1e-300) - 1, side="left")
+    highest = np.searchsorted(bw, capacity - aw, side="right")
+    best = None
+    for i in np.flatnonzero(highest > lowest):
+        value = int(ap[i] + bp[lowest[i] : highest[i]].max())
+        if value >= floor and (best is None or value > best):
+            best = value
+    return best
+
+
 def ortools_kp(profits, weight_rows, capacities, solver: str = "branch-and-bound", time_limit_s: float = 30.0) -> int:
     """OR-Tools' knapsack solver: multidimensional branch and bound (KP1, KP2) or, for
     one dimension, its dynamic programming solver (branch and bound cannot prove the

@@ -24,6 +24,13 @@ first at weight and profit 0, profits strictly increasing with weight):
 4. Once a list grows long, two lists (Horowitz and Sahni) over the items of
    least reduced cost look for an exact fill of the capacity: near-degenerate
    classes reach the LP bound that way, which ends the lists.
+5. When the incumbent is then within a few units of the LP bound, two bounded
+   lists over alternate halves of the classes settle the values above it one
+   at a time, from the bound down (:meth:`_Subproblem._levels`): each half
+   keeps only the states whose bound reaches the value, so their join finds
+   every solution worth that much or proves there is none; where a half
+   outgrows its cap, its states of best bound are kept and a solution found
+   is still optimal, since every value above was ruled out.
 
 Notes: docs/notes/knapsack.md, "MCKP without a capacity-long row".
 """
@@ -59,6 +66,11 @@ FILLS, FILL_HALF_STATES = ((100_000, 0.5), (1_000_000, 1.5)), 1 << 20
 #: Seconds a fill may take at most (two lists of FILL_HALF_STATES states: 0.03-0.4 s measured on the shared
 #: 2-core VM): under a time limit with less left, none is started.
 FILL_S = 0.5
+#: Meet in the middle under a floor (:meth:`_Subproblem._levels`): tried when the incumbent is at most
+#: ``MEET_LEVELS`` below the LP bound; a half list may hold ``MEET_EXACT_STATES`` states before the level is
+#: searched with its ``MEET_BEAM_STATES`` states of best bound instead; at most ``MEET_WORK`` candidate states
+#: in all (about 5 s at EXTEND_S).
+MEET_LEVELS, MEET_EXACT_STATES, MEET_BEAM_STATES, MEET_WORK = 8, 1 << 18, 1 << 16, 200_000_000
 #: ``lp`` and ``floor`` of :func:`core.knapsack.mckp_lists.extend` that keep every state (no bound).
 _NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)), -(1 << 62)
 
@@ -140,6 +152,7 @@ class _Subproblem:
         self.flat_p, self.flat_w, self.starts = flat_p, flat_w, starts
         self.item_cls = np.repeat(np.arange(len(wts)), np.diff(starts))
         self.star = None  # the LP's integral choice within the capacity of run()
+        self.met = None  # the incumbent _levels last started from
         self.mu, self.g, self.reduced = divisibility(flat_p, flat_w, starts, lam)
 
     def bounds(self, outside):
@@ -160,7 +173,8 @@ class _Subproblem:
         lagrange -= self.base_p
         if not len(self.order) or capacity < 0:
             return DONE, None, incumbent
-        self.star = lp_relaxation(self.flat_p, self.flat_w, self.starts, capacity)[2]
+        _, bound, self.star = lp_relaxation(self.flat_p, self.flat_w, self.starts, capacity)
+        self.top = int(np.floor(bound * (1 + _SLACK) + _SLACK))  # no solution is worth more (lowered by _levels)
         outside = np.ones(len(self.order), np.bool_)
         sw, sp = np.zeros(1, np.int64), np.zeros(1, np.int64)
         steps, best, work, stored, filled = [], None, 0, 0, 0
@@ -199,11 +213,19 @@ class _Subproblem:
                 filled += 1
                 if found is not None and found[0] > target:
                     best, target = self._improved(found[1], capacity)
+                if self.top - target <= MEET_LEVELS and target != self.met:
+                    self.met = target  # tried once per incumbent
+                    settled = self._levels(capacity, target, max_states - stored)
+                    if settled is not None:
+                        settled, value = self._improved(settled, capacity)
+                        return DONE, self._mapped(settled), value + self.base_p
             paired = self._pair(w, p, outside, capacity) if len(w) >= PAIRING_STATES else None
             if paired is not None and paired[0] > target:
                 _, i, c, j = paired
                 best, target = self._improved(self._paired(t, int(parent[i]), int(item[i]), steps, outside, c, j),
                                               capacity)
+            if target >= self.top:  # the best found reaches a bound: what the levels ruled out, or the LP's
+                return DONE, self._mapped(best), target + self.base_p
             alive = np.flatnonzero(can_beat(base, frac, target + 1, _SLACK))
             report("states", float((base[alive] - target + frac[alive]).max(initial=0.0)))
             sw, sp = w[alive], p[alive]
@@ -308,6 +330,85 @@ class _Subproblem:
                 chosen[c] = items[c][item[j]]
                 j = int(parent[j])
         return int(joined[m]) + int(self.flat_p[star[fixed]].sum()), chosen
+
+    def _levels(self, capacity, target, max_states):
+        """The optimum when it lies above ``target`` and the meet in the middle settles it (module docstring,
+        step 5): own class-local choice, or None.
+
+        Each value from the LP bound down to ``target + 1`` in turn: both halves' lists keep the states
+        whose bound reaches it, so the best join is the optimum when it reaches it, and when it does not
+        and no state was cut, no solution is worth that much and the next value is tried.
+        """
+        work = 0
+        for floor in range(self.top, target, -1):
+            report("meet in the middle", floor - target)
+            for cap in (MEET_EXACT_STATES, MEET_BEAM_STATES):
+                met = self._meet(capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, MEET_WORK - work)
+                if met is None:
+                    return None  # over the work, the memory or the time: the lists go on
+                chosen, exact, spent = met
+                work += spent
+                if chosen is not None:
+                    return chosen  # worth the floor, and every value above was ruled out
+                if exact:
+                    self.top = floor - 1  # nothing is worth the floor: the next value
+                    break
+            else:
+                return None  # the beam found nothing, so this value stays open
+        return None
+
+    def _meet(self, capacity, floor, cap, beam, max_states, max_work):
+        """Best choice worth at least ``floor`` from two lists over alternate halves of the classes, each
+        keeping the states whose bound reaches ``floor``: ``(choice or None, exact, work)``, or None when
+        the lists outgrew ``max_states`` or ``max_work``, or the time limit passed.
+
+        A list past ``cap`` ends the search unanswered (``(None, False, work)``), or with ``beam`` keeps its
+        ``cap`` states of best bound; the answer is then not ``exact`` (a choice found is still worth at
+        least ``floor``).
+        """
+        halves, lists, stored, work, exact = (self.order[0::2], self.order[1::2]), [], 0, 0, True
+        for half in halves:
+            outside = np.ones(len(self.order), np.bool_)
+            sw, sp, steps = np.zeros(1, np.int64), np.zeros(1, np.int64), []
+            for k in half:
+                candidates = len(sw) * len(self.wts[k])
+                work += candidates
+                if work > max_work or stored + 3 * candidates > max_states:
+                    return None
+                outside[k] = False
+                lp, div = self.bounds(outside)
+                grown = extend(sw, sp, self.wts[k], self.prof[k], capacity, lp, div, floor, _SLACK,
+                               limits.stop_flag())
+                if grown is None:
+                    return None
+                if len(grown[0]) > cap:
+                    if not beam:
+                        return None, False, work
+                    bounded = state_bounds(grown[0], grown[1], capacity, lp, div, limits.stop_flag())
+                    if bounded is None:
+                        return None
+                    score = (bounded[0] - floor) + bounded[1]
+                    kept = np.sort(np.argpartition(-score, cap)[:cap])
+                    grown, exact = tuple(x[kept] for x in grown), False
+                sw, sp = grown[0], grown[1]
+                steps.append(grown[2:])
+                stored += len(sw)
+                if not len(sw):
+                    return None, exact, work
+            lists.append((half, sw, sp, steps))
+        (_, aw, ap, _), (_, bw, bp, _) = lists
+        at = np.searchsorted(bw, capacity - aw, side="right") - 1
+        fits = np.flatnonzero(at >= 0)
+        joined = ap[fits] + bp[at[fits]]
+        if not len(fits) or joined.max() < floor:
+            return None, exact, work
+        m = int(np.argmax(joined))
+        chosen = np.zeros(len(self.order), np.int64)
+        for (half, _, _, half_steps), j in zip(lists, (int(fits[m]), int(at[fits[m]]))):
+            for c, (parent, item) in zip(half[::-1], half_steps[::-1]):
+                chosen[c] = item[j]
+                j = int(parent[j])
+        return chosen, exact, work
 
     def _half_list(self, classes, items, room):
         """Undominated states of ``classes`` restricted to ``items`` within ``room``: ``(w, p, steps)`` or None

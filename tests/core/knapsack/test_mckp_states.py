@@ -15,7 +15,7 @@ from core.knapsack.mckp_core import _Subproblem
 from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
 from core.knapsack.mckp_lp import Increments, divisibility, lp_relaxation
 from core.knapsack.problems import KnapsackSolution
-from tests.knapsack_reference import brute_mckp, check_mckp_choice, highs_mckp
+from tests.knapsack_reference import best_mckp_from, brute_mckp, check_mckp_choice, highs_mckp
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -210,6 +210,86 @@ def test_fill_by_two_lists_is_the_best_choice_among_the_items_it_may_use(problem
     picked = sub.starts[:-1] + chosen
     assert int(sub.flat_w[picked].sum()) <= red.capacity and int(sub.flat_p[picked].sum()) == value
     assert all(c in a for c, a in zip(chosen, allowed))
+
+
+def _whole_subproblem(problem):
+    """Every reduced class free with all its items (reduced costs 0), as the lists see them, and its capacity."""
+    red = _Reduced(problem)
+    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
+    sub = _Subproblem(profits, weights, starts, np.ones(len(profits), bool), np.arange(len(starts) - 1),
+                      np.zeros(len(profits)), 1.0)
+    _, bound, sub.star = lp_relaxation(sub.flat_p, sub.flat_w, sub.starts, red.capacity)
+    sub.top = int(np.floor(bound + 1e-9))
+    classes = [(sub.prof[k], sub.wts[k]) for k in range(len(sub.wts))]
+    return sub, red.capacity, classes
+
+
+@SETTINGS
+@given(mckp_instances(max_classes=6, max_items=4, max_weight=60), st.integers(1, 6), st.booleans())
+def test_meet_in_the_middle_levels_find_the_optimum_above_the_incumbent_or_nothing(problem, below, tiny_cap):
+    sub, capacity, classes = _whole_subproblem(problem)
+    if not classes:
+        return
+    best = brute_mckp(classes, capacity)
+    target = best - below
+    if tiny_cap:  # every level past one state per list: the beam answers, and only what it proves counts
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr("core.knapsack.mckp_core.MEET_EXACT_STATES", 1)
+            mp.setattr("core.knapsack.mckp_core.MEET_BEAM_STATES", 1)
+            chosen = sub._levels(capacity, target, 10**9)
+    else:
+        chosen = sub._levels(capacity, target, 10**9)
+    if chosen is None:
+        assert tiny_cap  # exact lists settle every value from the bound down to the optimum
+        return
+    picked = sub.starts[:-1] + chosen
+    assert int(sub.flat_w[picked].sum()) <= capacity
+    assert int(sub.flat_p[picked].sum()) == best
+    # above the optimum nothing is found, and every value ruled out on the way was above it
+    assert sub.top >= best
+
+
+@SETTINGS
+@given(mckp_instances(max_classes=6, max_items=4, max_weight=60))
+def test_meet_in_the_middle_finds_nothing_above_the_optimum(problem):
+    sub, capacity, classes = _whole_subproblem(problem)
+    if not classes:
+        return
+    best = brute_mckp(classes, capacity)
+    assert sub._levels(capacity, best, 10**9) is None
+    assert sub.top >= best
+    met = sub._meet(capacity, best, 10**6, False, 10**9, 10**9)
+    chosen, exact, _ = met
+    assert exact and int(sub.flat_p[sub.starts[:-1] + chosen].sum()) == best
+
+
+def test_best_mckp_from_a_floor_is_the_brute_force_optimum_or_nothing():
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        classes = [(rng.integers(0, 40, 3), rng.integers(0, 30, 3)) for _ in range(int(rng.integers(1, 7)))]
+        capacity = int(rng.integers(0, 30 * len(classes)))
+        if capacity < sum(int(w.min()) for _, w in classes):
+            continue
+        best = brute_mckp(classes, capacity)
+        for lam in (0.0, 0.7, 1.3):
+            assert best_mckp_from(classes, capacity, lam, best) == best
+            assert best_mckp_from(classes, capacity, lam, best - 3) == best
+            assert best_mckp_from(classes, capacity, lam, best + 1) is None
+
+
+def test_weakly_correlated_classes_with_little_room_are_settled_by_meeting_in_the_middle():
+    # p = w + U[-10, 10] at R = 10^9, the room above the lightest items halved: the lists outgrew 2 GiB and
+    # the fill ends 5 below the LP bound; the levels settle it 4 below.  The reference enumerates every
+    # choice worth at least the value found (within the LP bound's reduced-cost gap) and finds no better one.
+    drawn = pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
+    problem = MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2)
+    sol = _states(problem, budget=2**31)
+    check_mckp_choice(problem, sol)
+    red = _Reduced(problem)
+    lam, bound, _ = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)
+    assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value) == sol.value
+    constant = sum(int(p[k]) for (p, _), k in zip(problem.classes, red.fixed))
+    assert constant + bound - sol.value > 4  # the fill alone (5 below the bound) would not have settled it
 
 
 def test_weakly_correlated_classes_at_large_coefficients_reach_the_lp_bound_by_an_exact_fill():
