@@ -69,7 +69,7 @@ FILL_S = 0.5
 #: Meet in the middle under a floor (:meth:`_Subproblem._levels`): tried when the incumbent is at most
 #: ``MEET_LEVELS`` below the LP bound; a half list may hold ``MEET_EXACT_STATES`` states before the level is
 #: searched with its ``MEET_BEAM_STATES`` states of best bound instead; at most ``MEET_WORK`` candidate states
-#: in all (about 5 s at EXTEND_S).
+#: in all (about 5 s at EXTEND_S), and no more than the lists' own work limit leaves.
 MEET_LEVELS, MEET_EXACT_STATES, MEET_BEAM_STATES, MEET_WORK = 8, 1 << 18, 1 << 16, 200_000_000
 #: ``lp`` and ``floor`` of :func:`core.knapsack.mckp_lists.extend` that keep every state (no bound).
 _NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)), -(1 << 62)
@@ -215,7 +215,7 @@ class _Subproblem:
                     best, target = self._improved(found[1], capacity)
                 if self.top - target <= MEET_LEVELS and target != self.met:
                     self.met = target  # tried once per incumbent
-                    settled = self._levels(capacity, target, max_states - stored)
+                    settled = self._levels(capacity, target, max_states - stored, min(MEET_WORK, max_work - work))
                     if settled is not None:
                         settled, value = self._improved(settled, capacity)
                         return DONE, self._mapped(settled), value + self.base_p
@@ -331,7 +331,7 @@ class _Subproblem:
                 j = int(parent[j])
         return int(joined[m]) + int(self.flat_p[star[fixed]].sum()), chosen
 
-    def _levels(self, capacity, target, max_states):
+    def _levels(self, capacity, target, max_states, max_work):
         """The optimum when it lies above ``target`` and the meet in the middle settles it (module docstring,
         step 5): own class-local choice, or None.
 
@@ -343,7 +343,7 @@ class _Subproblem:
         for floor in range(self.top, target, -1):
             report("meet in the middle", floor - target)
             for cap in (MEET_EXACT_STATES, MEET_BEAM_STATES):
-                met = self._meet(capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, MEET_WORK - work)
+                met = self._meet(capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, max_work - work)
                 if met is None:
                     return None  # over the work, the memory or the time: the lists go on
                 chosen, exact, spent = met

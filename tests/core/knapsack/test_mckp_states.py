@@ -236,9 +236,9 @@ def test_meet_in_the_middle_levels_find_the_optimum_above_the_incumbent_or_nothi
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr("core.knapsack.mckp_core.MEET_EXACT_STATES", 1)
             mp.setattr("core.knapsack.mckp_core.MEET_BEAM_STATES", 1)
-            chosen = sub._levels(capacity, target, 10**9)
+            chosen = sub._levels(capacity, target, 10**9, 10**9)
     else:
-        chosen = sub._levels(capacity, target, 10**9)
+        chosen = sub._levels(capacity, target, 10**9, 10**9)
     if chosen is None:
         assert tiny_cap  # exact lists settle every value from the bound down to the optimum
         return
@@ -256,7 +256,7 @@ def test_meet_in_the_middle_finds_nothing_above_the_optimum(problem):
     if not classes:
         return
     best = brute_mckp(classes, capacity)
-    assert sub._levels(capacity, best, 10**9) is None
+    assert sub._levels(capacity, best, 10**9, 10**9) is None
     assert sub.top >= best
     met = sub._meet(capacity, best, 10**6, False, 10**9, 10**9)
     chosen, exact, _ = met
