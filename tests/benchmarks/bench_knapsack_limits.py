@@ -7,7 +7,8 @@ Hard instances whose state lists run far past the limits: Jooken-style KP1
 (n = 400, C = 10^8, g = 10, f = 0.1, eps = 0.01, s = 100; about 35 s
 unlimited), a subset sum of 60 weights drawn from 10^11..10^12 with half their
 sum as capacity, Pisinger's weakly correlated MCKP (100 classes of 10,
-R = 10^9, the room above the lightest items halved; his strongly correlated
+R = 10^9, the room above the lightest items halved; about 6 s unlimited since
+the meet in the middle, refused before; his strongly correlated
 200 x 50 at R = 10^7, used before, now takes 0.3 s), and two KP2: correlated profits ``(w1 + w2) / 2 + U[1, 10^4]`` with
 weights up to 10^6 (n = 1000, capacities half the weight sums: state lists only)
 and a batch of six with 2000 random items and capacities 1200 x 1200 each (``solve_many``: the DP side
