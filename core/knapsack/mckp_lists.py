@@ -23,11 +23,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["NO_DIVISOR", "can_beat", "extend", "state_bounds"]
+__all__ = ["BOUND_SLACK", "NO_DIVISOR", "can_beat", "extend", "state_bounds"]
 
 #: Relative (and absolute) slack of the divisibility bound's floor: a reduced LP's fraction a rounding below
 #: a multiple of ``g`` still counts as that multiple (a bound may come out high, never low).
 _FLOOR_SLACK = 1e-12
+#: Relative slack of the lists' float bound tests (:func:`can_beat`): rounding may keep a state, never drop
+#: one that matters.
+BOUND_SLACK = 1e-12
 #: ``div`` of :func:`extend` and :func:`state_bounds` when no divisibility bound applies (``g`` 0).
 NO_DIVISOR = (0, 0, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1))
 

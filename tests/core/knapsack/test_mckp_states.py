@@ -12,6 +12,7 @@ from core.knapsack import MCKP, MemoryBudgetError, solve
 from core.knapsack.generators import MCKP_KINDS, pisinger_mckp
 from core.knapsack.mckp import _Reduced, solve_mckp
 from core.knapsack.mckp_core import _Subproblem
+from core.knapsack.mckp_halves import fill, levels, meet
 from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
 from core.knapsack.mckp_lp import Increments, divisibility, lp_relaxation
 from core.knapsack.problems import KnapsackSolution
@@ -198,7 +199,7 @@ def test_fill_by_two_lists_is_the_best_choice_among_the_items_it_may_use(problem
     costs = np.random.default_rng(seed).integers(0, 2, len(profits)).astype(np.float64)
     sub = _Subproblem(profits, weights, starts, np.ones(len(profits), bool), np.arange(m), costs, 1.0)
     sub.star = lp_relaxation(sub.flat_p, sub.flat_w, sub.starts, red.capacity)[2]
-    found = sub._fill(red.capacity, 0.5, 10**6)
+    found = fill(sub, red.capacity, 0.5, 10**6)
     allowed = [np.union1d(np.flatnonzero(c <= 0.5), [sub.star[k]]) for k, c in enumerate(sub.costs)]
     classes = [(sub.prof[k][a], sub.wts[k][a]) for k, a in enumerate(allowed)]
     best = brute_mckp(classes, red.capacity)
@@ -234,11 +235,11 @@ def test_meet_in_the_middle_levels_find_the_optimum_above_the_incumbent_or_nothi
     target = best - below
     if tiny_cap:  # every level past one state per list: the beam answers, and only what it proves counts
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr("core.knapsack.mckp_core.MEET_EXACT_STATES", 1)
-            mp.setattr("core.knapsack.mckp_core.MEET_BEAM_STATES", 1)
-            chosen = sub._levels(capacity, target, 10**9, 10**9)
+            mp.setattr("core.knapsack.mckp_halves.MEET_EXACT_STATES", 1)
+            mp.setattr("core.knapsack.mckp_halves.MEET_BEAM_STATES", 1)
+            chosen = levels(sub, capacity, target, 10**9, 10**9)
     else:
-        chosen = sub._levels(capacity, target, 10**9, 10**9)
+        chosen = levels(sub, capacity, target, 10**9, 10**9)
     if chosen is None:
         assert tiny_cap  # exact lists settle every value from the bound down to the optimum
         return
@@ -256,9 +257,9 @@ def test_meet_in_the_middle_finds_nothing_above_the_optimum(problem):
     if not classes:
         return
     best = brute_mckp(classes, capacity)
-    assert sub._levels(capacity, best, 10**9, 10**9) is None
+    assert levels(sub, capacity, best, 10**9, 10**9) is None
     assert sub.top >= best
-    met = sub._meet(capacity, best, 10**6, False, 10**9, 10**9)
+    met = meet(sub, capacity, best, 10**6, False, 10**9, 10**9)
     chosen, exact, _ = met
     assert exact and int(sub.flat_p[sub.starts[:-1] + chosen].sum()) == best
 

@@ -1,0 +1,181 @@
+"""Two-list searches of the MCKP state lists (:mod:`core.knapsack.mckp_core`): exact fills and meet in the middle.
+
+Both split the free classes of a ``_Subproblem`` (``sub``) into two lists
+(Horowitz and Sahni) and join them: the heaviest state of one list that
+leaves room for a state of the other is the best partner for it, since both
+lists are undominated (sorted by weight, profits increasing).
+
+- :func:`fill`: the best choice among the items of least reduced cost, the
+  classes the lists cannot hold at the LP's choice (an incumbent; step 4 of
+  the core's docstring).
+- :func:`levels`: the optimum when it lies a few units above the incumbent:
+  each value from the LP bound down in turn, both halves bounded by it
+  (step 5).
+
+Notes: docs/notes/knapsack.md, "MCKP without a capacity-long row".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.knapsack import limits
+from core.knapsack.mckp_lists import BOUND_SLACK, NO_DIVISOR, extend, state_bounds
+from core.knapsack.progress import report
+
+__all__ = ["FILLS", "FILL_S", "MEET_LEVELS", "MEET_WORK", "fill", "levels", "meet"]
+
+#: Exact fills among the least reduced costs (:func:`fill`): once a list holds the first many states, with
+#: items of reduced cost up to the second (profit units); at most ``FILL_HALF_STATES`` states per list
+#: (about 0.2 s).
+FILLS, FILL_HALF_STATES = ((100_000, 0.5), (1_000_000, 1.5)), 1 << 20
+#: Seconds a fill may take at most (two lists of FILL_HALF_STATES states: 0.03-0.4 s measured on the shared
+#: 2-core VM): under a time limit with less left, none is started.
+FILL_S = 0.5
+#: Meet in the middle under a floor (:func:`levels`): tried when the incumbent is at most ``MEET_LEVELS``
+#: below the LP bound; a half list may hold ``MEET_EXACT_STATES`` states before the level is searched with
+#: its ``MEET_BEAM_STATES`` states of best bound instead; at most ``MEET_WORK`` candidate states in all
+#: (about 5 s), and no more than the lists' own work limit leaves.
+MEET_LEVELS, MEET_EXACT_STATES, MEET_BEAM_STATES, MEET_WORK = 8, 1 << 18, 1 << 16, 200_000_000
+#: ``lp`` and ``floor`` of :func:`core.knapsack.mckp_lists.extend` that keep every state (no bound).
+_NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)), -(1 << 62)
+
+
+def fill(sub, capacity, slack, max_states):
+    """Best choice whose items all have reduced cost at most ``slack`` (the LP's own items always allowed),
+    by two lists (Horowitz and Sahni) over the classes with a choice, as many as two lists of at most
+    :data:`FILL_HALF_STATES` hold, the rest at the LP's choice: ``(value, class-local choice)`` or None.
+
+    Near-degenerate classes (``p = w + U[-10, 10]`` at large ``R``) tie at the LP's slope in many
+    classes; the optimum is then often the LP bound, reached by an exact fill among the ties, which the
+    state lists (whose LP bound never sees the fill) find only after exponentially many states.
+    """
+    items = [np.union1d(np.flatnonzero(costs <= slack), [sub.star[c]]) for c, costs in enumerate(sub.costs)]
+    cap = min(FILL_HALF_STATES, max_states // 8)
+    halves, sizes = ([], []), [1, 1]
+    for c in sorted((c for c, x in enumerate(items) if len(x) > 1), key=lambda c: -len(items[c])):
+        h = int(sizes[1] < sizes[0])
+        for side in (h, 1 - h):
+            if sizes[side] * len(items[c]) <= cap:
+                halves[side].append(c)
+                sizes[side] *= len(items[c])
+                break
+    if not halves[0]:
+        return None
+    fixed = np.ones(len(items), np.bool_)
+    fixed[halves[0] + halves[1]] = False
+    star = sub.starts[:-1] + sub.star
+    room = capacity - int(sub.flat_w[star[fixed]].sum())
+    lists = [_half_list(sub, half, items, room) for half in halves]
+    if any(x is None for x in lists):
+        return None
+    (aw, ap, a_steps), (bw, bp, b_steps) = lists
+    at = np.searchsorted(bw, room - aw, side="right") - 1
+    fits = np.flatnonzero(at >= 0)
+    if not len(fits):
+        return None
+    joined = ap[fits] + bp[at[fits]]
+    m = int(np.argmax(joined))
+    chosen = sub.star.copy()
+    for half, half_steps, j in ((halves[0], a_steps, int(fits[m])), (halves[1], b_steps, int(at[fits[m]]))):
+        for c, (parent, item) in zip(half[::-1], half_steps[::-1]):
+            chosen[c] = items[c][item[j]]
+            j = int(parent[j])
+    return int(joined[m]) + int(sub.flat_p[star[fixed]].sum()), chosen
+
+
+def levels(sub, capacity, target, max_states, max_work):
+    """The optimum when it lies above ``target`` and the meet in the middle settles it: ``sub``'s own
+    class-local choice, or None.
+
+    Each value from ``sub.top`` (the LP bound's floor) down to ``target + 1`` in turn: both halves' lists
+    keep the states whose bound reaches it, so the best join is the optimum when it reaches it, and when
+    it does not and no state was cut, no solution is worth that much (``sub.top`` drops below it) and the
+    next value is tried.
+    """
+    work = 0
+    for floor in range(sub.top, target, -1):
+        report("meet in the middle", floor - target)
+        for cap in (MEET_EXACT_STATES, MEET_BEAM_STATES):
+            met = meet(sub, capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, max_work - work)
+            if met is None:
+                return None  # over the work, the memory or the time: the lists go on
+            chosen, exact, spent = met
+            work += spent
+            if chosen is not None:
+                return chosen  # worth the floor, and every value above was ruled out
+            if exact:
+                sub.top = floor - 1  # nothing is worth the floor: the next value
+                break
+        else:
+            return None  # the beam found nothing, so this value stays open
+    return None
+
+
+def meet(sub, capacity, floor, cap, beam, max_states, max_work):
+    """Best choice worth at least ``floor`` from two lists over alternate halves of the classes, each
+    keeping the states whose bound reaches ``floor``: ``(choice or None, exact, work)``, or None when
+    the lists outgrew ``max_states`` or ``max_work``, or the time limit passed.
+
+    A list past ``cap`` ends the search unanswered (``(None, False, work)``), or with ``beam`` keeps its
+    ``cap`` states of best bound; the answer is then not ``exact`` (a choice found is still worth at
+    least ``floor``).
+    """
+    halves, lists, stored, work, exact = (sub.order[0::2], sub.order[1::2]), [], 0, 0, True
+    for half in halves:
+        outside = np.ones(len(sub.order), np.bool_)
+        sw, sp, steps = np.zeros(1, np.int64), np.zeros(1, np.int64), []
+        for k in half:
+            candidates = len(sw) * len(sub.wts[k])
+            work += candidates
+            if work > max_work or stored + 3 * candidates > max_states:
+                return None
+            outside[k] = False
+            lp, div = sub.bounds(outside)
+            grown = extend(sw, sp, sub.wts[k], sub.prof[k], capacity, lp, div, floor, BOUND_SLACK,
+                           limits.stop_flag())
+            if grown is None:
+                return None
+            if len(grown[0]) > cap:
+                if not beam:
+                    return None, False, work
+                bounded = state_bounds(grown[0], grown[1], capacity, lp, div, limits.stop_flag())
+                if bounded is None:
+                    return None
+                score = (bounded[0] - floor) + bounded[1]
+                kept = np.sort(np.argpartition(-score, cap)[:cap])
+                grown, exact = tuple(x[kept] for x in grown), False
+            sw, sp = grown[0], grown[1]
+            steps.append(grown[2:])
+            stored += len(sw)
+            if not len(sw):
+                return None, exact, work
+        lists.append((half, sw, sp, steps))
+    (_, aw, ap, _), (_, bw, bp, _) = lists
+    at = np.searchsorted(bw, capacity - aw, side="right") - 1
+    fits = np.flatnonzero(at >= 0)
+    joined = ap[fits] + bp[at[fits]]
+    if not len(fits) or joined.max() < floor:
+        return None, exact, work
+    m = int(np.argmax(joined))
+    chosen = np.zeros(len(sub.order), np.int64)
+    for (half, _, _, half_steps), j in zip(lists, (int(fits[m]), int(at[fits[m]]))):
+        for c, (parent, item) in zip(half[::-1], half_steps[::-1]):
+            chosen[c] = item[j]
+            j = int(parent[j])
+    return chosen, exact, work
+
+
+def _half_list(sub, classes, items, room):
+    """Undominated states of ``classes`` restricted to ``items`` within ``room``: ``(w, p, steps)`` or None
+    when the time limit passed."""
+    sw, sp, steps = np.zeros(1, np.int64), np.zeros(1, np.int64), []
+    for c in classes:
+        start = sub.starts[c]
+        grown = extend(sw, sp, sub.flat_w[start + items[c]], sub.flat_p[start + items[c]], room, _NO_LP,
+                       NO_DIVISOR, _NO_FLOOR, 0.0, limits.stop_flag())
+        if grown is None:
+            return None
+        sw, sp = grown[0], grown[1]
+        steps.append(grown[2:])
+    return sw, sp, steps
