@@ -138,6 +138,7 @@ class _Subproblem:
         self.flat_p, self.flat_w, self.starts = flat_p, flat_w, starts
         self.item_cls = np.repeat(np.arange(len(wts)), np.diff(starts))
         self.star = None  # the LP's integral choice within the capacity of run()
+        self.top = None  # the floor of the LP bound within that capacity, lowered by levels()
         self.met = None  # the incumbent levels() last started from
         self.mu, self.g, self.reduced = divisibility(flat_p, flat_w, starts, lam)
 
