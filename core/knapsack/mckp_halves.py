@@ -69,19 +69,14 @@ def fill(sub, capacity, slack, max_states):
     lists = [_half_list(sub, half, items, room) for half in halves]
     if any(x is None for x in lists):
         return None
-    (aw, ap, a_steps), (bw, bp, b_steps) = lists
-    at = np.searchsorted(bw, room - aw, side="right") - 1
-    fits = np.flatnonzero(at >= 0)
-    if not len(fits):
+    joined = _join(lists[0][:2], lists[1][:2], room)
+    if joined is None:
         return None
-    joined = ap[fits] + bp[at[fits]]
-    m = int(np.argmax(joined))
     chosen = sub.star.copy()
-    for half, half_steps, j in ((halves[0], a_steps, int(fits[m])), (halves[1], b_steps, int(at[fits[m]]))):
-        for c, (parent, item) in zip(half[::-1], half_steps[::-1]):
-            chosen[c] = items[c][item[j]]
-            j = int(parent[j])
-    return int(joined[m]) + int(sub.flat_p[star[fixed]].sum()), chosen
+    for half, (*_, half_steps), j in zip(halves, lists, joined[1:]):
+        for c, item in _trace(half, half_steps, j):
+            chosen[c] = items[c][item]
+    return joined[0] + int(sub.flat_p[star[fixed]].sum()), chosen
 
 
 def levels(sub, capacity, target, max_states, max_work):
@@ -150,20 +145,39 @@ def meet(sub, capacity, floor, cap, beam, max_states, max_work):
             stored += len(sw)
             if not len(sw):
                 return None, exact, work
-        lists.append((half, sw, sp, steps))
-    (_, aw, ap, _), (_, bw, bp, _) = lists
-    at = np.searchsorted(bw, capacity - aw, side="right") - 1
-    fits = np.flatnonzero(at >= 0)
-    joined = ap[fits] + bp[at[fits]]
-    if not len(fits) or joined.max() < floor:
+        lists.append((sw, sp, steps))
+    joined = _join(lists[0][:2], lists[1][:2], capacity)
+    if joined is None or joined[0] < floor:
         return None, exact, work
-    m = int(np.argmax(joined))
     chosen = np.zeros(len(sub.order), np.int64)
-    for (half, _, _, half_steps), j in zip(lists, (int(fits[m]), int(at[fits[m]]))):
-        for c, (parent, item) in zip(half[::-1], half_steps[::-1]):
-            chosen[c] = item[j]
-            j = int(parent[j])
+    for half, (*_, half_steps), j in zip(halves, lists, joined[1:]):
+        for c, item in _trace(half, half_steps, j):
+            chosen[c] = item
     return chosen, exact, work
+
+
+def _join(a, b, room):
+    """Best pair of states of two undominated lists ``(w, p)`` within ``room``: ``(profit, i, j)`` or None.
+
+    Both lists are sorted by weight with profits increasing, so the heaviest state of ``b`` that leaves
+    room for a state of ``a`` is its best partner (one binary search per state of ``a``).
+    """
+    (aw, ap), (bw, bp) = a, b
+    at = np.searchsorted(bw, room - aw, side="right") - 1
+    fits = np.flatnonzero(at >= 0)
+    if not len(fits):
+        return None
+    joined = ap[fits] + bp[at[fits]]
+    m = int(np.argmax(joined))
+    return int(joined[m]), int(fits[m]), int(at[fits[m]])
+
+
+def _trace(classes, steps, j):
+    """``(class, list-local item)`` of state ``j`` of a list grown over ``classes`` with ``steps``
+    (``(parent, item)`` per class), last class first."""
+    for c, (parent, item) in zip(classes[::-1], steps[::-1]):
+        yield c, int(item[j])
+        j = int(parent[j])
 
 
 def _half_list(sub, classes, items, room):
