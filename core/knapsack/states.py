@@ -32,10 +32,13 @@ _SLACK = 1e-9
 #: Pairing with the items outside the core runs once the list holds this many states
 #: and this many times the items outside (its cost: a binary search per item).
 PAIRING_STATES, PAIRING_RATIO = 1000, 64
-#: The completion bound (a DP over the items outside the core, weights floored to
-#: ``COMPLETION_CELLS`` steps of the capacity) once the list holds this many states;
-#: recomputed when the merges since cost a quarter of it.
-COMPLETION_STATES, COMPLETION_CELLS = 20_000, 2**16
+#: The completion bound (:func:`_completion_list`: a sparse DP over the items outside
+#: the core, weights floored to a power-of-two grid) once the list holds this many
+#: states, with at most ``COMPLETION_CELLS`` entries at first; rebuilt when the
+#: merges since have cost as much as its last build, each time with as many entries
+#: as the merges so far pay for (up to ``COMPLETION_MAX_CELLS``, and a 32nd of the
+#: states the budget allows).
+COMPLETION_STATES, COMPLETION_CELLS, COMPLETION_MAX_CELLS = 20_000, 2**16, 2**20
 
 
 @njit(cache=True, nogil=True)
@@ -117,39 +120,85 @@ def _pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best)
 
 
 @njit(cache=True, nogil=True)
-def _completion_values(profits, weights, outside_a, outside_r, delta, cells):
-    """``V[k]``: most profit of items of ``outside_a`` and ``outside_r`` whose weights, each floored to
-    a multiple of ``delta``, add up to at most ``k delta`` (a 0-1 knapsack DP, ``cells + 1`` columns).
+def _completion_list(profits, weights, outside_a, outside_r, capacity, limit, stop):
+    """The completion bound's table: ``(cells, values, grid, effort)``, at most ``limit`` entries.
 
-    Flooring only shrinks weights, so ``V[x // delta]`` bounds the profit of any of those
-    items within weight ``x``: the completion bound of :func:`expand_core`.
+    A 0-1 knapsack DP over the items of ``outside_a`` and ``outside_r`` kept sparse:
+    the undominated ``(cell, value)`` pairs, cells ascending and values rising,
+    where a set of items has cell ``sum(w // grid)`` (``grid`` a power of two,
+    doubled, and every cell halved, whenever the table passes ``limit``).
+    Flooring only makes sets lighter: ``cell * grid <= sum(w)``.  So the last
+    value whose cell is ``<= x // grid`` bounds the profit of any of those items
+    within weight ``x``, and it is exact while ``grid`` is 1.  Sparse, the grid
+    stays small where the sums crowd into few clusters (large items of a few
+    sizes), where a grid over the whole capacity would be coarse.  ``effort``:
+    the entries its merges read, in the units of the state lists' work.  A
+    nonzero ``stop[0]`` (polled per item) gives an empty table: no bound.
     """
-    values = np.zeros(cells + 1, np.int64)
+    cw, cp = np.zeros(2 * limit + 2, np.int64), np.zeros(2 * limit + 2, np.int64)
+    ow, op = np.empty(2 * limit + 2, np.int64), np.empty(2 * limit + 2, np.int64)
+    n, grid, effort = 1, np.int64(1), 0
     for items in (outside_a, outside_r):
         for item in items:
-            size = weights[item] // delta
-            for k in range(cells, size - 1, -1):
-                values[k] = max(values[k], values[k - size] + profits[item])
-    return values
+            if stop[0]:
+                return cw[:0].copy(), cp[:0].copy(), grid, effort
+            dw, dp = weights[item] // grid, profits[item]
+            top = capacity // grid
+            i = j = m = 0
+            while i < n or (j < n and cw[j] + dw <= top):
+                if i < n and (j >= n or cw[j] + dw > top or cw[i] <= cw[j] + dw):
+                    w, p = cw[i], cp[i]
+                    i += 1
+                else:
+                    w, p = cw[j] + dw, cp[j] + dp
+                    j += 1
+                if m > 0 and p <= op[m - 1]:
+                    continue
+                if m > 0 and ow[m - 1] == w:
+                    op[m - 1] = p
+                else:
+                    ow[m], op[m] = w, p
+                    m += 1
+            cw, cp, ow, op = ow, op, cw, cp
+            effort += i + j
+            n = m
+            while n > limit:
+                grid *= 2
+                m = 0
+                for k in range(n):
+                    if m > 0 and cw[m - 1] == cw[k] // 2:
+                        cp[m - 1] = cp[k]
+                    else:
+                        cw[m], cp[m] = cw[k] // 2, cp[k]
+                        m += 1
+                n = m
+    return cw[:n].copy(), cp[:n].copy(), grid, effort
 
 
 @njit(cache=True, nogil=True)
-def _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, values, delta, removable_w, removable_p):
+def _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, cells, values, grid, removable_w, removable_p):
     """Keep the states whose bounds can beat ``best``; returns how many.
 
-    Dantzig's bound always; with completion ``values`` also the bound
-    ``profit - removable_p + values[(capacity - weight + removable_w) // delta]``:
+    Dantzig's bound always; with a completion table (:func:`_completion_list`)
+    also the bound ``profit - removable_p + V(capacity - weight + removable_w)``:
     a completion adds items and removes some of those not yet removable
     (``removable_w``, ``removable_p`` their sums); counting the kept ones
-    instead, it is a set of items outside the core within that weight.
+    instead, it is a set of items outside the core within that weight.  The
+    states come by rising weight, so the rooms fall and one pointer walks the
+    table down (``cells[0]`` is 0: it stops there at the latest).
     """
     kept = 0
+    at = len(cells) - 1
     for k in range(m):
         if not _keeps(ow[k], op[k], capacity, best, eff_add, eff_remove):
             continue
         if len(values):
             room = capacity - ow[k] + removable_w
-            if room < 0 or op[k] - removable_p + values[room // delta] <= best:
+            if room < 0:
+                continue
+            while cells[at] > room // grid:
+                at -= 1
+            if op[k] - removable_p + values[at] <= best:
                 continue
         ow[kept], op[kept], ov[kept] = ow[k], op[k], ov[k]
         kept += 1
@@ -196,9 +245,8 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     step_items = np.full(len(removable) + len(addable) + 1, -1, np.int64)
     best, best_step, best_w, best_p, best_v = incumbent, -1, np.int64(0), np.int64(0), np.uint64(0)
     best_extra = -1
-    cells = min(COMPLETION_CELLS, capacity)
-    delta = capacity // cells + 1
-    values = np.zeros(0, np.int64)
+    limit, effort = COMPLETION_CELLS, -1
+    cells, values, grid = np.zeros(0, np.int64), np.zeros(0, np.int64), np.int64(1)
     since = 0
     rem_w, rem_p = np.zeros(len(removable) + 1, np.int64), np.zeros(len(removable) + 1, np.int64)
     for q in range(len(removable) - 1, -1, -1):
@@ -240,10 +288,14 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             if k >= 0:
                 best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
         since += 2 * n
-        if eager or (m >= COMPLETION_STATES and since * 4 >= outside * cells):
-            values = _completion_values(profits, weights, addable[a:], removable[r:], delta, cells)
+        if eager or (m >= COMPLETION_STATES and since >= (outside * limit if effort < 0 else effort)):
+            if effort >= 0:  # twice the entries cost at most twice the effort
+                while 2 * limit <= COMPLETION_MAX_CELLS and 2 * effort <= work and 32 * limit <= max_states:
+                    limit, effort = 2 * limit, 2 * effort
+            cells, values, grid, effort = _completion_list(profits, weights, addable[a:], removable[r:], capacity,
+                                                           limit, stop)
             since = 0
-        kept = _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, values, delta, rem_w[r], rem_p[r])
+        kept = _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, cells, values, grid, rem_w[r], rem_p[r])
         sw, sp, sv, ow, op, ov = ow, op, ov, sw, sp, sv
         n = kept
         if step % _WORD == 0:

@@ -13,7 +13,7 @@ from core.knapsack import KP1
 from core.knapsack.generators import pisinger
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_bounds, solve_by_states
-from core.knapsack.states import _completion_values
+from core.knapsack.states import _completion_list
 from core.knapsack.surrogate import cardinality_limits, surrogate_bound
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
@@ -97,17 +97,34 @@ def test_surrogate_bound_bounds_every_improving_solution(problem, below):
         assert int(w[choice].sum()) <= c and int(p[choice].sum()) == bound == optimum
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 50))
-def test_completion_values_bound_the_floored_knapsack(seed, n, delta):
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 40), st.floats(0.0, 1.2))
+def test_completion_list_bounds_the_knapsack_of_the_items_outside(seed, n, limit, share):
+    """The sparse table: at most ``limit`` entries, a bound at every weight up to the capacity, exact at grid 1."""
     rng = np.random.default_rng(seed)
     profits, weights = rng.integers(1, 100, n), rng.integers(1, 200, n)
-    cells = int(weights.sum()) // delta + 1
-    values = _completion_values(profits, weights, np.arange(n // 2), np.arange(n // 2, n), delta, cells)
-    floored = weights // delta
-    for k in range(0, cells + 1, max(1, cells // 7)):
-        assert values[k] == brute_kp(profits, [floored], [k])  # exact for floored weights
-        assert values[k] >= brute_kp(profits, [weights], [k * delta])  # a bound for the real ones
+    capacity = max(1, int(share * weights.sum()))
+    halves = np.arange(n // 2), np.arange(n // 2, n)
+    cells, values, grid, _ = _completion_list(profits, weights, *halves, capacity, limit, np.zeros(1, np.uint8))
+    assert len(cells) <= limit and cells[0] == 0 and (np.diff(cells) > 0).all() and (np.diff(values) > 0).all()
+    assert cells[-1] * grid <= capacity
+    for x in range(0, capacity + 1, max(1, capacity // 9)):
+        bound = values[np.searchsorted(cells, x // grid, "right") - 1]
+        best = brute_kp(profits, [weights], [x])
+        assert bound >= best
+        if grid == 1:
+            assert bound == best
+
+
+def test_completion_list_stopped_is_empty():
+    """A raised stop flag (a time limit passed) gives no table, so no bound: the build never outlasts the limit."""
+    rng = np.random.default_rng(3)
+    profits, weights = rng.integers(1, 100, 30), rng.integers(1, 200, 30)
+    halves = np.arange(15), np.arange(15, 30)
+    cells, values, _, _ = _completion_list(profits, weights, *halves, 1000, 64, np.ones(1, np.uint8))
+    assert len(cells) == len(values) == 0
+    cells, values, _, _ = _completion_list(profits, weights, *halves, 1000, 64, np.zeros(1, np.uint8))
+    assert len(cells) > 1
 
 
 @settings(max_examples=12, deadline=None)
