@@ -52,11 +52,12 @@ def _grow(arr, need):
 
 
 @njit(cache=True, nogil=True)
-def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop):
+def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, top=np.int64(2**63 - 1)):
     """Undominated union of the list and the list shifted by ``(dw, dp)``; returns its length.
 
     Both inputs are sorted by weight, so one merge pass keeps a state only when
-    its profit beats every lighter (or equally heavy) state's.  Returns -1 when
+    its profit beats every lighter (or equally heavy) state's.  Shifted states
+    heavier than ``top`` are left out (the list's own are all lighter).  Returns -1 when
     ``stop[0]`` is raised (polled every 65536 states: a merge of 10^8 states
     takes seconds, which a time limit should not overshoot by).
     """
@@ -64,10 +65,13 @@ def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop):
     j = 0
     m = 0
     last = np.int64(-(2**62))
-    while i < n or j < n:
+    shifted = n
+    while shifted > 0 and sw[shifted - 1] + dw > top:
+        shifted -= 1
+    while i < n or j < shifted:
         if (i + j) & 65535 == 0 and stop[0]:
             return -1
-        if j == n or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
+        if j == shifted or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
             cw, cp, cv = sw[i], sp[i], sv[i]
             i += 1
         else:
@@ -133,34 +137,21 @@ def _completion_list(profits, weights, outside_a, outside_r, capacity, limit, st
     stays small where the sums crowd into few clusters (large items of a few
     sizes), where a grid over the whole capacity would be coarse.  ``effort``:
     the entries its merges read, in the units of the state lists' work.  A
-    nonzero ``stop[0]`` (polled per item) gives an empty table: no bound.
+    nonzero ``stop[0]`` (polled per item and within the merges) gives an empty
+    table: no bound.
     """
     cw, cp = np.zeros(2 * limit + 2, np.int64), np.zeros(2 * limit + 2, np.int64)
     ow, op = np.empty(2 * limit + 2, np.int64), np.empty(2 * limit + 2, np.int64)
+    words = np.zeros(2 * limit + 2, np.uint64)  # no decisions to keep: read and written as 0
     n, grid, effort = 1, np.int64(1), 0
     for items in (outside_a, outside_r):
         for item in items:
-            if stop[0]:
+            dw, top = weights[item] // grid, capacity // grid
+            m = -1 if stop[0] else _merge(cw, cp, words, n, dw, profits[item], np.uint64(0), ow, op, words, stop, top)
+            if m < 0:
                 return cw[:0].copy(), cp[:0].copy(), grid, effort
-            dw, dp = weights[item] // grid, profits[item]
-            top = capacity // grid
-            i = j = m = 0
-            while i < n or (j < n and cw[j] + dw <= top):
-                if i < n and (j >= n or cw[j] + dw > top or cw[i] <= cw[j] + dw):
-                    w, p = cw[i], cp[i]
-                    i += 1
-                else:
-                    w, p = cw[j] + dw, cp[j] + dp
-                    j += 1
-                if m > 0 and p <= op[m - 1]:
-                    continue
-                if m > 0 and ow[m - 1] == w:
-                    op[m - 1] = p
-                else:
-                    ow[m], op[m] = w, p
-                    m += 1
+            effort += n + np.searchsorted(cw[:n], top - dw, "right")
             cw, cp, ow, op = ow, op, cw, cp
-            effort += i + j
             n = m
             while n > limit:
                 grid *= 2
