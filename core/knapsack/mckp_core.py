@@ -21,13 +21,17 @@ first at weight and profit 0, profits strictly increasing with weight):
    divisibility bound tightens the LP.  The
    extension itself (a merge, candidates bounded first) is compiled in
    :mod:`core.knapsack.mckp_lists`.  Nothing depends on the capacity's size.
-4. Once a list grows long, two lists (Horowitz and Sahni) over the items of
-   least reduced cost look for an exact fill of the capacity: near-degenerate
-   classes reach the LP bound that way, which ends the lists.
+4. Once a list grows long, the choices that leave the LP's integral choice in
+   at most six classes are searched from the LP bound down
+   (:mod:`core.knapsack.mckp_swaps`), and two lists (Horowitz and Sahni) over
+   the items of least reduced cost look for an exact fill of the capacity:
+   near-degenerate classes reach or come next to the LP bound that way, which
+   ends the lists or leaves only the classes with items of reduced cost within
+   the gap.
 5. When the incumbent is then within a few units of the LP bound, two bounded
    lists over alternate halves of the classes settle the values above it one
    at a time, from the bound down (:func:`core.knapsack.mckp_halves.levels`): each half
-   keeps only the states whose bound reaches the value, so their join finds
+   keeps only the items and states whose bound reaches the value, so their join finds
    every solution worth that much or proves there is none; where a half
    outgrows its cap, its states of best bound are kept and a solution found
    is still optimal, since every value above was ruled out.
@@ -43,6 +47,7 @@ from core.knapsack import limits
 from core.knapsack.mckp_halves import FILL_S, FILLS, MEET_LEVELS, MEET_WORK, fill, levels
 from core.knapsack.mckp_lists import BOUND_SLACK, NO_DIVISOR, can_beat, extend, state_bounds
 from core.knapsack.mckp_lp import Increments, divisibility, improve, lp_relaxation
+from core.knapsack.mckp_swaps import few_swaps
 from core.knapsack.progress import report
 
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "solve_classes_by_states"]
@@ -140,6 +145,7 @@ class _Subproblem:
         self.star = None  # the LP's integral choice within the capacity of run()
         self.top = None  # the floor of the LP bound within that capacity, lowered by levels()
         self.met = None  # the incumbent levels() last started from
+        self.lagrange = None  # the Lagrangian bound U of run()'s capacity (the classes' own frame)
         self.mu, self.g, self.reduced = divisibility(flat_p, flat_w, starts, lam)
 
     def bounds(self, outside):
@@ -149,6 +155,14 @@ class _Subproblem:
             return lp, NO_DIVISOR
         return lp, (self.mu, self.g) + self.reduced.prefix(outside)[:3]
 
+    def live(self, k, floor):
+        """Items (own class-local) of class ``k`` that a solution worth ``floor`` may hold: the Lagrangian
+        bound less the item's reduced cost reaches ``floor`` (every item before :meth:`run`)."""
+        if self.lagrange is None:
+            return np.arange(len(self.costs[k]))
+        slack = BOUND_SLACK * (abs(self.lagrange) + 1.0)
+        return np.flatnonzero(self.lagrange - self.costs[k] >= floor - slack)
+
     def run(self, capacity, incumbent, lagrange, max_work, max_states):
         """``(status, class-local choice per free class or None, value)``; ``incumbent`` must be beaten.
 
@@ -157,10 +171,10 @@ class _Subproblem:
         """
         capacity -= self.base_w
         target = incumbent - self.base_p
-        lagrange -= self.base_p
+        self.lagrange = lagrange - self.base_p
         if not len(self.order) or capacity < 0:
             return DONE, None, incumbent
-        _, bound, self.star = lp_relaxation(self.flat_p, self.flat_w, self.starts, capacity)
+        lam, bound, self.star = lp_relaxation(self.flat_p, self.flat_w, self.starts, capacity)
         # no solution is worth more (lowered by levels())
         self.top = int(np.floor(bound * (1 + BOUND_SLACK) + BOUND_SLACK))
         outside = np.ones(len(self.order), np.bool_)
@@ -177,7 +191,7 @@ class _Subproblem:
             if status != DONE:
                 return status, self._mapped(best), target + self.base_p
             outside[k] = False
-            live = np.flatnonzero(lagrange - self.costs[k] >= target + 1 - BOUND_SLACK * (abs(lagrange) + 1.0))
+            live = self.live(k, target + 1)
             lp, div = self.bounds(outside)
             grown = extend(sw, sp, self.wts[k][live], self.prof[k][live], capacity, lp, div,
                            target + 1, BOUND_SLACK, limits.stop_flag())
@@ -196,6 +210,11 @@ class _Subproblem:
                 best, target = self._improved(
                     self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
             while filled < len(FILLS) and len(w) >= FILLS[filled][0]:
+                if not filled:  # a few swaps from the LP's choice first (step 4)
+                    found = few_swaps(self.flat_p, self.flat_w, self.starts, capacity, lam, bound, self.top, self.star,
+                                      target, limits.stop_flag())
+                    if found is not None and found[0] > target:
+                        best, target = self._improved(found[1], capacity)
                 # its joins and backtracking do not poll the time limit: not started when it could outlast it
                 found = fill(self, capacity, FILLS[filled][1], max_states) if limits.remaining_s() > FILL_S else None
                 filled += 1

@@ -109,7 +109,8 @@ def levels(sub, capacity, target, max_states, max_work):
 
 def meet(sub, capacity, floor, cap, beam, max_states, max_work):
     """Best choice worth at least ``floor`` from two lists over alternate halves of the classes, each
-    keeping the states whose bound reaches ``floor``: ``(choice or None, exact, work)``, or None when
+    keeping the states whose bound reaches ``floor`` (of the items whose reduced cost leaves the Lagrangian
+    bound at ``floor`` or above): ``(choice or None, exact, work)``, or None when
     the lists outgrew ``max_states`` or ``max_work``, or the time limit passed.
 
     A list past ``cap`` ends the search unanswered (``(None, False, work)``), or with ``beam`` keeps its
@@ -121,16 +122,18 @@ def meet(sub, capacity, floor, cap, beam, max_states, max_work):
         outside = np.ones(len(sub.order), np.bool_)
         sw, sp, steps = np.zeros(1, np.int64), np.zeros(1, np.int64), []
         for k in half:
-            candidates = len(sw) * len(sub.wts[k])
+            live = sub.live(k, floor)  # the items a choice worth the floor may hold
+            candidates = len(sw) * len(live)
             work += candidates
             if work > max_work or stored + 3 * candidates > max_states:
                 return None
             outside[k] = False
             lp, div = sub.bounds(outside)
-            grown = extend(sw, sp, sub.wts[k], sub.prof[k], capacity, lp, div, floor, BOUND_SLACK,
+            grown = extend(sw, sp, sub.wts[k][live], sub.prof[k][live], capacity, lp, div, floor, BOUND_SLACK,
                            limits.stop_flag())
             if grown is None:
                 return None
+            grown = grown[:3] + (live[grown[3]],)
             if len(grown[0]) > cap:
                 if not beam:
                     return None, False, work

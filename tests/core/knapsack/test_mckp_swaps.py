@@ -1,0 +1,95 @@
+"""The MCKP's few-swap search (core.knapsack.mckp_swaps) against brute force over the same neighbourhood,
+and the instance it was built for against an independent enumeration."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.knapsack import MCKP
+from core.knapsack.generators import pisinger_mckp
+from core.knapsack.mckp import _Reduced, solve_mckp
+from core.knapsack.mckp_lp import lp_relaxation
+from core.knapsack.mckp_swaps import SWAP_LEVELS, few_swaps
+from core.knapsack.problems import KnapsackSolution
+from tests.knapsack_reference import best_mckp_from, check_mckp_choice
+
+_GO = np.zeros(1, np.bool_)
+
+
+@st.composite
+def reduced_instances(draw):
+    """Up to 6 classes of up to 4 items with weights from a wide range (few equal sums), as the solver's
+    reduction leaves them, with the LP over them."""
+    m = draw(st.integers(1, 6))
+    classes = []
+    for _ in range(m):
+        k = draw(st.integers(1, 4))
+        weights = draw(st.lists(st.integers(0, 10**6), min_size=k, max_size=k))
+        classes.append(([w + draw(st.integers(0, 60)) for w in weights], weights))
+    lightest = sum(min(w) for _, w in classes)
+    red = _Reduced(MCKP(classes, lightest + draw(st.integers(0, 10**6 * m))))
+    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
+    lam, bound, star = lp_relaxation(profits, weights, starts, red.capacity)
+    return profits, weights, starts, red.capacity, lam, bound, star
+
+
+def _neighbourhood_best(profits, weights, starts, capacity, star, swaps=6):
+    """Brute force: the best value of the choices that leave ``star`` in at most ``swaps`` classes."""
+    best = None
+    for choice in itertools.product(*(range(e - s) for s, e in zip(starts[:-1], starts[1:]))):
+        choice = np.array(choice, np.int64)
+        items = starts[:-1] + choice
+        if np.count_nonzero(choice != star) <= swaps and weights[items].sum() <= capacity:
+            value = int(profits[items].sum())
+            best = value if best is None else max(best, value)
+    return best
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reduced_instances(), st.integers(0, 40))
+def test_few_swaps_finds_the_best_choice_within_six_swaps_of_the_lp_near_its_bound(instance, below):
+    profits, weights, starts, capacity, lam, bound, star = instance
+    top = int(np.floor(bound + 1e-9))
+    incumbent = top - below
+    found = few_swaps(profits, weights, starts, capacity, lam, bound, top, star, incumbent, _GO)
+    best = _neighbourhood_best(profits, weights, starts, capacity, star)
+    reachable = best is not None and best > max(incumbent, top - SWAP_LEVELS)
+    if found is None:
+        assert not reachable
+        return
+    value, choice = found
+    items = starts[:-1] + choice
+    assert weights[items].sum() <= capacity
+    assert value == profits[items].sum() and value > incumbent
+    assert np.count_nonzero(choice != star) <= 6
+    # the values from the bound down are tried in turn, so the first one found is the neighbourhood's best
+    assert reachable and value == best
+
+
+def test_a_raised_stop_flag_gives_nothing():
+    drawn = pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
+    red = _Reduced(MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2))
+    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
+    lam, bound, star = lp_relaxation(profits, weights, starts, red.capacity)
+    top = int(np.floor(bound + 1e-9))
+    args = (profits, weights, starts, red.capacity, lam, bound, top, star, top - SWAP_LEVELS)
+    assert few_swaps(*args, _GO) is not None  # the instance has such a choice ...
+    assert few_swaps(*args, np.ones(1, np.bool_)) is None  # ... but a stopped search returns none
+
+
+def test_weakly_correlated_1000_classes_with_little_room_are_solved_and_nothing_is_worth_more():
+    # p = w + U[-10, 10] at R = 10^9, 1000 classes, the room above the lightest items halved: refused
+    # (the lists outgrew 2 GiB) until a few swaps from the LP's choice gave a solution 1 below the LP
+    # bound's floor and the meet in the middle ruled the floor out.  The reference enumerates every choice
+    # whose reduced costs leave it worth one more than the value found: there is none.
+    drawn = pisinger_mckp("weakly", 1000, 10, 10**9, seed=1)
+    problem = MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2)
+    value, selected, method = solve_mckp(problem, 2**31, "states")
+    check_mckp_choice(problem, KnapsackSolution(value, np.asarray(selected), "cpu", method, 0.0))
+    red = _Reduced(problem)
+    lam, _, _ = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)
+    assert best_mckp_from(problem.classes, problem.capacity, lam, value + 1) is None
