@@ -212,7 +212,7 @@ class _Subproblem:
             while filled < len(FILLS) and len(w) >= FILLS[filled][0]:
                 if not filled:  # a few swaps from the LP's choice first (step 4)
                     found = few_swaps(self.flat_p, self.flat_w, self.starts, capacity, lam, bound, self.top, self.star,
-                                      target, limits.stop_flag())
+                                      target, limits.stop_flag(), (max_states - stored) // 2)  # a set: 2 states
                     if found is not None and found[0] > target:
                         best, target = self._improved(found[1], capacity)
                 # its joins and backtracking do not poll the time limit: not started when it could outlast it

@@ -40,14 +40,14 @@ _SCAN = 64
 _SLACK = 1e-9
 
 
-def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, incumbent, stop):
+def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, incumbent, stop, max_sets=SWAP_SETS):
     """Best value found above ``incumbent`` by at most six swaps from ``choice`` (the LP's integral choice,
     every swap's reduced cost ``lam dw - dp`` at least 0): ``(value, choice)`` or None.
 
     Tries ``V = top`` (no solution is worth more: the LP ``bound``'s floor), then one less, down to
     ``incumbent + 1`` (at most :data:`SWAP_LEVELS` values), and returns the first solution worth ``V``
-    found; stops when the sets of the values tried pass :data:`SWAP_SETS` or ``stop[0]`` is raised.  A
-    heuristic: finding none proves nothing.
+    found; stops when the sets of the values tried pass ``max_sets`` (28 bytes each) or ``stop[0]`` is
+    raised.  A heuristic: finding none proves nothing.
     """
     cls = np.repeat(np.arange(len(class_start) - 1), np.diff(class_start))
     current = class_start[:-1] + choice
@@ -59,9 +59,9 @@ def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, 
     dw, dp, cost, cls = dw[order], dp[order], cost[order], cls[order]
     room = capacity - int(weights[current].sum())
     base = int(profits[current].sum())
-    sets_w, sets_p = np.empty(SWAP_SETS, np.int64), np.empty(SWAP_SETS, np.int64)
-    sets_ids = np.empty((SWAP_SETS, 3), np.int32)
-    left = SWAP_SETS
+    left = max(0, min(max_sets, SWAP_SETS))
+    sets_w, sets_p = np.empty(left, np.int64), np.empty(left, np.int64)
+    sets_ids = np.empty((left, 3), np.int32)
     for value in range(top, max(incumbent, top - SWAP_LEVELS), -1):
         slack = bound - value
         admitted = int(np.searchsorted(cost, slack * (1 + _SLACK) + _SLACK, side="right"))
@@ -92,6 +92,8 @@ def _sets(cls, dw, dp, cost, slack, sw, sp, ids, stop):
     ``slack``, the empty set first: ``(weight, profit, swap ids (-1: none))`` written to ``sw``, ``sp``,
     ``ids``; returns how many, or -1 when they pass the arrays' length or ``stop[0]`` is raised."""
     cap = len(sw)
+    if cap == 0:
+        return -1
     sw[0], sp[0] = 0, 0
     ids[0, 0], ids[0, 1], ids[0, 2] = -1, -1, -1
     t = 1

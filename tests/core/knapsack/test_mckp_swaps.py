@@ -70,7 +70,7 @@ def test_few_swaps_finds_the_best_choice_within_six_swaps_of_the_lp_near_its_bou
     assert reachable and value == best
 
 
-def test_a_raised_stop_flag_gives_nothing():
+def test_a_raised_stop_flag_or_too_few_sets_give_nothing():
     drawn = pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
     red = _Reduced(MCKP(drawn.classes, (drawn.capacity + drawn.min_weight) // 2))
     profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
@@ -79,6 +79,8 @@ def test_a_raised_stop_flag_gives_nothing():
     args = (profits, weights, starts, red.capacity, lam, bound, top, star, top - SWAP_LEVELS)
     assert few_swaps(*args, _GO) is not None  # the instance has such a choice ...
     assert few_swaps(*args, np.ones(1, np.bool_)) is None  # ... but a stopped search returns none
+    for max_sets in (0, 1, 100):  # and so does one allowed too few sets (the memory budget's share)
+        assert few_swaps(*args, _GO, max_sets) is None
 
 
 def test_weakly_correlated_1000_classes_with_little_room_are_solved_and_nothing_is_worth_more():
