@@ -144,7 +144,7 @@ class _Subproblem:
         self.item_cls = np.repeat(np.arange(len(wts)), np.diff(starts))
         self.star = None  # the LP's integral choice within the capacity of run()
         self.top = None  # the floor of the LP bound within that capacity, lowered by levels()
-        self.met = None  # the incumbent levels() last started from
+        self.met, self.met_work = None, 0  # the incumbent levels() last started from, and the lists' work then
         self.lagrange = None  # the Lagrangian bound U of run()'s capacity (the classes' own frame)
         self.mu, self.g, self.reduced = divisibility(flat_p, flat_w, starts, lam)
 
@@ -220,12 +220,14 @@ class _Subproblem:
                 filled += 1
                 if found is not None and found[0] > target:
                     best, target = self._improved(found[1], capacity)
-                if self.top - target <= MEET_LEVELS and target != self.met:
-                    self.met = target  # tried once per incumbent
-                    settled = levels(self, capacity, target, max_states - stored, min(MEET_WORK, max_work - work))
-                    if settled is not None:
-                        settled, value = self._improved(settled, capacity)
-                        return DONE, self._mapped(settled), value + self.base_p
+            if filled and self.top - target <= MEET_LEVELS and (target != self.met or work >= 2 * self.met_work):
+                # once per incumbent, and again each time the lists' work doubles: the beam may spend what
+                # the lists have spent so far, so a futile beam costs no more than the lists themselves
+                self.met, self.met_work = target, work
+                settled = levels(self, capacity, target, max_states - stored, min(MEET_WORK, max_work - work), work)
+                if settled is not None:
+                    settled, value = self._improved(settled, capacity)
+                    return DONE, self._mapped(settled), value + self.base_p
             paired = self._pair(w, p, outside, capacity) if len(w) >= PAIRING_STATES else None
             if paired is not None and paired[0] > target:
                 _, i, c, j = paired

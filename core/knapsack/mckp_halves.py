@@ -79,20 +79,23 @@ def fill(sub, capacity, slack, max_states):
     return joined[0] + int(sub.flat_p[star[fixed]].sum()), chosen
 
 
-def levels(sub, capacity, target, max_states, max_work):
+def levels(sub, capacity, target, max_states, max_work, beam_work=None):
     """The optimum when it lies above ``target`` and the meet in the middle settles it: ``sub``'s own
     class-local choice, or None.
 
     Each value from ``sub.top`` (the LP bound's floor) down to ``target + 1`` in turn: both halves' lists
     keep the states whose bound reaches it, so the best join is the optimum when it reaches it, and when
     it does not and no state was cut, no solution is worth that much (``sub.top`` drops below it) and the
-    next value is tried.
+    next value is tried.  A value whose halves outgrow :data:`MEET_EXACT_STATES` is searched by the beam,
+    within ``beam_work`` candidates (default: all of ``max_work``).
     """
     work = 0
     for floor in range(sub.top, target, -1):
         report("meet in the middle", floor - target)
         for cap in (MEET_EXACT_STATES, MEET_BEAM_STATES):
-            met = meet(sub, capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, max_work - work)
+            allowed = max_work - work if cap == MEET_EXACT_STATES or beam_work is None else min(max_work - work,
+                                                                                                 beam_work)
+            met = meet(sub, capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, allowed)
             if met is None:
                 return None  # over the work, the memory or the time: the lists go on
             chosen, exact, spent = met

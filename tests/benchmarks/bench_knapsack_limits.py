@@ -7,9 +7,9 @@ Hard instances whose state lists run far past the limits: Jooken-style KP1
 (n = 400, C = 10^8, g = 10, f = 0.1, eps = 0.01, s = 100, seed 2; about 7 s
 unlimited since the sparse completion bound, 21 s before; seed 1, used before,
 now takes 3 s), a subset sum of 60 weights drawn from 10^11..10^12 with half their
-sum as capacity, Pisinger's weakly correlated MCKP (2000 classes of 10,
-R = 10^9, the room above the lightest items halved; about 26 s unlimited on a
-2-core Intel Xeon VM; the 100 classes used before take 2 s since the few-swap
+sum as capacity, Pisinger's weakly correlated MCKP (3000 classes of 10,
+R = 10^9, the room above the lightest items halved; about 21 s unlimited on a
+2-core Intel Xeon VM; the 100 classes used before take 2-6 s since the few-swap
 search, 6 s before it; his strongly correlated 200 x 50 at R = 10^7, used
 before those, now takes 0.3 s), and two KP2: correlated profits ``(w1 + w2) / 2 + U[1, 10^4]`` with
 weights up to 10^6 (n = 1000, capacities half the weight sums: state lists only)
@@ -49,7 +49,7 @@ def instances() -> list[tuple[str, object]]:
              for _ in range(6)]
     return [("KP1 Jooken n=400, C=1e8", jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=2)),
             ("subset sum n=60, w up to 1e12", SubsetSum(weights, int(weights.sum()) // 2)),
-            ("MCKP weakly, 2000 x 10, R=1e9, room/2", _halved(pisinger_mckp("weakly", 2000, 10, 10**9, seed=1))),
+            ("MCKP weakly, 3000 x 10, R=1e9, room/2", _halved(pisinger_mckp("weakly", 3000, 10, 10**9, seed=1))),
             ("KP2 correlated n=1000, w up to 1e6", correlated),
             ("6 KP2 batched, n=2000, capacities 1200 x 1200", batch)]
 
