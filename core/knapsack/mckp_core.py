@@ -145,6 +145,7 @@ class _Subproblem:
         self.star = None  # the LP's integral choice within the capacity of run()
         self.top = None  # the floor of the LP bound within that capacity, lowered by levels()
         self.met, self.met_work = None, 0  # the incumbent levels() last started from, and the lists' work then
+        self.beam_cut = False  # whether levels()' beam stopped on its work (set by levels())
         self.lagrange = None  # the Lagrangian bound U of run()'s capacity (the classes' own frame)
         self.mu, self.g, self.reduced = divisibility(flat_p, flat_w, starts, lam)
 
@@ -209,6 +210,7 @@ class _Subproblem:
             if whole[i] > target:
                 best, target = self._improved(
                     self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
+            filling = filled < len(FILLS) and len(w) >= FILLS[filled][0]
             while filled < len(FILLS) and len(w) >= FILLS[filled][0]:
                 if not filled:  # a few swaps from the LP's choice first (step 4)
                     found = few_swaps(self.flat_p, self.flat_w, self.starts, capacity, lam, bound, self.top, self.star,
@@ -220,9 +222,11 @@ class _Subproblem:
                 filled += 1
                 if found is not None and found[0] > target:
                     best, target = self._improved(found[1], capacity)
-            if filled and self.top - target <= MEET_LEVELS and (target != self.met or work >= 2 * self.met_work):
-                # once per incumbent, and again each time the lists' work doubles: the beam may spend what
-                # the lists have spent so far, so a futile beam costs no more than the lists themselves
+            again = self.beam_cut and work >= 2 * self.met_work
+            if self.top - target <= MEET_LEVELS and ((filling and target != self.met) or again):
+                # after a fill (once per incumbent), and again each time the lists' work doubles while the
+                # beam was cut short: it may spend what the lists have spent so far, so a futile beam costs
+                # no more than the lists themselves
                 self.met, self.met_work = target, work
                 settled = levels(self, capacity, target, max_states - stored, min(MEET_WORK, max_work - work), work)
                 if settled is not None:

@@ -35,7 +35,8 @@ FILL_S = 0.5
 #: Meet in the middle under a floor (:func:`levels`): tried when the incumbent is at most ``MEET_LEVELS``
 #: below the LP bound; a half list may hold ``MEET_EXACT_STATES`` states before the level is searched with
 #: its ``MEET_BEAM_STATES`` states of best bound instead; at most ``MEET_WORK`` candidate states in all
-#: (about 5 s), and no more than the lists' own work limit leaves.
+#: (about 5-20 s), no more than the lists' own work limit leaves, and for the beam no more than the lists
+#: have generated so far (:meth:`core.knapsack.mckp_core._Subproblem.run` retries as their work doubles).
 MEET_LEVELS, MEET_EXACT_STATES, MEET_BEAM_STATES, MEET_WORK = 8, 1 << 18, 1 << 16, 200_000_000
 #: ``lp`` and ``floor`` of :func:`core.knapsack.mckp_lists.extend` that keep every state (no bound).
 _NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)), -(1 << 62)
@@ -87,9 +88,11 @@ def levels(sub, capacity, target, max_states, max_work, beam_work=None):
     keep the states whose bound reaches it, so the best join is the optimum when it reaches it, and when
     it does not and no state was cut, no solution is worth that much (``sub.top`` drops below it) and the
     next value is tried.  A value whose halves outgrow :data:`MEET_EXACT_STATES` is searched by the beam,
-    within ``beam_work`` candidates (default: all of ``max_work``).
+    within ``beam_work`` candidates (default: all of ``max_work``); ``sub.beam_cut`` says whether the
+    beam stopped on that (or on the memory or the time) rather than finishing.
     """
     work = 0
+    sub.beam_cut = False
     for floor in range(sub.top, target, -1):
         report("meet in the middle", floor - target)
         for cap in (MEET_EXACT_STATES, MEET_BEAM_STATES):
@@ -97,6 +100,7 @@ def levels(sub, capacity, target, max_states, max_work, beam_work=None):
                                                                                                  beam_work)
             met = meet(sub, capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, allowed)
             if met is None:
+                sub.beam_cut = cap == MEET_BEAM_STATES  # (the caller may try the beam again with more)
                 return None  # over the work, the memory or the time: the lists go on
             chosen, exact, spent = met
             work += spent
