@@ -65,6 +65,16 @@ EXTEND_S = 25e-9
 PAIRING_STATES = 1000
 
 
+def _reaches(bound, costs, floor):
+    """Whether ``bound - costs`` reaches the integer ``floor``, a rounding of the float ``bound`` allowed for
+    (:data:`BOUND_SLACK`): an item (or choice) of reduced cost ``costs`` under a Lagrangian bound ``bound``."""
+    return bound - costs >= floor - BOUND_SLACK * (abs(bound) + 1.0)
+
+
+def _top(bound) -> int:
+    """The most any solution is worth under the float LP bound ``bound`` (its floor, rounding allowed for)."""
+    return int(np.floor(bound * (1 + BOUND_SLACK) + BOUND_SLACK))
+
 
 def _reduced_cost_keep(profits, weights, class_start, capacity, lam, incumbent, lp_choice):
     """Items whose Lagrangian bound at ``lam`` can still beat ``incumbent`` (the LP items always kept).
@@ -76,7 +86,7 @@ def _reduced_cost_keep(profits, weights, class_start, capacity, lam, incumbent, 
     best = np.maximum.reduceat(value, class_start[:-1])
     bound = lam * capacity + best.sum()
     rc = best[cls] - value
-    keep = bound - rc >= incumbent + 1 - BOUND_SLACK * (abs(bound) + 1.0)
+    keep = _reaches(bound, rc, incumbent + 1)
     keep[class_start[:-1] + lp_choice] = True
     return keep, rc, bound
 
@@ -101,7 +111,7 @@ def solve_classes_by_states(profits, weights, class_start, capacity, max_work, m
     lam, lp_bound, choice = lp_relaxation(profits, weights, class_start, capacity)
     choice = improve(profits, weights, class_start, choice, capacity)
     value = int(profits[class_start[:-1] + choice].sum())
-    if value >= np.floor(lp_bound * (1 + BOUND_SLACK) + BOUND_SLACK):
+    if value >= _top(lp_bound):
         return DONE, choice, value
     report("states", lp_bound - value)
     keep, rc, lagrange = _reduced_cost_keep(profits, weights, class_start, capacity, lam, value, choice)
@@ -161,8 +171,7 @@ class _Subproblem:
         bound less the item's reduced cost reaches ``floor`` (every item before :meth:`run`)."""
         if self.lagrange is None:
             return np.arange(len(self.costs[k]))
-        slack = BOUND_SLACK * (abs(self.lagrange) + 1.0)
-        return np.flatnonzero(self.lagrange - self.costs[k] >= floor - slack)
+        return np.flatnonzero(_reaches(self.lagrange, self.costs[k], floor))
 
     def run(self, capacity, incumbent, lagrange, max_work, max_states):
         """``(status, class-local choice per free class or None, value)``; ``incumbent`` must be beaten.
@@ -176,8 +185,7 @@ class _Subproblem:
         if not len(self.order) or capacity < 0:
             return DONE, None, incumbent
         lam, bound, self.star = lp_relaxation(self.flat_p, self.flat_w, self.starts, capacity)
-        # no solution is worth more (lowered by levels())
-        self.top = int(np.floor(bound * (1 + BOUND_SLACK) + BOUND_SLACK))
+        self.top = _top(bound)  # no solution is worth more (lowered by levels())
         outside = np.ones(len(self.order), np.bool_)
         sw, sp = np.zeros(1, np.int64), np.zeros(1, np.int64)
         steps, best, work, stored, filled = [], None, 0, 0, 0
@@ -210,7 +218,7 @@ class _Subproblem:
             if whole[i] > target:
                 best, target = self._improved(
                     self._completion(t, int(parent[i]), int(item[i]), int(room[i]), steps), capacity)
-            filling = filled < len(FILLS) and len(w) >= FILLS[filled][0]
+            filled_before = filled
             while filled < len(FILLS) and len(w) >= FILLS[filled][0]:
                 if not filled:  # a few swaps from the LP's choice first (step 4)
                     found = few_swaps(self.flat_p, self.flat_w, self.starts, capacity, lam, bound, self.top, self.star,
@@ -223,7 +231,7 @@ class _Subproblem:
                 if found is not None and found[0] > target:
                     best, target = self._improved(found[1], capacity)
             again = self.beam_cut and work >= 2 * self.met_work
-            if self.top - target <= MEET_LEVELS and ((filling and target != self.met) or again):
+            if self.top - target <= MEET_LEVELS and ((filled > filled_before and target != self.met) or again):
                 # after a fill (once per incumbent), and again each time the lists' work doubles while the
                 # beam was cut short: it may spend what the lists have spent so far, so a futile beam costs
                 # no more than the lists themselves

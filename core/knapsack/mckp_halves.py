@@ -91,13 +91,12 @@ def levels(sub, capacity, target, max_states, max_work, beam_work=None):
     within ``beam_work`` candidates (default: all of ``max_work``); ``sub.beam_cut`` says whether the
     beam stopped on that (or on the memory or the time) rather than finishing.
     """
-    work = 0
+    work, beam_work = 0, max_work if beam_work is None else beam_work
     sub.beam_cut = False
     for floor in range(sub.top, target, -1):
         report("meet in the middle", floor - target)
         for cap in (MEET_EXACT_STATES, MEET_BEAM_STATES):
-            allowed = max_work - work if cap == MEET_EXACT_STATES or beam_work is None else min(max_work - work,
-                                                                                                 beam_work)
+            allowed = max_work - work if cap == MEET_EXACT_STATES else min(max_work - work, beam_work)
             met = meet(sub, capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, allowed)
             if met is None:
                 sub.beam_cut = cap == MEET_BEAM_STATES  # (the caller may try the beam again with more)
