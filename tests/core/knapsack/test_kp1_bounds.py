@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,7 @@ from core.knapsack.generators import pisinger
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_bounds, solve_by_states
 from core.knapsack.states import _completion_list
-from core.knapsack.surrogate import cardinality_limits, surrogate_bound
+from core.knapsack.surrogate import _best_multiplier, cardinality_limits, surrogate_bound, surrogate_lp
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
 
@@ -148,6 +149,31 @@ def test_strongly_and_inverse_strongly_correlated_at_r_1e7_are_solved_by_states(
         bound, _ = surrogate_bound(setup.profits, setup.weights, setup.capacity, setup.break_item,
                                    result.value, lambda *args: (None, None))
         assert result.value <= setup.upper_bound and (bound is None or result.value <= bound)
+
+
+@pytest.mark.parametrize("seed, share", [(1, 75), (2, 60), (3, 90), (4, 30)])
+def test_surrogate_multiplier_is_the_least_bound_of_every_integer(seed, share):
+    """The scan and golden section against every integer multiplier of the ``sum x >= b + 1`` side.
+
+    Inverse strongly correlated items: most multipliers below ``-R/10`` force items in and flatten the bound
+    at the sum of the profits, the plateau the golden section alone walked into.
+    """
+    problem = pisinger("inverse-strongly", 400, 1000, share, 100, seed)
+    setup = prepare(*_usable(problem))
+    p, w, c, card = setup.profits, setup.weights, setup.capacity, setup.break_item + 1
+    top = int(w.max())
+    every = np.array([surrogate_lp(p, w, c, card, float(s)) for s in range(-top, 1)])
+    found = surrogate_lp(p, w, c, card, _best_multiplier(p, w, c, card, -top, 0))
+    assert found <= every.min() + 1e-9 * abs(every.min()) + 1e-6, (found, every.min(), int(np.argmin(every)) - top)
+
+
+def test_inverse_strongly_correlated_instance_whose_multiplier_search_hit_a_plateau():
+    """n = 10000, R = 10^6, v = 75: the golden section chose s = 0, so the lists outgrew 8 GB and were refused."""
+    problem = pisinger("inverse-strongly", 10000, 10**6, 75, 100, seed=1)
+    result = solve_kp1(problem, 2**28)
+    check_kp_choice(problem, result)
+    setup = prepare(*_usable(problem))
+    assert setup.lower_bound < result.value < setup.upper_bound
 
 
 def test_surrogate_bound_says_when_nothing_beats_the_incumbent():
