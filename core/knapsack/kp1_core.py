@@ -44,6 +44,11 @@ class CoreSetup:
         The greedy value and Dantzig's bound: every optimum lies between them.
     fixed : (n,) int8
         -1 free, 0 fixed out, 1 fixed in (Dembo-Hammer, against ``lower_bound``).
+    profit_gcd : int
+        The gcd of the profits: every solution's value is a multiple of it, so the
+        upper bound is one too, and an improvement is worth at least
+        :meth:`next_value` (combo's rudimentary divisibility; Pisinger's profit
+        ceiling class, ``p = 3 ceil(w / 3)``, is settled by it alone).
     """
 
     order: np.ndarray
@@ -56,6 +61,15 @@ class CoreSetup:
     lower_bound: int
     upper_bound: int
     fixed: np.ndarray
+    profit_gcd: int = 1
+
+    def next_value(self, value: int) -> int:
+        """The least value above ``value`` that a solution can be worth: the next multiple of the profits' gcd."""
+        return _next_multiple(value, self.profit_gcd)
+
+    def floor_bound(self, bound: int) -> int:
+        """An upper bound rounded down to a value a solution can be worth."""
+        return int(bound) // self.profit_gcd * self.profit_gcd
 
     @property
     def n_free(self) -> int:
@@ -64,6 +78,10 @@ class CoreSetup:
     def free_capacity(self) -> int:
         """Capacity left for the free items once the items fixed in are packed."""
         return self.capacity - int(self.weights[self.fixed == 1].sum())
+
+
+def _next_multiple(value: int, step: int) -> int:
+    return (int(value) // step + 1) * step
 
 
 @njit(cache=True, nogil=True)
@@ -120,15 +138,16 @@ def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int 
     lower = max(int(p[greedy].sum()), int(known))
     break_profit = int(p[:b].sum())
     residual = capacity - (int(prefix[b - 1]) if b else 0)
-    upper = break_profit + residual * int(p[b]) // int(w[b])
-    fixed = _reduce(p, w, float(e[b]), b, break_profit, residual, lower)
-    return CoreSetup(order, p, w, e, int(capacity), b, greedy, lower, upper, fixed)
+    gcd = int(np.gcd.reduce(p))
+    upper = (break_profit + residual * int(p[b]) // int(w[b])) // gcd * gcd
+    fixed = _reduce(p, w, float(e[b]), b, break_profit, residual, _next_multiple(lower, gcd))
+    return CoreSetup(order, p, w, e, int(capacity), b, greedy, lower, upper, fixed, gcd)
 
 
-def _reduce(p, w, break_efficiency, b, break_profit, residual, lower):
-    """Dembo-Hammer: fix an item when the bound with its decision flipped cannot beat ``lower``."""
+def _reduce(p, w, break_efficiency, b, break_profit, residual, target):
+    """Dembo-Hammer: fix an item when the bound with its decision flipped cannot reach ``target``."""
     sign = np.where(np.arange(len(p)) < b, -1, 1)  # flipping removes items before b, adds the others
-    whole = (break_profit - lower - 1 + sign * p).astype(np.float64)
+    whole = (break_profit - target + sign * p).astype(np.float64)
     room = (residual - sign * w) * break_efficiency
     flip_can_win = whole + room >= -_SLACK * (np.abs(room) + 1.0)
     fixed = np.where(sign < 0, 1, 0).astype(np.int8)
@@ -178,7 +197,7 @@ def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
     p, w, b = setup.profits, setup.weights, setup.break_item
     break_profit = int(p[:b].sum())
     residual = setup.capacity - int(w[:b].sum())
-    fixed = _reduce(p, w, float(setup.efficiency[b]), b, break_profit, residual, value)
+    fixed = _reduce(p, w, float(setup.efficiency[b]), b, break_profit, residual, setup.next_value(value))
     fixed = np.where(setup.fixed >= 0, setup.fixed, fixed).astype(np.int8)
     return dataclasses.replace(setup, greedy=taken, lower_bound=value, fixed=fixed)
 
@@ -199,16 +218,17 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
     """
     free = np.flatnonzero(setup.fixed < 0)
     b = setup.break_item
+    upper_bound = setup.floor_bound(setup.upper_bound if upper_bound is None else upper_bound)
     removable = free[free < b][::-1].copy()
     addable = free[free >= b].copy()
     run = StateRun(expand_core(
         setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
         np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
-        np.int64(setup.upper_bound if upper_bound is None else upper_bound), np.int64(max_work), np.int64(max_states),
+        np.int64(upper_bound), np.int64(max_work), np.int64(max_states),
         eager, limits.stop_flag(),
     ))
     if run.status == OUT_OF_TIME:
-        _out_of_time(setup, free, run, setup.upper_bound if upper_bound is None else upper_bound)
+        _out_of_time(setup, free, run, upper_bound)
     run.taken = setup.greedy if run.best_step < 0 else backtrack(run, setup.profits, setup.weights, b)
     if run.status != DONE:
         return None, run

@@ -21,14 +21,15 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 
 @st.composite
 def kp1_of_every_class(draw, low_n=1, high_n=14):
-    """Raw items, a classic class 1-6, a hard class 11-16 or a Jooken instance, small."""
+    """Raw items (profits sharing a factor or not), a classic class 1-6, a hard class 11-16 or a Jooken instance."""
     n = draw(st.integers(low_n, high_n))
     seed = draw(st.integers(0, 10**6))
-    family = draw(st.sampled_from(["raw", "classic", "hard", "jooken"]))
-    if family == "raw":
+    family = draw(st.sampled_from(["raw", "divisible", "classic", "hard", "jooken"]))
+    if family in ("raw", "divisible"):
         rng = np.random.default_rng(seed)
-        weights = rng.integers(0, 40, n)
-        return KP1(rng.integers(0, 60, n), weights, int(rng.integers(0, weights.sum() + 2)))
+        weights = rng.integers(0, 40 if n < 50 else 4000, n)
+        factor = draw(st.sampled_from([2, 3, 7])) if family == "divisible" else 1
+        return KP1(factor * rng.integers(0, 60, n), weights, int(rng.integers(0, weights.sum() + 2)))
     r = draw(st.sampled_from([10, 100, 10**6]))
     v = draw(st.integers(1, 10))
     if family == "classic":
