@@ -41,10 +41,12 @@ Notes: docs/notes/knapsack.md, "MCKP without a capacity-long row".
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from core.knapsack import limits
-from core.knapsack.mckp_halves import FILL_S, FILLS, MEET_LEVELS, MEET_WORK, fill, levels
+from core.knapsack.mckp_halves import FILL_S, FILLS, MEET_LEVELS, MEET_WORK, fill, levels, meet
 from core.knapsack.mckp_lists import BOUND_SLACK, NO_DIVISOR, can_beat, extend, state_bounds
 from core.knapsack.mckp_lp import Increments, divisibility, improve, lp_relaxation
 from core.knapsack.mckp_swaps import few_swaps
@@ -63,6 +65,11 @@ EXTEND_S = 25e-9
 #: Pairing (:meth:`_Subproblem._pair`, a pass over the outside items) once a list holds this many states:
 #: short lists are cheap to grow, and their pass would cost as much as the extension.
 PAIRING_STATES = 1000
+#: Few classes (:meth:`_Subproblem.run`): when the products of the class sizes over both halves of the core
+#: are at most this many states each, two lists over the halves (Horowitz and Sahni) give the optimum
+#: outright.  Ten classes of ten items at R = 10^9 are 10^5 states a half, where the one list grows to
+#: 10^9 (the LP bound, 3.8 x 10^6 above the first solution, prunes nothing) and was refused.
+FEW_CLASSES_STATES = 1 << 22
 
 
 def _reaches(bound, costs, floor):
@@ -186,6 +193,13 @@ class _Subproblem:
             return DONE, None, incumbent
         lam, bound, self.star = lp_relaxation(self.flat_p, self.flat_w, self.starts, capacity)
         self.top = _top(bound)  # no solution is worth more (lowered by levels())
+        if self._few(target + 1):
+            met = meet(self, capacity, target + 1, FEW_CLASSES_STATES, False, max_states, max_work)
+            if met is not None and met[1]:  # exact: the best choice above the incumbent, or none
+                if met[0] is None:
+                    return DONE, None, incumbent
+                best, value = self._improved(met[0], capacity)
+                return DONE, self._mapped(best), value + self.base_p
         outside = np.ones(len(self.order), np.bool_)
         sw, sp = np.zeros(1, np.int64), np.zeros(1, np.int64)
         steps, best, work, stored, filled = [], None, 0, 0, 0
@@ -255,6 +269,12 @@ class _Subproblem:
             if not len(alive):
                 break
         return DONE, self._mapped(best), target + self.base_p
+
+    def _few(self, floor):
+        """Whether both halves of :func:`core.knapsack.mckp_halves.meet` hold at most
+        :data:`FEW_CLASSES_STATES` states before any bound, over the items a choice worth ``floor`` may hold."""
+        return all(math.prod(len(self.live(k, floor)) for k in half) <= FEW_CLASSES_STATES
+                   for half in (self.order[0::2], self.order[1::2]))
 
     def _improved(self, chosen, capacity):
         """``(choice, value)``: ``chosen`` (own class-local items, within ``capacity``) with its residual capacity

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.knapsack import MCKP, MemoryBudgetError, solve
+from core.knapsack import MCKP, MemoryBudgetError, mckp_core, solve
 from core.knapsack.generators import MCKP_KINDS, pisinger_mckp
 from core.knapsack.mckp import _Reduced, solve_mckp
 from core.knapsack.mckp_core import _Subproblem
@@ -18,7 +18,8 @@ from core.knapsack.mckp_lp import Increments, divisibility, lp_relaxation
 from core.knapsack.problems import KnapsackSolution
 from tests.knapsack_reference import best_mckp_from, brute_mckp, check_mckp_choice, highs_mckp
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=80, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 @st.composite
@@ -39,17 +40,26 @@ def _states(problem, budget=10**9):
     return KnapsackSolution(value, np.asarray(selected), "cpu", method, 0.0)
 
 
+@pytest.fixture(params=["few classes meet", "lists only"])
+def few_classes(request, monkeypatch):
+    """Both paths of the core: these small instances take the two-list meet outright unless it is turned off."""
+    if request.param == "lists only":
+        monkeypatch.setattr(mckp_core, "FEW_CLASSES_STATES", 0)
+    return request.param
+
+
 @SETTINGS
-@given(mckp_instances())
-def test_states_match_brute_force(problem):
+@given(problem=mckp_instances())
+def test_states_match_brute_force(few_classes, problem):
     sol = _states(problem)
     assert sol.value == brute_mckp(problem.classes, problem.capacity)
     check_mckp_choice(problem, sol)
 
 
 @SETTINGS
-@given(mckp_instances(max_classes=8, max_items=8, max_weight=400, max_profit=500), st.sampled_from([1, 7, 10**9]))
-def test_states_match_the_capacity_dp(problem, factor):
+@given(problem=mckp_instances(max_classes=8, max_items=8, max_weight=400, max_profit=500),
+       factor=st.sampled_from([1, 7, 10**9]))
+def test_states_match_the_capacity_dp(few_classes, problem, factor):
     # the factor scales the weights past any capacity DP's reach (the gcd keeps the DP small)
     scaled = MCKP([(p, w * factor) for p, w in problem.classes], problem.capacity * factor)
     sol = _states(scaled)
@@ -177,8 +187,8 @@ def test_divisibility_is_found_on_strongly_correlated_classes_only():
 
 
 @SETTINGS
-@given(mckp_instances(max_classes=5, max_items=4, max_weight=40), st.integers(1, 2), st.integers(2, 10))
-def test_states_match_brute_force_when_profits_are_divisible(problem, mu, g):
+@given(problem=mckp_instances(max_classes=5, max_items=4, max_weight=40), mu=st.integers(1, 2), g=st.integers(2, 10))
+def test_states_match_brute_force_when_profits_are_divisible(few_classes, problem, mu, g):
     # p = mu w + g x: the divisibility bound is on (strongly correlated classes are of this form)
     divisible = MCKP([([mu * int(a) + g * int(b) for a, b in zip(w, p)], w) for p, w in problem.classes],
                      problem.capacity)
@@ -305,11 +315,27 @@ def test_weakly_correlated_classes_at_large_coefficients_reach_the_lp_bound_by_a
 
 
 @pytest.mark.parametrize("kind", MCKP_KINDS)
-def test_states_match_brute_force_at_large_coefficients(kind):
+def test_states_match_brute_force_at_large_coefficients(few_classes, kind):
     problem = pisinger_mckp(kind, 6, 6, 10**9, seed=3)
     sol = _states(problem)
     assert sol.value == brute_mckp(problem.classes, problem.capacity)
     check_mckp_choice(problem, sol)
+
+
+@pytest.mark.parametrize("share", [0.25, 0.75])
+def test_ten_weakly_correlated_classes_at_large_coefficients_are_met_in_the_middle(share):
+    """10 classes of 10 items, R = 10^9: the LP bound stands 3.8 x 10^6 above the first solution and prunes
+    nothing, so the one list grew towards 10^9 states and was refused past 2 GiB; two lists of 10^5 settle it."""
+    drawn = pisinger_mckp("weakly", 10, 10, 10**9, seed=1)
+    lightest = sum(int(w.min()) for _, w in drawn.classes)
+    heaviest = sum(int(w.max()) for _, w in drawn.classes)
+    problem = MCKP(drawn.classes, lightest + int(share * (heaviest - lightest)))
+    sol = _states(problem, budget=2**28)
+    check_mckp_choice(problem, sol)
+    red = _Reduced(problem)
+    lam = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[0]
+    assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value) == sol.value
+    assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value + 1) is None
 
 
 def test_states_match_highs_on_a_larger_uncorrelated_instance():
