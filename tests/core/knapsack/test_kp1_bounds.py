@@ -180,7 +180,7 @@ def test_profit_ceiling_is_settled_by_divisibility():
     """Profits ``3 ceil(w / 3)``: Dantzig's bound 1 above the greedy value, which no multiple of 3 lies between.
 
     Before the profits' gcd floored the bound, n = 10000, R = 10^4, v = 75 took the lists 3.6 s and the
-    capacity DP 5.5 s more.
+    capacity DP about 5 s more (9.1 s in all).
     """
     problem = pisinger_hard(15, 10000, 10**4, 75, 100, seed=1)
     setup = prepare(*_usable(problem))
