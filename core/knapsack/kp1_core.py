@@ -69,7 +69,7 @@ class CoreSetup:
 
     def floor_bound(self, bound: int) -> int:
         """An upper bound rounded down to a value a solution can be worth."""
-        return int(bound) // self.profit_gcd * self.profit_gcd
+        return _floor_multiple(bound, self.profit_gcd)
 
     @property
     def n_free(self) -> int:
@@ -80,8 +80,12 @@ class CoreSetup:
         return self.capacity - int(self.weights[self.fixed == 1].sum())
 
 
+def _floor_multiple(value: int, step: int) -> int:
+    return int(value) // step * step
+
+
 def _next_multiple(value: int, step: int) -> int:
-    return (int(value) // step + 1) * step
+    return _floor_multiple(value, step) + step
 
 
 @njit(cache=True, nogil=True)
@@ -139,7 +143,7 @@ def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int 
     break_profit = int(p[:b].sum())
     residual = capacity - (int(prefix[b - 1]) if b else 0)
     gcd = int(np.gcd.reduce(p))
-    upper = (break_profit + residual * int(p[b]) // int(w[b])) // gcd * gcd
+    upper = _floor_multiple(break_profit + residual * int(p[b]) // int(w[b]), gcd)
     fixed = _reduce(p, w, float(e[b]), b, break_profit, residual, _next_multiple(lower, gcd))
     return CoreSetup(order, p, w, e, int(capacity), b, greedy, lower, upper, fixed, gcd)
 
