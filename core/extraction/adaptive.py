@@ -33,7 +33,7 @@ from core import engine
 from core.cancel import check
 from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_samples
 from core.extraction.centre import centre_map
-from core.extraction.estimate import edge_centres, path_support, turn_at_clicks_deg
+from core.extraction.estimate import edge_centres, likelihood_run_width, path_support, turn_at_clicks_deg
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
 from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
 from core.polyline import cpu as polyline_cpu
@@ -74,6 +74,13 @@ TURN_SIGMA_PX = 8.0
 #: least CENTRING_DEADBAND_PX (core.extraction.estimate.edge_centres).
 CENTRING_SIGNIFICANCE = 6.0
 CENTRING_DEADBAND_PX = 1.5
+#: ... unless the wider edge pair spans more than CENTRING_WIDTH_RATIO times, and CENTRING_WIDTH_EXCESS_PX more
+#: than, the run of road-likeness around the segment (the width of what looks like the surface at the clicks):
+#: such a pair is not the object's own edges but, say, kerbs or walls beyond its verges
+#: (core.extraction.estimate.likelihood_run_width).  The excess spares narrow roads clicked near an edge, whose
+#: appearance, learnt partly off the road, leaves a run of a few px.
+CENTRING_WIDTH_RATIO = 2.5
+CENTRING_WIDTH_EXCESS_PX = 10.0
 #: The refinement scores closeness to the centre line (core.extraction.centre.centre_map) above CENTRE_BASE,
 #: with a small sideways penalty (the corridor already keeps it on the course).
 CENTRE_BASE = 0.5
@@ -175,7 +182,7 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     else:
         guides, solution = _segment(window, start, end, settings, backend, cancel, timings)
         vertices = _chord_points(start, end, settings.nodes)
-        centred = _centred(vertices, intensity, start, end, _end_offsets(settings)[-1]) \
+        centred = _centred(vertices, intensity, window, start, end, _end_offsets(settings)[-1]) \
             if settings.snap_endpoints else vertices
         if centred is not vertices:  # the clicks were off the object: learn its appearance where it is
             vertices = centred
@@ -183,14 +190,22 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     return AdaptiveOutcome(solution, vertices, guides, window, bent, timings)
 
 
-def _centred(vertices, intensity, start, end, reach_px):
+def _centred(vertices, intensity, window, start, end, reach_px):
     """The segment moved onto the object's edge-pair centre at its ends, where both pairs are clear.
 
     Moves of less than CENTRING_DEADBAND_PX, or past ``reach_px`` (the snapping
-    half-width), leave it where it is.
+    half-width), leave it where it is, as do pairs much wider than the run of
+    road-likeness in ``window`` around the segment (CENTRING_WIDTH_RATIO and _EXCESS_PX).
     """
-    offsets = edge_centres(intensity, start, end, CENTRING_SIGNIFICANCE)
-    if offsets is None or not CENTRING_DEADBAND_PX <= max(map(abs, offsets)) <= reach_px:
+    found = edge_centres(intensity, start, end, CENTRING_SIGNIFICANCE)
+    if found is None:
+        return vertices
+    offsets, pair_width = found
+    if not CENTRING_DEADBAND_PX <= max(map(abs, offsets)) <= reach_px:
+        return vertices
+    run_width = likelihood_run_width(window, np.stack([start, end]))
+    if run_width is not None and pair_width > max(CENTRING_WIDTH_RATIO * run_width,
+                                                  run_width + CENTRING_WIDTH_EXCESS_PX):
         return vertices
     axis = (end - start) / float(np.hypot(*(end - start)))
     fraction = np.linspace(0.0, 1.0, len(vertices))[:, None]

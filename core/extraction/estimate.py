@@ -13,7 +13,8 @@ import numpy as np
 
 from core.extraction.appearance import LikelihoodWindow
 
-__all__ = ["RoadEstimate", "edge_centres", "estimate_road", "path_support", "turn_at_clicks_deg"]
+__all__ = ["RoadEstimate", "edge_centres", "estimate_road", "likelihood_run_width", "path_support",
+           "turn_at_clicks_deg"]
 
 #: Cross-sections are taken every so many px along the middle of the polyline...
 _STATION_STEP_PX = 8.0
@@ -146,9 +147,7 @@ def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, cou
     stations, normals = _stations(vertices)
     taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
     grid = stations[:, None, :] + taus[None, :, None] * normals[:, None, :]
-    likelihood = _bilinear(window, grid.reshape(-1, 2)).reshape(grid.shape[:2])
-    widths = [w for w in (_run_width(row, taus) for row in likelihood) if w is not None]
-    run_width = float(np.median(widths)) if widths else None
+    run_width = likelihood_run_width(window, vertices)
     luminance = LikelihoodWindow(np.asarray(intensity, dtype=np.float32), window.col_off, window.row_off)
     profiles = _bilinear(luminance, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
     edges = _edge_pair(profiles, taus)
@@ -157,8 +156,20 @@ def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, cou
     return RoadEstimate(width, polarity, contrast, course, _confidence(window, vertices, width))
 
 
+def likelihood_run_width(window: LikelihoodWindow, vertices) -> float | None:
+    """Median width (px) of the run of road-likeness >= 0.5 across the middle of a polyline (the appearance
+    model's own width of the object), or None where no cross-section has one within the sections' reach."""
+    stations, normals = _stations(np.asarray(vertices, dtype=np.float64))
+    taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
+    grid = stations[:, None, :] + taus[None, :, None] * normals[:, None, :]
+    likelihood = _bilinear(window, grid.reshape(-1, 2)).reshape(grid.shape[:2])
+    widths = [w for w in (_run_width(row, taus) for row in likelihood) if w is not None]
+    return float(np.median(widths)) if widths else None
+
+
 def edge_centres(intensity: LikelihoodWindow, start, end, significance: float):
-    """Offsets (px, along the left normal) of the object's centre at the two clicks, from its edges.
+    """Offsets (px, along the left normal) of the object's centre at the two clicks, from its edges, and
+    the wider of the two edge pairs (px).
 
     The mean cross-profiles of the first and the last third of the segment each
     give an edge pair (:func:`_edge_pair`, at least ``significance`` times the
@@ -170,17 +181,18 @@ def edge_centres(intensity: LikelihoodWindow, start, end, significance: float):
     axis = (b - a) / length
     normal = np.array([-axis[1], axis[0]])
     taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
-    middles = []
+    middles, widths = [], []
     for first, last in ((0.05, 0.35), (0.65, 0.95)):
         s = np.arange(first * length, last * length, _STATION_STEP_PX / 2)
         grid = (a + s[:, None] * axis)[:, None, :] + taus[None, :, None] * normal
         profiles = _bilinear(intensity, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
-        pair = _edge_pair(profiles, taus, significance, middle=True)
+        pair = _edge_pair(profiles, taus, significance)
         if pair is None:
             return None
-        middles.append(pair)
+        widths.append(pair[0])
+        middles.append(pair[2])
     near, far = middles  # at 0.2 and 0.8 of the segment: extrapolated to 0 and 1
-    return near + (near - far) / 3, far + (far - near) / 3
+    return (near + (near - far) / 3, far + (far - near) / 3), max(widths)
 
 
 def _stations(vertices):
@@ -216,10 +228,9 @@ def _run_width(row, taus):
     return float((hi - lo + 1) * step)
 
 
-def _edge_pair(profiles, taus, significance=None, middle=False):
-    """``(width, sign)`` of the object's two edges in the mean cross-profile, or None when they are unclear.
-
-    With ``middle``, the offset of the pair's midpoint instead.
+def _edge_pair(profiles, taus, significance=None):
+    """``(width, sign, middle)`` of the object's two edges in the mean cross-profile (``middle``: the offset
+    of the pair's midpoint), or None when they are unclear.
 
     For either polarity, the steepest rise on one side of the polyline and fall
     on the other, weighted to prefer edges near it (the clicks lie on the
@@ -255,7 +266,7 @@ def _edge_pair(profiles, taus, significance=None, middle=False):
             best = (strength, float(taus[fall] - taus[rise]), sign, 0.5 * float(taus[fall] + taus[rise]))
     if best[0] < (_EDGE_SIGNIFICANCE if significance is None else significance) * noise:
         return None
-    return best[3] if middle else (best[1], best[2])
+    return best[1:]
 
 
 def _polarity(values, luminance, taus, width):

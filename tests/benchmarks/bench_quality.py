@@ -968,7 +968,8 @@ def _adaptive_constants() -> str:
     import core.extraction.appearance as appearance
     from tests.benchmarks import quality_scales as qs
 
-    return (", ".join(f"{k}={getattr(adaptive, k)}" for k in list(LOTO_GRID) + qs.grid_constants(qs.TURN_GRID))
+    chosen = list(LOTO_GRID) + qs.grid_constants(qs.TURN_GRID) + qs.grid_constants(qs.CENTRING_GRID)
+    return (", ".join(f"{k}={getattr(adaptive, k)}" for k in chosen)
             + "; core.extraction.appearance: "
             + ", ".join(f"{k}={getattr(appearance, k)}" for k in qs.grid_constants(qs.APPEARANCE_GRID)))
 

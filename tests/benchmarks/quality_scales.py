@@ -1,6 +1,6 @@
 """Extraction quality on coarser pixels: the SpaceNet tiles averaged 2x and 4x, and the appearance
-model's constants and the gate's turn path (APPEARANCE_GRID, TURN_GRID) chosen leave-one-tile-out at
-two pixel sizes.
+model's constants, the gate's turn path and the centring's width check (APPEARANCE_GRID, TURN_GRID,
+CENTRING_GRID) chosen leave-one-tile-out at two pixel sizes.
 
 The constants of core.extraction.adaptive and .appearance are in pixels.  A
 tile averaged ``f`` x (rasterio's average resampling: 0.6 m and 1.2 m pixels
@@ -36,9 +36,14 @@ APPEARANCE_GRID = {"SAMPLE_REACH_PX": (3.0, 4.5, 6.0, 12.0),
 TURN_GRID = {"TURN_DEG": (40.0, 50.0, 60.0), "TURN_GAIN": (0.2, 0.25), "TURN_SUPPORT": (0.5, 0.6)}
 #: ... and the gate without it.
 TURN_OFF = {"TURN_SUPPORT": -1.0}
+#: The centring's check of the edge pair's width against the appearance's own width (core.extraction.adaptive)...
+CENTRING_GRID = {"CENTRING_WIDTH_RATIO": (2.0, 2.5, 3.0)}
+#: ... and the centring without it.
+CENTRING_OFF = {"CENTRING_WIDTH_RATIO": float("inf")}
 #: What bench_quality chooses leave-one-tile-out at LOTO_FACTORS: (module of core.extraction, grid, candidates
 #: besides the grid's points).
-LOTO_GRIDS = (("appearance", APPEARANCE_GRID, ()), ("adaptive", TURN_GRID, (TURN_OFF,)))
+LOTO_GRIDS = (("appearance", APPEARANCE_GRID, ()), ("adaptive", TURN_GRID, (TURN_OFF,)),
+              ("adaptive", CENTRING_GRID, (CENTRING_OFF,)))
 
 
 def coarser_tile(name: str, factor: int, folder) -> str:

@@ -112,8 +112,11 @@ def test_corners_are_followed_where_the_image_turns_at_the_clicks(records, coars
 
 @pytest.mark.parametrize("tile", bq.SPACENET_TILES)
 def test_on_coarser_pixels_the_median_is_no_worse_than_the_straight_segment(coarse_records, tile):
-    errors, straight, _ = _tile(coarse_records, tile)
+    errors, straight, worse_pct = _tile(coarse_records, tile)
     assert np.median(errors) <= np.median(straight) + 0.1, (np.median(errors), np.median(straight))
+    # the centring's width check (edge pairs much wider than the surface at the clicks are not the road's
+    # edges) took the share worse than straight at 0.6 m from 0-10 % to 0-4 %
+    assert worse_pct <= 6.0, f"worse than straight in {worse_pct:.0f} % of {len(errors)} cases"
 
 
 @pytest.mark.parametrize("tile", ("shanghai_1196", "shanghai_308", "shanghai_1887"))
@@ -145,7 +148,7 @@ def test_the_sample_scenes_curved_road_is_followed_within_two_pixels(records):
 
 @pytest.mark.xfail(strict=True, reason=(
     "the issue's target (median <= 1.5 px on every tile) is not met: at the defaults the medians are 2.32, "
-    "2.35, 2.26, 1.85, 2.83 and 2.55 px on Shanghai 1196, 144, 1841, 308, 1887 and Vegas (the straight "
+    "2.35, 2.26, 1.84, 2.84 and 2.55 px on Shanghai 1196, 144, 1841, 308, 1887 and Vegas (the straight "
     "segment: 2.75, 2.43, 2.26, 3.05, 4.38, 2.46).  On straight roads no image-based centre beat the clicks "
     "against these annotations: the visible centre lies 2-4 px off them on several roads (Vegas: a shift of "
     "about (-1.7, +2.2) px over the tile), and straight lines between the true centre at the clicks would "

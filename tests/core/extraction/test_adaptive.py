@@ -12,6 +12,7 @@ import pytest
 from scipy import ndimage
 
 import core
+from core.extraction import adaptive
 from core.extraction.estimate import turn_at_clicks_deg
 from tests.core.extraction.test_accuracy_synthetic import distance_to_polyline, middle_samples
 
@@ -55,6 +56,30 @@ def test_straight_roads_of_any_width_are_centred_and_measured(width, polarity):
     assert estimate.course == "straight" and estimate.polarity == polarity
     assert estimate.width_px == pytest.approx(width, abs=max(1.0, 0.1 * width))
     assert result.confidence >= 0.5
+
+
+def kerbed_road(seed=0):
+    """A dark 20 px road on light verges, and beyond them thin bright kerbs (38 px above the centre, 24 px
+    below) whose flanks are steeper than the road's own edges: ``(image, centre_y)``."""
+    centre_y = 150.5
+    truth = np.array([[0.0, centre_y], [400.0, centre_y]])
+    image = road_image(truth, 20, (300, 400), inside=0.3, outside=0.6, noise=0.05, seed=seed)
+    for offset in (-38, 24):
+        row = int(centre_y + offset)
+        image[row - 1:row + 2] += 1.0
+    return image, truth
+
+
+@pytest.mark.parametrize("offsets", [(0.0, 0.0), (1.0, 1.0), (-3.0, 1.0)])
+def test_kerbs_beyond_the_verges_do_not_pull_a_straight_road_off_its_centre(offsets, monkeypatch):
+    image, truth = kerbed_road()
+    start, end = (40.0, truth[0, 1] + offsets[0]), (360.0, truth[0, 1] + offsets[1])
+    result = core.extract(image, start, end, backend="cpu")
+    assert result.estimate.course == "straight"
+    assert mean_error(result, truth) <= 1.1  # the segment between the clicks: 0-1.06 px
+    # the trap is real: without the width check the line moves to the kerbs' midline
+    monkeypatch.setattr(adaptive, "CENTRING_WIDTH_RATIO", np.inf)
+    assert mean_error(core.extract(image, start, end, backend="cpu"), truth) >= 4.0
 
 
 def test_a_road_bending_far_beyond_the_corridor_is_followed():
