@@ -24,6 +24,8 @@ _MIDDLE = (0.15, 0.85)
 _WIDTH_LEVEL = 0.5
 #: Widths are measured up to this far (px) to either side.
 _MAX_HALF_WIDTH_PX = 60.0
+#: ... at these offsets (px) along the normal.
+_TAUS = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
 #: The polyline may miss the run by this much (px) at a station.
 _RUN_TOLERANCE_PX = 3.0
 #: Edges of the object are searched preferring those near the polyline: weight 1 / (1 + |offset| / this).
@@ -144,10 +146,8 @@ def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, cou
     RoadEstimate
     """
     vertices = np.asarray(vertices, dtype=np.float64)
-    stations, normals = _stations(vertices)
-    taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
-    grid = stations[:, None, :] + taus[None, :, None] * normals[:, None, :]
-    run_width = likelihood_run_width(window, vertices)
+    grid, taus = _sections(vertices)
+    run_width = _median_run_width(window, grid, taus)
     luminance = LikelihoodWindow(np.asarray(intensity, dtype=np.float32), window.col_off, window.row_off)
     profiles = _bilinear(luminance, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
     edges = _edge_pair(profiles, taus)
@@ -159,9 +159,18 @@ def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, cou
 def likelihood_run_width(window: LikelihoodWindow, vertices) -> float | None:
     """Median width (px) of the run of road-likeness >= 0.5 across the middle of a polyline (the appearance
     model's own width of the object), or None where no cross-section has one within the sections' reach."""
-    stations, normals = _stations(np.asarray(vertices, dtype=np.float64))
-    taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
-    grid = stations[:, None, :] + taus[None, :, None] * normals[:, None, :]
+    return _median_run_width(window, *_sections(np.asarray(vertices, dtype=np.float64)))
+
+
+def _sections(vertices):
+    """``(grid, taus)``: points (stations, taus, 2) of the cross-sections at :func:`_stations`, and their
+    offsets along the normal."""
+    stations, normals = _stations(vertices)
+    return stations[:, None, :] + _TAUS[None, :, None] * normals[:, None, :], _TAUS
+
+
+def _median_run_width(window, grid, taus):
+    """Median of :func:`_run_width` over the cross-sections ``grid`` of :func:`_sections`, or None."""
     likelihood = _bilinear(window, grid.reshape(-1, 2)).reshape(grid.shape[:2])
     widths = [w for w in (_run_width(row, taus) for row in likelihood) if w is not None]
     return float(np.median(widths)) if widths else None
@@ -180,7 +189,7 @@ def edge_centres(intensity: LikelihoodWindow, start, end, significance: float):
     length = float(np.hypot(*(b - a)))
     axis = (b - a) / length
     normal = np.array([-axis[1], axis[0]])
-    taus = np.arange(-_MAX_HALF_WIDTH_PX, _MAX_HALF_WIDTH_PX + 1e-9, 0.5)
+    taus = _TAUS
     middles, widths = [], []
     for first, last in ((0.05, 0.35), (0.65, 0.95)):
         s = np.arange(first * length, last * length, _STATION_STEP_PX / 2)
