@@ -34,7 +34,11 @@ first at weight and profit 0, profits strictly increasing with weight):
    keeps only the items and states whose bound reaches the value, so their join finds
    every solution worth that much or proves there is none; where a half
    outgrows its cap, its states of best bound are kept and a solution found
-   is still optimal, since every value above was ruled out.
+   is still optimal, since every value above was ruled out.  When the lists
+   would outgrow their memory or work, the levels get a last try from any
+   incumbent, with halves 16 times longer: a few classes of many items lie
+   tens of units below the bound with lists that grow a hundredfold a class,
+   while the halves' lists stay short near the bound.
 
 Notes: docs/notes/knapsack.md, "MCKP without a capacity-long row".
 """
@@ -46,7 +50,7 @@ import math
 import numpy as np
 
 from core.knapsack import limits
-from core.knapsack.mckp_halves import FILL_S, FILLS, MEET_LEVELS, MEET_WORK, fill, levels, meet
+from core.knapsack.mckp_halves import FILL_S, FILLS, MEET_LAST_STATES, MEET_LEVELS, MEET_WORK, fill, levels, meet
 from core.knapsack.mckp_lists import BOUND_SLACK, NO_DIVISOR, can_beat, extend, state_bounds
 from core.knapsack.mckp_lp import Increments, divisibility, improve, lp_relaxation
 from core.knapsack.mckp_swaps import few_swaps
@@ -211,8 +215,10 @@ class _Subproblem:
             # the candidates (about six int64 arrays: three states' worth each) count against the budget
             status = (OUT_OF_WORK if work > max_work
                       else OUT_OF_MEMORY if stored + 3 * candidates > max_states else DONE)
-            if status != DONE:
-                return status, self._mapped(best), target + self.base_p
+            if status != DONE:  # the lists end here: the meet in the middle gets a last try (step 5)
+                settled = self._settle(capacity, target, best, max_states - stored,
+                                       min(MEET_WORK, max_work - work + candidates), None, MEET_LAST_STATES)
+                return settled or (status, self._mapped(best), target + self.base_p)
             outside[k] = False
             live = self.live(k, target + 1)
             lp, div = self.bounds(outside)
@@ -249,11 +255,10 @@ class _Subproblem:
                 # after a fill (once per incumbent), and again each time the lists' work doubles while the
                 # beam was cut short: it may spend what the lists have spent so far, so a futile beam costs
                 # no more than the lists themselves
-                self.met, self.met_work = target, work
-                settled = levels(self, capacity, target, max_states - stored, min(MEET_WORK, max_work - work), work)
+                settled = self._settle(capacity, target, best, max_states - stored, min(MEET_WORK, max_work - work),
+                                       work)
                 if settled is not None:
-                    settled, value = self._improved(settled, capacity)
-                    return DONE, self._mapped(settled), value + self.base_p
+                    return settled
             paired = self._pair(w, p, outside, capacity) if len(w) >= PAIRING_STATES else None
             if paired is not None and paired[0] > target:
                 _, i, c, j = paired
@@ -269,6 +274,17 @@ class _Subproblem:
             if not len(alive):
                 break
         return DONE, self._mapped(best), target + self.base_p
+
+    def _settle(self, capacity, target, best, max_states, max_work, beam_work, exact_states=None):
+        """``run``'s answer when the levels above ``target`` (the value of the choice ``best``) settle the
+        optimum (:func:`core.knapsack.mckp_halves.levels` with its arguments): a better choice, or ``best``
+        when they rule out every value above it; else None."""
+        self.met, self.met_work = target, 0 if beam_work is None else beam_work
+        settled = levels(self, capacity, target, max_states, max_work, beam_work, exact_states)
+        if settled is None:
+            return (DONE, self._mapped(best), target + self.base_p) if target >= self.top else None
+        settled, value = self._improved(settled, capacity)
+        return DONE, self._mapped(settled), value + self.base_p
 
     def _few(self, floor):
         """Whether both halves of :func:`core.knapsack.mckp_halves.meet` hold at most

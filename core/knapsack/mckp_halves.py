@@ -23,7 +23,7 @@ from core.knapsack import limits
 from core.knapsack.mckp_lists import BOUND_SLACK, NO_DIVISOR, extend, state_bounds
 from core.knapsack.progress import report
 
-__all__ = ["FILLS", "FILL_S", "MEET_LEVELS", "MEET_WORK", "fill", "levels", "meet"]
+__all__ = ["FILLS", "FILL_S", "MEET_LAST_STATES", "MEET_LEVELS", "MEET_WORK", "fill", "levels", "meet"]
 
 #: Exact fills among the least reduced costs (:func:`fill`): once a list holds the first many states, with
 #: items of reduced cost up to the second (profit units); at most ``FILL_HALF_STATES`` states per list
@@ -37,7 +37,10 @@ FILL_S = 0.5
 #: its ``MEET_BEAM_STATES`` states of best bound instead; at most ``MEET_WORK`` candidate states in all
 #: (about 5-20 s), no more than the lists' own work limit leaves, and for the beam no more than the lists
 #: have generated so far (:meth:`core.knapsack.mckp_core._Subproblem.run` retries as their work doubles).
+#: Once more, from any incumbent, when the lists would outgrow their memory or work: then a half list may
+#: hold ``MEET_LAST_STATES`` (two of them with their steps: about 256 MiB; a futile attempt costs 1-2 s).
 MEET_LEVELS, MEET_EXACT_STATES, MEET_BEAM_STATES, MEET_WORK = 8, 1 << 18, 1 << 16, 200_000_000
+MEET_LAST_STATES = 1 << 22
 #: ``lp`` and ``floor`` of :func:`core.knapsack.mckp_lists.extend` that keep every state (no bound).
 _NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)), -(1 << 62)
 
@@ -80,14 +83,15 @@ def fill(sub, capacity, slack, max_states):
     return joined[0] + int(sub.flat_p[star[fixed]].sum()), chosen
 
 
-def levels(sub, capacity, target, max_states, max_work, beam_work=None):
+def levels(sub, capacity, target, max_states, max_work, beam_work=None, exact_states=None):
     """The optimum when it lies above ``target`` and the meet in the middle settles it: ``sub``'s own
     class-local choice, or None.
 
     Each value from ``sub.top`` (the LP bound's floor) down to ``target + 1`` in turn: both halves' lists
     keep the states whose bound reaches it, so the best join is the optimum when it reaches it, and when
     it does not and no state was cut, no solution is worth that much (``sub.top`` drops below it) and the
-    next value is tried.  A value whose halves outgrow :data:`MEET_EXACT_STATES` is searched by the beam,
+    next value is tried.  A value whose halves outgrow ``exact_states`` (default
+    :data:`MEET_EXACT_STATES`) is searched by the beam,
     within ``beam_work`` candidates (default: all of ``max_work``); ``sub.beam_cut`` says whether the
     beam stopped on that (or on the memory or the time) rather than finishing.
     """
@@ -95,11 +99,11 @@ def levels(sub, capacity, target, max_states, max_work, beam_work=None):
     sub.beam_cut = False
     for floor in range(sub.top, target, -1):
         report("meet in the middle", floor - target)
-        for cap in (MEET_EXACT_STATES, MEET_BEAM_STATES):
-            allowed = max_work - work if cap == MEET_EXACT_STATES else min(max_work - work, beam_work)
-            met = meet(sub, capacity, floor, cap, cap == MEET_BEAM_STATES, max_states, allowed)
+        for cap, beam in ((exact_states or MEET_EXACT_STATES, False), (MEET_BEAM_STATES, True)):
+            allowed = min(max_work - work, beam_work) if beam else max_work - work
+            met = meet(sub, capacity, floor, cap, beam, max_states, allowed)
             if met is None:
-                sub.beam_cut = cap == MEET_BEAM_STATES  # (the caller may try the beam again with more)
+                sub.beam_cut = beam  # (the caller may try the beam again with more)
                 return None  # over the work, the memory or the time: the lists go on
             chosen, exact, spent = met
             work += spent

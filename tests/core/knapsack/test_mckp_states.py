@@ -338,6 +338,56 @@ def test_ten_weakly_correlated_classes_at_large_coefficients_are_met_in_the_midd
     assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value + 1) is None
 
 
+@pytest.mark.parametrize("kind, share", [("weakly", 0.25), ("weakly", 0.5), ("strongly", 0.25), ("strongly", 0.5)])
+def test_lists_past_their_budget_leave_the_optimum_to_the_meet_in_the_middle(kind, share):
+    """10 classes of 40 items at R = 10^9 in 128 MiB: the one list outgrows the budget with the incumbent 10-40
+    below the LP bound (more than MEET_LEVELS), where the lists used to give up; the levels, tried once more
+    from there, settle it.  The reference enumerates every choice within the bound's gap of the value."""
+    drawn = pisinger_mckp(kind, 10, 40, 10**9, seed=1)
+    lightest = sum(int(w.min()) for _, w in drawn.classes)
+    heaviest = sum(int(w.max()) for _, w in drawn.classes)
+    problem = MCKP(drawn.classes, lightest + int(share * (heaviest - lightest)))
+    sol = _states(problem, budget=2**27)
+    check_mckp_choice(problem, sol)
+    red = _Reduced(problem)
+    lam = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[0]
+    assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value) == sol.value
+    assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value + 1) is None
+
+
+@st.composite
+def near_degenerate_instances(draw):
+    """Up to 8 classes of 3-4 items with ``p = w + U[0, 6]`` (ties at the LP's slope, as weakly correlated
+    classes at large R): the LP bound prunes little, so small state budgets end the lists."""
+    classes = []
+    for _ in range(draw(st.integers(5, 8))):
+        w = draw(st.lists(st.integers(0, 1000), min_size=3, max_size=4))
+        classes.append(([x + draw(st.integers(0, 6)) for x in w], w))
+    lightest, heaviest = sum(min(w) for _, w in classes), sum(max(w) for _, w in classes)
+    return MCKP(classes, lightest + draw(st.integers(0, heaviest - lightest)))
+
+
+@settings(SETTINGS, max_examples=200)
+@given(problem=near_degenerate_instances(), max_states=st.integers(1, 3000))
+def test_lists_out_of_memory_answer_the_optimum_or_say_so(problem, max_states):
+    """Small state budgets end the lists early: what the last meet in the middle settles (or proves the
+    incumbent to be) is the optimum, and otherwise the status says the lists ran out."""
+    red = _Reduced(problem)
+    if not len(red.dp_classes):
+        return
+    status, choice, value = mckp_core.solve_classes_by_states(
+        red.profits.astype(np.int64), red.weights, red.class_start, red.capacity, 10**9, max_states)
+    best = brute_mckp([(red.profits[a:b], red.weights[a:b]) for a, b in zip(red.class_start, red.class_start[1:])],
+                      red.capacity)
+    picked = red.class_start[:-1] + choice
+    assert int(red.weights[picked].sum()) <= red.capacity and int(red.profits[picked].sum()) == value
+    assert value <= best
+    if status == mckp_core.DONE:
+        assert value == best
+    else:
+        assert status == mckp_core.OUT_OF_MEMORY
+
+
 def test_states_match_highs_on_a_larger_uncorrelated_instance():
     problem = pisinger_mckp("uncorrelated", 30, 20, 10**7, seed=3)
     sol = _states(problem)
