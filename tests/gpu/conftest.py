@@ -56,6 +56,46 @@ def _real_gpu() -> bool:
 REAL_GPU = _real_gpu()
 KERNELS_RUN_HERE = SIMULATOR or REAL_GPU
 
+
+def _lock_simulator_shared_arrays() -> None:
+    """Give every thread of a simulated block the same static shared array.
+
+    The simulator (numba-cuda 0.30.4, ``FakeCUDAShared.array``) makes a static
+    ``cuda.shared.array`` on its first use in a launch without a lock: two
+    threads of the first block that both find none make one each and keep it,
+    so a reduction (kernels_dp.group_max_argmax) rarely reads ``np.empty``
+    garbage and picks a worse path.  The same allocation, keyed by call site as
+    there, under a lock.
+    """
+    import threading
+
+    import numpy as np
+    from numba.core import types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    real_array = kernelapi.FakeCUDAShared.array
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:  # dynamic shared memory is one buffer for all
+            return real_array(self, shape, dtype, alignment)
+        caller = sys._getframe(1)
+        key = (caller.f_code.co_filename, caller.f_lineno)
+        with lock:
+            found = self._allocations.get(key)
+            if found is None:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                found = self._allocations[key] = np.empty(shape, dtype)
+        return found
+
+    kernelapi.FakeCUDAShared.array = array
+
+
+if SIMULATOR:
+    _lock_simulator_shared_arrays()
+
 #: The name of the test in each GPU module that runs its ``kernels`` tests under the simulator.
 RUNNER_TEST = "test_kernels_under_cuda_simulator"
 

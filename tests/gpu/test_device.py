@@ -107,5 +107,28 @@ def test_a_buffer_outside_the_workspace_is_not_kept():
     assert device.buffer("test.c", (0, 4), np.int32).shape == (0, 4)
 
 
+@kernels
+def test_every_thread_of_a_block_shares_its_static_shared_array(monkeypatch):
+    """Under the simulator, threads that switch while the block's shared array is first made still share
+    one (tests/gpu/conftest.py locks numba-cuda's unlocked allocation; without it, a reduction rarely read
+    another array's garbage and the bent extraction scored 4.127 against the CPU's 4.674)."""
+    import time
+
+    from tests.gpu.conftest import SIMULATOR
+    from tests.gpu.shared_array_kernel import THREADS, neighbours
+
+    if SIMULATOR:  # a thread switch as each thread makes the array: the window of the race, made likely
+        real_empty = np.empty
+
+        def switching_empty(*args, **kwargs):
+            time.sleep(0)
+            return real_empty(*args, **kwargs)
+
+        monkeypatch.setattr(np, "empty", switching_empty)
+    out = np.zeros((2, THREADS))
+    neighbours[2, THREADS](out)
+    np.testing.assert_array_equal(out, np.tile((np.arange(THREADS) + 1) % THREADS + 1.0, (2, 1)))
+
+
 def test_kernels_under_cuda_simulator():
     run_kernels_under_simulator(__file__)
