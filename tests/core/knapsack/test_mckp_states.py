@@ -326,28 +326,31 @@ def test_states_match_brute_force_at_large_coefficients(few_classes, kind):
 def test_ten_weakly_correlated_classes_at_large_coefficients_are_met_in_the_middle(share):
     """10 classes of 10 items, R = 10^9: the LP bound stands 3.8 x 10^6 above the first solution and prunes
     nothing, so the one list grew towards 10^9 states and was refused past 2 GiB; two lists of 10^5 settle it."""
-    drawn = pisinger_mckp("weakly", 10, 10, 10**9, seed=1)
-    lightest = sum(int(w.min()) for _, w in drawn.classes)
-    heaviest = sum(int(w.max()) for _, w in drawn.classes)
-    problem = MCKP(drawn.classes, lightest + int(share * (heaviest - lightest)))
-    sol = _states(problem, budget=2**28)
-    check_mckp_choice(problem, sol)
-    red = _Reduced(problem)
-    lam = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[0]
-    assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value) == sol.value
-    assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value + 1) is None
+    problem = _at_share("weakly", 10, 10, share)
+    _assert_optimal_by_enumeration(problem, _states(problem, budget=2**28))
 
 
 @pytest.mark.parametrize("kind, share", [("weakly", 0.25), ("weakly", 0.5), ("strongly", 0.25), ("strongly", 0.5)])
 def test_lists_past_their_budget_leave_the_optimum_to_the_meet_in_the_middle(kind, share):
-    """10 classes of 40 items at R = 10^9 in 128 MiB: the one list outgrows the budget with the incumbent 10-40
-    below the LP bound (more than MEET_LEVELS), where the lists used to give up; the levels, tried once more
-    from there, settle it.  The reference enumerates every choice within the bound's gap of the value."""
-    drawn = pisinger_mckp(kind, 10, 40, 10**9, seed=1)
+    """10 classes of 40 items at R = 10^9 in 128 MiB: the one list outgrows the budget with the incumbent more
+    than MEET_LEVELS below the LP bound, where the lists used to give up (refused); the levels, tried once more
+    from there, settle it."""
+    problem = _at_share(kind, 10, 40, share)
+    _assert_optimal_by_enumeration(problem, _states(problem, budget=2**27))
+
+
+def _at_share(kind, classes, items, share):
+    """Pisinger's MCKP at R = 10^9 (seed 1) with the capacity ``share`` of the way from the lightest choice to
+    the heaviest (as bench_knapsack_sweep)."""
+    drawn = pisinger_mckp(kind, classes, items, 10**9, seed=1)
     lightest = sum(int(w.min()) for _, w in drawn.classes)
     heaviest = sum(int(w.max()) for _, w in drawn.classes)
-    problem = MCKP(drawn.classes, lightest + int(share * (heaviest - lightest)))
-    sol = _states(problem, budget=2**27)
+    return MCKP(drawn.classes, lightest + int(share * (heaviest - lightest)))
+
+
+def _assert_optimal_by_enumeration(problem, sol):
+    """``sol`` is feasible, and the reference, enumerating every choice within the LP bound's gap of a value,
+    reaches its value and finds nothing worth 1 more."""
     check_mckp_choice(problem, sol)
     red = _Reduced(problem)
     lam = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[0]
