@@ -218,6 +218,8 @@ class _Subproblem:
             if status != DONE:  # the lists end here: the meet in the middle gets a last try (step 5)
                 settled = self._settle(capacity, target, best, max_states - stored,
                                        min(MEET_WORK, max_work - work + candidates), None, MEET_LAST_STATES)
+                if settled is None and limits.expired():  # the limit passed within the last try
+                    self._out_of_time(t, work, len(sw), target + self.base_p, capacity, 0.0)
                 return settled or (status, self._mapped(best), target + self.base_p)
             outside[k] = False
             live = self.live(k, target + 1)

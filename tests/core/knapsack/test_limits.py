@@ -242,3 +242,21 @@ def test_a_merge_stops_within_itself_when_the_flag_is_raised():
     args = (weights, profits, words, len(weights), 7, 7, np.uint64(1), *out)
     assert _merge(*args, np.zeros(1, np.uint8)) == len(weights) + 7  # a chain: all kept, the shifted tail adds 7
     assert _merge(*args, np.ones(1, np.uint8)) == -1
+
+
+def test_a_limit_passing_within_the_lists_last_meet_in_the_middle_stops_with_the_time_limit(monkeypatch):
+    """The lists outgrow 128 MiB and the levels get a last try (core.knapsack.mckp_core): the limit passing
+    there is a TimeLimitError, not the memory refusal that follows a futile try."""
+    from core.knapsack import mckp_core
+
+    real_levels = mckp_core.levels
+
+    def levels_past_the_limit(*args, **kwargs):
+        limits.stop_flag()[0] = 1  # the limit passes as the try starts: its lists stop at once
+        return real_levels(*args, **kwargs)
+
+    monkeypatch.setattr(mckp_core, "levels", levels_past_the_limit)
+    drawn = pisinger_mckp("weakly", 10, 40, 10**9, seed=1)
+    problem = MCKP(drawn.classes, sum(int(w.min()) for _, w in drawn.classes) + 10**9)
+    with pytest.raises(TimeLimitError, match="MCKP by state lists"):
+        solve_mckp(problem, 2**27, "states", 30.0)
