@@ -146,33 +146,33 @@ def estimate_road(window: LikelihoodWindow, intensity: np.ndarray, vertices, cou
     RoadEstimate
     """
     vertices = np.asarray(vertices, dtype=np.float64)
-    grid, taus = _sections(vertices)
-    run_width = _median_run_width(window, grid, taus)
+    grid = _sections(vertices)
+    run_width = _median_run_width(window, grid)
     luminance = LikelihoodWindow(np.asarray(intensity, dtype=np.float32), window.col_off, window.row_off)
     profiles = _bilinear(luminance, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
-    edges = _edge_pair(profiles, taus)
+    edges = _edge_pair(profiles, _TAUS)
     width = edges[0] if edges is not None else run_width
-    polarity, contrast = _polarity(profiles, luminance, taus, width)
+    polarity, contrast = _polarity(profiles, luminance, _TAUS, width)
     return RoadEstimate(width, polarity, contrast, course, _confidence(window, vertices, width))
 
 
 def likelihood_run_width(window: LikelihoodWindow, vertices) -> float | None:
     """Median width (px) of the run of road-likeness >= 0.5 across the middle of a polyline (the appearance
     model's own width of the object), or None where no cross-section has one within the sections' reach."""
-    return _median_run_width(window, *_sections(np.asarray(vertices, dtype=np.float64)))
+    return _median_run_width(window, _sections(np.asarray(vertices, dtype=np.float64)))
 
 
 def _sections(vertices):
-    """``(grid, taus)``: points (stations, taus, 2) of the cross-sections at :func:`_stations`, and their
-    offsets along the normal."""
+    """Points (stations, len(_TAUS), 2) of the cross-sections at :func:`_stations`, at the offsets
+    :data:`_TAUS` along the normal."""
     stations, normals = _stations(vertices)
-    return stations[:, None, :] + _TAUS[None, :, None] * normals[:, None, :], _TAUS
+    return stations[:, None, :] + _TAUS[None, :, None] * normals[:, None, :]
 
 
-def _median_run_width(window, grid, taus):
+def _median_run_width(window, grid):
     """Median of :func:`_run_width` over the cross-sections ``grid`` of :func:`_sections`, or None."""
     likelihood = _bilinear(window, grid.reshape(-1, 2)).reshape(grid.shape[:2])
-    widths = [w for w in (_run_width(row, taus) for row in likelihood) if w is not None]
+    widths = [w for w in (_run_width(row, _TAUS) for row in likelihood) if w is not None]
     return float(np.median(widths)) if widths else None
 
 
@@ -189,13 +189,12 @@ def edge_centres(intensity: LikelihoodWindow, start, end, significance: float):
     length = float(np.hypot(*(b - a)))
     axis = (b - a) / length
     normal = np.array([-axis[1], axis[0]])
-    taus = _TAUS
     middles, widths = [], []
     for first, last in ((0.05, 0.35), (0.65, 0.95)):
         s = np.arange(first * length, last * length, _STATION_STEP_PX / 2)
-        grid = (a + s[:, None] * axis)[:, None, :] + taus[None, :, None] * normal
+        grid = (a + s[:, None] * axis)[:, None, :] + _TAUS[None, :, None] * normal
         profiles = _bilinear(intensity, grid.reshape(-1, 2), missing=np.nan).reshape(grid.shape[:2])
-        pair = _edge_pair(profiles, taus, significance)
+        pair = _edge_pair(profiles, _TAUS, significance)
         if pair is None:
             return None
         widths.append(pair[0])

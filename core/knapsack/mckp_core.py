@@ -257,6 +257,7 @@ class _Subproblem:
                 # after a fill (once per incumbent), and again each time the lists' work doubles while the
                 # beam was cut short: it may spend what the lists have spent so far, so a futile beam costs
                 # no more than the lists themselves
+                self.met, self.met_work = target, work
                 settled = self._settle(capacity, target, best, max_states - stored, min(MEET_WORK, max_work - work),
                                        work)
                 if settled is not None:
@@ -281,7 +282,6 @@ class _Subproblem:
         """``run``'s answer when the levels above ``target`` (the value of the choice ``best``) settle the
         optimum (:func:`core.knapsack.mckp_halves.levels` with its arguments): a better choice, or ``best``
         when they rule out every value above it; else None."""
-        self.met, self.met_work = target, 0 if beam_work is None else beam_work
         settled = levels(self, capacity, target, max_states, max_work, beam_work, exact_states)
         if settled is None:
             return (DONE, self._mapped(best), target + self.base_p) if target >= self.top else None
