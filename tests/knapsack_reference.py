@@ -9,6 +9,8 @@ program.  They return optimal values only: any optimal choice is acceptable.
 from __future__ import annotations
 
 import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -74,6 +76,20 @@ def best_mckp_from(classes, capacity, lam, floor) -> int | None:
         if value >= floor and (best is None or value > best):
             best = value
     return best
+
+
+def lagrangian_mckp_bound(classes, capacity, lam) -> int:
+    """``floor(U)`` for ``U = lam C + sum_k max_j (p - lam w)``, in exact rationals: no choice is worth more,
+    whatever ``lam >= 0`` (each class gives at most its best ``p - lam w``, and ``lam`` times the weight at most
+    ``lam C``)."""
+    exact = Fraction(lam)
+    total = exact * capacity
+    for p, w in classes:
+        p, w = np.asarray(p, np.int64), np.asarray(w, np.int64)
+        value = p - lam * w
+        near = np.flatnonzero(value >= value.max() - 1e-3 * (1.0 + abs(value.max())))  # the float max's rivals
+        total += max(int(p[j]) - exact * int(w[j]) for j in near)
+    return math.floor(total)
 
 
 def ortools_kp(profits, weight_rows, capacities, solver: str = "branch-and-bound", time_limit_s: float = 30.0) -> int:

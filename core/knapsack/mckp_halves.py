@@ -48,7 +48,8 @@ _NO_LP, _NO_FLOOR = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)),
 def fill(sub, capacity, slack, max_states):
     """Best choice whose items all have reduced cost at most ``slack`` (the LP's own items always allowed),
     by two lists (Horowitz and Sahni) over the classes with a choice, as many as two lists of at most
-    :data:`FILL_HALF_STATES` hold, the rest at the LP's choice: ``(value, class-local choice)`` or None.
+    :data:`FILL_HALF_STATES` hold, the rest at the LP's choice or moved off it (:func:`_balanced`):
+    ``(value, class-local choice)`` or None.
 
     Near-degenerate classes (``p = w + U[-10, 10]`` at large ``R``) tie at the LP's slope in many
     classes; the optimum is then often the LP bound, reached by an exact fill among the ties, which the
@@ -66,21 +67,47 @@ def fill(sub, capacity, slack, max_states):
                 break
     if not halves[0]:
         return None
+    free = halves[0] + halves[1]
+    chosen = _balanced(sub, items, free, capacity)
     fixed = np.ones(len(items), np.bool_)
-    fixed[halves[0] + halves[1]] = False
-    star = sub.starts[:-1] + sub.star
-    room = capacity - int(sub.flat_w[star[fixed]].sum())
+    fixed[free] = False
+    picked = (sub.starts[:-1] + chosen)[fixed]
+    room = capacity - int(sub.flat_w[picked].sum())
     lists = [_half_list(sub, half, items, room) for half in halves]
     if any(x is None for x in lists):
         return None
     joined = _join(lists[0][:2], lists[1][:2], room)
     if joined is None:
         return None
-    chosen = sub.star.copy()
     for half, (*_, half_steps), j in zip(halves, lists, joined[1:]):
         for c, item in _trace(half, half_steps, j):
             chosen[c] = items[c][item]
-    return joined[0] + int(sub.flat_p[star[fixed]].sum()), chosen
+    return joined[0] + int(sub.flat_p[picked].sum()), chosen
+
+
+def _balanced(sub, items, free, capacity):
+    """The LP's choice with the classes outside ``free`` moved, one at a time, among those of their ``items``
+    no dearer (in reduced cost) than the LP's own, towards leaving the free classes a room mid-way in their
+    range of weights: a copy (the LP's choice when the room lies in the middle half of that range already).
+
+    At the LP's choice the free classes often stand at their heaviest (or lightest) items already, so the
+    room falls at or past the end of their range, where their sums seldom fill it exactly (weakly correlated
+    classes at R = 10^7-10^9, the capacity 3/4 of the way up, were refused for that).
+    """
+    chosen = sub.star.copy()
+    lo = sum(int(sub.flat_w[sub.starts[c] + items[c]].min()) for c in free)
+    hi = sum(int(sub.flat_w[sub.starts[c] + items[c]].max()) for c in free)
+    fixed = np.setdiff1d(np.arange(len(items)), free)
+    room = capacity - int(sub.flat_w[(sub.starts[:-1] + chosen)[fixed]].sum())
+    if hi - lo < 4 or lo + (hi - lo) // 4 <= room <= hi - (hi - lo) // 4:
+        return chosen
+    need = room - (lo + hi) // 2  # the weight the classes outside should gain
+    for c in fixed:
+        cheap = items[c][sub.costs[c][items[c]] <= sub.costs[c][chosen[c]]]  # the LP's own item among them
+        gains = sub.flat_w[sub.starts[c] + cheap] - int(sub.flat_w[sub.starts[c] + chosen[c]])
+        best = int(np.argmin(np.abs(need - gains)))
+        chosen[c], need = cheap[best], need - int(gains[best])
+    return chosen
 
 
 def levels(sub, capacity, target, max_states, max_work, beam_work=None, exact_states=None):

@@ -9,8 +9,10 @@ bound that admits few swaps, and a solution of few swaps is a sum of two sets
 of at most three: the sets of the admitted swaps are listed (cheapest first,
 in distinct classes), sorted by weight, and each set is joined with those of
 the weights that fill the room it leaves (meet in the middle over swaps
-instead of classes).  Each value from the bound's floor down is tried in turn,
-while the sets stay few.
+instead of classes).  Where the sets of three are too many (1,400 swaps
+admitted over 1000 classes), those of at most two are joined instead
+(solutions of at most four swaps).  Each value from the bound's floor down is
+tried in turn, while the sets stay few.
 
 On near-degenerate classes (Pisinger's weakly correlated ``p = w + U[-10,
 10]`` at ``R = 10^9``) the optimum is an exact fill of the capacity among
@@ -41,7 +43,7 @@ _SLACK = 1e-9
 
 
 def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, incumbent, stop, max_sets=SWAP_SETS):
-    """Best value found above ``incumbent`` by at most six swaps from ``choice`` (the LP's integral choice,
+    """Best value found above ``incumbent`` by at most six (or four) swaps from ``choice`` (the LP's integral choice,
     every swap's reduced cost ``lam dw - dp`` at least 0): ``(value, choice)`` or None.
 
     Tries ``V = top`` (no solution is worth more: the LP ``bound``'s floor), then one less, down to
@@ -65,8 +67,11 @@ def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, 
     for value in range(top, max(incumbent, top - SWAP_LEVELS), -1):
         slack = bound - value
         admitted = int(np.searchsorted(cost, slack * (1 + _SLACK) + _SLACK, side="right"))
-        count = _sets(cls[:admitted], dw[:admitted], dp[:admitted], cost[:admitted], slack, sets_w[:left],
-                      sets_p[:left], sets_ids[:left], stop)
+        for depth in (3, 2):  # when the sets of three are too many, those of two (solutions of four swaps)
+            count = _sets(cls[:admitted], dw[:admitted], dp[:admitted], cost[:admitted], slack, sets_w[:left],
+                          sets_p[:left], sets_ids[:left], stop, depth)
+            if count >= 0 or stop[0]:
+                break
         if count < 0:
             return None  # past the sets left (or stopped): lower values admit more swaps still
         left -= count
@@ -87,9 +92,9 @@ def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, 
 
 
 @njit(cache=True, nogil=True)
-def _sets(cls, dw, dp, cost, slack, sw, sp, ids, stop):
-    """Every set of at most three swaps (sorted by cost) in distinct classes whose costs total at most
-    ``slack``, the empty set first: ``(weight, profit, swap ids (-1: none))`` written to ``sw``, ``sp``,
+def _sets(cls, dw, dp, cost, slack, sw, sp, ids, stop, depth):
+    """Every set of at most ``depth`` (2 or 3) swaps (sorted by cost) in distinct classes whose costs total at
+    most ``slack``, the empty set first: ``(weight, profit, swap ids (-1: none))`` written to ``sw``, ``sp``,
     ``ids``; returns how many, or -1 when they pass the arrays' length or ``stop[0]`` is raised."""
     cap = len(sw)
     if cap == 0:
@@ -116,7 +121,7 @@ def _sets(cls, dw, dp, cost, slack, sw, sp, ids, stop):
             sw[t], sp[t] = dw[i] + dw[j], dp[i] + dp[j]
             ids[t, 0], ids[t, 1], ids[t, 2] = i, j, -1
             t += 1
-            for k in range(j + 1, n):
+            for k in range(j + 1, n if depth > 2 else j + 1):
                 if cost[i] + cost[j] + cost[k] > slack:
                     break
                 if cls[k] == cls[i] or cls[k] == cls[j]:

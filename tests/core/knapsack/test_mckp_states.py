@@ -12,11 +12,11 @@ from core.knapsack import MCKP, MemoryBudgetError, mckp_core, solve
 from core.knapsack.generators import MCKP_KINDS, pisinger_mckp
 from core.knapsack.mckp import _Reduced, solve_mckp
 from core.knapsack.mckp_core import _Subproblem
-from core.knapsack.mckp_halves import fill, levels, meet
+from core.knapsack.mckp_halves import _balanced, fill, levels, meet
 from core.knapsack.mckp_lists import NO_DIVISOR, extend, state_bounds
 from core.knapsack.mckp_lp import Increments, divisibility, lp_relaxation
 from core.knapsack.problems import KnapsackSolution
-from tests.knapsack_reference import best_mckp_from, brute_mckp, check_mckp_choice, highs_mckp
+from tests.knapsack_reference import best_mckp_from, brute_mckp, check_mckp_choice, highs_mckp, lagrangian_mckp_bound
 
 SETTINGS = settings(max_examples=80, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -303,15 +303,70 @@ def test_weakly_correlated_classes_with_little_room_are_settled_by_meeting_in_th
     assert constant + bound - sol.value > 4  # the fill alone (5 below the bound) would not have settled it
 
 
+@st.composite
+def near_degenerate_instances(draw):
+    """Up to 8 classes of 3-4 items with ``p = w + U[0, 6]`` (ties at the LP's slope, as weakly correlated
+    classes at large R): the LP bound prunes little, so small state budgets end the lists."""
+    classes = []
+    for _ in range(draw(st.integers(5, 8))):
+        w = draw(st.lists(st.integers(0, 1000), min_size=3, max_size=4))
+        classes.append(([x + draw(st.integers(0, 6)) for x in w], w))
+    lightest, heaviest = sum(min(w) for _, w in classes), sum(max(w) for _, w in classes)
+    return MCKP(classes, lightest + draw(st.integers(0, heaviest - lightest)))
+
+
 def test_weakly_correlated_classes_at_large_coefficients_reach_the_lp_bound_by_an_exact_fill():
     # p = w + U[-10, 10] at R = 10^9: the lists alone outgrew 2 GiB; the fill reaches the LP bound
     problem = pisinger_mckp("weakly", 100, 10, 10**9, seed=1)
-    sol = _states(problem, budget=2**31)
+    _assert_at_the_lagrangian_bound(problem, _states(problem, budget=2**31))
+
+
+def test_an_exact_fill_moves_the_classes_it_leaves_out_so_that_the_room_falls_within_its_lists():
+    """30 classes of 100 items at R = 10^9, the capacity 3/4 of the way up: the fill's two lists hold 14 of
+    the classes with ties at the LP's slope, the rest at the LP's choice left them a room above their heaviest
+    sum, so no exact fill was found and the lists outgrew 256 MiB (refused); with the other classes moved among
+    their ties to put the room mid-way, the fill reaches the LP bound."""
+    problem = _at_share("weakly", 30, 100, 0.75)
+    _assert_at_the_lagrangian_bound(problem, _states(problem, budget=2**28))
+
+
+def _assert_at_the_lagrangian_bound(problem, sol):
+    """``sol`` is feasible and worth the floor of the Lagrangian bound at the LP's slope: optimal."""
     check_mckp_choice(problem, sol)
     red = _Reduced(problem)
-    bound = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[1]
-    constant = sum(int(p[k]) for (p, _), k in zip(problem.classes, red.fixed))
-    assert sol.value == constant + int(np.floor(bound + 1e-6))
+    lam = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[0]
+    assert sol.value == lagrangian_mckp_bound(problem.classes, problem.capacity, lam)
+
+
+@SETTINGS
+@given(problem=near_degenerate_instances(), seed=st.integers(0, 3), cap=st.integers(2, 12))
+def test_the_fill_moves_only_the_classes_outside_its_lists_and_only_towards_their_middle(problem, seed, cap):
+    red = _Reduced(problem)
+    if not len(red.dp_classes):
+        return
+    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
+    m = len(starts) - 1
+    costs = np.random.default_rng(seed).integers(0, 2, len(profits)).astype(np.float64)
+    sub = _Subproblem(profits, weights, starts, np.ones(len(profits), bool), np.arange(m), costs, 1.0)
+    sub.star = lp_relaxation(sub.flat_p, sub.flat_w, sub.starts, red.capacity)[2]
+    items = [np.union1d(np.flatnonzero(c <= 0.5), [sub.star[k]]) for k, c in enumerate(sub.costs)]
+    free = [k for k in range(m) if len(items[k]) > 1][: m // 2]
+    moved = _balanced(sub, items, free, red.capacity)
+    weight = lambda k, item: int(sub.flat_w[sub.starts[k] + item])  # noqa: E731
+    lo = sum(min(weight(k, i) for i in items[k]) for k in free)
+    hi = sum(max(weight(k, i) for i in items[k]) for k in free)
+    room = [red.capacity - sum(weight(k, x[k]) for k in range(m) if k not in free) for x in (sub.star, moved)]
+    assert abs(2 * room[1] - (lo + hi)) <= abs(2 * room[0] - (lo + hi))
+    for k in range(m):
+        if k in free or moved[k] == sub.star[k]:
+            continue
+        assert moved[k] in items[k] and sub.costs[k][moved[k]] <= sub.costs[k][sub.star[k]]
+    found = fill(sub, red.capacity, 0.5, 8 * cap)  # lists of at most ``cap`` states: few classes in them
+    if found is not None:
+        value, chosen = found
+        picked = sub.starts[:-1] + chosen
+        assert int(sub.flat_w[picked].sum()) <= red.capacity and int(sub.flat_p[picked].sum()) == value
+        assert all(c in a for c, a in zip(chosen, items))
 
 
 @pytest.mark.parametrize("kind", MCKP_KINDS)
@@ -356,18 +411,6 @@ def _assert_optimal_by_enumeration(problem, sol):
     lam = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)[0]
     assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value) == sol.value
     assert best_mckp_from(problem.classes, problem.capacity, lam, sol.value + 1) is None
-
-
-@st.composite
-def near_degenerate_instances(draw):
-    """Up to 8 classes of 3-4 items with ``p = w + U[0, 6]`` (ties at the LP's slope, as weakly correlated
-    classes at large R): the LP bound prunes little, so small state budgets end the lists."""
-    classes = []
-    for _ in range(draw(st.integers(5, 8))):
-        w = draw(st.lists(st.integers(0, 1000), min_size=3, max_size=4))
-        classes.append(([x + draw(st.integers(0, 6)) for x in w], w))
-    lightest, heaviest = sum(min(w) for _, w in classes), sum(max(w) for _, w in classes)
-    return MCKP(classes, lightest + draw(st.integers(0, heaviest - lightest)))
 
 
 @settings(SETTINGS, max_examples=200)

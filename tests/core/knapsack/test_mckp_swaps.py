@@ -13,9 +13,9 @@ from core.knapsack import MCKP
 from core.knapsack.generators import pisinger_mckp
 from core.knapsack.mckp import _Reduced, solve_mckp
 from core.knapsack.mckp_lp import lp_relaxation
-from core.knapsack.mckp_swaps import SWAP_LEVELS, few_swaps
+from core.knapsack.mckp_swaps import SWAP_LEVELS, _sets, few_swaps
 from core.knapsack.problems import KnapsackSolution
-from tests.knapsack_reference import best_mckp_from, check_mckp_choice
+from tests.knapsack_reference import best_mckp_from, check_mckp_choice, lagrangian_mckp_bound
 
 _GO = np.zeros(1, np.bool_)
 
@@ -95,3 +95,39 @@ def test_weakly_correlated_1000_classes_with_little_room_are_solved_and_nothing_
     red = _Reduced(problem)
     lam, _, _ = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)
     assert best_mckp_from(problem.classes, problem.capacity, lam, value + 1) is None
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(-50, 50), st.floats(0, 1)), max_size=9),
+       st.floats(0, 2), st.sampled_from([2, 3]))
+def test_sets_are_every_set_of_at_most_depth_swaps_in_distinct_classes_within_the_slack(swaps, slack, depth):
+    swaps = sorted(swaps, key=lambda s: s[2])  # cheapest first, as few_swaps admits them
+    cls = np.array([s[0] for s in swaps], np.int64)
+    dw = np.array([s[1] for s in swaps], np.int64)
+    cost = np.array([s[2] for s in swaps], np.float64)
+    cap = 1000
+    sw, sp, ids = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, 3), np.int32)
+    count = _sets(cls, dw, 2 * dw, cost, slack, sw, sp, ids, _GO, depth)
+    listed = sorted(tuple(int(m) for m in ids[t] if m >= 0) for t in range(count))
+    expected = sorted(s for size in range(depth + 1) for s in itertools.combinations(range(len(swaps)), size)
+                      if len({int(cls[m]) for m in s}) == size and cost[list(s)].sum() <= slack)
+    assert listed == expected
+    for t in range(count):
+        members = [m for m in ids[t] if m >= 0]
+        assert sw[t] == dw[members].sum() and sp[t] == 2 * dw[members].sum()
+
+
+def test_sets_of_two_swaps_fill_where_the_sets_of_three_are_too_many():
+    # p = w + U[-10, 10] at R = 10^9, 1000 classes of 100 items, the capacity a tenth of the way up: at the
+    # LP bound's floor 1,409 swaps qualify, whose sets of three are far more than the search may list, so it
+    # gave up, and the lists outgrew 256 MiB (refused); the sets of two, joined, give a solution of four swaps
+    # worth the floor of the Lagrangian bound: optimal.
+    drawn = pisinger_mckp("weakly", 1000, 100, 10**9, seed=1)
+    lightest = sum(int(w.min()) for _, w in drawn.classes)
+    heaviest = sum(int(w.max()) for _, w in drawn.classes)
+    problem = MCKP(drawn.classes, lightest + int(0.1 * (heaviest - lightest)))
+    value, selected, method = solve_mckp(problem, 2**28, "states")
+    check_mckp_choice(problem, KnapsackSolution(value, np.asarray(selected), "cpu", method, 0.0))
+    red = _Reduced(problem)
+    lam, _, _ = lp_relaxation(red.profits.astype(np.int64), red.weights, red.class_start, red.capacity)
+    assert value == lagrangian_mckp_bound(problem.classes, problem.capacity, lam)
