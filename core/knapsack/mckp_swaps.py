@@ -9,10 +9,10 @@ bound that admits few swaps, and a solution of few swaps is a sum of two sets
 of at most three: the sets of the admitted swaps are listed (cheapest first,
 in distinct classes), sorted by weight, and each set is joined with those of
 the weights that fill the room it leaves (meet in the middle over swaps
-instead of classes).  Where the sets of three are too many (1,400 swaps
-admitted over 1000 classes), those of at most two are joined instead
-(solutions of at most four swaps).  Each value from the bound's floor down is
-tried in turn, while the sets stay few.
+instead of classes).  Each value from the bound's floor down is tried in
+turn, while the sets stay few; at the first value whose sets of three are too
+many (1,400 swaps admitted over 1000 classes), those of at most two are
+joined instead (solutions of at most four swaps), and that value is the last.
 
 On near-degenerate classes (Pisinger's weakly correlated ``p = w + U[-10,
 10]`` at ``R = 10^9``) the optimum is an exact fill of the capacity among
@@ -64,14 +64,16 @@ def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, 
     left = max(0, min(max_sets, SWAP_SETS))
     sets_w, sets_p = np.empty(left, np.int64), np.empty(left, np.int64)
     sets_ids = np.empty((left, 3), np.int32)
+    last = False  # whether sets of two were listed: the last value tried
     for value in range(top, max(incumbent, top - SWAP_LEVELS), -1):
         slack = bound - value
         admitted = int(np.searchsorted(cost, slack * (1 + _SLACK) + _SLACK, side="right"))
-        for depth in (3, 2):  # when the sets of three are too many, those of two (solutions of four swaps)
+        count = _sets(cls[:admitted], dw[:admitted], dp[:admitted], cost[:admitted], slack, sets_w[:left],
+                      sets_p[:left], sets_ids[:left], stop, 3)
+        if count < 0 and not stop[0] and not last:  # too many sets of three: those of two, at this value only
+            last = True  # (lower values admit more swaps still)
             count = _sets(cls[:admitted], dw[:admitted], dp[:admitted], cost[:admitted], slack, sets_w[:left],
-                          sets_p[:left], sets_ids[:left], stop, depth)
-            if count >= 0 or stop[0]:
-                break
+                          sets_p[:left], sets_ids[:left], stop, 2)
         if count < 0:
             return None  # past the sets left (or stopped): lower values admit more swaps still
         left -= count
@@ -86,7 +88,7 @@ def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, 
                         k = cls[m]
                         found[k] = order[m] - class_start[k]
             return int(profits[class_start[:-1] + found].sum()), found
-        if stop[0]:
+        if stop[0] or last:
             return None
     return None
 
