@@ -11,7 +11,9 @@
    segment's mean road-likeness is below :data:`GATE_SUPPORT` and the course's
    exceeds it by :data:`GATE_GAIN`; or, less clearly (:data:`TURN_SUPPORT`,
    :data:`TURN_GAIN`), where the image at a click shows the object running at
-   :data:`TURN_DEG` or more to the segment (a corner between the clicks).
+   :data:`TURN_DEG` or more to the segment (a corner between the clicks), or
+   :data:`SHARP_TURN_DEG` or more where the segment looks more like road
+   (:data:`SHARP_TURN_SUPPORT`).
    Otherwise the object runs straight between the clicks, which set its
    position: the polyline is the segment.
 4. A bent course is refined by the exact DP on finer guides (the settings'
@@ -69,6 +71,10 @@ TURN_SUPPORT = 0.5
 TURN_GAIN = 0.25
 TURN_DEG = 40.0
 TURN_SIGMA_PX = 8.0
+#: ... or, the same gain given, when the segment's is below SHARP_TURN_SUPPORT and the image runs SHARP_TURN_DEG
+#: or more off it: a sharp corner whose chord crosses other pavement (plazas, car parks, a junction's apron).
+SHARP_TURN_SUPPORT = 0.7
+SHARP_TURN_DEG = 60.0
 #: With snapping, a straight course moves onto the object's centre between its edges near both clicks when
 #: both edge pairs stand CENTRING_SIGNIFICANCE times above the profiles' slope noise and the move is at
 #: least CENTRING_DEADBAND_PX (core.extraction.estimate.edge_centres).
@@ -174,8 +180,9 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     chord_support = path_support(window, np.stack([start, end]))
     gain = course_support - chord_support
     bent = chord_support < GATE_SUPPORT and gain > GATE_GAIN
-    if not bent and chord_support < TURN_SUPPORT and gain > TURN_GAIN:
-        bent = turn_at_clicks_deg(bands, box[0], box[1], start, end, TURN_SIGMA_PX) >= TURN_DEG
+    if not bent and chord_support < max(TURN_SUPPORT, SHARP_TURN_SUPPORT) and gain > TURN_GAIN:
+        least = TURN_DEG if chord_support < TURN_SUPPORT else SHARP_TURN_DEG
+        bent = turn_at_clicks_deg(bands, box[0], box[1], start, end, TURN_SIGMA_PX) >= least
     if bent:
         guides, solution = _refine(window, start, end, course, settings, backend, cancel, timings)
         vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)

@@ -968,7 +968,8 @@ def _adaptive_constants() -> str:
     import core.extraction.appearance as appearance
     from tests.benchmarks import quality_scales as qs
 
-    chosen = list(LOTO_GRID) + qs.grid_constants(qs.TURN_GRID) + qs.grid_constants(qs.CENTRING_GRID)
+    chosen = list(LOTO_GRID) + [name for grid in (qs.TURN_GRID, qs.SHARP_TURN_GRID, qs.CENTRING_GRID)
+                                for name in qs.grid_constants(grid)]
     return (", ".join(f"{k}={getattr(adaptive, k)}" for k in chosen)
             + "; core.extraction.appearance: "
             + ", ".join(f"{k}={getattr(appearance, k)}" for k in qs.grid_constants(qs.APPEARANCE_GRID)))
@@ -1017,13 +1018,14 @@ def _scaled_loto_section(module, grid, extra, tiles, folder, records, notes):
     others = [m.name for m in candidates[len(candidates) - len(extra):]]
     sizes = " and ".join(f"{PIXEL_M * f:g} m" for f in qs.LOTO_FACTORS)
     # the candidates ran on the leave-one-tile-out tiles only
-    everywhere = min(candidates, key=lambda m: qs.criterion(summarise(records[m.name])))
+    everywhere = min(candidates, key=lambda m: qs.ranking(records[m.name], {r.case.tile for r in records[m.name]}))
     notes.append(f"core.extraction.{module} constants chosen on all {len(loto_rows)} tiles at {sizes}: "
                  f"{everywhere.name}.")
     return ((f"Leave-one-tile-out over {len(candidates)} candidates (core.extraction.{module}: {keys}"
              + (f"; and {', '.join(others)}" if others else "") + f"), each tile at {sizes}; criterion: mean "
              f"over the other five tiles at both pixel sizes of the median error in 0.3 m pixels + "
-             f"{WORSE_PENALTY_PX} px per % of cases worse than straight"), qs.format_loto(loto_rows))
+             f"{WORSE_PENALTY_PX} px per % of cases worse than straight, ties broken by the mean error"),
+            qs.format_loto(loto_rows))
 
 
 def _rendering_section(tiles, records):

@@ -103,6 +103,21 @@ def test_a_corner_between_the_clicks_is_followed():
     assert mean_error(result, truth) <= 2.0
 
 
+def test_a_sharp_corner_whose_chord_crosses_a_plaza_is_followed(monkeypatch):
+    # an L of 12 px with a paved plaza as bright as the road inside the corner: the chord crosses it, so its
+    # road-likeness (0.60) is above the turn path's TURN_SUPPORT; at the first click the image runs 65 degrees
+    # off the chord, past SHARP_TURN_DEG, and the course (0.88) gains enough
+    truth = np.array([[20.0, 40.0], [200.0, 40.0], [200.0, 300.0]])
+    image = road_image(truth, 12, (320, 260), seed=4)
+    image[60:200, 80:190] += 1.0
+    start, end = (100.0, 40.0), (200.0, 260.0)
+    result = core.extract(image, start, end, backend="cpu")
+    assert result.estimate.course == "bent"
+    assert mean_error(result, truth) <= 1.0
+    monkeypatch.setattr(adaptive, "SHARP_TURN_SUPPORT", -1.0)  # without the sharp turn: the segment, 44 px off
+    assert mean_error(core.extract(image, start, end, backend="cpu"), truth) >= 20.0
+
+
 @pytest.mark.parametrize("width", [6, 12, 30])
 def test_the_turn_at_the_clicks_is_the_angle_between_the_road_and_the_segment(width):
     # a corner: the clicks on its two legs, the segment between them cuts it at 45 degrees to either leg
