@@ -197,18 +197,25 @@ def test_states_match_brute_force_when_profits_are_divisible(few_classes, proble
     check_mckp_choice(divisible, sol)
 
 
+def _subproblem_with_random_costs(problem, seed):
+    """``(sub, reduced problem)``: every reduced class free, reduced costs 0 or 1 at random (the fill may use
+    the items of cost 0 and the LP's own), the LP's choice set; ``(None, None)`` when no class is left."""
+    red = _Reduced(problem)
+    if not len(red.dp_classes):
+        return None, None
+    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
+    costs = np.random.default_rng(seed).integers(0, 2, len(profits)).astype(np.float64)
+    sub = _Subproblem(profits, weights, starts, np.ones(len(profits), bool), np.arange(len(starts) - 1), costs, 1.0)
+    sub.star = lp_relaxation(sub.flat_p, sub.flat_w, sub.starts, red.capacity)[2]
+    return sub, red
+
+
 @SETTINGS
 @given(mckp_instances(max_classes=6, max_items=4, max_weight=60), st.integers(0, 3))
 def test_fill_by_two_lists_is_the_best_choice_among_the_items_it_may_use(problem, seed):
-    red = _Reduced(problem)
-    if not len(red.dp_classes):
+    sub, red = _subproblem_with_random_costs(problem, seed)
+    if sub is None:
         return
-    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
-    m = len(starts) - 1
-    # reduced costs 0 or 1 at random: the fill may use the items of cost 0 and the LP's own
-    costs = np.random.default_rng(seed).integers(0, 2, len(profits)).astype(np.float64)
-    sub = _Subproblem(profits, weights, starts, np.ones(len(profits), bool), np.arange(m), costs, 1.0)
-    sub.star = lp_relaxation(sub.flat_p, sub.flat_w, sub.starts, red.capacity)[2]
     found = fill(sub, red.capacity, 0.5, 10**6)
     allowed = [np.union1d(np.flatnonzero(c <= 0.5), [sub.star[k]]) for k, c in enumerate(sub.costs)]
     classes = [(sub.prof[k][a], sub.wts[k][a]) for k, a in enumerate(allowed)]
@@ -341,14 +348,10 @@ def _assert_at_the_lagrangian_bound(problem, sol):
 @SETTINGS
 @given(problem=near_degenerate_instances(), seed=st.integers(0, 3), cap=st.integers(2, 12))
 def test_the_fill_moves_only_the_classes_outside_its_lists_and_only_towards_their_middle(problem, seed, cap):
-    red = _Reduced(problem)
-    if not len(red.dp_classes):
+    sub, red = _subproblem_with_random_costs(problem, seed)
+    if sub is None:
         return
-    profits, weights, starts = red.profits.astype(np.int64), red.weights, red.class_start
-    m = len(starts) - 1
-    costs = np.random.default_rng(seed).integers(0, 2, len(profits)).astype(np.float64)
-    sub = _Subproblem(profits, weights, starts, np.ones(len(profits), bool), np.arange(m), costs, 1.0)
-    sub.star = lp_relaxation(sub.flat_p, sub.flat_w, sub.starts, red.capacity)[2]
+    m = len(sub.starts) - 1
     items = [np.union1d(np.flatnonzero(c <= 0.5), [sub.star[k]]) for k, c in enumerate(sub.costs)]
     free = [k for k in range(m) if len(items[k]) > 1][: m // 2]
     moved = _balanced(sub, items, free, red.capacity)
