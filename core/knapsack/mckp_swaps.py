@@ -64,16 +64,15 @@ def few_swaps(profits, weights, class_start, capacity, lam, bound, top, choice, 
     left = max(0, min(max_sets, SWAP_SETS))
     sets_w, sets_p = np.empty(left, np.int64), np.empty(left, np.int64)
     sets_ids = np.empty((left, 3), np.int32)
-    last = False  # whether sets of two were listed: the last value tried
+    last = False  # whether sets of two were listed: then the value tried is the last
     for value in range(top, max(incumbent, top - SWAP_LEVELS), -1):
         slack = bound - value
         admitted = int(np.searchsorted(cost, slack * (1 + _SLACK) + _SLACK, side="right"))
-        count = _sets(cls[:admitted], dw[:admitted], dp[:admitted], cost[:admitted], slack, sets_w[:left],
-                      sets_p[:left], sets_ids[:left], stop, 3)
-        if count < 0 and not stop[0] and not last:  # too many sets of three: those of two, at this value only
-            last = True  # (lower values admit more swaps still)
-            count = _sets(cls[:admitted], dw[:admitted], dp[:admitted], cost[:admitted], slack, sets_w[:left],
-                          sets_p[:left], sets_ids[:left], stop, 2)
+        listing = (cls[:admitted], dw[:admitted], dp[:admitted], cost[:admitted], slack, sets_w[:left],
+                   sets_p[:left], sets_ids[:left], stop)
+        count = _sets(*listing, 3)
+        if count < 0 and not stop[0]:  # too many sets of three: those of two, and this value is the last
+            count, last = _sets(*listing, 2), True  # (lower values admit more swaps still)
         if count < 0:
             return None  # past the sets left (or stopped): lower values admit more swaps still
         left -= count
