@@ -1,7 +1,7 @@
 """Extraction quality on real roads: error to the annotated centre line, per tile, against baselines.
 
-Run: ``python -m tests.benchmarks.bench_quality [--tiles NAME ...] [--no-write] [--no-opencv]
-[--no-loto] [--csv FILE] [--figures DIR]`` from the project root (about 5 minutes on 2
+Run: ``python -m tests.benchmarks.bench_quality [--tiles NAME ...] [--add-tile NAME IMAGE LINES]
+[--no-write] [--no-opencv] [--no-loto] [--csv FILE] [--figures DIR]`` from the project root (about 5 minutes on 2
 cores).  It evaluates the straight segment, the defaults and OpenCV's intelligent
 scissors on every tile, the same on the straight cases only, a few one-setting
 changes for context, a leave-one-tile-out choice of the adaptive mode's
@@ -42,6 +42,14 @@ bright) with clicks 300 px apart: ``sample_gravel`` with the clicks moved off
 the line like the real tiles, ``sample_gravel_on_line`` with the clicks on it.
 The sample scene is RGB; the extractions read its BT.601 luminance
 (core.io.raster's default) and so does the OpenCV baseline.
+
+Imagery of one's own joins them with ``--add-tile NAME IMAGE LINES`` (or
+``add_tile`` from Python): any raster LineSnap opens and its true centre lines
+in any vector file GDAL reads, in any CRS that can be related to the image's
+(core.vector.read_lines places them, as File > Import Lines does; a
+``lane_number`` field is read where present).  Its cases are placed as on the
+SpaceNet tiles, in the image's pixels; ``--tiles NAME`` runs it alone
+(``--no-write`` leaves BENCHMARKS.md as it is).
 
 Cases (``build_cases``)
 -----------------------
@@ -164,7 +172,9 @@ class Tile:
     name: str
     image: Path
     truth: Path
-    kind: str = "spacenet"  # "spacenet" (GeoJSON in lon/lat) or "sample" (sample_scene.json, pixels)
+    #: "spacenet" (GeoJSON in lon/lat), "sample" (sample_scene.json, pixels) or "vector" (any vector file GDAL
+    #: reads, in any CRS, placed on the image by core.vector.read_lines: imagery of one's own, see add_tile).
+    kind: str = "spacenet"
     feature: str | None = None  # sample scene: the feature's name
     span_px: float = SPAN_PX
     step_px: float = STEP_PX
@@ -199,6 +209,23 @@ TILES = {tile.name: tile for tile in (
 )}
 SPACENET_TILES = ("shanghai_1196", "shanghai_144", "shanghai_1841", "shanghai_308", "shanghai_1887", "vegas")
 SAMPLE_TILES = ("sample_gravel", "sample_gravel_on_line")
+
+
+def add_tile(name: str, image, lines) -> Tile:
+    """Register imagery of one's own as a tile: ``image`` (any raster LineSnap opens) with its true centre
+    lines ``lines`` (any vector file GDAL reads, in any CRS the image's can be related to; a ``lane_number``
+    field is read where present).  Its cases are placed as on the SpaceNet tiles, in the image's pixels.
+
+    Raises ValueError when the name is taken or a file is missing.
+    """
+    if name in TILES:
+        raise ValueError(f"tile name {name!r} is taken (tiles: {', '.join(TILES)})")
+    image, lines = Path(image), Path(lines)
+    for path, what in ((image, "image"), (lines, "lines")):
+        if not path.is_file():
+            raise ValueError(f"{what} {str(path)!r} of tile {name!r} is not a file")
+    TILES[name] = Tile(name, image, lines, kind="vector")
+    return TILES[name]
 
 
 def available_tiles(names=None) -> tuple[str, ...]:
@@ -288,6 +315,20 @@ def _spacenet_lines(tile: Tile, raster) -> list[TrueLine]:
     return lines
 
 
+def _vector_lines(tile: Tile, raster) -> list[TrueLine]:
+    from core.vector import read_lines
+
+    lines = []
+    for feature in read_lines(tile.truth, raster):
+        props = dict(feature.properties)
+        try:
+            lanes = int(props.get("lane_number"))
+        except (TypeError, ValueError):
+            lanes = None
+        lines.append(TrueLine(len(lines), np.asarray(feature.vertices_px, dtype=np.float64), lanes, props))
+    return lines
+
+
 def _sample_lines(tile: Tile) -> list[TrueLine]:
     truth = json.loads(tile.truth.read_text())
     feature = next(f for f in truth["features"] if f["name"] == tile.feature)
@@ -304,7 +345,7 @@ def true_lines(tile_name: str) -> tuple[TrueLine, ...]:
     if tile.kind == "sample":
         return tuple(_sample_lines(tile))
     with open_raster(tile.image) as raster:
-        return tuple(_spacenet_lines(tile, raster))
+        return tuple((_vector_lines if tile.kind == "vector" else _spacenet_lines)(tile, raster))
 
 
 @functools.cache
@@ -1047,6 +1088,9 @@ def _rendering_section(tiles, records):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiles", nargs="*", default=None, help=f"tiles to run (default: all of {', '.join(TILES)})")
+    parser.add_argument("--add-tile", nargs=3, action="append", default=[], metavar=("NAME", "IMAGE", "LINES"),
+                        help="also run imagery of one's own: a raster and its true centre lines (any vector file "
+                             "GDAL reads, any CRS); repeatable; with --tiles, name it there too")
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     parser.add_argument("--no-opencv", action="store_true", help="skip the OpenCV baseline")
     parser.add_argument("--no-loto", action="store_true", help="skip the context runs and leave-one-tile-out")
@@ -1054,6 +1098,11 @@ def main(argv=None) -> int:
     parser.add_argument("--figures", type=Path, default=None,
                         help="draw up to 6 of the defaults' cases worse than straight per tile into this folder")
     args = parser.parse_args(argv)
+    for name, image, lines in args.add_tile:
+        try:
+            add_tile(name, image, lines)
+        except ValueError as err:
+            parser.error(str(err))
     tiles = available_tiles(args.tiles)
     missing = [t for t in (args.tiles or TILES) if t not in tiles]
     if missing:
