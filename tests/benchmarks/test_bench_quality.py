@@ -72,3 +72,17 @@ def test_the_command_line_runs_an_added_tile(tmp_path, added, capsys):
     assert status == 0
     out = capsys.readouterr().out
     assert "| mine | defaults |" in out and "| mine | straight segment |" in out
+
+
+def test_a_registered_tile_moves_the_lines_and_places_its_clicks_about_them(added):
+    shared_file("vegas_pan_0.3m.tif")
+    name = bq.registered_tile("vegas", (-2.5, 1.5))
+    added.append(name)
+    moved, builtin = bq.true_lines(name), bq.true_lines("vegas")
+    for a, b in zip(moved, builtin):
+        np.testing.assert_allclose(a.points, b.points + [-2.5, 1.5])
+    ours, theirs = bq.build_cases(name), bq.build_cases("vegas")
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):  # the same offsets across the moved lines: the whole case moves
+        np.testing.assert_allclose(a.start, b.start + [-2.5, 1.5], atol=1e-9)
+        assert a.straight_error_px == pytest.approx(b.straight_error_px, abs=1e-9)
