@@ -11,6 +11,7 @@ from numba import njit
 
 from core.knapsack import limits
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
+from core.knapsack.grouping import group_identical
 from core.knapsack.kp1_core import prepare, solve_by_bounds
 from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult, weights_gcd
 from core.knapsack.progress import report
@@ -235,12 +236,22 @@ def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
         if method == "dp":
             mask = _dp_mask(profits[items], weights[items], problem.capacity, budget, state)
         else:
-            mask = _core_mask(profits[items], weights[items], problem.capacity, budget, method, state)
+            mask = _grouped_core_mask(profits[items], weights[items], problem.capacity, budget, method, state)
             if mask is None:  # "quick": the lists did not settle it
                 return None
         chosen = items[mask]
     selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
     return SolverResult(int(profits[selected].sum()), selected, state["method"])
+
+
+def _grouped_core_mask(profits, weights, capacity, budget, method, state):
+    """:func:`_core_mask` over the items with identical ones grouped (core.knapsack.grouping) where that
+    removes many of them; the explicit ``dp`` method never groups (it is the tests' reference)."""
+    grouping = group_identical(profits, weights)
+    if grouping is None:
+        return _core_mask(profits, weights, capacity, budget, method, state)
+    chosen = _core_mask(grouping.profits, grouping.weights, capacity, budget, method, state)
+    return None if chosen is None else grouping.expand(chosen)
 
 
 def _dp_mask(profits, weights, capacity, budget, state):
