@@ -21,7 +21,7 @@ import numpy as np
 __all__ = ["Grouping", "group_identical"]
 
 #: Items are grouped only when the split items are at most this share of them (grouping costs a sort).
-MAX_SPLIT_SHARE = 0.25
+MAX_SPLIT_SHARE = 0.75
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +43,11 @@ class Grouping:
     members: np.ndarray
     starts: np.ndarray
 
+    @property
+    def counts(self) -> np.ndarray:
+        """(k,) int64: the copies each split item stands for."""
+        return np.diff(self.starts)
+
     def expand(self, chosen: np.ndarray) -> np.ndarray:
         """(n,) bool mask over the original items from a (k,) bool mask over the split items."""
         mask = np.zeros(len(self.members), np.bool_)
@@ -56,7 +61,7 @@ class Grouping:
 
 def group_identical(profits: np.ndarray, weights: np.ndarray) -> Grouping | None:
     """Identical items grouped and split in powers of two, or None where that would not remove
-    at least three quarters of the items (:data:`MAX_SPLIT_SHARE`).
+    at least a quarter of the items (:data:`MAX_SPLIT_SHARE`).
 
     Parameters
     ----------

@@ -245,13 +245,24 @@ def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
 
 
 def _grouped_core_mask(profits, weights, capacity, budget, method, state):
-    """:func:`_core_mask` over the items with identical ones grouped (core.knapsack.grouping) where that
-    removes many of them; the explicit ``dp`` method never groups (it is the tests' reference)."""
+    """:func:`_core_mask` over the items with identical ones grouped (core.knapsack.grouping), the cardinality
+    bounds counting copies; the explicit ``dp`` method never groups (it is the tests' reference)."""
     grouping = group_identical(profits, weights)
     if grouping is None:
         return _core_mask(profits, weights, capacity, budget, method, state)
-    chosen = _core_mask(grouping.profits, grouping.weights, capacity, budget, method, state)
-    return None if chosen is None else grouping.expand(chosen)
+    # A piece heavier than the capacity never fits; the lighter pieces of its type still reach every count
+    # that fits (the powers of two below a piece add up to at least its size less one).
+    usable = np.flatnonzero(grouping.weights <= capacity)
+    chosen = np.zeros(len(grouping.profits), np.bool_)
+    if int(grouping.weights[usable].sum()) <= capacity:
+        chosen[usable] = True
+    else:
+        found = _core_mask(grouping.profits[usable], grouping.weights[usable], capacity, budget, method, state,
+                           grouping.counts[usable])
+        if found is None:
+            return None
+        chosen[usable[found]] = True
+    return grouping.expand(chosen)
 
 
 def _dp_mask(profits, weights, capacity, budget, state):
@@ -290,9 +301,10 @@ def first_stage_bytes() -> int:
     return STATE_BYTES * FIRST_STAGE_STATES
 
 
-def _core_mask(profits, weights, capacity, budget, method, state):
-    """Optimal choice by reductions then the DP or the state lists (see :func:`solve_kp1`)."""
-    setup = prepare(profits, weights, capacity)
+def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
+    """Optimal choice by reductions then the DP or the state lists (see :func:`solve_kp1`); ``counts``: the
+    identical copies each item stands for (core.knapsack.grouping)."""
+    setup = prepare(profits, weights, capacity, counts=counts)
     free = np.flatnonzero(setup.fixed < 0)
     if not len(free):
         state["method"] = "reduction"

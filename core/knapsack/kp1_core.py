@@ -20,7 +20,8 @@ from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import surrogate_bound
 
-__all__ = ["CoreSetup", "cardinality_bound", "prepare", "solve_by_bounds", "solve_by_states", "with_incumbent"]
+__all__ = ["CoreSetup", "break_copies", "cardinality_bound", "prepare", "solve_by_bounds", "solve_by_states",
+           "with_incumbent"]
 
 _SLACK = 1e-9
 
@@ -49,6 +50,9 @@ class CoreSetup:
         upper bound is one too, and an improvement is worth at least
         :meth:`next_value` (combo's rudimentary divisibility; Pisinger's profit
         ceiling class, ``p = 3 ceil(w / 3)``, is settled by it alone).
+    counts : (n,) int64 or None
+        Identical copies each item stands for (core.knapsack.grouping), in that
+        order; the cardinality bounds count copies.  None: one each.
     """
 
     order: np.ndarray
@@ -62,6 +66,7 @@ class CoreSetup:
     upper_bound: int
     fixed: np.ndarray
     profit_gcd: int = 1
+    counts: np.ndarray | None = None
 
     def next_value(self, value: int) -> int:
         """The least value above ``value`` that a solution can be worth: the next multiple of the profits' gcd."""
@@ -125,11 +130,13 @@ def _improve_by_exchanges(p, w, capacity, taken, rounds: int = 8):
     return taken
 
 
-def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int = 0) -> CoreSetup:
+def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int = 0,
+            counts: np.ndarray | None = None) -> CoreSetup:
     """Efficiency order, bounds and reductions of items with ``profits > 0``, ``0 < weights <= capacity``.
 
     The items must not all fit (then there is nothing to solve).  ``known``: a
     value to beat when it exceeds the greedy one (the reductions then fix more).
+    ``counts``: the identical copies each item stands for (CoreSetup.counts).
     """
     efficiency = profits / weights
     order = np.argsort(-efficiency, kind="stable")
@@ -145,7 +152,8 @@ def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int 
     gcd = int(np.gcd.reduce(p))
     upper = _floor_multiple(break_profit + residual * int(p[b]) // int(w[b]), gcd)
     fixed = _reduce(p, w, float(e[b]), b, break_profit, residual, _next_multiple(lower, gcd))
-    return CoreSetup(order, p, w, e, int(capacity), b, greedy, lower, upper, fixed, gcd)
+    counts = None if counts is None else np.asarray(counts, np.int64)[order]
+    return CoreSetup(order, p, w, e, int(capacity), b, greedy, lower, upper, fixed, gcd, counts)
 
 
 def _reduce(p, w, break_efficiency, b, break_profit, residual, target):
@@ -166,23 +174,26 @@ def cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
     ``lam >= 0`` is ``(w + lam) x <= c + lam k``; its LP bound holds for every
     ``lam`` and is convex in it, so a golden-section search finds a good one.
     Tight where Dantzig's is loose: strongly correlated items, ``p = w + K``.
+    With ``setup.counts`` the constraint counts copies: ``(w + lam u) x <= c + lam k``.
     """
-    k = int(np.searchsorted(np.cumsum(np.sort(setup.weights)), setup.capacity, side="right"))
+    units = np.ones(len(setup.weights)) if setup.counts is None else setup.counts.astype(np.float64)
+    copies = setup.weights if setup.counts is None else np.repeat(setup.weights // setup.counts, setup.counts)
+    k = int(np.searchsorted(np.cumsum(np.sort(copies)), setup.capacity, side="right"))
     p, w = setup.profits.astype(np.float64), setup.weights.astype(np.float64)
-    lo, hi = 0.0, float(setup.profits.max())
+    lo, hi = 0.0, float((setup.profits if setup.counts is None else setup.profits // setup.counts).max())
     golden = (np.sqrt(5.0) - 1) / 2
-    best = _surrogate_lp(p, w, setup.capacity, k, 0.0)
+    best = _surrogate_lp(p, w, units, setup.capacity, k, 0.0)
     for _ in range(iterations):
         a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        fa, fb = _surrogate_lp(p, w, setup.capacity, k, a), _surrogate_lp(p, w, setup.capacity, k, b)
+        fa, fb = _surrogate_lp(p, w, units, setup.capacity, k, a), _surrogate_lp(p, w, units, setup.capacity, k, b)
         best = min(best, fa, fb)
         lo, hi = (lo, b) if fa <= fb else (a, hi)
     return min(setup.upper_bound, int(np.floor(best * (1 + 1e-12) + 1e-6)))
 
 
-def _surrogate_lp(p, w, capacity, k, lam):
-    """Dantzig's bound of ``max p x`` s.t. ``(w + lam) x <= capacity + lam k``, ``0 <= x <= 1``."""
-    size = w + lam
+def _surrogate_lp(p, w, units, capacity, k, lam):
+    """Dantzig's bound of ``max p x`` s.t. ``(w + lam u) x <= capacity + lam k``, ``0 <= x <= 1``."""
+    size = w + lam * units
     order = np.argsort(-(p / size), kind="stable")
     prefix = np.cumsum(size[order])
     room = capacity + lam * k
@@ -286,8 +297,9 @@ def _surrogate(setup: CoreSetup, max_work: int, max_states: int):
     def exactly(p, w, c, z):
         return _solve_exactly(p, w, c, z, max_work, max_states)
 
+    counts = None if setup.counts is None else setup.counts[free]
     bound, choice = surrogate_bound(setup.profits[free], setup.weights[free], setup.free_capacity(),
-                                    int(np.count_nonzero(free < setup.break_item)), setup.lower_bound - base, exactly)
+                                    break_copies(setup, free), setup.lower_bound - base, exactly, counts)
     if bound is None:
         return None, None
     if choice is None:
@@ -295,6 +307,19 @@ def _surrogate(setup: CoreSetup, max_work: int, max_states: int):
     taken = fixed_in.copy()
     taken[free[choice]] = True
     return bound + base, taken
+
+
+def break_copies(setup: CoreSetup, free: np.ndarray) -> int:
+    """How many of the ``free`` items (positions) the break solution holds; with ``setup.counts``, how many
+    copies, the break item's that still fit included, as the break solution over the single copies would."""
+    before = free < setup.break_item
+    if setup.counts is None:
+        return int(np.count_nonzero(before))
+    b = setup.break_item
+    copies = int(setup.counts[free[before]].sum())
+    if setup.fixed[b] < 0:
+        copies += (setup.capacity - int(setup.weights[:b].sum())) // int(setup.weights[b] // setup.counts[b])
+    return copies
 
 
 def _solve_exactly(p, w, c, z, max_work, max_states):

@@ -23,20 +23,36 @@ __all__ = ["cardinality_limits", "surrogate_lp", "surrogate_bound"]
 _GOLDEN = (np.sqrt(5.0) - 1) / 2
 
 
-def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, incumbent: int) -> tuple[int, int]:
-    """``(card_max, card_min)``: most items that fit, fewest items that can be worth more than ``incumbent``."""
-    card_max = int(np.searchsorted(np.cumsum(np.sort(weights)), capacity, side="right"))
-    card_min = int(np.searchsorted(np.cumsum(np.sort(profits)[::-1]), incumbent, side="right")) + 1
+def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, incumbent: int,
+                       counts: np.ndarray | None = None) -> tuple[int, int]:
+    """``(card_max, card_min)``: most items that fit, fewest items that can be worth more than ``incumbent``.
+
+    ``counts``: where an item stands for that many identical copies (core.knapsack.grouping), the limits
+    count copies, each of a ``count``-th of its item's weight and profit.
+    """
+    card_max = int(np.searchsorted(np.cumsum(np.sort(_copies(weights, counts))), capacity, side="right"))
+    card_min = int(np.searchsorted(np.cumsum(np.sort(_copies(profits, counts))[::-1]), incumbent, side="right")) + 1
     return card_max, card_min
 
 
-def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float) -> float:
-    """Dantzig's bound of ``max p x`` s.t. ``(w + s) x <= c + s card``, ``0 <= x <= 1`` (``-inf``: infeasible).
+def _copies(values: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """The single copies' values: ``values`` itself, or each item's share repeated ``count`` times."""
+    return values if counts is None else np.repeat(values // counts, counts)
 
-    Items of size ``w + s <= 0`` are taken outright: they only make room.  In
+
+def _units(n: int, counts: np.ndarray | None) -> np.ndarray:
+    """Copies per item: the cardinality constraint's coefficients."""
+    return np.ones(n, np.int64) if counts is None else np.asarray(counts, np.int64)
+
+
+def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, counts=None) -> float:
+    """Dantzig's bound of ``max p x`` s.t. ``(w + s u) x <= c + s card``, ``0 <= x <= 1`` (``-inf``: infeasible),
+    ``u`` the copies per item (``counts``; 1 without).
+
+    Items of size ``w + s u <= 0`` are taken outright: they only make room.  In
     floats: products of profits and capacities overflow int64 at ``C ~ 10^10``.
     """
-    size = weights.astype(np.float64) + multiplier
+    size = weights.astype(np.float64) + multiplier * _units(len(weights), counts)
     free = size <= 0
     room = capacity + float(multiplier) * card - size[free].sum()
     if room < 0:
@@ -55,7 +71,7 @@ def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float) 
 SCAN_POINTS = 33
 
 
-def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40):
+def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40, counts=None):
     """The integer multiplier in ``[low, high]`` with the least LP bound.
 
     The bound is quasi-convex in ``s``, not convex: where ``s`` makes every
@@ -69,19 +85,20 @@ def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40)
     interval is tried.
     """
     grid = np.unique(np.linspace(low, high, SCAN_POINTS).round().astype(np.int64))
-    scanned = [surrogate_lp(profits, weights, capacity, card, float(s)) for s in grid]
+    scanned = [surrogate_lp(profits, weights, capacity, card, float(s), counts) for s in grid]
     best = int(np.argmin(scanned))
     lo, hi = float(grid[max(best - 1, 0)]), float(grid[min(best + 1, len(grid) - 1)])
     for _ in range(iterations):
         if hi - lo < 1:
             break
         a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-        if surrogate_lp(profits, weights, capacity, card, a) <= surrogate_lp(profits, weights, capacity, card, b):
+        if surrogate_lp(profits, weights, capacity, card, a, counts) <= surrogate_lp(profits, weights, capacity,
+                                                                                     card, b, counts):
             hi = b
         else:
             lo = a
     candidates = {int(grid[best]), *range(int(np.floor(lo)), int(np.ceil(hi)) + 1)}
-    values = {s: surrogate_lp(profits, weights, capacity, card, s) for s in candidates if low <= s <= high}
+    values = {s: surrogate_lp(profits, weights, capacity, card, s, counts) for s in candidates if low <= s <= high}
     return min(values, key=values.get)
 
 
@@ -90,11 +107,11 @@ def _floor_bound(value: float) -> int:
     return int(np.floor(value + 1e-9 * abs(value) + 1e-6))
 
 
-def _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly):
+def _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly, counts=None):
     """``(bound, choice)`` of one side: the surrogate optimum (or its LP bound) and a feasible choice or None."""
     if multiplier == 0:  # the original problem itself: its LP bound
-        return _floor_bound(surrogate_lp(profits, weights, capacity, card, 0)), None
-    size = weights + multiplier
+        return _floor_bound(surrogate_lp(profits, weights, capacity, card, 0, counts)), None
+    size = weights + multiplier * _units(len(weights), counts)
     forced = size <= 0
     room = capacity + multiplier * card - int(size[forced].sum())
     if room < 0:
@@ -103,7 +120,7 @@ def _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, so
     rest = np.flatnonzero(~forced)
     value, chosen = solve_exactly(profits[rest], size[rest], room, incumbent - base)
     if value is None:  # gave up: the LP bound
-        return _floor_bound(surrogate_lp(profits, weights, capacity, card, multiplier)), None
+        return _floor_bound(surrogate_lp(profits, weights, capacity, card, multiplier, counts)), None
     if chosen is None:
         return base + value, None
     mask = forced.copy()
@@ -112,7 +129,7 @@ def _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, so
     return base + value, mask if feasible else None
 
 
-def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent: int, solve_exactly):
+def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent: int, solve_exactly, counts=None):
     """An upper bound on the improving solutions, and a choice worth it when one was found.
 
     Parameters
@@ -120,13 +137,16 @@ def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent
     profits, weights : (n,) int64
         Items with ``0 < weights <= capacity``, ``profits > 0``, not all fitting.
     break_count : int
-        Items in the break solution.
+        Items in the break solution (copies, with ``counts``).
     incumbent : int
         Value of a known solution; the bound returned is at least it.
     solve_exactly : callable
         ``(profits, weights, capacity, incumbent) -> (value, mask)``: the optimum of a
         KP1 when it beats ``incumbent`` (with its choice), ``(incumbent, None)`` when
         nothing does, ``(None, None)`` when it gave up.
+    counts : (n,) int64, optional
+        Copies each item stands for (core.knapsack.grouping): the cardinality
+        sides count copies, ``sum counts x``.
 
     Returns
     -------
@@ -134,10 +154,10 @@ def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent
     choice : (n,) bool or None
         A feasible choice worth ``bound`` (then optimal), or None.
     """
-    card_max, card_min = cardinality_limits(profits, weights, capacity, incumbent)
+    card_max, card_min = cardinality_limits(profits, weights, capacity, incumbent, counts)
     if card_min > card_max:
         return incumbent, None  # no solution can beat the incumbent
-    top = int(weights.max())
+    top = int((weights if counts is None else weights // counts).max())  # a copy's: the multipliers' range
     b = break_count
     if card_max <= b:
         sides = [(card_max, 0, top)]  # every solution: sum x <= card_max
@@ -149,8 +169,8 @@ def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent
         return None, None  # combo's choice: no tight cardinality side
     bound, choice = incumbent, None
     for card, low, high in sides:
-        multiplier = _best_multiplier(profits, weights, capacity, card, low, high)
-        value, mask = _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly)
+        multiplier = _best_multiplier(profits, weights, capacity, card, low, high, counts=counts)
+        value, mask = _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly, counts)
         if value > bound:
             bound, choice = value, mask
     return bound, choice if choice is not None and int(profits[choice].sum()) == bound else None

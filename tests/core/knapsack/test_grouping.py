@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -13,6 +14,8 @@ from core.knapsack import KP1
 from core.knapsack.generators import pisinger_hard
 from core.knapsack.grouping import group_identical
 from core.knapsack.kp1 import solve_kp1
+from core.knapsack.kp1_core import break_copies, cardinality_bound, prepare
+from core.knapsack.surrogate import cardinality_limits, surrogate_bound
 from tests.knapsack_reference import check_kp_choice
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -102,3 +105,39 @@ def test_spanner_instances_are_solved_exactly(klass, v):
     result = solve_kp1(problem, None, "states")
     check_kp_choice(problem, result)
     assert result.value == solve_kp1(problem, None, "dp").value
+
+
+@SETTINGS
+@given(repeated_kp1(), st.integers(0, 3))
+def test_the_bounds_over_grouped_items_count_copies_as_over_the_single_items(drawn, below):
+    """Cardinality limits, the cardinality bound and the surrogate bound over split items with their counts
+    equal those over the single copies, and bound the bounded knapsack's optimum (by enumeration)."""
+    problem, types, counts, extra = drawn
+    grouping = group_identical(problem.profits, problem.weights)
+    usable = grouping.weights <= problem.capacity
+    p, w, k = grouping.profits[usable], grouping.weights[usable], grouping.counts[usable]
+    if extra or int(w.sum()) <= problem.capacity:
+        return
+    optimum = _best_by_counts(types, counts, problem.capacity)
+    grouped = prepare(p, w, problem.capacity, counts=k)
+    single = grouping.expand(usable)  # the copies of the pieces that fit (those of the others cannot all be used)
+    plain = prepare(problem.profits[single], problem.weights[single], problem.capacity)
+    incumbent = max(0, min(grouped.lower_bound, plain.lower_bound) - below)
+    assert cardinality_limits(p, w, problem.capacity, incumbent, k) == cardinality_limits(
+        plain.profits, plain.weights, problem.capacity, incumbent)
+    assert optimum <= cardinality_bound(grouped) <= grouped.upper_bound
+    assert abs(cardinality_bound(grouped) - cardinality_bound(plain)) <= 1
+
+    def exactly(pp, ww, cc, zz):
+        value = solve_kp1(KP1(pp, ww, cc), None, "dp").value
+        return (value, None) if value > zz else (zz, None)
+
+    every_free = dataclasses.replace(grouped, fixed=np.full(len(p), -1, np.int8))  # surrogate_bound sees all
+    in_break = break_copies(every_free, np.arange(len(p)))
+    bound, _ = surrogate_bound(p, w, problem.capacity, in_break, incumbent, exactly, k)
+    assert bound is None or bound >= max(optimum, incumbent)
+    if len({pt / wt for pt, wt in types}) == len(types):  # no ties: the same break solution in copies
+        assert in_break == plain.break_item
+        assert bound == surrogate_bound(plain.profits, plain.weights, problem.capacity, plain.break_item, incumbent,
+                                        exactly)[0]
+
