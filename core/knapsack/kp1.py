@@ -186,7 +186,9 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None, method: str 
         :mod:`core.knapsack.kp1_core` (cost independent of C).  ``auto``: the
         reductions of ``states`` first, then the DP over the items left when it is
         small, else the state lists, handing over to the DP when they grow past
-        what the DP would cost.
+        what the DP would cost.  ``auto`` and ``states`` first group identical
+        items into bounded types split in powers of two where that removes a
+        quarter of them or more (:mod:`core.knapsack.grouping`); ``dp`` never does.
     time_limit_s : float, optional
         Seconds after which the solve stops with TimeLimitError (default None:
         no limit of its own, the enclosing :func:`core.knapsack.limits.time_limit`
