@@ -51,7 +51,7 @@ class Grouping:
     def expand(self, chosen: np.ndarray) -> np.ndarray:
         """(n,) bool mask over the original items from a (k,) bool mask over the split items."""
         mask = np.zeros(len(self.members), np.bool_)
-        counts = np.diff(self.starts)
+        counts = self.counts
         picked = np.flatnonzero(np.asarray(chosen, np.bool_))
         if len(picked):
             take = np.repeat(self.starts[picked], counts[picked]) + _ranks(counts[picked])
