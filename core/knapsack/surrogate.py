@@ -88,15 +88,24 @@ def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40,
     scanned = [surrogate_lp(profits, weights, capacity, card, float(s), counts) for s in grid]
     best = int(np.argmin(scanned))
     lo, hi = float(grid[max(best - 1, 0)]), float(grid[min(best + 1, len(grid) - 1)])
+
+    def bound(x):
+        return surrogate_lp(profits, weights, capacity, card, x, counts)
+
+    # Each step keeps one probe (the golden ratio's point of the new interval) and computes one.
+    a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+    fa, fb = (bound(a), bound(b)) if hi - lo >= 1 else (0.0, 0.0)
     for _ in range(iterations):
         if hi - lo < 1:
             break
-        a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-        if surrogate_lp(profits, weights, capacity, card, a, counts) <= surrogate_lp(profits, weights, capacity,
-                                                                                     card, b, counts):
-            hi = b
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - _GOLDEN * (hi - lo)
+            fa = bound(a)
         else:
-            lo = a
+            lo, a, fa = a, b, fb
+            b = lo + _GOLDEN * (hi - lo)
+            fb = bound(b)
     candidates = {int(grid[best]), *range(int(np.floor(lo)), int(np.ceil(hi)) + 1)}
     values = {s: surrogate_lp(profits, weights, capacity, card, s, counts) for s in candidates if low <= s <= high}
     return min(values, key=values.get)
