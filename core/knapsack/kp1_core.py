@@ -18,7 +18,7 @@ from numba import njit
 from core.knapsack import limits
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
-from core.knapsack.surrogate import surrogate_bound
+from core.knapsack.surrogate import most_that_fit, per_copy, surrogate_bound, surrogate_lp
 
 __all__ = ["CoreSetup", "break_copies", "cardinality_bound", "prepare", "solve_by_bounds", "solve_by_states",
            "with_incumbent"]
@@ -176,32 +176,21 @@ def cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
     Tight where Dantzig's is loose: strongly correlated items, ``p = w + K``.
     With ``setup.counts`` the constraint counts copies: ``(w + lam u) x <= c + lam k``.
     """
-    units = np.ones(len(setup.weights)) if setup.counts is None else setup.counts.astype(np.float64)
-    copies = setup.weights if setup.counts is None else np.repeat(setup.weights // setup.counts, setup.counts)
-    k = int(np.searchsorted(np.cumsum(np.sort(copies)), setup.capacity, side="right"))
-    p, w = setup.profits.astype(np.float64), setup.weights.astype(np.float64)
-    lo, hi = 0.0, float((setup.profits if setup.counts is None else setup.profits // setup.counts).max())
+    counts = setup.counts
+    k = most_that_fit(setup.weights, setup.capacity, counts)
+    lo, hi = 0.0, float(per_copy(setup.profits, counts).max())
     golden = (np.sqrt(5.0) - 1) / 2
-    best = _surrogate_lp(p, w, units, setup.capacity, k, 0.0)
+
+    def bound(lam):
+        return surrogate_lp(setup.profits, setup.weights, setup.capacity, k, lam, counts)
+
+    best = bound(0.0)
     for _ in range(iterations):
         a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        fa, fb = _surrogate_lp(p, w, units, setup.capacity, k, a), _surrogate_lp(p, w, units, setup.capacity, k, b)
+        fa, fb = bound(a), bound(b)
         best = min(best, fa, fb)
         lo, hi = (lo, b) if fa <= fb else (a, hi)
     return min(setup.upper_bound, int(np.floor(best * (1 + 1e-12) + 1e-6)))
-
-
-def _surrogate_lp(p, w, units, capacity, k, lam):
-    """Dantzig's bound of ``max p x`` s.t. ``(w + lam u) x <= capacity + lam k``, ``0 <= x <= 1``."""
-    size = w + lam * units
-    order = np.argsort(-(p / size), kind="stable")
-    prefix = np.cumsum(size[order])
-    room = capacity + lam * k
-    b = int(np.searchsorted(prefix, room, side="right"))
-    if b >= len(p):
-        return float(p.sum())
-    filled = prefix[b - 1] if b else 0.0
-    return float(p[order[:b]].sum() + (room - filled) * p[order[b]] / size[order[b]])
 
 
 def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cardinality_limits", "surrogate_lp", "surrogate_bound"]
+__all__ = ["cardinality_limits", "most_that_fit", "per_copy", "surrogate_lp", "surrogate_bound"]
 
 _GOLDEN = (np.sqrt(5.0) - 1) / 2
 
@@ -30,19 +30,29 @@ def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, 
     ``counts``: where an item stands for that many identical copies (core.knapsack.grouping), the limits
     count copies, each of a ``count``-th of its item's weight and profit.
     """
-    card_max = int(np.searchsorted(np.cumsum(np.sort(_copies(weights, counts))), capacity, side="right"))
+    card_max = most_that_fit(weights, capacity, counts)
     card_min = int(np.searchsorted(np.cumsum(np.sort(_copies(profits, counts))[::-1]), incumbent, side="right")) + 1
     return card_max, card_min
 
 
+def most_that_fit(weights: np.ndarray, capacity: int, counts: np.ndarray | None = None) -> int:
+    """The most items (copies, with ``counts``) that fit: the lightest ones."""
+    return int(np.searchsorted(np.cumsum(np.sort(_copies(weights, counts))), capacity, side="right"))
+
+
+def per_copy(values: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """One copy's value of each item: ``values`` itself, or its ``count``-th share."""
+    return values if counts is None else values // counts
+
+
 def _copies(values: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
     """The single copies' values: ``values`` itself, or each item's share repeated ``count`` times."""
-    return values if counts is None else np.repeat(values // counts, counts)
+    return values if counts is None else np.repeat(per_copy(values, counts), counts)
 
 
-def _units(n: int, counts: np.ndarray | None) -> np.ndarray:
-    """Copies per item: the cardinality constraint's coefficients."""
-    return np.ones(n, np.int64) if counts is None else np.asarray(counts, np.int64)
+def _units(counts: np.ndarray | None):
+    """Copies per item, the cardinality constraint's coefficients: 1, or ``counts``."""
+    return 1 if counts is None else np.asarray(counts, np.int64)
 
 
 def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, counts=None) -> float:
@@ -52,7 +62,7 @@ def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, 
     Items of size ``w + s u <= 0`` are taken outright: they only make room.  In
     floats: products of profits and capacities overflow int64 at ``C ~ 10^10``.
     """
-    size = weights.astype(np.float64) + multiplier * _units(len(weights), counts)
+    size = weights.astype(np.float64) + multiplier * _units(counts)
     free = size <= 0
     room = capacity + float(multiplier) * card - size[free].sum()
     if room < 0:
@@ -120,7 +130,7 @@ def _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, so
     """``(bound, choice)`` of one side: the surrogate optimum (or its LP bound) and a feasible choice or None."""
     if multiplier == 0:  # the original problem itself: its LP bound
         return _floor_bound(surrogate_lp(profits, weights, capacity, card, 0, counts)), None
-    size = weights + multiplier * _units(len(weights), counts)
+    size = weights + multiplier * _units(counts)
     forced = size <= 0
     room = capacity + multiplier * card - int(size[forced].sum())
     if room < 0:
@@ -166,7 +176,7 @@ def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent
     card_max, card_min = cardinality_limits(profits, weights, capacity, incumbent, counts)
     if card_min > card_max:
         return incumbent, None  # no solution can beat the incumbent
-    top = int((weights if counts is None else weights // counts).max())  # a copy's: the multipliers' range
+    top = int(per_copy(weights, counts).max())  # a copy's weight: the multipliers' range
     b = break_count
     if card_max <= b:
         sides = [(card_max, 0, top)]  # every solution: sum x <= card_max

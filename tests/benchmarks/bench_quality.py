@@ -306,10 +306,7 @@ def _spacenet_lines(tile: Tile, raster) -> list[TrueLine]:
         geometry = feature["geometry"]
         parts = geometry["coordinates"] if geometry["type"] == "MultiLineString" else [geometry["coordinates"]]
         props = feature.get("properties") or {}
-        try:
-            lanes = int(props.get("lane_number"))
-        except (TypeError, ValueError):
-            lanes = None
+        lanes = _lane_number(props)
         for part in parts:
             lonlat = np.asarray(part, dtype=np.float64)[:, :2]
             xs, ys = raster.map_to_pixel(lonlat[:, 0], lonlat[:, 1])
@@ -323,12 +320,17 @@ def _vector_lines(tile: Tile, raster) -> list[TrueLine]:
     lines = []
     for feature in read_lines(tile.truth, raster):
         props = dict(feature.properties)
-        try:
-            lanes = int(props.get("lane_number"))
-        except (TypeError, ValueError):
-            lanes = None
-        lines.append(TrueLine(len(lines), np.asarray(feature.vertices_px, dtype=np.float64), lanes, props))
+        lines.append(TrueLine(len(lines), np.asarray(feature.vertices_px, dtype=np.float64), _lane_number(props),
+                              props))
     return lines
+
+
+def _lane_number(properties: dict) -> int | None:
+    """A line's ``lane_number`` attribute as an int, None where absent or not a number."""
+    try:
+        return int(properties.get("lane_number"))
+    except (TypeError, ValueError):
+        return None
 
 
 def _sample_lines(tile: Tile) -> list[TrueLine]:
