@@ -167,33 +167,67 @@ def _completion_list(profits, weights, outside_a, outside_r, capacity, limit, st
 
 
 @njit(cache=True, nogil=True)
-def _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, cells, values, grid, removable_w, removable_p):
-    """Keep the states whose bounds can beat ``best``; returns how many.
+def _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add, eff_remove,
+                 cells, values, grid, removable_w, removable_p):
+    """One core step in one pass: :func:`_merge`, the best state within the capacity, and the bounds.
 
-    Dantzig's bound always; with a completion table (:func:`_completion_list`)
-    also the bound ``profit - removable_p + V(capacity - weight + removable_w)``:
-    a completion adds items and removes some of those not yet removable
-    (``removable_w``, ``removable_p`` their sums); counting the kept ones
-    instead, it is a set of items outside the core within that weight.  The
-    states come by rising weight, so the rooms fall and one pointer walks the
-    table down (``cells[0]`` is 0: it stops there at the latest).
+    A state of the union is kept when its bound can beat the best value so far
+    (the incumbent, raised by the states of this union as they come): Dantzig's
+    bound always; with a completion table (:func:`_completion_list`) also
+    ``profit - removable_p + V(capacity - weight + removable_w)``: a completion
+    adds items and removes some of those not yet removable (``removable_w``,
+    ``removable_p`` their sums); counting the kept ones instead, it is a set of
+    items outside the core within that weight.  The states come by rising
+    weight, so the rooms fall and one pointer walks the table down (``cells[0]``
+    is 0: it stops there at the latest).  A state dropped by its bound still
+    dominates the heavier ones with less profit (their bounds are no higher).
+
+    Returns ``(kept, merged, best, best_k)``: the states kept (-1 when ``stop[0]``
+    was raised, polled every 65536 states), the undominated states of the union,
+    the best value, and where a copy of the state that raised it lies in the
+    output (``kept``, just past the kept states; -1 when none did).  The output
+    needs room for ``2 n + 1`` states.
     """
+    bw, bp, bv = np.int64(0), np.int64(0), np.uint64(0)
+    i = 0
+    j = 0
     kept = 0
+    merged = 0
+    found = False
+    last = np.int64(-(2**62))
     at = len(cells) - 1
-    for k in range(m):
-        if not _keeps(ow[k], op[k], capacity, best, eff_add, eff_remove):
+    while i < n or j < n:
+        if (i + j) & 65535 == 0 and stop[0]:
+            return -1, merged, best, -1
+        if j == n or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
+            cw, cp, cv = sw[i], sp[i], sv[i]
+            i += 1
+        else:
+            cw, cp, cv = sw[j] + dw, sp[j] + dp, sv[j] | bit
+            j += 1
+        if cp <= last:
+            continue
+        last = cp
+        merged += 1
+        if cw <= capacity and cp > best:
+            best, found = cp, True
+            bw, bp, bv = cw, cp, cv
+        if not _keeps(cw, cp, capacity, best, eff_add, eff_remove):
             continue
         if len(values):
-            room = capacity - ow[k] + removable_w
+            room = capacity - cw + removable_w
             if room < 0:
                 continue
             while cells[at] > room // grid:
                 at -= 1
-            if op[k] - removable_p + values[at] <= best:
+            if cp - removable_p + values[at] <= best:
                 continue
-        ow[kept], op[kept], ov[kept] = ow[k], op[k], ov[k]
+        ow[kept], op[kept], ov[kept] = cw, cp, cv
         kept += 1
-    return kept
+    if not found:
+        return kept, merged, best, -1
+    ow[kept], op[kept], ov[kept] = bw, bp, bv
+    return kept, merged, best, kept
 
 
 @njit(cache=True, nogil=True)
@@ -238,7 +272,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     best_extra = -1
     limit, effort = COMPLETION_CELLS, -1
     cells, values, grid = np.zeros(0, np.int64), np.zeros(0, np.int64), np.int64(1)
-    since = 0
+    since, m = 0, 0
     rem_w, rem_p = np.zeros(len(removable) + 1, np.int64), np.zeros(len(removable) + 1, np.int64)
     for q in range(len(removable) - 1, -1, -1):
         rem_w[q], rem_p[q] = rem_w[q + 1] + weights[removable[q]], rem_p[q + 1] + profits[removable[q]]
@@ -261,23 +295,9 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             r += 1
             dw, dp = -weights[item], -profits[item]
         step_items[step] = item
-        if len(ow) < 2 * n:
-            ow, op, ov = _grow(ow, 2 * n), _grow(op, 2 * n), _grow(ov, 2 * n)
-        m = _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop)
-        if m < 0 or stop[0]:  # (after a whole merge too: its scans, pairing and pruning are as long again)
-            status = OUT_OF_TIME  # the list sw is intact: the best state and the snapshots stay valid
-            break
-        work += 2 * n
         eff_add = efficiency[addable[a]] if a < len(addable) else -1.0
         eff_remove = efficiency[removable[r]] if r < len(removable) else -1.0
-        for k in range(m):
-            if ow[k] <= capacity and op[k] > best:
-                best, best_step, best_w, best_p, best_v, best_extra = op[k], step, ow[k], op[k], ov[k], -1
         outside = len(addable) - a + len(removable) - r
-        if eager or (m >= PAIRING_STATES and m >= PAIRING_RATIO * outside):
-            paired, k, item = _pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best)
-            if k >= 0:
-                best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
         since += 2 * n
         if eager or (m >= COMPLETION_STATES and since >= (outside * limit if effort < 0 else effort)):
             if effort >= 0:  # twice the entries cost at most twice the effort
@@ -286,7 +306,20 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             cells, values, grid, effort = _completion_list(profits, weights, addable[a:], removable[r:], capacity,
                                                            limit, stop)
             since = 0
-        kept = _prune(ow, op, ov, m, capacity, best, eff_add, eff_remove, cells, values, grid, rem_w[r], rem_p[r])
+        if len(ow) < 2 * n + 1:
+            ow, op, ov = _grow(ow, 2 * n + 1), _grow(op, 2 * n + 1), _grow(ov, 2 * n + 1)
+        kept, m, raised, k = _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add,
+                                          eff_remove, cells, values, grid, rem_w[r], rem_p[r])
+        if kept < 0 or stop[0]:  # (after a whole step too: its pass and pairing are long)
+            status = OUT_OF_TIME  # the list sw is intact: the best state and the snapshots stay valid
+            break
+        work += 2 * n
+        if k >= 0:
+            best, best_step, best_w, best_p, best_v, best_extra = raised, step, ow[k], op[k], ov[k], -1
+        if eager or (m >= PAIRING_STATES and m >= PAIRING_RATIO * outside):
+            paired, k, item = _pair(ow, op, kept, capacity, profits, weights, addable, a, removable, r, best)
+            if k >= 0:
+                best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
         sw, sp, sv, ow, op, ov = ow, op, ov, sw, sp, sv
         n = kept
         if step % _WORD == 0:
