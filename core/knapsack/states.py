@@ -51,6 +51,15 @@ def _grow(arr, need):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _next(sw, sp, sv, i, j, n, shifted, dw, dp, bit):
+    """The next state of the union of ``s*[i:n]`` and ``s*[j:shifted]`` shifted by ``(dw, dp)``, by weight
+    (the unshifted one first at equal weight and no less profit), and the advanced ``i``, ``j``."""
+    if j == shifted or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
+        return sw[i], sp[i], sv[i], i + 1, j
+    return sw[j] + dw, sp[j] + dp, sv[j] | bit, i, j + 1
+
+
 @njit(cache=True, nogil=True)
 def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, top=np.int64(2**63 - 1)):
     """Undominated union of the list and the list shifted by ``(dw, dp)``; returns its length.
@@ -71,12 +80,7 @@ def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, top=np.int64(2**63 - 1)
     while i < n or j < shifted:
         if (i + j) & 65535 == 0 and stop[0]:
             return -1
-        if j == shifted or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
-            cw, cp, cv = sw[i], sp[i], sv[i]
-            i += 1
-        else:
-            cw, cp, cv = sw[j] + dw, sp[j] + dp, sv[j] | bit
-            j += 1
+        cw, cp, cv, i, j = _next(sw, sp, sv, i, j, n, shifted, dw, dp, bit)
         if cp > last:
             ow[m] = cw
             op[m] = cp
@@ -199,12 +203,7 @@ def _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, e
     while i < n or j < n:
         if (i + j) & 65535 == 0 and stop[0]:
             return -1, merged, best, -1
-        if j == n or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
-            cw, cp, cv = sw[i], sp[i], sv[i]
-            i += 1
-        else:
-            cw, cp, cv = sw[j] + dw, sp[j] + dp, sv[j] | bit
-            j += 1
+        cw, cp, cv, i, j = _next(sw, sp, sv, i, j, n, n, dw, dp, bit)
         if cp <= last:
             continue
         last = cp
