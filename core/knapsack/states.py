@@ -309,7 +309,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             ow, op, ov = _grow(ow, 2 * n + 1), _grow(op, 2 * n + 1), _grow(ov, 2 * n + 1)
         kept, m, raised, k = _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add,
                                           eff_remove, cells, values, grid, rem_w[r], rem_p[r])
-        if kept < 0 or stop[0]:  # (after a whole step too: its pass and pairing are long)
+        if kept < 0 or stop[0]:  # (after a whole pass too: over millions of states it is long)
             status = OUT_OF_TIME  # the list sw is intact: the best state and the snapshots stay valid
             break
         work += 2 * n
