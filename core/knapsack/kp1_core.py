@@ -18,7 +18,7 @@ from numba import njit
 from core.knapsack import limits
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
-from core.knapsack.surrogate import most_that_fit, per_copy, surrogate_bound, surrogate_lp
+from core.knapsack.surrogate import golden_section, most_that_fit, per_copy, surrogate_bound, surrogate_lp
 
 __all__ = ["CoreSetup", "break_copies", "cardinality_bound", "prepare", "solve_by_bounds", "solve_by_states",
            "with_incumbent"]
@@ -178,18 +178,13 @@ def cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
     """
     counts = setup.counts
     k = most_that_fit(setup.weights, setup.capacity, counts)
-    lo, hi = 0.0, float(per_copy(setup.profits, counts).max())
-    golden = (np.sqrt(5.0) - 1) / 2
 
     def bound(lam):
         return surrogate_lp(setup.profits, setup.weights, setup.capacity, k, lam, counts)
 
-    best = bound(0.0)
-    for _ in range(iterations):
-        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        fa, fb = bound(a), bound(b)
-        best = min(best, fa, fb)
-        lo, hi = (lo, b) if fa <= fb else (a, hi)
+    # iterations - 1 narrowings probe the same points as ``iterations`` steps of two fresh probes each
+    _, _, least = golden_section(bound, 0.0, float(per_copy(setup.profits, counts).max()), iterations - 1)
+    best = min(bound(0.0), least)
     return min(setup.upper_bound, int(np.floor(best * (1 + 1e-12) + 1e-6)))
 
 

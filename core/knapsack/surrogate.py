@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cardinality_limits", "most_that_fit", "per_copy", "surrogate_lp", "surrogate_bound"]
+__all__ = ["cardinality_limits", "golden_section", "most_that_fit", "per_copy", "surrogate_lp", "surrogate_bound"]
 
 _GOLDEN = (np.sqrt(5.0) - 1) / 2
 
@@ -77,6 +77,34 @@ def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, 
     return value
 
 
+def golden_section(f, lo: float, hi: float, iterations: int, min_width: float = 0.0):
+    """Golden-section search for the least ``f`` on ``[lo, hi]``: ``(lo, hi, least)``, the last interval and
+    the least value probed (inf when none was).
+
+    Each step keeps one probe (the golden ratio's point of the narrowed
+    interval) and computes one; it stops after ``iterations`` steps or once the
+    interval is narrower than ``min_width``.
+    """
+    if hi - lo < min_width:
+        return lo, hi, np.inf
+    a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+    fa, fb = f(a), f(b)
+    least = min(fa, fb)
+    for _ in range(iterations):
+        if hi - lo < min_width:
+            break
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - _GOLDEN * (hi - lo)
+            fa = f(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + _GOLDEN * (hi - lo)
+            fb = f(b)
+        least = min(least, fa, fb)
+    return lo, hi, least
+
+
 #: Multipliers the search samples evenly before its golden section (see :func:`_best_multiplier`).
 SCAN_POINTS = 33
 
@@ -102,20 +130,7 @@ def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40,
     def bound(x):
         return surrogate_lp(profits, weights, capacity, card, x, counts)
 
-    # Each step keeps one probe (the golden ratio's point of the new interval) and computes one.
-    a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-    fa, fb = (bound(a), bound(b)) if hi - lo >= 1 else (0.0, 0.0)
-    for _ in range(iterations):
-        if hi - lo < 1:
-            break
-        if fa <= fb:
-            hi, b, fb = b, a, fa
-            a = hi - _GOLDEN * (hi - lo)
-            fa = bound(a)
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + _GOLDEN * (hi - lo)
-            fb = bound(b)
+    lo, hi, _ = golden_section(bound, lo, hi, iterations, min_width=1.0)
     candidates = {int(grid[best]), *range(int(np.floor(lo)), int(np.ceil(hi)) + 1)}
     values = {s: surrogate_lp(profits, weights, capacity, card, s, counts) for s in candidates if low <= s <= high}
     return min(values, key=values.get)

@@ -30,7 +30,7 @@ import statistics
 import time
 from pathlib import Path
 
-from tests.benchmarks.report import machine_description, markdown_table, write_section
+from tests.benchmarks.report import machine_description, markdown_table, publish
 
 LIMIT_S = 60.0
 
@@ -181,9 +181,7 @@ def main(argv=None) -> int:
     if exceptions:
         parts += [f"Not solved within {limit}, or slower than combo:",
                   markdown_table(["instance", "combo s", "LineSnap s"], exceptions)]
-    text = "\n\n".join(parts)
-    print(text)
-    write_section("knapsack-jooken", text)
+    publish("knapsack-jooken", parts)
     return 0
 
 

@@ -30,7 +30,7 @@ import os
 import statistics
 import time
 
-from tests.benchmarks.report import machine_description, markdown_table, write_section
+from tests.benchmarks.report import machine_description, markdown_table, publish
 
 LIMIT_S = 60.0
 BUDGET_BYTES = 2 * 2**30
@@ -163,9 +163,7 @@ def main(argv=None) -> int:
     ]
     if failures:
         parts += ["Not solved:", markdown_table(["family", "instance", "outcome"], failures)]
-    text = "\n\n".join(parts)
-    print(text)
-    write_section("knapsack-sweep", text)
+    publish("knapsack-sweep", parts)
     return 0
 
 

@@ -92,6 +92,13 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
+def publish(name: str, parts: list[str]) -> None:
+    """Print the section's paragraphs and tables (``parts``) and write them as section ``name`` of BENCHMARKS.md."""
+    text = "\n\n".join(parts)
+    print(text)
+    write_section(name, text)
+
+
 def write_section(name: str, markdown: str, path: Path = BENCHMARKS_MD) -> None:
     """Replace (or append) the section ``name`` of BENCHMARKS.md with ``markdown``."""
     begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
