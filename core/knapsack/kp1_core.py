@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from core.knapsack import limits
+from core.knapsack.kp1_beam import BUDGET_SHARE, Beams
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, most_that_fit, per_copy, surrogate_bound, surrogate_lp
@@ -202,10 +203,12 @@ def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
 
 
 def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_bound: int | None = None,
-                    eager: bool = False):
+                    eager: bool = False, beams: bool = False):
     """The optimal choice over the free items by state lists.
 
     ``eager``: pairing and the completion bound from the first state on (tests).
+    ``beams``: beams on a second core meanwhile (:class:`core.knapsack.kp1_beam.Beams`, with a
+    :data:`~core.knapsack.kp1_beam.BUDGET_SHARE` th of ``max_states``) hand the lists their incumbents.
 
     Returns
     -------
@@ -220,15 +223,22 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
     upper_bound = setup.floor_bound(setup.upper_bound if upper_bound is None else upper_bound)
     removable = free[free < b][::-1].copy()
     addable = free[free >= b].copy()
-    run = StateRun(expand_core(
-        setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
-        np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
-        np.int64(upper_bound), np.int64(max_work), np.int64(max_states),
-        eager, limits.stop_flag(),
-    ))
+    beam_share = max_states // BUDGET_SHARE if beams else 0
+    helpers = Beams(setup.profits, setup.weights, setup.capacity, setup.efficiency, removable, addable, b,
+                    setup.lower_bound, upper_bound, beam_share)
+    with helpers:
+        run = StateRun(expand_core(
+            setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
+            np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
+            np.int64(upper_bound), np.int64(max_work), np.int64(max_states - beam_share if helpers.running
+                                                                else max_states),
+            eager, limits.stop_flag(), np.int64(0), helpers.shared,
+        ))
+    run.beams = helpers.widths
     if run.status == OUT_OF_TIME:
         _out_of_time(setup, free, run, upper_bound)
     run.taken = setup.greedy if run.best_step < 0 else backtrack(run, setup.profits, setup.weights, b)
+    run.taken = helpers.better(run.taken)
     if run.status != DONE:
         return None, run
     taken = run.taken
@@ -253,8 +263,9 @@ def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states
     A quick run first; when it gives up, its best solution becomes the incumbent
     (with the reductions it allows), the surrogate relaxation with a
     cardinality constraint is solved exactly for a tight upper bound (often with
-    an optimal choice), and the long run stops as soon as it meets that bound.
-    Returns ``(mask, run)`` as :func:`solve_by_states` (``run`` None when the
+    an optimal choice), and the long run stops as soon as it meets that bound;
+    beams on a second core hand it better incumbents meanwhile.  Returns
+    ``(mask, run)`` as :func:`solve_by_states` (``run`` None when the
     surrogate's choice was optimal).
     """
     mask, run = solve_by_states(setup, min(max_work, quick_work), max_states)
@@ -269,7 +280,7 @@ def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states
         return mask, None
     bound = cardinality_bound(setup) if bound is None else bound
     report("states", bound - setup.lower_bound, setup.lower_bound)
-    return solve_by_states(setup, max_work, max_states, bound)
+    return solve_by_states(setup, max_work, max_states, bound, beams=True)
 
 
 def _surrogate(setup: CoreSetup, max_work: int, max_states: int):

@@ -230,9 +230,39 @@ def _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, e
 
 
 @njit(cache=True, nogil=True)
+def _narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys):
+    """Keep the ``width`` states of ``*[:kept]`` with the highest Dantzig bounds, in their order; the new length.
+
+    Ties at the threshold keep the lightest.  Leaves the list a subset of
+    itself, so still sorted by weight with rising profits.
+    """
+    for q in range(kept):
+        over = ow[q] > capacity
+        eff = eff_remove if over else eff_add
+        if eff < 0:
+            keys[q] = np.float64(op[q]) if not over else -np.inf
+        else:
+            keys[q] = op[q] + (capacity - ow[q]) * eff
+    threshold = np.partition(keys[:kept], kept - width)[kept - width]
+    above = 0
+    for q in range(kept):
+        if keys[q] > threshold:
+            above += 1
+    ties = width - above
+    m = 0
+    for q in range(kept):
+        if keys[q] > threshold or (keys[q] == threshold and ties > 0):
+            if keys[q] == threshold:
+                ties -= 1
+            ow[m], op[m], ov[m] = ow[q], op[q], ov[q]
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
 def expand_core(profits, weights, capacity, efficiency, removable, addable, break_weight, break_profit,
-                incumbent, upper_bound, max_work, max_states, eager, stop):
-    """Run the expanding-core state DP.
+                incumbent, upper_bound, max_work, max_states, eager, stop, width, shared):
+    """Run the expanding-core state DP (exact), or a beam of it.
 
     Parameters
     ----------
@@ -249,6 +279,12 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         once the list is long enough for them to pay, see ``PAIRING_*`` and ``COMPLETION_*``)
     stop : (1,) uint8, polled within every merge and after every step: nonzero stops the
         run (``OUT_OF_TIME``, :mod:`core.knapsack.limits`)
+    width : int64, 0 for the exact lists; otherwise a beam (a heuristic): after each step only the
+        ``width`` states of highest Dantzig bound are kept, and ``shared[0]`` is raised to every
+        better value found
+    shared : (1,) int64, a value another run has found a solution of: the exact lists read it before
+        every step and prune against it when it beats their own (``best_step`` then goes back to -1:
+        the solution is that run's); a beam writes it
 
     Returns
     -------
@@ -281,7 +317,12 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     work = 0
     snaps = 0
     status = DONE
+    keys = np.empty(0, np.float64)
     while n > 0 and best < upper_bound and (r < len(removable) or a < len(addable)):
+        if width == 0 and shared[0] > best:
+            best, best_step, best_extra = shared[0], -1, -1
+            if best >= upper_bound:
+                break
         add = a < len(addable) and (r >= len(removable) or step % 2 == 0)
         step += 1
         bit = np.uint64(1) << np.uint64((step - 1) % _WORD)
@@ -319,6 +360,12 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             paired, k, item = _pair(ow, op, kept, capacity, profits, weights, addable, a, removable, r, best)
             if k >= 0:
                 best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
+        if width > 0:
+            if kept > width:
+                keys = _grow(keys, kept)
+                kept = _narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys)
+            if best > shared[0]:
+                shared[0] = best
         sw, sp, sv, ow, op, ov = ow, op, ov, sw, sp, sv
         n = kept
         if step % _WORD == 0:

@@ -1,0 +1,121 @@
+"""Beams of the KP1 state lists on a second core: incumbents for the exact lists while they run.
+
+A beam is :func:`core.knapsack.states.expand_core` keeping only the states of
+highest Dantzig bound after each step (a heuristic: it finds good solutions
+fast but proves nothing).  :class:`Beams` runs beams of doubling width in a
+thread beside the exact lists; both are compiled without the GIL, so on two
+cores the beams cost the lists no time.  Each better value a beam finds goes
+into a shared cell that the exact lists read before every step and prune
+against.  When the lists end, the beams stop, and the better of the two
+solutions is the answer: the lists proved that nothing beats the best value
+they saw, theirs or the beams'.  Notes: docs/notes/knapsack.md, "Beams on the
+second core".
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from core.knapsack.states import StateRun, backtrack, expand_core
+
+__all__ = ["FIRST_WIDTH", "LAST_WIDTH", "Beams", "beam_states", "cores"]
+
+#: The first and the widest beam (states kept per step); each beam after the first is twice as wide.
+FIRST_WIDTH, LAST_WIDTH = 2**12, 2**20
+#: Share of the state budget (``max_states``) the beams may hold; the exact lists keep the rest.
+BUDGET_SHARE = 8
+
+
+def cores() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not Linux)
+        return os.cpu_count() or 1
+
+
+def beam_states(width: int, steps: int) -> int:
+    """Most states a beam of ``width`` holds over ``steps`` core steps, as expand_core counts them
+    (a snapshot of at most ``width`` states every 64 steps; two lists and two merge targets of up to
+    ``4 width + 2`` states each, as their buffers grow by doubling)."""
+    return width * (steps // 64 + 1) + 4 * (4 * width + 2)
+
+
+class Beams:
+    """Beams of doubling width in a thread, from :data:`FIRST_WIDTH` while the budget allows (at most
+    :data:`LAST_WIDTH`), until :meth:`stop`.
+
+    ``shared`` is the (1,) int64 cell the exact lists read (``expand_core``'s ``shared``); it starts
+    at ``incumbent``.  Use as a context manager around the exact run: leaving it stops and joins the
+    thread (within one merge of 65536 states) and re-raises anything the thread raised.  With one CPU,
+    or a budget too small for the first beam, no thread starts.
+    """
+
+    def __init__(self, profits, weights, capacity, efficiency, removable, addable, break_item, incumbent,
+                 upper_bound, max_states):
+        self.shared = np.array([incumbent], np.int64)
+        self.value, self.taken = int(incumbent), None
+        self.widths = []  # the beams run, in order: (width, best value found or None)
+        self._stop = np.zeros(1, np.uint8)
+        self._error = None
+        self._args = (profits, weights, np.int64(capacity), efficiency, removable, addable, break_item,
+                      np.int64(upper_bound), int(max_states))
+        steps = len(removable) + len(addable)
+        self._thread = None
+        if cores() >= 2 and beam_states(FIRST_WIDTH, steps) <= max_states:
+            self._thread = threading.Thread(target=self._run, name="kp1-beams", daemon=True)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def __enter__(self):
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def stop(self):
+        """Stop the beams and wait for the thread; raises what the thread raised."""
+        self._stop[0] = 1
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _run(self):
+        try:
+            self._beams()
+        except BaseException as error:  # handed to the caller by stop()
+            self._error = error
+
+    def _beams(self):
+        profits, weights, capacity, efficiency, removable, addable, b, upper_bound, max_states = self._args
+        steps = len(removable) + len(addable)
+        width = FIRST_WIDTH
+        while not self._stop[0] and width <= LAST_WIDTH and beam_states(width, steps) <= max_states:
+            if self.value >= upper_bound:
+                return
+            run = StateRun(expand_core(
+                profits, weights, capacity, efficiency, removable, addable, np.int64(weights[:b].sum()),
+                np.int64(profits[:b].sum()), np.int64(self.value), upper_bound, np.int64(2**62),
+                np.int64(max_states), False, self._stop, np.int64(width), self.shared))
+            found = None
+            if run.best_step >= 0 and run.best > self.value:
+                self.taken = backtrack(run, profits, weights, b)
+                self.value = found = int(profits[self.taken].sum())
+            self.widths.append((width, found))
+            width *= 2
+
+    def better(self, taken: np.ndarray) -> np.ndarray:
+        """``taken`` or the beams' solution (bool masks over the efficiency order), whichever is worth more."""
+        if self.taken is None or self.value <= int(self._args[0][taken].sum()):
+            return taken
+        return self.taken
