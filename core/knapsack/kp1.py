@@ -27,7 +27,7 @@ DP_OUTRIGHT_CELLS = 2_000_000
 #: Time of one state of the state lists, in DP cells (measured: a DP cell ~1 ns, a state ~10 ns).
 STATE_COST_CELLS = 10
 #: States generated before the state lists also compute the (costlier) cardinality bound.
-QUICK_STATES = 1_000_000
+QUICK_STATES = 2**18
 #: States the lists hold at the least (their first buffers).
 STATE_MIN_STATES = 6 * 1024
 

@@ -21,10 +21,13 @@ from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, most_that_fit, per_copy, surrogate_bound, surrogate_lp
 
-__all__ = ["CoreSetup", "break_copies", "cardinality_bound", "prepare", "solve_by_bounds", "solve_by_states",
-           "with_incumbent"]
+__all__ = ["CoreSetup", "break_copies", "cardinality_bound", "improving_cardinality_bound", "prepare",
+           "solve_by_bounds", "solve_by_states", "with_incumbent"]
 
 _SLACK = 1e-9
+#: The quick run of :func:`solve_by_bounds` gives up once a step leaves more states than this: lists that
+#: grow this wide (strongly correlated items) are cut down by the surrogate's bound and a better incumbent.
+QUICK_HELD = 2**13
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,16 +180,37 @@ def cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
     Tight where Dantzig's is loose: strongly correlated items, ``p = w + K``.
     With ``setup.counts`` the constraint counts copies: ``(w + lam u) x <= c + lam k``.
     """
-    counts = setup.counts
-    k = most_that_fit(setup.weights, setup.capacity, counts)
+    bound = _cardinality_lp(setup.profits, setup.weights, setup.capacity, setup.counts, iterations)
+    return min(setup.upper_bound, bound)
+
+
+def improving_cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
+    """:func:`cardinality_bound` over the free items, those fixed in counted in: a bound on the solutions
+    better than the incumbent (the reductions hold for those), so never below ``setup.lower_bound``.
+
+    Over the few free items, where :func:`cardinality_bound` sorts every item dozens of times.
+    """
+    free = np.flatnonzero(setup.fixed < 0)
+    room = setup.free_capacity()
+    if not len(free) or room < 0:
+        return setup.lower_bound
+    base = int(setup.profits[setup.fixed == 1].sum())
+    counts = None if setup.counts is None else setup.counts[free]
+    bound = base + _cardinality_lp(setup.profits[free], setup.weights[free], room, counts, iterations)
+    return max(setup.lower_bound, min(setup.upper_bound, setup.floor_bound(bound)))
+
+
+def _cardinality_lp(profits, weights, capacity, counts, iterations) -> int:
+    """The least LP bound of ``(w + lam u) x <= c + lam k`` over ``lam``, floored (see :func:`cardinality_bound`)."""
+    k = most_that_fit(weights, capacity, counts)
 
     def bound(lam):
-        return surrogate_lp(setup.profits, setup.weights, setup.capacity, k, lam, counts)
+        return surrogate_lp(profits, weights, capacity, k, lam, counts)
 
     # iterations - 1 narrowings probe the same points as ``iterations`` steps of two fresh probes each
-    _, _, least = golden_section(bound, 0.0, float(per_copy(setup.profits, counts).max()), iterations - 1)
+    _, _, least = golden_section(bound, 0.0, float(per_copy(profits, counts).max()), iterations - 1)
     best = min(bound(0.0), least)
-    return min(setup.upper_bound, int(np.floor(best * (1 + 1e-12) + 1e-6)))
+    return int(np.floor(best * (1 + 1e-12) + 1e-6))
 
 
 def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
@@ -203,10 +227,11 @@ def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
 
 
 def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_bound: int | None = None,
-                    eager: bool = False, beams: bool = False):
+                    eager: bool = False, beams: bool = False, max_held: int = 2**62):
     """The optimal choice over the free items by state lists.
 
     ``eager``: pairing and the completion bound from the first state on (tests).
+    ``max_held``: give up (as on ``max_work``) once a step leaves more states than this.
     ``beams``: beams on a second core meanwhile (:class:`core.knapsack.kp1_beam.Beams`, with a
     :data:`~core.knapsack.kp1_beam.BUDGET_SHARE` th of ``max_states``) hand the lists their incumbents.
 
@@ -230,8 +255,8 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
         run = StateRun(expand_core(
             setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
             np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
-            np.int64(upper_bound), np.int64(max_work), np.int64(max_states - beam_share if helpers.running
-                                                                else max_states),
+            np.int64(upper_bound), np.int64(max_work), np.int64(max_held),
+            np.int64(max_states - beam_share if helpers.running else max_states),
             eager, limits.stop_flag(), np.int64(0), helpers.shared,
         ))
     run.beams = helpers.widths
@@ -260,7 +285,8 @@ def _out_of_time(setup: CoreSetup, free, run: StateRun, upper_bound: int):
 def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states: int):
     """:func:`solve_by_states` with combo's extras for hard instances.
 
-    A quick run first; when it gives up, its best solution becomes the incumbent
+    A quick run first (within ``quick_work`` states generated, and while a step
+    leaves at most :data:`QUICK_HELD`); when it gives up, its best solution becomes the incumbent
     (with the reductions it allows), the surrogate relaxation with a
     cardinality constraint is solved exactly for a tight upper bound (often with
     an optimal choice), and the long run stops as soon as it meets that bound;
@@ -268,7 +294,8 @@ def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states
     ``(mask, run)`` as :func:`solve_by_states` (``run`` None when the
     surrogate's choice was optimal).
     """
-    mask, run = solve_by_states(setup, min(max_work, quick_work), max_states)
+    held = QUICK_HELD if max_work > quick_work else 2**62  # (a quick run alone keeps going)
+    mask, run = solve_by_states(setup, min(max_work, quick_work), max_states, max_held=held)
     if mask is not None or run.status != OUT_OF_WORK or max_work <= quick_work:
         return mask, run
     setup = with_incumbent(setup, run.taken)
@@ -278,7 +305,7 @@ def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states
         mask = np.zeros(len(taken), np.bool_)
         mask[setup.order[taken]] = True
         return mask, None
-    bound = cardinality_bound(setup) if bound is None else bound
+    bound = improving_cardinality_bound(setup) if bound is None else bound
     report("states", bound - setup.lower_bound, setup.lower_bound)
     return solve_by_states(setup, max_work, max_states, bound, beams=True)
 

@@ -20,15 +20,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from core.knapsack.state_steps import _completion_list, _grow, _merge_prune, _narrow, _pair
+
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_TIME", "OUT_OF_WORK", "STATE_BYTES", "StateRun", "backtrack", "expand_core"]
 
 DONE, OUT_OF_WORK, OUT_OF_MEMORY, OUT_OF_TIME = 0, 1, 2, 3
 #: Bytes per stored state (weight, profit, decision word).
 STATE_BYTES = 24
 _WORD = 64
-#: Relative slack of the float bound test: a state is only dropped when its bound
-#: is clearly below the incumbent + 1, so rounding never loses an optimum.
-_SLACK = 1e-9
 #: Pairing with the items outside the core runs once the list holds this many states
 #: and this many times the items outside (its cost: a binary search per item).
 PAIRING_STATES, PAIRING_RATIO = 1000, 64
@@ -42,226 +41,8 @@ COMPLETION_STATES, COMPLETION_CELLS, COMPLETION_MAX_CELLS = 20_000, 2**16, 2**20
 
 
 @njit(cache=True, nogil=True)
-def _grow(arr, need):
-    """``arr`` or a copy at least twice as long when it is shorter than ``need``."""
-    if len(arr) >= need:
-        return arr
-    out = np.empty(max(need, 2 * len(arr)), arr.dtype)
-    out[: len(arr)] = arr
-    return out
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _next(sw, sp, sv, i, j, n, shifted, dw, dp, bit):
-    """The next state of the union of ``s*[i:n]`` and ``s*[j:shifted]`` shifted by ``(dw, dp)``, by weight
-    (the unshifted one first at equal weight and no less profit), and the advanced ``i``, ``j``."""
-    if j == shifted or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
-        return sw[i], sp[i], sv[i], i + 1, j
-    return sw[j] + dw, sp[j] + dp, sv[j] | bit, i, j + 1
-
-
-@njit(cache=True, nogil=True)
-def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, top=np.int64(2**63 - 1)):
-    """Undominated union of the list and the list shifted by ``(dw, dp)``; returns its length.
-
-    Both inputs are sorted by weight, so one merge pass keeps a state only when
-    its profit beats every lighter (or equally heavy) state's.  Shifted states
-    heavier than ``top`` are left out (the list's own are all lighter).  Returns -1 when
-    ``stop[0]`` is raised (polled every 65536 states: a merge of 10^8 states
-    takes seconds, which a time limit should not overshoot by).
-    """
-    i = 0
-    j = 0
-    m = 0
-    last = np.int64(-(2**62))
-    shifted = n
-    while shifted > 0 and sw[shifted - 1] + dw > top:
-        shifted -= 1
-    while i < n or j < shifted:
-        if (i + j) & 65535 == 0 and stop[0]:
-            return -1
-        cw, cp, cv, i, j = _next(sw, sp, sv, i, j, n, shifted, dw, dp, bit)
-        if cp > last:
-            ow[m] = cw
-            op[m] = cp
-            ov[m] = cv
-            m += 1
-            last = cp
-    return m
-
-
-@njit(cache=True, nogil=True)
-def _keeps(weight, profit, capacity, best, eff_add, eff_remove):
-    """Whether the state's upper bound can still beat ``best`` (an efficiency < 0: that side is exhausted)."""
-    if weight <= capacity:
-        if eff_add < 0:
-            return False  # nothing left to add; removing only loses
-        room = (capacity - weight) * eff_add
-    else:
-        if eff_remove < 0:
-            return False  # overweight with nothing left to remove
-        room = (capacity - weight) * eff_remove
-    gain = np.float64(profit - best - 1)
-    return gain + room >= -_SLACK * (abs(room) + 1.0)
-
-
-@njit(cache=True, nogil=True)
-def _pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best):
-    """Best state plus one item outside the core (combo's pairing): ``(value, state, item)``.
-
-    An item not yet added joins the heaviest state that leaves it room; an item
-    not yet removed leaves the heaviest state it brings within the capacity.  The
-    list is sorted by weight with increasing profits, so the heaviest is the best.
-    """
-    best_k, best_item = -1, -1
-    for q in range(a, len(addable)):
-        item = addable[q]
-        k = np.searchsorted(ow[:m], capacity - weights[item], side="right") - 1
-        if k >= 0 and op[k] + profits[item] > best:
-            best, best_k, best_item = op[k] + profits[item], k, item
-    for q in range(r, len(removable)):
-        item = removable[q]
-        k = np.searchsorted(ow[:m], capacity + weights[item], side="right") - 1
-        if k >= 0 and op[k] - profits[item] > best:
-            best, best_k, best_item = op[k] - profits[item], k, item
-    return best, best_k, best_item
-
-
-@njit(cache=True, nogil=True)
-def _completion_list(profits, weights, outside_a, outside_r, capacity, limit, stop):
-    """The completion bound's table: ``(cells, values, grid, effort)``, at most ``limit`` entries.
-
-    A 0-1 knapsack DP over the items of ``outside_a`` and ``outside_r`` kept sparse:
-    the undominated ``(cell, value)`` pairs, cells ascending and values rising,
-    where a set of items has cell ``sum(w // grid)`` (``grid`` a power of two,
-    doubled, and every cell halved, whenever the table passes ``limit``).
-    Flooring only makes sets lighter: ``cell * grid <= sum(w)``.  So the last
-    value whose cell is ``<= x // grid`` bounds the profit of any of those items
-    within weight ``x``, and it is exact while ``grid`` is 1.  Sparse, the grid
-    stays small where the sums crowd into few clusters (large items of a few
-    sizes), where a grid over the whole capacity would be coarse.  ``effort``:
-    the entries its merges read, in the units of the state lists' work.  A
-    nonzero ``stop[0]`` (polled per item and within the merges) gives an empty
-    table: no bound.
-    """
-    cw, cp = np.zeros(2 * limit + 2, np.int64), np.zeros(2 * limit + 2, np.int64)
-    ow, op = np.empty(2 * limit + 2, np.int64), np.empty(2 * limit + 2, np.int64)
-    words = np.zeros(2 * limit + 2, np.uint64)  # no decisions to keep: read and written as 0
-    n, grid, effort = 1, np.int64(1), 0
-    for items in (outside_a, outside_r):
-        for item in items:
-            dw, top = weights[item] // grid, capacity // grid
-            m = -1 if stop[0] else _merge(cw, cp, words, n, dw, profits[item], np.uint64(0), ow, op, words, stop, top)
-            if m < 0:
-                return cw[:0].copy(), cp[:0].copy(), grid, effort
-            effort += n + np.searchsorted(cw[:n], top - dw, "right")
-            cw, cp, ow, op = ow, op, cw, cp
-            n = m
-            while n > limit:
-                grid *= 2
-                m = 0
-                for k in range(n):
-                    if m > 0 and cw[m - 1] == cw[k] // 2:
-                        cp[m - 1] = cp[k]
-                    else:
-                        cw[m], cp[m] = cw[k] // 2, cp[k]
-                        m += 1
-                n = m
-    return cw[:n].copy(), cp[:n].copy(), grid, effort
-
-
-@njit(cache=True, nogil=True)
-def _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add, eff_remove,
-                 cells, values, grid, removable_w, removable_p):
-    """One core step in one pass: :func:`_merge`, the best state within the capacity, and the bounds.
-
-    A state of the union is kept when its bound can beat the best value so far
-    (the incumbent, raised by the states of this union as they come): Dantzig's
-    bound always; with a completion table (:func:`_completion_list`) also
-    ``profit - removable_p + V(capacity - weight + removable_w)``: a completion
-    adds items and removes some of those not yet removable (``removable_w``,
-    ``removable_p`` their sums); counting the kept ones instead, it is a set of
-    items outside the core within that weight.  The states come by rising
-    weight, so the rooms fall and one pointer walks the table down (``cells[0]``
-    is 0: it stops there at the latest).  A state dropped by its bound still
-    dominates the heavier ones with less profit (their bounds are no higher).
-
-    Returns ``(kept, merged, best, best_k)``: the states kept (-1 when ``stop[0]``
-    was raised, polled every 65536 states), the undominated states of the union,
-    the best value, and where a copy of the state that raised it lies in the
-    output (``kept``, just past the kept states; -1 when none did).  The output
-    needs room for ``2 n + 1`` states.
-    """
-    bw, bp, bv = np.int64(0), np.int64(0), np.uint64(0)
-    i = 0
-    j = 0
-    kept = 0
-    merged = 0
-    found = False
-    last = np.int64(-(2**62))
-    at = len(cells) - 1
-    while i < n or j < n:
-        if (i + j) & 65535 == 0 and stop[0]:
-            return -1, merged, best, -1
-        cw, cp, cv, i, j = _next(sw, sp, sv, i, j, n, n, dw, dp, bit)
-        if cp <= last:
-            continue
-        last = cp
-        merged += 1
-        if cw <= capacity and cp > best:
-            best, found = cp, True
-            bw, bp, bv = cw, cp, cv
-        if not _keeps(cw, cp, capacity, best, eff_add, eff_remove):
-            continue
-        if len(values):
-            room = capacity - cw + removable_w
-            if room < 0:
-                continue
-            while cells[at] > room // grid:
-                at -= 1
-            if cp - removable_p + values[at] <= best:
-                continue
-        ow[kept], op[kept], ov[kept] = cw, cp, cv
-        kept += 1
-    if not found:
-        return kept, merged, best, -1
-    ow[kept], op[kept], ov[kept] = bw, bp, bv
-    return kept, merged, best, kept
-
-
-@njit(cache=True, nogil=True)
-def _narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys):
-    """Keep the ``width`` states of ``*[:kept]`` with the highest Dantzig bounds, in their order; the new length.
-
-    Ties at the threshold keep the lightest.  Leaves the list a subset of
-    itself, so still sorted by weight with rising profits.
-    """
-    for q in range(kept):
-        over = ow[q] > capacity
-        eff = eff_remove if over else eff_add
-        if eff < 0:
-            keys[q] = np.float64(op[q]) if not over else -np.inf
-        else:
-            keys[q] = op[q] + (capacity - ow[q]) * eff
-    threshold = np.partition(keys[:kept], kept - width)[kept - width]
-    above = 0
-    for q in range(kept):
-        if keys[q] > threshold:
-            above += 1
-    ties = width - above
-    m = 0
-    for q in range(kept):
-        if keys[q] > threshold or (keys[q] == threshold and ties > 0):
-            if keys[q] == threshold:
-                ties -= 1
-            ow[m], op[m], ov[m] = ow[q], op[q], ov[q]
-            m += 1
-    return m
-
-
-@njit(cache=True, nogil=True)
 def expand_core(profits, weights, capacity, efficiency, removable, addable, break_weight, break_profit,
-                incumbent, upper_bound, max_work, max_states, eager, stop, width, shared):
+                incumbent, upper_bound, max_work, max_held, max_states, eager, stop, width, shared):
     """Run the expanding-core state DP (exact), or a beam of it.
 
     Parameters
@@ -274,6 +55,8 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     incumbent : int64, value of a known solution (the greedy one)
     upper_bound : int64, no solution is worth more: the run stops when the incumbent reaches it
     max_work : int64, most states generated before giving up
+    max_held : int64, most states in the list after a step before giving up (``OUT_OF_WORK`` too: a
+        quick run that stops early where the lists grow wide and lets stronger bounds in)
     max_states : int64, most states held (lists and snapshots) before giving up
     eager : bool, pairing and the completion bound at every step (tests; normally only
         once the list is long enough for them to pay, see ``PAIRING_*`` and ``COMPLETION_*``)
@@ -375,7 +158,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             snaps += 1
             snap_off[snaps] = start + n
             sv[:n] = 0
-        if work > max_work:
+        if work > max_work or n > max_held:
             status = OUT_OF_WORK
             break
         if snap_off[snaps] + 2 * len(sw) + 2 * len(ow) > max_states:

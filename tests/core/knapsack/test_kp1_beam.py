@@ -13,7 +13,8 @@ from core.knapsack import KP1, kp1_beam
 from core.knapsack.generators import jooken
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_states
-from core.knapsack.states import DONE, StateRun, _narrow, backtrack, expand_core
+from core.knapsack.state_steps import _narrow
+from core.knapsack.states import DONE, StateRun, backtrack, expand_core
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import check_kp_choice
 
@@ -50,7 +51,8 @@ def _core_args(setup):
 def _run(setup, width=0, shared=None, incumbent=None):
     shared = np.zeros(1, np.int64) if shared is None else shared
     incumbent = setup.lower_bound if incumbent is None else incumbent
-    return StateRun(expand_core(*_core_args(setup), np.int64(incumbent), np.int64(2**62), np.int64(2**62),
+    unlimited = np.int64(2**62)
+    return StateRun(expand_core(*_core_args(setup), np.int64(incumbent), unlimited, unlimited, unlimited,
                                 np.int64(2**40), False, np.zeros(1, np.uint8), np.int64(width), shared))
 
 

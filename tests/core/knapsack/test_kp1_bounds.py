@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from core.knapsack import KP1
 from core.knapsack.generators import pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
-from core.knapsack.kp1_core import prepare, solve_by_bounds, solve_by_states
-from core.knapsack.states import _completion_list
+from core.knapsack.kp1_core import improving_cardinality_bound, prepare, solve_by_bounds, solve_by_states
+from core.knapsack.state_steps import _completion_list
 from core.knapsack.surrogate import _best_multiplier, cardinality_limits, surrogate_bound, surrogate_lp
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
@@ -149,6 +149,55 @@ def test_strongly_and_inverse_strongly_correlated_at_r_1e7_are_solved_by_states(
         bound, _ = surrogate_bound(setup.profits, setup.weights, setup.capacity, setup.break_item,
                                    result.value, lambda *args: (None, None))
         assert result.value <= setup.upper_bound and (bound is None or result.value <= bound)
+
+
+def _lp_by_sorting(profits, weights, capacity, card, multiplier, counts=None):
+    """The surrogate's LP bound the plain way: every item by efficiency, the break item in part."""
+    units = 1 if counts is None else counts
+    size = weights.astype(np.float64) + multiplier * units
+    forced = size <= 0
+    room = capacity + multiplier * card - size[forced].sum()
+    if room < 0:
+        return -np.inf
+    p, size = profits[~forced].astype(np.float64), size[~forced]
+    value = float(profits[forced].sum())
+    for j in np.argsort(-(p / size), kind="stable"):
+        take = min(1.0, room / size[j])
+        value += take * p[j]
+        room -= take * size[j]
+        if room <= 0:
+            break
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 80), st.booleans(), st.booleans())
+def test_surrogate_lp_by_partitions_equals_the_sorted_bound(seed, n, correlated, with_counts):
+    """Ties of efficiency (correlated items, repeated counts), forced items (negative multipliers), overfull
+    and empty rooms."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 30, n)
+    p = np.maximum(w + rng.integers(-3, 4, n), 1) if correlated else rng.integers(1, 30, n)
+    counts = rng.integers(1, 4, n) if with_counts else None
+    capacity, card = int(rng.integers(0, w.sum() + 5)), int(rng.integers(0, n + 1))
+    multiplier = float(rng.integers(-30, 31))
+    fast, plain = surrogate_lp(p, w, capacity, card, multiplier, counts), _lp_by_sorting(p, w, capacity, card,
+                                                                                            multiplier, counts)
+    assert fast == plain or abs(fast - plain) <= 1e-9 * max(1.0, abs(plain))
+
+
+@SETTINGS
+@given(kp1_of_every_class(low_n=2, high_n=13))
+def test_the_improving_cardinality_bound_bounds_the_optimum(problem):
+    """Over the free items after the reductions: at least the optimum, and within the incumbent and Dantzig's."""
+    usable = _usable(problem)
+    if usable is None:
+        return
+    p, w, c = usable
+    setup = prepare(p, w, c)
+    optimum = brute_kp(p, [w], [c])
+    assert setup.lower_bound <= improving_cardinality_bound(setup) <= setup.upper_bound
+    assert optimum <= improving_cardinality_bound(setup)
 
 
 @pytest.mark.parametrize("seed, share", [(1, 75), (2, 60), (3, 90), (4, 30)])

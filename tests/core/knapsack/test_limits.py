@@ -234,7 +234,7 @@ def test_mckp_without_a_limit_still_solves_small_instances():
 
 
 def test_a_merge_stops_within_itself_when_the_flag_is_raised():
-    from core.knapsack.states import _merge
+    from core.knapsack.state_steps import _merge
 
     weights = profits = np.arange(200_000, dtype=np.int64)
     words = np.zeros(len(weights), np.uint64)

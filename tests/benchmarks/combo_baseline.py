@@ -1,0 +1,83 @@
+"""Pisinger's combo run here, as a benchmark baseline (never used by LineSnap itself).
+
+Combo (Martello, Pisinger and Toth 1999) is the reference KP1 solver of issue 15.
+Its C code is not on PyPI by itself; the ``digneapy`` wheel (GPL) ships it compiled
+as the extension module ``pisinger_cpp``, whose ``combo_cpp(n, p, w, x, c)`` takes
+32-bit integers and returns ``(milliseconds, optimum)``, timed inside the call
+with ``std::chrono`` (the copy of the items into combo's own arrays included).
+Install it for the benchmarks only, without its many dependencies::
+
+    pip install --no-deps digneapy
+
+Instances whose profits, weights or capacity do not fit 32 bits are not given to
+it (:func:`fits`).  Each solve runs in a child process killed past its limit.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import numpy as np
+
+__all__ = ["INT32_MAX", "available", "fits", "solve"]
+
+INT32_MAX = 2**31 - 1
+
+
+def available() -> bool:
+    """Whether combo (``pisinger_cpp``) can be imported here."""
+    try:
+        import pisinger_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _usable(problem) -> np.ndarray:
+    """The items that can be in a solution: positive profit, weight within the capacity."""
+    return np.flatnonzero((problem.profits > 0) & (problem.weights > 0) & (problem.weights <= problem.capacity))
+
+
+def fits(problem) -> bool:
+    """Whether combo's 32-bit interface can take the instance (its usable items and capacity)."""
+    usable = _usable(problem)
+    return (problem.capacity <= INT32_MAX and len(usable) > 0
+            and int(problem.profits[usable].max()) <= INT32_MAX and int(problem.weights[usable].max()) <= INT32_MAX)
+
+
+def _child(conn, profits, weights, capacity):
+    import pisinger_cpp
+
+    x = np.zeros(len(profits), np.int32)
+    ms, value = pisinger_cpp.combo_cpp(len(profits), profits, weights, x, capacity)
+    conn.send((int(round(value)), ms / 1e3))
+
+
+def solve(problem, limit_s: float) -> tuple[int, float] | None:
+    """``(optimum, seconds)`` by combo in a child process; None when it ran past ``limit_s`` or crashed.
+
+    Items that cannot be in a solution are left out (the optimum is the same); items of
+    zero weight and positive profit are always taken, so their profits are added.
+    Raises ValueError for an instance that does not :func:`fits`.
+    """
+    if not fits(problem):
+        raise ValueError("combo's 32-bit interface cannot take this instance")
+    usable = _usable(problem)
+    free = int(problem.profits[(problem.weights == 0) & (problem.profits > 0)].sum())
+    profits = np.ascontiguousarray(problem.profits[usable], np.int32)
+    weights = np.ascontiguousarray(problem.weights[usable], np.int32)
+    if int(weights.astype(np.int64).sum()) <= problem.capacity:
+        return free + int(profits.astype(np.int64).sum()), 0.0
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(child, profits, weights, int(problem.capacity)))
+    process.start()
+    try:
+        out = parent.recv() if parent.poll(limit_s) else None
+    except EOFError:  # the child died without an answer
+        out = None
+    process.kill()
+    process.join()
+    if out is None:
+        return None
+    return free + out[0], out[1]
