@@ -13,10 +13,11 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from core.knapsack import limits
 from core.knapsack.kp1_beam import BUDGET_SHARE, Beams
+from core.knapsack.kp1_greedy import greedy as greedy_solution
+from core.knapsack.kp1_greedy import improve_by_exchanges
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, most_that_fit, per_copy, surrogate_bound, surrogate_lp
@@ -97,43 +98,6 @@ def _next_multiple(value: int, step: int) -> int:
     return _floor_multiple(value, step) + step
 
 
-@njit(cache=True, nogil=True)
-def _greedy(weights, capacity, break_item):
-    """Break solution plus every later item that still fits, in efficiency order."""
-    taken = np.zeros(len(weights), np.bool_)
-    room = capacity
-    for j in range(len(weights)):
-        if j < break_item or weights[j] <= room:
-            taken[j] = True
-            room -= weights[j]
-    return taken
-
-
-def _improve_by_exchanges(p, w, capacity, taken, rounds: int = 8):
-    """The best single swap (one item out, one in) that fits, repeated while it gains.
-
-    For each item out, the item in to drop is the least profitable one heavy
-    enough to make room: a suffix minimum over the chosen items sorted by weight.
-    """
-    taken = taken.copy()
-    for _ in range(rounds):
-        room = capacity - int(w[taken].sum())
-        inside, outside = np.flatnonzero(taken), np.flatnonzero(~taken)
-        if not len(inside) or not len(outside):
-            break
-        by_weight = inside[np.argsort(w[inside], kind="stable")]
-        cheapest = np.minimum.accumulate(p[by_weight][::-1])[::-1]
-        first = np.searchsorted(w[by_weight], w[outside] - room, side="left")
-        ok = first < len(by_weight)
-        gain = np.where(ok, p[outside] - cheapest[np.minimum(first, len(by_weight) - 1)], 0)
-        best = int(np.argmax(gain))
-        if gain[best] <= 0:
-            break
-        dropped = by_weight[first[best]:][int(np.argmin(p[by_weight[first[best]:]]))]
-        taken[dropped], taken[outside[best]] = False, True
-    return taken
-
-
 def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int = 0,
             counts: np.ndarray | None = None) -> CoreSetup:
     """Efficiency order, bounds and reductions of items with ``profits > 0``, ``0 < weights <= capacity``.
@@ -149,7 +113,7 @@ def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int 
     b = int(np.searchsorted(prefix, capacity, side="right"))
     if b >= len(w):
         raise ValueError("prepare needs items that do not all fit the capacity")
-    greedy = _improve_by_exchanges(p, w, capacity, _greedy(w, capacity, b))
+    greedy = improve_by_exchanges(p, w, capacity, greedy_solution(w, capacity, b))
     lower = max(int(p[greedy].sum()), int(known))
     break_profit = int(p[:b].sum())
     residual = capacity - (int(prefix[b - 1]) if b else 0)

@@ -1,6 +1,6 @@
 """KP1 on Jooken, Leyman and De Causmaecker's published instances, against combo's published times.
 
-    python -m tests.benchmarks.bench_knapsack_jooken DIR [--limit 60] [--budget BYTES] [--names FILE]
+    python -m tests.benchmarks.bench_knapsack_jooken DIR [--limit 60] [--budget BYTES] [--names FILE] [--combo-here]
 
 ``DIR`` is a copy of the ``problemInstances`` folder of their repository
 (github.com/JorikJooken/knapsackProblemInstances), or of any of its subfolders:
@@ -18,7 +18,9 @@ value is checked against combo's optimum where combo found one.  Writes the
 section "knapsack-jooken" of BENCHMARKS.md: over the instances that combo solved
 within the limit, how many LineSnap solves within it, and the median ratio of
 the times; per size and capacity; and every instance that LineSnap did not
-solve within the limit or solved more slowly than combo.
+solve within the limit or solved more slowly than combo.  ``--combo-here`` also
+runs combo on this machine (``tests/benchmarks/combo_baseline.py``; instances
+within its 32 bits, the same limit) and adds a table of the times against it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import statistics
 import time
 from pathlib import Path
 
+from tests.benchmarks import combo_baseline
 from tests.benchmarks.report import machine_description, markdown_table, publish
 
 LIMIT_S = 60.0
@@ -94,20 +97,30 @@ def _group(name: str) -> str:
     return f"n = {n}, C = 1e{len(str(c)) - 1}"
 
 
-def compare(folders: list[Path], budget: int | None, limit_s: float) -> tuple[list[dict], list[str]]:
-    """One record per instance, and the instances whose value differs from combo's."""
+def compare(folders: list[Path], budget: int | None, limit_s: float,
+            combo_here: bool = False) -> tuple[list[dict], list[str]]:
+    """One record per instance, and the instances whose value differs from combo's (published, or run here
+    with ``combo_here``: record key ``here``, its seconds, None when it did not fit 32 bits or finish)."""
     from core.knapsack.io import read_jooken
 
     records, wrong = [], []
     for folder in folders:
         status, method, value, seconds = run_one(folder, budget, limit_s)
         combo = combo_seconds(folder)
-        optimum = read_jooken(folder / "test.in")[0].optimum if combo is not None else None
+        (instance,) = read_jooken(folder / "test.in")
+        optimum = instance.optimum if combo is not None else None
         if status == "ok" and optimum is not None and value != optimum:
             wrong.append(f"{folder.name}: LineSnap {value}, combo {optimum}")
+        here = None
+        if combo_here and combo_baseline.fits(instance.problem):
+            found = combo_baseline.solve(instance.problem, limit_s)
+            if found is not None and status == "ok" and found[0] != value:
+                wrong.append(f"{folder.name}: LineSnap {value}, combo here {found[0]}")
+            here = None if found is None else found[1]
         records.append({"name": folder.name, "group": _group(folder.name), "combo": combo, "status": status,
-                        "method": method, "seconds": seconds})
-        print(folder.name, combo, status, method, value, seconds, flush=True)
+                        "method": method, "seconds": seconds, "here": here,
+                        "here_tried": combo_here and combo_baseline.fits(instance.problem)})
+        print(folder.name, combo, here, status, method, value, seconds, flush=True)
     return records, wrong
 
 
@@ -131,6 +144,21 @@ def summary_rows(records: list[dict], limit_s: float) -> list[list]:
     return out
 
 
+def here_rows(records: list[dict], limit_s: float) -> list[list]:
+    """Per group and over all, against combo run here: instances given to it, solved by it within the limit,
+    by LineSnap within it on those, the median time ratio and how many LineSnap solved no slower."""
+    groups = sorted({r["group"] for r in records if r.get("here_tried")}) + ["all"]
+    out = []
+    for group in groups:
+        tried = [r for r in records if r.get("here_tried") and group in ("all", r["group"])]
+        done = [r for r in tried if r["here"] is not None and r["here"] <= limit_s]
+        both = [r for r in done if _solved(r, limit_s)]
+        ratios = [r["seconds"] / max(r["here"], 1e-3) for r in both]
+        out.append([group, len(tried), len(done), len(both), f"{statistics.median(ratios):.2f}" if ratios else "",
+                    sum(1 for x in ratios if x <= 1)])
+    return out
+
+
 def exception_rows(records: list[dict], limit_s: float) -> list[list]:
     """The instances LineSnap did not solve within the limit, or solved more slowly than combo."""
     out = []
@@ -148,7 +176,11 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=float, default=LIMIT_S, help="seconds per solve (default 60)")
     parser.add_argument("--budget", type=int, default=None, help="memory budget in bytes (default: the solver's)")
     parser.add_argument("--names", type=Path, default=None, help="a file of instance names to keep")
+    parser.add_argument("--combo-here", action="store_true", help="also run combo on this machine "
+                        "(pip install --no-deps digneapy)")
     args = parser.parse_args(argv)
+    if args.combo_here and not combo_baseline.available():
+        parser.error("--combo-here needs combo: pip install --no-deps digneapy")
     names = None if args.names is None else {line.strip() for line in args.names.read_text().splitlines()
                                              if line.strip()}
     folders = instance_folders(args.root, names)
@@ -157,7 +189,7 @@ def main(argv=None) -> int:
         return 0
     warm_up()
     load_before = os.getloadavg()[0]
-    records, wrong = compare(folders, args.budget, args.limit)
+    records, wrong = compare(folders, args.budget, args.limit, args.combo_here)
     load_after = os.getloadavg()[0]
     if wrong:  # a wrong optimum is a fault: no section written
         print("\n".join(wrong))
@@ -177,6 +209,12 @@ def main(argv=None) -> int:
                         f"combo failed or past {limit}", f"LineSnap within {limit} on those"],
                        summary_rows(records, args.limit)),
     ]
+    if args.combo_here:
+        parts += ["Against combo run here (the same machine and limit; instances within its 32-bit interface, "
+                  "combo's own timer):",
+                  markdown_table(["instances", "given to combo", f"combo solved within {limit}",
+                                  f"LineSnap within {limit} on those", "median time ratio LineSnap / combo here",
+                                  "LineSnap no slower"], here_rows(records, args.limit))]
     exceptions = exception_rows(records, args.limit)
     if exceptions:
         parts += [f"Not solved within {limit}, or slower than combo:",

@@ -54,7 +54,8 @@ def _child(conn, profits, weights, capacity):
 
 
 def solve(problem, limit_s: float) -> tuple[int, float] | None:
-    """``(optimum, seconds)`` by combo in a child process; None when it ran past ``limit_s`` or crashed.
+    """``(optimum, seconds)`` by combo in a child process; None when it ran past ``limit_s`` or stopped without
+    an answer (this build of combo exits with "multiply, no space" when its fixed state space runs out).
 
     Items that cannot be in a solution are left out (the optimum is the same); items of
     zero weight and positive profit are always taken, so their profits are added.
@@ -72,6 +73,7 @@ def solve(problem, limit_s: float) -> tuple[int, float] | None:
     parent, child = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(child, profits, weights, int(problem.capacity)))
     process.start()
+    child.close()  # the child's end: its exit (combo stops the process on some failures) then ends the wait
     try:
         out = parent.recv() if parent.poll(limit_s) else None
     except EOFError:  # the child died without an answer

@@ -74,3 +74,14 @@ def test_the_timed_child_solves_through_the_public_call():
     assert (status, value) == ("ok", solve_kp1(problem, method="dp").value)
     assert method in ("states", "dp", "reduction") and 0 < seconds < 30
     assert np.isfinite(seconds)
+
+
+def _exits_without_an_answer(conn, profits, weights, capacity):
+    import os
+
+    os._exit(1)  # as combo does when its state space runs out ("multiply, no space")
+
+
+def test_a_combo_that_stops_the_process_is_reported_at_once(monkeypatch):
+    monkeypatch.setattr(combo_baseline, "_child", _exits_without_an_answer)
+    assert combo_baseline.solve(KP1([5, 7, 3], [3, 4, 2], 6), 600.0) is None  # without waiting for the limit

@@ -71,3 +71,24 @@ def test_unsolved_instance_is_listed(repository, monkeypatch):
     assert [row[1] for row in rows] == ["100.00", "0.00", "failed"]
     assert {row[2] for row in rows} == {"not solved (TimeLimitError)"}
     assert np.all([row[3] == 0 for row in bj.summary_rows(records, 60.0)])
+
+
+def test_rows_against_combo_run_here():
+    def record(group, seconds, here, tried=True):
+        return {"name": group, "group": group, "combo": 1.0, "status": "ok", "method": "states",
+                "seconds": seconds, "here": here, "here_tried": tried}
+
+    records = [record("a", 2.0, 1.0), record("a", 1.0, 4.0), record("a", 1.0, None), record("b", 1.0, 90.0),
+               record("b", 1.0, None, tried=False)]
+    rows = {row[0]: row for row in bj.here_rows(records, 60.0)}
+    # a: three given to combo, two solved by it, ratios 2 and 0.25; b: one given, past the limit
+    assert rows["a"] == ["a", 3, 2, 2, "1.12", 1]
+    assert rows["b"] == ["b", 1, 0, 0, "", 0]
+    assert rows["all"] == ["all", 4, 2, 2, "1.12", 1]
+
+
+@pytest.mark.skipif(not bj.combo_baseline.available(), reason="combo not installed (pip install --no-deps digneapy)")
+def test_combo_run_here_agrees(repository):
+    records, wrong = bj.compare(bj.instance_folders(repository), None, 30.0, combo_here=True)
+    assert wrong == []
+    assert all(r["here_tried"] and r["here"] is not None for r in records)

@@ -97,6 +97,13 @@ def test_inconsistent_gpu_result_is_caught(fake_gpu, monkeypatch):
         solve(MCKP([([1, 5], [1, 3]), ([2, 4], [2, 5])], 6), backend="gpu")
 
 
+def test_a_choice_is_returned_sorted_and_once_each(fake_gpu, monkeypatch):
+    monkeypatch.setattr(fake_gpu, "solve_kp1", answering(7, [2, 0, 2, 0]))
+    assert solve(KP1([3, 1, 4], [1, 1, 1], 2), backend="gpu").selected.tolist() == [0, 2]
+    monkeypatch.setattr(fake_gpu, "solve_kp1", answering(0, []))
+    assert solve(KP1([3, 1, 4], [5, 5, 5], 2), backend="gpu").selected.tolist() == []
+
+
 @pytest.mark.skipif(gpu_available(), reason="a GPU (or the simulator) is available here")
 def test_gpu_backend_without_gpu_is_a_clear_error():
     with pytest.raises(BackendUnavailableError, match="backend 'gpu'"):

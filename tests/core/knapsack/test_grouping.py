@@ -60,6 +60,24 @@ def test_items_seldom_repeated_are_not_grouped():
     assert group_identical(np.array([3, 3, 3]), np.array([2, 2, 2])) is None  # too few to bother
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(4, 200), st.sampled_from([3, 20, 10**6, 2**52]))
+def test_the_types_come_in_the_lexsort_order_and_every_item_once(seed, n, top):
+    """Profit, then weight, then position; with coefficients near 2^52 the one-key sort would overflow (the
+    lexsort runs), and the split items stay below 2^62 as group_identical requires."""
+    rng = np.random.default_rng(seed)
+    types = rng.integers(1, top, (max(1, n // 8), 2))
+    pick = rng.integers(0, len(types), n)
+    profits, weights = types[pick, 0].astype(np.int64), types[pick, 1].astype(np.int64)
+    grouping = group_identical(profits, weights)
+    if grouping is None:
+        return
+    assert np.array_equal(grouping.members, np.lexsort((weights, profits)))
+    copies = np.repeat(np.arange(len(grouping.counts)), grouping.counts)
+    assert np.array_equal(grouping.profits[copies] // grouping.counts[copies], profits[grouping.members])
+    assert np.array_equal(grouping.weights[copies] // grouping.counts[copies], weights[grouping.members])
+
+
 def _best_by_counts(types, counts, capacity) -> int:
     """The bounded knapsack's optimum by enumerating every count of every type (an independent reference)."""
     grids = np.meshgrid(*[np.arange(c + 1) for c in counts], indexing="ij")

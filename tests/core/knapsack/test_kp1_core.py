@@ -14,6 +14,7 @@ from core.knapsack import KP1
 from core.knapsack.generators import PISINGER_HARD_CLASSES, PISINGER_KINDS, jooken, pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import cardinality_bound, prepare, solve_by_states
+from core.knapsack.kp1_greedy import improve_by_exchanges
 from tests.knapsack_reference import brute_kp, check_kp_choice
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -139,3 +140,37 @@ def test_the_quick_lists_give_the_optimum_or_nothing():
     assert settled >= 25  # random instances: the lists settle nearly all at once
     assert solve_kp1_quick(pisinger("strongly", 1000, 10**7, 50, 100, seed=1)) is None  # hard: left to the caller
     assert solve_kp1_quick(jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)) is None
+
+
+def _exchanges_by_numpy(p, w, capacity, taken, rounds=8):
+    """The best single swap repeated while it gains, re-sorting every round (the slow reference)."""
+    taken = taken.copy()
+    for _ in range(rounds):
+        room = capacity - int(w[taken].sum())
+        inside, outside = np.flatnonzero(taken), np.flatnonzero(~taken)
+        if not len(inside) or not len(outside):
+            break
+        by_weight = inside[np.argsort(w[inside], kind="stable")]
+        cheapest = np.minimum.accumulate(p[by_weight][::-1])[::-1]
+        first = np.searchsorted(w[by_weight], w[outside] - room, side="left")
+        gain = np.where(first < len(by_weight), p[outside] - cheapest[np.minimum(first, len(by_weight) - 1)], 0)
+        best = int(np.argmax(gain))
+        if gain[best] <= 0:
+            break
+        dropped = by_weight[first[best]:][int(np.argmin(p[by_weight[first[best]:]]))]
+        taken[dropped], taken[outside[best]] = False, True
+    return taken
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 40), st.sampled_from([4, 20, 10**6, 2**60]))
+def test_exchanges_match_the_numpy_reference(seed, n, top):
+    """Equal weights and profits tie often at small ``top``; at 2^60 the one-key sort by weight would overflow."""
+    rng = np.random.default_rng(seed)
+    w, p = rng.integers(1, top, n).astype(np.int64), rng.integers(1, top, n).astype(np.int64)
+    capacity = int(rng.integers(1, int(w.astype(object).sum()) + 1)) if top < 2**60 else int(w.max())
+    taken, room = np.zeros(n, np.bool_), capacity
+    for j in rng.permutation(n):
+        if w[j] <= room and rng.random() < 0.7:
+            taken[j], room = True, room - w[j]
+    assert np.array_equal(improve_by_exchanges(p, w, capacity, taken), _exchanges_by_numpy(p, w, capacity, taken))
