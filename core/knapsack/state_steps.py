@@ -11,13 +11,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["completion_list", "grow", "merge", "merge_prune", "narrow", "pair"]
+
 #: Relative slack of the float bound test: a state is only dropped when its bound
 #: is clearly below the incumbent + 1, so rounding never loses an optimum.
 _SLACK = 1e-9
 
 
 @njit(cache=True, nogil=True)
-def _grow(arr, need):
+def grow(arr, need):
     """``arr`` or a copy at least twice as long when it is shorter than ``need``."""
     if len(arr) >= need:
         return arr
@@ -36,7 +38,7 @@ def _next(sw, sp, sv, i, j, n, shifted, dw, dp, bit):
 
 
 @njit(cache=True, nogil=True)
-def _merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, top=np.int64(2**63 - 1)):
+def merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, top=np.int64(2**63 - 1)):
     """Undominated union of the list and the list shifted by ``(dw, dp)``; returns its length.
 
     Both inputs are sorted by weight, so one merge pass keeps a state only when
@@ -81,7 +83,7 @@ def _keeps(weight, profit, capacity, best, eff_add, eff_remove):
 
 
 @njit(cache=True, nogil=True)
-def _pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best):
+def pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best):
     """Best state plus one item outside the core (combo's pairing): ``(value, state, item)``.
 
     An item not yet added joins the heaviest state that leaves it room; an item
@@ -103,7 +105,7 @@ def _pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best)
 
 
 @njit(cache=True, nogil=True)
-def _completion_list(profits, weights, outside_a, outside_r, capacity, limit, stop):
+def completion_list(profits, weights, outside_a, outside_r, capacity, limit, stop):
     """The completion bound's table: ``(cells, values, grid, effort)``, at most ``limit`` entries.
 
     A 0-1 knapsack DP over the items of ``outside_a`` and ``outside_r`` kept sparse:
@@ -126,7 +128,7 @@ def _completion_list(profits, weights, outside_a, outside_r, capacity, limit, st
     for items in (outside_a, outside_r):
         for item in items:
             dw, top = weights[item] // grid, capacity // grid
-            m = -1 if stop[0] else _merge(cw, cp, words, n, dw, profits[item], np.uint64(0), ow, op, words, stop, top)
+            m = -1 if stop[0] else merge(cw, cp, words, n, dw, profits[item], np.uint64(0), ow, op, words, stop, top)
             if m < 0:
                 return cw[:0].copy(), cp[:0].copy(), grid, effort
             effort += n + np.searchsorted(cw[:n], top - dw, "right")
@@ -146,13 +148,13 @@ def _completion_list(profits, weights, outside_a, outside_r, capacity, limit, st
 
 
 @njit(cache=True, nogil=True)
-def _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add, eff_remove,
+def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add, eff_remove,
                  cells, values, grid, removable_w, removable_p):
-    """One core step in one pass: :func:`_merge`, the best state within the capacity, and the bounds.
+    """One core step in one pass: :func:`merge`, the best state within the capacity, and the bounds.
 
     A state of the union is kept when its bound can beat the best value so far
     (the incumbent, raised by the states of this union as they come): Dantzig's
-    bound always; with a completion table (:func:`_completion_list`) also
+    bound always; with a completion table (:func:`completion_list`) also
     ``profit - removable_p + V(capacity - weight + removable_w)``: a completion
     adds items and removes some of those not yet removable (``removable_w``,
     ``removable_p`` their sums); counting the kept ones instead, it is a set of
@@ -205,7 +207,7 @@ def _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, e
 
 
 @njit(cache=True, nogil=True)
-def _narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys):
+def narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys):
     """Keep the ``width`` states of ``*[:kept]`` with the highest Dantzig bounds, in their order; the new length.
 
     Ties at the threshold keep the lightest.  Leaves the list a subset of

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.knapsack.state_steps import _completion_list, _grow, _merge_prune, _narrow, _pair
+from core.knapsack.state_steps import completion_list, grow, merge_prune, narrow, pair
 
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_TIME", "OUT_OF_WORK", "STATE_BYTES", "StateRun", "backtrack", "expand_core"]
 
@@ -31,7 +31,7 @@ _WORD = 64
 #: Pairing with the items outside the core runs once the list holds this many states
 #: and this many times the items outside (its cost: a binary search per item).
 PAIRING_STATES, PAIRING_RATIO = 1000, 64
-#: The completion bound (:func:`_completion_list`: a sparse DP over the items outside
+#: The completion bound (:func:`completion_list`: a sparse DP over the items outside
 #: the core, weights floored to a power-of-two grid) once the list holds this many
 #: states, with at most ``COMPLETION_CELLS`` entries at first; rebuilt when the
 #: merges since have cost as much as its last build, each time with as many entries
@@ -126,12 +126,12 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             if effort >= 0:  # twice the entries cost at most twice the effort
                 while 2 * limit <= COMPLETION_MAX_CELLS and 2 * effort <= work and 32 * limit <= max_states:
                     limit, effort = 2 * limit, 2 * effort
-            cells, values, grid, effort = _completion_list(profits, weights, addable[a:], removable[r:], capacity,
+            cells, values, grid, effort = completion_list(profits, weights, addable[a:], removable[r:], capacity,
                                                            limit, stop)
             since = 0
         if len(ow) < 2 * n + 1:
-            ow, op, ov = _grow(ow, 2 * n + 1), _grow(op, 2 * n + 1), _grow(ov, 2 * n + 1)
-        kept, m, raised, k = _merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add,
+            ow, op, ov = grow(ow, 2 * n + 1), grow(op, 2 * n + 1), grow(ov, 2 * n + 1)
+        kept, m, raised, k = merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add,
                                           eff_remove, cells, values, grid, rem_w[r], rem_p[r])
         if kept < 0 or stop[0]:  # (after a whole pass too: over millions of states it is long)
             status = OUT_OF_TIME  # the list sw is intact: the best state and the snapshots stay valid
@@ -140,20 +140,20 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         if k >= 0:
             best, best_step, best_w, best_p, best_v, best_extra = raised, step, ow[k], op[k], ov[k], -1
         if eager or (m >= PAIRING_STATES and m >= PAIRING_RATIO * outside):
-            paired, k, item = _pair(ow, op, kept, capacity, profits, weights, addable, a, removable, r, best)
+            paired, k, item = pair(ow, op, kept, capacity, profits, weights, addable, a, removable, r, best)
             if k >= 0:
                 best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
         if width > 0:
             if kept > width:
-                keys = _grow(keys, kept)
-                kept = _narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys)
+                keys = grow(keys, kept)
+                kept = narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys)
             if best > shared[0]:
                 shared[0] = best
         sw, sp, sv, ow, op, ov = ow, op, ov, sw, sp, sv
         n = kept
         if step % _WORD == 0:
             start = snap_off[snaps]
-            snap_w, snap_p, snap_v = _grow(snap_w, start + n), _grow(snap_p, start + n), _grow(snap_v, start + n)
+            snap_w, snap_p, snap_v = grow(snap_w, start + n), grow(snap_p, start + n), grow(snap_v, start + n)
             snap_w[start : start + n], snap_p[start : start + n], snap_v[start : start + n] = sw[:n], sp[:n], sv[:n]
             snaps += 1
             snap_off[snaps] = start + n

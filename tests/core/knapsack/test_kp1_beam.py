@@ -13,7 +13,7 @@ from core.knapsack import KP1, kp1_beam
 from core.knapsack.generators import jooken
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_states
-from core.knapsack.state_steps import _narrow
+from core.knapsack.state_steps import narrow
 from core.knapsack.states import DONE, StateRun, backtrack, expand_core
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import check_kp_choice
@@ -36,7 +36,7 @@ def test_narrowing_keeps_the_highest_dantzig_bounds_in_order(n, width, seed):
     keys = np.where(eff < 0, np.where(over, -np.inf, p), p + (capacity - w) * eff)
     want = np.sort(np.lexsort((np.arange(n), -keys))[:width])  # by bound, then by weight
     ow, op, ov = w.copy(), p.copy(), v.copy()
-    m = _narrow(ow, op, ov, n, width, capacity, eff_add, eff_remove, np.empty(n, np.float64))
+    m = narrow(ow, op, ov, n, width, capacity, eff_add, eff_remove, np.empty(n, np.float64))
     assert m == width
     assert np.array_equal(ow[:m], w[want]) and np.array_equal(op[:m], p[want]) and np.array_equal(ov[:m], v[want])
 

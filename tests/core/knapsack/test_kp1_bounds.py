@@ -14,7 +14,7 @@ from core.knapsack import KP1
 from core.knapsack.generators import pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import improving_cardinality_bound, prepare, solve_by_bounds, solve_by_states
-from core.knapsack.state_steps import _completion_list
+from core.knapsack.state_steps import completion_list
 from core.knapsack.surrogate import _best_multiplier, cardinality_limits, surrogate_bound, surrogate_lp
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
@@ -106,7 +106,7 @@ def test_completion_list_bounds_the_knapsack_of_the_items_outside(seed, n, limit
     profits, weights = rng.integers(1, 100, n), rng.integers(1, 200, n)
     capacity = max(1, int(share * weights.sum()))
     halves = np.arange(n // 2), np.arange(n // 2, n)
-    cells, values, grid, _ = _completion_list(profits, weights, *halves, capacity, limit, np.zeros(1, np.uint8))
+    cells, values, grid, _ = completion_list(profits, weights, *halves, capacity, limit, np.zeros(1, np.uint8))
     assert len(cells) <= limit and cells[0] == 0 and (np.diff(cells) > 0).all() and (np.diff(values) > 0).all()
     assert cells[-1] * grid <= capacity
     for x in range(0, capacity + 1, max(1, capacity // 9)):
@@ -122,9 +122,9 @@ def test_completion_list_stopped_is_empty():
     rng = np.random.default_rng(3)
     profits, weights = rng.integers(1, 100, 30), rng.integers(1, 200, 30)
     halves = np.arange(15), np.arange(15, 30)
-    cells, values, _, _ = _completion_list(profits, weights, *halves, 1000, 64, np.ones(1, np.uint8))
+    cells, values, _, _ = completion_list(profits, weights, *halves, 1000, 64, np.ones(1, np.uint8))
     assert len(cells) == len(values) == 0
-    cells, values, _, _ = _completion_list(profits, weights, *halves, 1000, 64, np.zeros(1, np.uint8))
+    cells, values, _, _ = completion_list(profits, weights, *halves, 1000, 64, np.zeros(1, np.uint8))
     assert len(cells) > 1
 
 
