@@ -196,8 +196,9 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
 
     ``eager``: pairing and the completion bound from the first state on (tests).
     ``max_held``: give up (as on ``max_work``) once a step leaves more states than this.
-    ``beams``: beams on a second core meanwhile (:class:`core.knapsack.kp1_beam.Beams`, with a
-    :data:`~core.knapsack.kp1_beam.BUDGET_SHARE` th of ``max_states``) hand the lists their incumbents.
+    ``beams``: beams on a second core meanwhile (:class:`core.knapsack.kp1_beam.Beams`) hand the lists
+    their incumbents; they hold up to ``max_states // kp1_beam.BUDGET_SHARE`` states, which the lists then
+    do without.
 
     Returns
     -------

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.knapsack import KP1, kp1_beam
+from core.knapsack import KP1, TimeLimitError, kp1_beam
 from core.knapsack.generators import jooken
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_states
@@ -65,12 +67,14 @@ def _setup(problem):
     return dataclasses.replace(prepare(p, w, problem.capacity), lower_bound=0, fixed=np.full(len(p), -1, np.int8))
 
 
+#: Setups of 30-200 items with work for the lists (see :func:`_setup`).
+SETUPS = kp1_of_every_class(low_n=30, high_n=200).map(_setup).filter(
+    lambda setup: setup is not None)
+
+
 @SETTINGS
-@given(kp1_of_every_class(low_n=30, high_n=200), st.sampled_from([1, 4, 64]))
-def test_a_beam_finds_a_feasible_solution_and_publishes_its_value(problem, width):
-    setup = _setup(problem)
-    if setup is None:
-        return
+@given(SETUPS, st.sampled_from([1, 4, 64]))
+def test_a_beam_finds_a_feasible_solution_and_publishes_its_value(setup, width):
     exact = _run(setup)
     shared = np.zeros(1, np.int64)
     beam = _run(setup, width, shared)
@@ -83,22 +87,16 @@ def test_a_beam_finds_a_feasible_solution_and_publishes_its_value(problem, width
 
 
 @SETTINGS
-@given(kp1_of_every_class(low_n=30, high_n=200))
-def test_a_beam_wider_than_every_list_is_the_exact_lists(problem):
-    setup = _setup(problem)
-    if setup is None:
-        return
+@given(SETUPS)
+def test_a_beam_wider_than_every_list_is_the_exact_lists(setup):
     exact, beam = _run(setup), _run(setup, 2**40)
     assert (beam.best, beam.best_step, beam.work) == (exact.best, exact.best_step, exact.work)
 
 
 @SETTINGS
-@given(kp1_of_every_class(low_n=30, high_n=200))
-def test_the_exact_lists_prune_against_a_shared_value(problem):
+@given(SETUPS)
+def test_the_exact_lists_prune_against_a_shared_value(setup):
     """Given the optimum's value, the lists prove it with no more work and report no state of their own."""
-    setup = _setup(problem)
-    if setup is None:
-        return
     exact = _run(setup)
     helped = _run(setup, shared=np.array([exact.best], np.int64))
     assert helped.status == DONE and helped.best == exact.best
@@ -185,3 +183,24 @@ def test_solve_with_beams_gives_the_optimum_through_the_public_call(monkeypatch)
     result = solve_kp1(problem, None, "states")
     assert result.value == solve_kp1(problem, None, "dp").value
     check_kp_choice(problem, result)
+
+
+def test_a_time_limit_stops_the_lists_and_their_beams(monkeypatch):
+    """Jooken-style n = 400, C = 10^8 takes seconds in the long run; its limit ends both threads at once."""
+    _two_cores(monkeypatch)
+    started = []
+    real_enter = kp1_beam.Beams.__enter__
+
+    def enter(self):
+        started.append(self.running)
+        return real_enter(self)
+
+    monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter)
+    problem = jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)
+    threads = threading.active_count()
+    begin = time.perf_counter()
+    with pytest.raises(TimeLimitError):
+        solve_kp1(problem, None, "states", time_limit_s=1.5)
+    assert time.perf_counter() - begin < 6.0
+    assert True in started  # the long run had its beams when the limit came
+    assert threading.active_count() == threads
