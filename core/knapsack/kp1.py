@@ -26,8 +26,13 @@ METHODS = ("auto", "dp", "states")
 DP_OUTRIGHT_CELLS = 2_000_000
 #: Time of one state of the state lists, in DP cells (measured: a DP cell ~1 ns, a state ~10 ns).
 STATE_COST_CELLS = 10
-#: States generated before the state lists also compute the (costlier) cardinality bound.
-QUICK_STATES = 2**18
+#: States generated before the state lists also compute the (costlier) cardinality bound: the GPU's host stage
+#: (:func:`solve_kp1_quick`) and subset sum.
+QUICK_STATES = 1_000_000
+#: The same for KP1's own solve, whose quick run also gives up once a step leaves more than KP1_QUICK_HELD
+#: states: lists that grow that wide (strongly correlated items) are cut down sooner by the surrogate's bound
+#: and its incumbent (docs/notes/knapsack.md, step 13).
+KP1_QUICK_STATES, KP1_QUICK_HELD = 2**18, 2**13
 #: States the lists hold at the least (their first buffers).
 STATE_MIN_STATES = 6 * 1024
 
@@ -328,7 +333,7 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
     if not dp_possible:  # no DP to hand over to: refuse now what the lists' first step would refuse
         limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({len(free):,} free items)")
     max_work = dp_cells // STATE_COST_CELLS if dp_possible else 2**62
-    mask, run = solve_by_bounds(setup, QUICK_STATES, max_work, budget // STATE_BYTES)
+    mask, run = solve_by_bounds(setup, KP1_QUICK_STATES, max_work, budget // STATE_BYTES, KP1_QUICK_HELD)
     if mask is not None:
         state["method"] = "states"
         return mask

@@ -26,9 +26,6 @@ __all__ = ["CoreSetup", "break_copies", "cardinality_bound", "improving_cardinal
            "solve_by_bounds", "solve_by_states", "with_incumbent"]
 
 _SLACK = 1e-9
-#: The quick run of :func:`solve_by_bounds` gives up once a step leaves more states than this: lists that
-#: grow this wide (strongly correlated items) are cut down by the surrogate's bound and a better incumbent.
-QUICK_HELD = 2**13
 
 
 @dataclass(frozen=True, eq=False)
@@ -247,19 +244,22 @@ def _out_of_time(setup: CoreSetup, free, run: StateRun, upper_bound: int):
     raise RuntimeError("the state lists stopped for a time limit that had not passed")
 
 
-def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states: int):
+def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states: int, quick_held: int = 2**62,
+                    beams: bool = True):
     """:func:`solve_by_states` with combo's extras for hard instances.
 
     A quick run first (within ``quick_work`` states generated, and while a step
-    leaves at most :data:`QUICK_HELD`); when it gives up, its best solution becomes the incumbent
+    leaves at most ``quick_held``); when it gives up, its best solution becomes the incumbent
     (with the reductions it allows), the surrogate relaxation with a
     cardinality constraint is solved exactly for a tight upper bound (often with
     an optimal choice), and the long run stops as soon as it meets that bound;
-    beams on a second core hand it better incumbents meanwhile.  Returns
+    with ``beams``, beams on a second core hand it better incumbents meanwhile
+    (subset sum goes without: all its states have the same Dantzig bound, so
+    a beam keeps an arbitrary few).  Returns
     ``(mask, run)`` as :func:`solve_by_states` (``run`` None when the
     surrogate's choice was optimal).
     """
-    held = QUICK_HELD if max_work > quick_work else 2**62  # (a quick run alone keeps going)
+    held = quick_held if max_work > quick_work else 2**62  # (a quick run alone keeps going)
     mask, run = solve_by_states(setup, min(max_work, quick_work), max_states, max_held=held)
     if mask is not None or run.status != OUT_OF_WORK or max_work <= quick_work:
         return mask, run
@@ -272,7 +272,7 @@ def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states
         return mask, None
     bound = improving_cardinality_bound(setup) if bound is None else bound
     report("states", bound - setup.lower_bound, setup.lower_bound)
-    return solve_by_states(setup, max_work, max_states, bound, beams=True)
+    return solve_by_states(setup, max_work, max_states, bound, beams=beams)
 
 
 def _surrogate(setup: CoreSetup, max_work: int, max_states: int):

@@ -257,7 +257,7 @@ def _states_mask(weights, capacity, budget, state):
         limits.check_first_stages(first_stage_bytes(), budget, f"subset sum by state lists ({len(weights):,} items)")
     setup = prepare(weights, weights, capacity)
     try:
-        mask, run = solve_by_bounds(setup, QUICK_STATES, max_work, budget // STATE_BYTES)
+        mask, run = solve_by_bounds(setup, QUICK_STATES, max_work, budget // STATE_BYTES, beams=False)
     except TimeLimitError as exc:  # KP1's lists with p = w: say which problem ran past the limit
         raise TimeLimitError(exc.what.replace("KP1", "subset sum", 1), exc.limit_s, exc.reached) from None
     if mask is None and not bitset_fits:

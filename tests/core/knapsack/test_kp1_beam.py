@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.knapsack import KP1, TimeLimitError, kp1_beam
+from core.knapsack import KP1, SubsetSum, TimeLimitError, kp1_beam, solve
 from core.knapsack.generators import jooken
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_states
@@ -204,3 +204,19 @@ def test_a_time_limit_stops_the_lists_and_their_beams(monkeypatch):
     assert time.perf_counter() - begin < 6.0
     assert True in started  # the long run had its beams when the limit came
     assert threading.active_count() == threads
+
+
+def test_subset_sum_runs_its_lists_without_beams(monkeypatch):
+    """Every state of a subset sum has the same Dantzig bound: a beam would keep an arbitrary few."""
+    _two_cores(monkeypatch)
+    entered = []
+    real_enter = kp1_beam.Beams.__enter__
+
+    def enter(self):
+        entered.append(self.running)
+        return real_enter(self)
+
+    monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter)
+    weights = np.random.default_rng(5).integers(1, 10**12, 36)
+    solution = solve(SubsetSum(weights, int(weights.sum() // 3) + 7), backend="cpu")
+    assert solution.method == "states" and len(entered) >= 2 and not any(entered)  # the quick and the long run

@@ -174,3 +174,20 @@ def test_exchanges_match_the_numpy_reference(seed, n, top):
         if w[j] <= room and rng.random() < 0.7:
             taken[j], room = True, room - w[j]
     assert np.array_equal(improve_by_exchanges(p, w, capacity, taken), _exchanges_by_numpy(p, w, capacity, taken))
+
+
+def test_a_quick_run_gives_up_once_a_step_leaves_too_many_states():
+    """Strongly correlated items: the list grows wide at once; with a width limit the quick run stops there,
+    and the surrogate and the long run still reach the optimum the uncapped lists find."""
+    from core.knapsack.kp1_core import solve_by_bounds
+    from core.knapsack.states import OUT_OF_WORK
+
+    problem = pisinger("strongly", 300, 10**5, 50, 100, seed=2)
+    usable = problem.weights <= problem.capacity
+    p, w = problem.profits[usable], problem.weights[usable]
+    setup = prepare(p, w, problem.capacity)
+    mask, run = solve_by_states(setup, 2**62, 10**8, max_held=64)
+    assert mask is None and run.status == OUT_OF_WORK and run.held > 64
+    plain, _ = solve_by_states(setup, 2**62, 10**8)
+    capped, _ = solve_by_bounds(setup, 2**62 - 1, 2**62, 10**8, quick_held=64)
+    assert int(p[capped].sum()) == int(p[plain].sum()) and int(w[capped].sum()) <= problem.capacity
