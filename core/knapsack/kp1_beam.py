@@ -21,7 +21,7 @@ import numpy as np
 
 from core.knapsack.states import StateRun, backtrack, expand_core
 
-__all__ = ["FIRST_WIDTH", "LAST_WIDTH", "Beams", "beam_states", "cores"]
+__all__ = ["BUDGET_SHARE", "FIRST_WIDTH", "LAST_WIDTH", "Beams", "beam_states", "cores"]
 
 #: The first and the widest beam (states kept per step); each beam after the first is twice as wide.
 FIRST_WIDTH, LAST_WIDTH = 2**12, 2**20

@@ -109,6 +109,19 @@ def _two_cores(monkeypatch):
     monkeypatch.setattr(kp1_beam, "cores", lambda: 2)
 
 
+def _record_beams(monkeypatch) -> list:
+    """A list that gets, for each run of the lists, whether it had a beams thread."""
+    runs = []
+    real_enter = kp1_beam.Beams.__enter__
+
+    def enter(self):
+        runs.append(self.running)
+        return real_enter(self)
+
+    monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter)
+    return runs
+
+
 @SETTINGS
 @given(kp1_of_every_class(low_n=100, high_n=400))
 def test_state_lists_with_beams_match_the_capacity_dp(problem):
@@ -188,14 +201,7 @@ def test_solve_with_beams_gives_the_optimum_through_the_public_call(monkeypatch)
 def test_a_time_limit_stops_the_lists_and_their_beams(monkeypatch):
     """Jooken-style n = 400, C = 10^8 takes seconds in the long run; its limit ends both threads at once."""
     _two_cores(monkeypatch)
-    started = []
-    real_enter = kp1_beam.Beams.__enter__
-
-    def enter(self):
-        started.append(self.running)
-        return real_enter(self)
-
-    monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter)
+    started = _record_beams(monkeypatch)
     problem = jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)
     threads = threading.active_count()
     begin = time.perf_counter()
@@ -209,14 +215,7 @@ def test_a_time_limit_stops_the_lists_and_their_beams(monkeypatch):
 def test_subset_sum_runs_its_lists_without_beams(monkeypatch):
     """Every state of a subset sum has the same Dantzig bound: a beam would keep an arbitrary few."""
     _two_cores(monkeypatch)
-    entered = []
-    real_enter = kp1_beam.Beams.__enter__
-
-    def enter(self):
-        entered.append(self.running)
-        return real_enter(self)
-
-    monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter)
+    entered = _record_beams(monkeypatch)
     weights = np.random.default_rng(5).integers(1, 10**12, 36)
     solution = solve(SubsetSum(weights, int(weights.sum() // 3) + 7), backend="cpu")
     assert solution.method == "states" and len(entered) >= 2 and not any(entered)  # the quick and the long run
