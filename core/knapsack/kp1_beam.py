@@ -116,6 +116,7 @@ class Beams:
 
     def better(self, taken: np.ndarray) -> np.ndarray:
         """``taken`` or the beams' solution (bool masks over the efficiency order), whichever is worth more."""
-        if self.taken is None or self.value <= int(self._args[0][taken].sum()):
+        profits = self._args[0]
+        if self.taken is None or self.value <= int(profits[taken].sum()):
             return taken
         return self.taken

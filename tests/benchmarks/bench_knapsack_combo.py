@@ -25,12 +25,12 @@ twice combo's time and more than 10 ms.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import time
 
 from tests.benchmarks import combo_baseline
+from tests.benchmarks.children import in_forked_child
 from tests.benchmarks.report import machine_description, markdown_table, publish
 
 LIMIT_S = 60.0
@@ -79,7 +79,7 @@ def warm_up() -> None:
             solve(pisinger(kind, 300, r, 50, 100, seed=0), backend="cpu")
 
 
-def _child(conn, problem, limit_s):
+def _timed(problem, limit_s):
     from core.knapsack import solve
 
     try:
@@ -88,21 +88,14 @@ def _child(conn, problem, limit_s):
             start = time.perf_counter()
             solution = solve(problem, backend="cpu", time_limit_s=limit_s)
             seconds.append(time.perf_counter() - start)
-        conn.send(("ok", solution.method, int(solution.value), min(seconds)))
+        return "ok", solution.method, int(solution.value), min(seconds)
     except Exception as exc:  # noqa: BLE001 - a refusal or the time limit: reported in the table
-        conn.send(("not solved", type(exc).__name__, None, None))
+        return "not solved", type(exc).__name__, None, None
 
 
 def linesnap(problem, limit_s: float) -> tuple[str, str, int | None, float | None]:
     """(status, method or exception, value, seconds) of ``core.knapsack.solve`` in a forked child."""
-    context = multiprocessing.get_context("fork")
-    parent, child = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(child, problem, limit_s))
-    process.start()
-    out = parent.recv() if parent.poll(limit_s + 60) else ("not solved", "killed", None, None)
-    process.kill()
-    process.join()
-    return out
+    return in_forked_child(_timed, (problem, limit_s), limit_s + 60) or ("not solved", "killed", None, None)
 
 
 def compare(cases, limit_s: float) -> tuple[list[dict], list[str]]:

@@ -26,13 +26,13 @@ within its 32 bits, the same limit) and adds a table of the times against it.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import time
 from pathlib import Path
 
 from tests.benchmarks import combo_baseline
+from tests.benchmarks.children import in_forked_child
 from tests.benchmarks.report import machine_description, markdown_table, publish
 
 LIMIT_S = 60.0
@@ -62,7 +62,7 @@ def warm_up() -> None:
         solve(problem, backend="cpu")
 
 
-def _child(conn, path, budget, limit_s):
+def _timed(path, budget, limit_s):
     from core.knapsack import solve
     from core.knapsack.io import read_jooken
 
@@ -70,21 +70,15 @@ def _child(conn, path, budget, limit_s):
         (instance,) = read_jooken(path)
         start = time.perf_counter()
         solution = solve(instance.problem, backend="cpu", memory_budget_bytes=budget, time_limit_s=limit_s)
-        conn.send(("ok", solution.method, int(solution.value), time.perf_counter() - start))
+        return "ok", solution.method, int(solution.value), time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001 - a refusal or the time limit: reported in the table
-        conn.send(("not solved", type(exc).__name__, None, None))
+        return "not solved", type(exc).__name__, None, None
 
 
 def run_one(folder: Path, budget: int | None, limit_s: float) -> tuple[str, str, int | None, float | None]:
     """(status, method or exception, value, seconds) of LineSnap on one instance, in a child process."""
-    context = multiprocessing.get_context("fork")
-    parent, child = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(child, folder / "test.in", budget, limit_s))
-    process.start()
-    out = parent.recv() if parent.poll(limit_s + 60) else ("not solved", "killed", None, None)
-    process.kill()
-    process.join()
-    return out
+    return (in_forked_child(_timed, (folder / "test.in", budget, limit_s), limit_s + 60)
+            or ("not solved", "killed", None, None))
 
 
 def _group(name: str) -> str:

@@ -25,11 +25,11 @@ or past 60 s, the median and the largest time, and every instance not solved.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import time
 
+from tests.benchmarks.children import in_forked_child
 from tests.benchmarks.report import machine_description, markdown_table, publish
 
 LIMIT_S = 60.0
@@ -78,7 +78,7 @@ def _make(args):
     return MCKP(drawn.classes, lightest + int(share * (heaviest - lightest)))
 
 
-def _child(conn, args):
+def _timed(args):
     from core.knapsack import MemoryBudgetError, solve
 
     try:
@@ -86,24 +86,18 @@ def _child(conn, args):
         problem = _make(args)
         start = time.perf_counter()
         solution = solve(problem, backend="cpu", memory_budget_bytes=BUDGET_BYTES)
-        conn.send(("ok", solution.method, time.perf_counter() - start))
+        return "ok", solution.method, time.perf_counter() - start
     except MemoryBudgetError:
-        conn.send(("refused", "MemoryBudgetError", None))
+        return "refused", "MemoryBudgetError", None
     except Exception as exc:  # noqa: BLE001 - any other failure is reported as such, not as a refusal
-        conn.send(("error", f"{type(exc).__name__}: {exc}", None))
+        return "error", f"{type(exc).__name__}: {exc}", None
 
 
 def run_one(args) -> tuple[str, str, float | None]:
     """(status, method or error, seconds) of one solve in a child process, abandoned past LIMIT_S."""
-    context = multiprocessing.get_context("fork")
-    parent, child = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(child, args))
-    process.start()
-    out = parent.recv() if parent.poll(LIMIT_S + 30) else ("past 60 s", "", None)  # + compiling
+    out = in_forked_child(_timed, (args,), LIMIT_S + 30) or ("past 60 s", "", None)  # + compiling
     if out[0] == "ok" and out[2] > LIMIT_S:
         out = ("past 60 s", out[1], out[2])
-    process.kill()
-    process.join()
     return out
 
 

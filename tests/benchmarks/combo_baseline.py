@@ -15,9 +15,9 @@ it (:func:`fits`).  Each solve runs in a child process killed past its limit.
 
 from __future__ import annotations
 
-import multiprocessing
-
 import numpy as np
+
+from tests.benchmarks.children import in_forked_child
 
 __all__ = ["INT32_MAX", "available", "fits", "solve"]
 
@@ -45,12 +45,13 @@ def fits(problem) -> bool:
             and int(problem.profits[usable].max()) <= INT32_MAX and int(problem.weights[usable].max()) <= INT32_MAX)
 
 
-def _child(conn, profits, weights, capacity):
+def _combo(profits, weights, capacity):
+    """``(optimum, seconds)`` by combo's own timer."""
     import pisinger_cpp
 
     x = np.zeros(len(profits), np.int32)
     ms, value = pisinger_cpp.combo_cpp(len(profits), profits, weights, x, capacity)
-    conn.send((int(round(value)), ms / 1e3))
+    return int(round(value)), ms / 1e3
 
 
 def solve(problem, limit_s: float) -> tuple[int, float] | None:
@@ -69,17 +70,7 @@ def solve(problem, limit_s: float) -> tuple[int, float] | None:
     weights = np.ascontiguousarray(problem.weights[usable], np.int32)
     if int(weights.astype(np.int64).sum()) <= problem.capacity:
         return free + int(profits.astype(np.int64).sum()), 0.0
-    context = multiprocessing.get_context("fork")
-    parent, child = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(child, profits, weights, int(problem.capacity)))
-    process.start()
-    child.close()  # the child's end: its exit (combo stops the process on some failures) then ends the wait
-    try:
-        out = parent.recv() if parent.poll(limit_s) else None
-    except EOFError:  # the child died without an answer
-        out = None
-    process.kill()
-    process.join()
+    out = in_forked_child(_combo, (profits, weights, int(problem.capacity)), limit_s)
     if out is None:
         return None
     return free + out[0], out[1]

@@ -14,10 +14,10 @@ available offline, so no combo time is claimed.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 
 from core.knapsack.generators import PISINGER_KINDS, jooken, pisinger, pisinger_hard
+from tests.benchmarks.children import in_forked_child
 
 LIMIT_S = 60.0
 BUDGET_BYTES = 2 * 2**30
@@ -43,7 +43,7 @@ def instances(quick: bool) -> list[tuple[str, str, object]]:
     return out
 
 
-def _child(conn, problem):
+def _timed(problem):
     from core.knapsack.kp1 import solve_kp1
 
     try:
@@ -51,9 +51,9 @@ def _child(conn, problem):
         solve_kp1(KP1_WARMUP, method="dp")  # ... and the capacity DP, which grouped items reach more often
         start = time.perf_counter()
         result = solve_kp1(problem, BUDGET_BYTES)
-        conn.send(("ok", result.value, result.method, (time.perf_counter() - start) * 1e3))
+        return "ok", result.value, result.method, (time.perf_counter() - start) * 1e3
     except Exception as exc:  # noqa: BLE001 - reported in the table
-        conn.send(("error", None, type(exc).__name__, None))
+        return "error", None, type(exc).__name__, None
 
 
 KP1_WARMUP = pisinger("strongly", 300, 1000, 50, 100, seed=0)
@@ -61,17 +61,7 @@ KP1_WARMUP = pisinger("strongly", 300, 1000, 50, 100, seed=0)
 
 def linesnap(problem) -> tuple[str, int | None, str, float | None]:
     """(status, value, method, ms) of one solve in a child process, killed past LIMIT_S."""
-    context = multiprocessing.get_context("fork")
-    parent, child = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(child, problem))
-    process.start()
-    if parent.poll(LIMIT_S + 30):  # + compilation of a fresh process
-        out = parent.recv()
-    else:
-        out = ("past 60 s", None, "", None)
-    process.kill()
-    process.join()
-    return out
+    return in_forked_child(_timed, (problem,), LIMIT_S + 30) or ("past 60 s", None, "", None)  # + compiling
 
 
 def ortools(problem) -> tuple[int, bool, float]:

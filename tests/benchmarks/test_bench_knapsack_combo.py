@@ -76,12 +76,12 @@ def test_the_timed_child_solves_through_the_public_call():
     assert np.isfinite(seconds)
 
 
-def _exits_without_an_answer(conn, profits, weights, capacity):
+def _exits_without_an_answer(profits, weights, capacity):
     import os
 
     os._exit(1)  # as combo does when its state space runs out ("multiply, no space")
 
 
 def test_a_combo_that_stops_the_process_is_reported_at_once(monkeypatch):
-    monkeypatch.setattr(combo_baseline, "_child", _exits_without_an_answer)
+    monkeypatch.setattr(combo_baseline, "_combo", _exits_without_an_answer)
     assert combo_baseline.solve(KP1([5, 7, 3], [3, 4, 2], 6), 600.0) is None  # without waiting for the limit
