@@ -318,7 +318,6 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
         return _positions(setup, setup.greedy)
     room = setup.free_capacity()
     dp_cells = len(free) * room // weights_gcd(setup.weights[free])
-    dp_bytes = _dp_bytes(setup.weights[free], room)
     report("states", setup.upper_bound - setup.lower_bound, setup.lower_bound)
     if method == "quick":
         if first_stage_bytes() > budget:
@@ -326,7 +325,7 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
         mask, _ = solve_by_bounds(setup, QUICK_STATES, QUICK_STATES, budget // STATE_BYTES)
         state["method"] = "states"
         return mask
-    if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and dp_bytes <= budget:
+    if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and _dp_bytes(setup.weights[free], room) <= budget:
         report("dp", setup.upper_bound - setup.lower_bound, setup.lower_bound)
         return _reduced_dp(setup, free, room, budget, state)
     dp_possible = method == "auto" and 2 * _row_bytes(room, 8) <= budget

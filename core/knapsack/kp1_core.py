@@ -16,17 +16,13 @@ import numpy as np
 
 from core.knapsack import limits
 from core.knapsack.kp1_beam import BUDGET_SHARE, Beams
-from core.knapsack.kp1_greedy import greedy as greedy_solution
-from core.knapsack.kp1_greedy import improve_by_exchanges
+from core.knapsack.kp1_greedy import ordered, reduce_items
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, most_that_fit, per_copy, surrogate_bound, surrogate_lp
 
 __all__ = ["CoreSetup", "break_copies", "cardinality_bound", "improving_cardinality_bound", "prepare",
            "solve_by_bounds", "solve_by_states", "with_incumbent"]
-
-_SLACK = 1e-9
-
 
 @dataclass(frozen=True, eq=False)
 class CoreSetup:
@@ -103,33 +99,13 @@ def prepare(profits: np.ndarray, weights: np.ndarray, capacity: int, known: int 
     value to beat when it exceeds the greedy one (the reductions then fix more).
     ``counts``: the identical copies each item stands for (CoreSetup.counts).
     """
-    efficiency = profits / weights
-    order = np.argsort(-efficiency, kind="stable")
-    p, w, e = profits[order], weights[order], efficiency[order]
-    prefix = np.cumsum(w)
-    b = int(np.searchsorted(prefix, capacity, side="right"))
+    (order, p, w, e, b, greedy, lower, gcd, break_profit, residual,
+     fixed) = ordered(profits, weights, capacity, known)
     if b >= len(w):
         raise ValueError("prepare needs items that do not all fit the capacity")
-    greedy = improve_by_exchanges(p, w, capacity, greedy_solution(w, capacity, b))
-    lower = max(int(p[greedy].sum()), int(known))
-    break_profit = int(p[:b].sum())
-    residual = capacity - (int(prefix[b - 1]) if b else 0)
-    gcd = int(np.gcd.reduce(p))
     upper = _floor_multiple(break_profit + residual * int(p[b]) // int(w[b]), gcd)
-    fixed = _reduce(p, w, float(e[b]), b, break_profit, residual, _next_multiple(lower, gcd))
     counts = None if counts is None else np.asarray(counts, np.int64)[order]
     return CoreSetup(order, p, w, e, int(capacity), b, greedy, lower, upper, fixed, gcd, counts)
-
-
-def _reduce(p, w, break_efficiency, b, break_profit, residual, target):
-    """Dembo-Hammer: fix an item when the bound with its decision flipped cannot reach ``target``."""
-    sign = np.where(np.arange(len(p)) < b, -1, 1)  # flipping removes items before b, adds the others
-    whole = (break_profit - target + sign * p).astype(np.float64)
-    room = (residual - sign * w) * break_efficiency
-    flip_can_win = whole + room >= -_SLACK * (np.abs(room) + 1.0)
-    fixed = np.where(sign < 0, 1, 0).astype(np.int8)
-    fixed[flip_can_win] = -1
-    return fixed
 
 
 def cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
@@ -182,7 +158,8 @@ def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
     p, w, b = setup.profits, setup.weights, setup.break_item
     break_profit = int(p[:b].sum())
     residual = setup.capacity - int(w[:b].sum())
-    fixed = _reduce(p, w, float(setup.efficiency[b]), b, break_profit, residual, setup.next_value(value))
+    fixed = reduce_items(p, w, setup.efficiency[b], b, np.int64(break_profit), np.int64(residual),
+                         np.int64(setup.next_value(value)))
     fixed = np.where(setup.fixed >= 0, setup.fixed, fixed).astype(np.int8)
     return dataclasses.replace(setup, greedy=taken, lower_bound=value, fixed=fixed)
 

@@ -176,6 +176,51 @@ def test_exchanges_match_the_numpy_reference(seed, n, top):
     assert np.array_equal(improve_by_exchanges(p, w, capacity, taken), _exchanges_by_numpy(p, w, capacity, taken))
 
 
+def _prepare_by_numpy(profits, weights, capacity, known):
+    """The preparation as numpy steps (the code before it was compiled): order, break item, greedy value,
+    upper bound and reductions."""
+    efficiency = profits / weights
+    order = np.argsort(-efficiency, kind="stable")
+    p, w, e = profits[order], weights[order], efficiency[order]
+    prefix = np.cumsum(w)
+    b = int(np.searchsorted(prefix, capacity, side="right"))
+    taken = np.zeros(len(w), np.bool_)
+    room = capacity
+    for j in range(len(w)):
+        if j < b or w[j] <= room:
+            taken[j], room = True, room - w[j]
+    taken = _exchanges_by_numpy(p, w, capacity, taken)
+    lower = max(int(p[taken].sum()), known)
+    break_profit, residual = int(p[:b].sum()), capacity - (int(prefix[b - 1]) if b else 0)
+    gcd = int(np.gcd.reduce(p))
+    upper = (break_profit + residual * int(p[b]) // int(w[b])) // gcd * gcd
+    target = (lower // gcd + 1) * gcd
+    sign = np.where(np.arange(len(p)) < b, -1, 1)
+    whole = (break_profit - target + sign * p).astype(np.float64)
+    room = (residual - sign * w) * float(e[b])
+    fixed = np.where(sign < 0, 1, 0).astype(np.int8)
+    fixed[whole + room >= -1e-9 * (np.abs(room) + 1.0)] = -1
+    return order, b, taken, lower, upper, fixed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 60), st.sampled_from([3, 20, 10**6, 10**12]), st.booleans())
+def test_the_compiled_preparation_matches_numpy_steps(seed, n, top, correlated):
+    """Efficiency ties are frequent at small ``top`` and with correlated items (equal ``p - w``)."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, top, n).astype(np.int64)
+    p = w + top // 10 + 1 if correlated else rng.integers(1, top, n).astype(np.int64)
+    capacity = int(rng.integers(w.max(), max(int(w.sum()), int(w.max()) + 1)))
+    if int(w.sum()) <= capacity:
+        return
+    known = int(rng.integers(0, int(p.sum()))) if rng.random() < 0.3 else 0
+    setup = prepare(p, w, capacity, known=known)
+    order, b, taken, lower, upper, fixed = _prepare_by_numpy(p, w, capacity, known)
+    assert np.array_equal(setup.order, order) and setup.break_item == b
+    assert np.array_equal(setup.greedy, taken) and setup.lower_bound == lower and setup.upper_bound == upper
+    assert np.array_equal(setup.fixed, fixed)
+
+
 def test_a_quick_run_gives_up_once_a_step_leaves_too_many_states():
     """Strongly correlated items: the list grows wide at once; with a width limit the quick run stops there,
     and the surrogate and the long run still reach the optimum the uncapped lists find."""
