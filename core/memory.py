@@ -6,13 +6,16 @@ docs/notes/extraction-and-polyline.md, "Host memory".
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
+import sys
 import time
 
 from core import validation
 
 __all__ = ["DEFAULT_SHARE", "HostMemoryError", "available_host_bytes", "check_allocation", "default_budget_bytes",
-           "resolve_budget"]
+           "keep_freed_memory", "resolve_budget"]
 
 #: Share of the available host memory that one computation may use by default.
 DEFAULT_SHARE = 0.5
@@ -138,3 +141,31 @@ def check_allocation(nbytes: int, what: str, budget_bytes: int | None = None, *,
              else f"the memory budget of {budget / 2**30:.1f} GiB")
     message = f"{what} would need {nbytes / 2**30:.1f} GiB of memory, more than {limit}"
     raise HostMemoryError(f"{message}; {advice}" if advice else message, nbytes, budget)
+
+
+#: glibc's malloc settings of :func:`keep_freed_memory` (mallopt's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD):
+#: blocks below 32 MiB come from the heap, and up to 64 MiB freed at its top stays mapped.
+_MALLOC_SETTINGS = ((-3, 32 << 20), (-1, 64 << 20))
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Let the C allocator keep freed blocks for reuse (Linux with glibc); whether it could.
+
+    By default glibc maps every block past a threshold that only rises to the
+    largest block freed so far, and unmaps it on free, so a computation whose
+    buffers grow by doubling (the knapsack state lists) gets fresh pages, each
+    costing a page fault, at every growth and again at every solve: up to
+    half of a solve of 5-40 ms (docs/notes/knapsack.md, KP1 step 16).  Raised
+    once per process, on the first knapsack solve: the thresholds glibc's own
+    adjustment stops at (32 MiB, and twice that kept at the heap's top).
+    Elsewhere (another C library, another system) nothing changes.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return all(mallopt(option, value) == 1 for option, value in _MALLOC_SETTINGS)

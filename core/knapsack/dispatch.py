@@ -23,7 +23,7 @@ from core.knapsack.kp2 import solve_kp2, solve_kp2_batch
 from core.knapsack.mckp import solve_mckp
 from core.knapsack.problems import KP2, KnapsackSolution, SolverResult, problem_kind
 from core.knapsack.subset_sum import solve_subset_sum
-from core.memory import resolve_budget
+from core.memory import keep_freed_memory, resolve_budget
 
 __all__ = ["solve", "solve_many"]
 
@@ -94,6 +94,7 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     budget = _checked_budget(memory_budget_bytes)
     limit_s = limits.resolve_time_limit(time_limit_s)
     check_solve_cost(problem, resolved, resolve_budget(budget))
+    keep_freed_memory()
     start = time.perf_counter()
     with limits.time_limit(limit_s):
         result = getattr(_twins(resolved), _SOLVERS[kind])(problem, budget)
@@ -117,6 +118,7 @@ def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None 
     limit_s = limits.resolve_time_limit(time_limit_s)
     batch = [k for k, kind in enumerate(kinds) if kind == "kp2"]
     out = [None] * len(problems)
+    keep_freed_memory()
     for k in batch:
         check_solve_cost(problems[k], resolved, resolve_budget(budget), batched=True)
     with limits.time_limit(limit_s):
