@@ -31,6 +31,9 @@ _WORD = 64
 #: Pairing with the items outside the core runs once the list holds this many states
 #: and this many times the items outside (its cost: a binary search per item).
 PAIRING_STATES, PAIRING_RATIO = 1000, 64
+#: ... and once, whatever the items outside, when it first holds this many (combo's one pass of its
+#: heuristic, at its MINHEUR states): one binary search per item outside, which can settle a run at once.
+PAIRING_ONCE_STATES = 10_000
 #: The completion bound (:func:`completion_list`: a sparse DP over the items outside
 #: the core, weights floored to a power-of-two grid) once the list holds this many
 #: states, with at most ``COMPLETION_CELLS`` entries at first; rebuilt when the
@@ -101,6 +104,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     snaps = 0
     status = DONE
     keys = np.empty(0, np.float64)
+    paired_once = False
     while n > 0 and best < upper_bound and (r < len(removable) or a < len(addable)):
         if width == 0 and shared[0] > best:
             best, best_step, best_extra = shared[0], -1, -1
@@ -139,7 +143,9 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         work += 2 * n
         if k >= 0:
             best, best_step, best_w, best_p, best_v, best_extra = raised, step, ow[k], op[k], ov[k], -1
-        if eager or (m >= PAIRING_STATES and m >= PAIRING_RATIO * outside):
+        wide = m >= PAIRING_STATES and m >= PAIRING_RATIO * outside
+        if eager or wide or (not paired_once and m >= PAIRING_ONCE_STATES):
+            paired_once = True
             paired, k, item = pair(ow, op, kept, capacity, profits, weights, addable, a, removable, r, best)
             if k >= 0:
                 best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item

@@ -236,3 +236,20 @@ def test_a_quick_run_gives_up_once_a_step_leaves_too_many_states():
     plain, _ = solve_by_states(setup, 2**62, 10**8)
     capped, _ = solve_by_bounds(setup, 2**62 - 1, 2**62, 10**8, quick_held=64)
     assert int(p[capped].sum()) == int(p[plain].sum()) and int(w[capped].sum()) <= problem.capacity
+
+
+def test_the_lists_pair_once_when_they_first_hold_ten_thousand_states():
+    """Inverse strongly correlated items, many outside the core: the list stays far below the width at which
+    pairing runs every step, but the one pass of pairing at 10,000 states finds the optimum within KP1's
+    quick run (which then gives up, the optimum unproven; the surrogate proves it)."""
+    from core.knapsack.kp1 import KP1_QUICK_HELD, KP1_QUICK_STATES
+    from core.knapsack.states import OUT_OF_WORK, PAIRING_ONCE_STATES, PAIRING_RATIO
+
+    problem = pisinger("inverse-strongly", 10000, 10**6, 10, 100, seed=1)
+    optimum = solve_kp1(problem).value
+    setup = prepare(problem.profits, problem.weights, problem.capacity)
+    assert setup.lower_bound < optimum
+    _, run = solve_by_states(setup, KP1_QUICK_STATES, 10**8, max_held=KP1_QUICK_HELD)
+    assert run.status == OUT_OF_WORK and PAIRING_ONCE_STATES <= run.held < PAIRING_RATIO * setup.n_free
+    assert run.best == optimum and run.best_extra >= 0
+    assert int(setup.profits[run.taken].sum()) == optimum
