@@ -14,7 +14,7 @@ takes 32-bit integers); the section says how many.  LineSnap: the public
 ``core.knapsack.solve`` (CPU, the solver's default budget), timed around the call
 in a child process forked after the solvers were compiled; under 1 s in all, the
 solve is repeated up to three times and the least time counts.  Combo: its own
-timer inside the call, in a child process too.  Both get the limit (default
+timer inside the call, in a child process too, repeated the same way.  Both get the limit (default
 60 s); every optimum must be equal, or no section is written.  Writes the
 section "knapsack-combo" of BENCHMARKS.md: per class the instances both solved,
 the median times, the median ratio LineSnap / combo, how many LineSnap solved no

@@ -4,7 +4,8 @@ Combo (Martello, Pisinger and Toth 1999) is the reference KP1 solver of issue 15
 Its C code is not on PyPI by itself; the ``digneapy`` wheel (GPL) ships it compiled
 as the extension module ``pisinger_cpp``, whose ``combo_cpp(n, p, w, x, c)`` takes
 32-bit integers and returns ``(milliseconds, optimum)``, timed inside the call
-with ``std::chrono`` (the copy of the items into combo's own arrays included).
+with ``std::chrono`` (the copy of the items into combo's own arrays included);
+the least of up to three calls counts (:data:`REPEAT`).
 Install it for the benchmarks only, without its many dependencies::
 
     pip install --no-deps digneapy
@@ -45,13 +46,21 @@ def fits(problem) -> bool:
             and int(problem.profits[usable].max()) <= INT32_MAX and int(problem.weights[usable].max()) <= INT32_MAX)
 
 
+#: Combo is called up to REPEAT times while its calls so far took less than REPEAT_BELOW_S in all, and the
+#: least time counts, as the benchmarks do for LineSnap: one call of a millisecond on this VM varies by half.
+REPEAT, REPEAT_BELOW_S = 3, 1.0
+
+
 def _combo(profits, weights, capacity):
-    """``(optimum, seconds)`` by combo's own timer."""
+    """``(optimum, seconds)`` by combo's own timer, the least of up to :data:`REPEAT` calls."""
     import pisinger_cpp
 
-    x = np.zeros(len(profits), np.int32)
-    ms, value = pisinger_cpp.combo_cpp(len(profits), profits, weights, x, capacity)
-    return int(round(value)), ms / 1e3
+    seconds = []
+    while not seconds or (len(seconds) < REPEAT and sum(seconds) < REPEAT_BELOW_S):
+        x = np.zeros(len(profits), np.int32)
+        ms, value = pisinger_cpp.combo_cpp(len(profits), profits, weights, x, capacity)
+        seconds.append(ms / 1e3)
+    return int(round(value)), min(seconds)
 
 
 def solve(problem, limit_s: float) -> tuple[int, float] | None:
