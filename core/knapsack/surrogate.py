@@ -56,6 +56,11 @@ def _units(counts: np.ndarray | None):
     return 1 if counts is None else np.asarray(counts, np.int64)
 
 
+#: ``units`` of :func:`_surrogate_lp` for one copy of each item (the searches call it dozens of times, and
+#: an array of ones per call cost a tenth of a small solve).
+_ONE_EACH = np.zeros(0, np.int64)
+
+
 def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, counts=None) -> float:
     """Dantzig's bound of ``max p x`` s.t. ``(w + s u) x <= c + s card``, ``0 <= x <= 1`` (``-inf``: infeasible),
     ``u`` the copies per item (``counts``; 1 without).
@@ -67,7 +72,7 @@ def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, 
     sort took ``n log n``: the multiplier searches evaluate this bound dozens
     of times.
     """
-    units = np.ones(len(profits), np.int64) if counts is None else np.asarray(counts, np.int64)
+    units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
     return float(_surrogate_lp(profits, weights, units, float(capacity), float(card), float(multiplier)))
 
 
@@ -79,7 +84,7 @@ def _surrogate_lp(profits, weights, units, capacity, card, multiplier):
     p, size = np.empty(n, np.float64), np.empty(n, np.float64)
     m = 0
     for j in range(n):
-        sz = weights[j] + multiplier * units[j]
+        sz = weights[j] + multiplier * (units[j] if len(units) else 1)
         if sz <= 0:
             room -= sz
             base += profits[j]

@@ -177,6 +177,17 @@ def test_no_beams_on_one_core_or_a_small_budget(monkeypatch):
     assert solve_by_states(setup, 2**62, 10**8, beams=False)[1].beams == []
 
 
+def test_no_beams_when_the_incumbent_already_meets_the_bound(monkeypatch):
+    """A long run with nothing to do (the surrogate's bound is the incumbent's value) starts no thread."""
+    problem, p, w, setup = _hard_setup()
+    _two_cores(monkeypatch)
+    started = _record_beams(monkeypatch)
+    mask, run = solve_by_states(setup, 2**62, 10**8, upper_bound=setup.lower_bound, beams=True)
+    assert np.array_equal(mask[setup.order], setup.greedy)
+    solve_by_states(setup, 2**62, 10**8, upper_bound=setup.lower_bound + 1, beams=True)
+    assert started == [False, True]
+
+
 def test_an_error_in_the_beams_thread_reaches_the_caller(monkeypatch):
     _, _, _, setup = _hard_setup()
     _two_cores(monkeypatch)
