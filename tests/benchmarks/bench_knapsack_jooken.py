@@ -205,7 +205,7 @@ def main(argv=None) -> int:
     ]
     if args.combo_here:
         parts += ["Against combo run here (the same machine and limit; instances within its 32-bit interface, "
-                  "combo's own timer, the least of up to three calls under 1 s):",
+                  "combo's own timer, the least of up to five calls under 1 s):",
                   markdown_table(["instances", "given to combo", f"combo solved within {limit}",
                                   f"LineSnap within {limit} on those", "median time ratio LineSnap / combo here",
                                   "LineSnap no slower"], here_rows(records, args.limit))]

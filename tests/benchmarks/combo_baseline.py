@@ -5,7 +5,7 @@ Its C code is not on PyPI by itself; the ``digneapy`` wheel (GPL) ships it compi
 as the extension module ``pisinger_cpp``, whose ``combo_cpp(n, p, w, x, c)`` takes
 32-bit integers and returns ``(milliseconds, optimum)``, timed inside the call
 with ``std::chrono`` (the copy of the items into combo's own arrays included);
-the least of up to three calls counts (:data:`REPEAT`).
+the least of up to five calls counts (:data:`REPEAT`).
 Install it for the benchmarks only, without its many dependencies::
 
     pip install --no-deps digneapy
@@ -48,7 +48,7 @@ def fits(problem) -> bool:
 
 #: Combo is called up to REPEAT times while its calls so far took less than REPEAT_BELOW_S in all, and the
 #: least time counts, as the benchmarks do for LineSnap: one call of a millisecond on this VM varies by half.
-REPEAT, REPEAT_BELOW_S = 3, 1.0
+REPEAT, REPEAT_BELOW_S = 5, 1.0
 
 
 def _combo(profits, weights, capacity):
