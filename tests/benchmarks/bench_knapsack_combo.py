@@ -30,16 +30,10 @@ import statistics
 import time
 
 from tests.benchmarks import combo_baseline
-from tests.benchmarks.children import in_forked_child
+from tests.benchmarks.children import in_forked_child, least_of_repeats
 from tests.benchmarks.report import machine_description, markdown_table, publish
 
 LIMIT_S = 60.0
-#: A solve is repeated up to REPEAT times while the solves so far took less than REPEAT_BELOW_S in all, and
-#: the least time counts, for combo as for LineSnap: the first solves in a forked child pay page faults for
-#: the memory it shares with the parent, which a long-lived process (the GUI) pays once (uncorrelated,
-#: n = 1000, after 60 other instances in the parent: 2.9, 0.68, 0.60, 0.56, 0.42 ms, then 0.41-0.43; in the
-#: parent 0.30-0.36).
-REPEAT, REPEAT_BELOW_S = combo_baseline.REPEAT, combo_baseline.REPEAT_BELOW_S
 #: Rows of the exceptions table: LineSnap slower than this many times combo's time ...
 SLOW_RATIO = 2.0
 #: ... and slower than this many seconds (below it, process noise).
@@ -84,13 +78,14 @@ def warm_up() -> None:
 def _timed(problem, limit_s):
     from core.knapsack import solve
 
+    def once():
+        start = time.perf_counter()
+        solution = solve(problem, backend="cpu", time_limit_s=limit_s)
+        return solution, time.perf_counter() - start
+
     try:
-        seconds = []
-        while not seconds or (len(seconds) < REPEAT and sum(seconds) < REPEAT_BELOW_S):
-            start = time.perf_counter()
-            solution = solve(problem, backend="cpu", time_limit_s=limit_s)
-            seconds.append(time.perf_counter() - start)
-        return "ok", solution.method, int(solution.value), min(seconds)
+        solution, seconds = least_of_repeats(once)
+        return "ok", solution.method, int(solution.value), seconds
     except Exception as exc:  # noqa: BLE001 - a refusal or the time limit: reported in the table
         return "not solved", type(exc).__name__, None, None
 

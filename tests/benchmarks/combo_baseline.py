@@ -5,7 +5,7 @@ Its C code is not on PyPI by itself; the ``digneapy`` wheel (GPL) ships it compi
 as the extension module ``pisinger_cpp``, whose ``combo_cpp(n, p, w, x, c)`` takes
 32-bit integers and returns ``(milliseconds, optimum)``, timed inside the call
 with ``std::chrono`` (the copy of the items into combo's own arrays included);
-the least of up to five calls counts (:data:`REPEAT`).
+the least of up to five calls counts (``children.least_of_repeats``).
 Install it for the benchmarks only, without its many dependencies::
 
     pip install --no-deps digneapy
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.benchmarks.children import in_forked_child
+from tests.benchmarks.children import in_forked_child, least_of_repeats
 
 __all__ = ["INT32_MAX", "available", "fits", "solve"]
 
@@ -46,21 +46,17 @@ def fits(problem) -> bool:
             and int(problem.profits[usable].max()) <= INT32_MAX and int(problem.weights[usable].max()) <= INT32_MAX)
 
 
-#: Combo is called up to REPEAT times while its calls so far took less than REPEAT_BELOW_S in all, and the
-#: least time counts, as the benchmarks do for LineSnap: one call of a millisecond on this VM varies by half.
-REPEAT, REPEAT_BELOW_S = 5, 1.0
 
 
 def _combo(profits, weights, capacity):
-    """``(optimum, seconds)`` by combo's own timer, the least of up to :data:`REPEAT` calls."""
+    """``(optimum, seconds)`` by combo's own timer, the least of repeated calls (:func:`least_of_repeats`)."""
     import pisinger_cpp
 
-    seconds = []
-    while not seconds or (len(seconds) < REPEAT and sum(seconds) < REPEAT_BELOW_S):
-        x = np.zeros(len(profits), np.int32)
-        ms, value = pisinger_cpp.combo_cpp(len(profits), profits, weights, x, capacity)
-        seconds.append(ms / 1e3)
-    return int(round(value)), min(seconds)
+    def once():
+        ms, value = pisinger_cpp.combo_cpp(len(profits), profits, weights, np.zeros(len(profits), np.int32), capacity)
+        return int(round(value)), ms / 1e3
+
+    return least_of_repeats(once)
 
 
 def solve(problem, limit_s: float) -> tuple[int, float] | None:
