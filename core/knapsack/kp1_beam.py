@@ -105,7 +105,7 @@ class Beams:
                 return
             run = StateRun(expand_core(
                 profits, weights, capacity, efficiency, removable, addable, np.int64(weights[:b].sum()),
-                np.int64(profits[:b].sum()), np.int64(self.value), upper_bound, np.int64(2**62),
+                np.int64(profits[:b].sum()), float(efficiency[b]), np.int64(self.value), upper_bound, np.int64(2**62),
                 np.int64(2**62), np.int64(max_states), False, self._stop, np.int64(width), self.shared))
             found = None
             if run.best_step >= 0 and run.best > self.value:

@@ -24,6 +24,11 @@ from core.knapsack.surrogate import golden_section, most_that_fit, per_copy, sur
 __all__ = ["CoreSetup", "break_copies", "cardinality_bound", "improving_cardinality_bound", "prepare",
            "solve_by_bounds", "solve_by_states", "with_incumbent"]
 
+#: The exact lists skip an item whose flip from the break solution cannot beat their incumbent (combo's
+#: ``haschance``; states.expand_core's ``break_efficiency``). Tests turn it off to watch the lists without it.
+SKIP_HOPELESS = True
+
+
 @dataclass(frozen=True, eq=False)
 class CoreSetup:
     """A KP1 in efficiency order with its break item, bounds and reductions.
@@ -194,7 +199,8 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
     with helpers:
         run = StateRun(expand_core(
             setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, removable, addable,
-            np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()), np.int64(setup.lower_bound),
+            np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()),
+            float(setup.efficiency[b]) if SKIP_HOPELESS else -1.0, np.int64(setup.lower_bound),
             np.int64(upper_bound), np.int64(max_work), np.int64(max_held),
             np.int64(max_states - beam_share if helpers.running else max_states),
             eager, limits.stop_flag(), np.int64(0), helpers.shared,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["completion_list", "grow", "merge", "merge_prune", "narrow", "pair"]
+__all__ = ["completion_list", "grow", "has_chance", "merge", "merge_prune", "narrow", "pair"]
 
 #: Relative slack of the float bound test: a state is only dropped when its bound
 #: is clearly below the incumbent + 1, so rounding never loses an optimum.
@@ -80,6 +80,14 @@ def _keeps(weight, profit, capacity, best, eff_add, eff_remove):
         room = (capacity - weight) * eff_remove
     gain = np.float64(profit - best - 1)
     return gain + room >= -_SLACK * (abs(room) + 1.0)
+
+
+@njit(cache=True, nogil=True)
+def has_chance(dp, dw, residual, break_profit, break_efficiency, best):
+    """Whether the break solution with one item added (``dw, dp > 0``) or removed (``< 0``) can still beat
+    ``best`` by Dantzig's bound at the break item's efficiency (the reductions' test, against ``best``)."""
+    room = (residual - dw) * break_efficiency
+    return np.float64(break_profit + dp - best - 1) + room >= -_SLACK * (abs(room) + 1.0)
 
 
 @njit(cache=True, nogil=True)

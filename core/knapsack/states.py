@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.knapsack.state_steps import completion_list, grow, merge_prune, narrow, pair
+from core.knapsack.state_steps import completion_list, grow, has_chance, merge_prune, narrow, pair
 
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_TIME", "OUT_OF_WORK", "STATE_BYTES", "StateRun", "backtrack", "expand_core"]
 
@@ -45,7 +45,7 @@ COMPLETION_STATES, COMPLETION_CELLS, COMPLETION_MAX_CELLS = 20_000, 2**16, 2**20
 
 @njit(cache=True, nogil=True)
 def expand_core(profits, weights, capacity, efficiency, removable, addable, break_weight, break_profit,
-                incumbent, upper_bound, max_work, max_held, max_states, eager, stop, width, shared):
+                break_efficiency, incumbent, upper_bound, max_work, max_held, max_states, eager, stop, width, shared):
     """Run the expanding-core state DP (exact), or a beam of it.
 
     Parameters
@@ -55,6 +55,9 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     removable : (r,) int64, free items before the break item, nearest first
     addable : (a,) int64, free items from the break item on, nearest first
     break_weight, break_profit : int64, the break solution
+    break_efficiency : float64, the break item's efficiency: an item whose flip from the break solution
+        cannot beat the incumbent by this bound (Dantzig's) is skipped, as combo's ``haschance`` does, so
+        that items the reductions left free fall away as the incumbent rises (negative: none skipped)
     incumbent : int64, value of a known solution (the greedy one)
     upper_bound : int64, no solution is worth more: the run stops when the incumbent reaches it
     max_work : int64, most states generated before giving up
@@ -111,6 +114,14 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             if best >= upper_bound:
                 break
         add = a < len(addable) and (r >= len(removable) or step % 2 == 0)
+        if break_efficiency >= 0 and not has_chance(profits[addable[a]] if add else -profits[removable[r]],
+                                                    weights[addable[a]] if add else -weights[removable[r]],
+                                                    capacity - break_weight, break_profit, break_efficiency, best):
+            if add:
+                a += 1
+            else:
+                r += 1
+            continue
         step += 1
         bit = np.uint64(1) << np.uint64((step - 1) % _WORD)
         if add:

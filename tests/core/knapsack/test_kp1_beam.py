@@ -47,7 +47,8 @@ def _core_args(setup):
     free = np.flatnonzero(setup.fixed < 0)
     b = setup.break_item
     return (setup.profits, setup.weights, np.int64(setup.capacity), setup.efficiency, free[free < b][::-1].copy(),
-            free[free >= b].copy(), np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()))
+            free[free >= b].copy(), np.int64(setup.weights[:b].sum()), np.int64(setup.profits[:b].sum()),
+            float(setup.efficiency[b]))
 
 
 def _run(setup, width=0, shared=None, incumbent=None):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.knapsack import KP1
+from core.knapsack import KP1, kp1_core
 from core.knapsack.generators import PISINGER_HARD_CLASSES, PISINGER_KINDS, jooken, pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import cardinality_bound, prepare, solve_by_states
@@ -60,8 +60,9 @@ def test_state_lists_match_the_capacity_dp(problem):
     check_kp_choice(problem, states)
 
 
-def test_backtracking_crosses_snapshots():
+def test_backtracking_crosses_snapshots(monkeypatch):
     """Without reductions and from a zero incumbent the optimum turns up late, past several snapshots."""
+    monkeypatch.setattr(kp1_core, "SKIP_HOPELESS", False)
     problem = pisinger("weakly", 600, 10**5, 37, 100, seed=0)
     usable = problem.weights <= problem.capacity
     p, w = problem.profits[usable], problem.weights[usable]
@@ -71,6 +72,24 @@ def test_backtracking_crosses_snapshots():
     assert run.best_step > 3 * 64 and len(run.snap_off) > 3
     assert int(w[mask].sum()) <= problem.capacity
     assert int(p[mask].sum()) == run.best == solve_kp1(problem, None, "dp").value
+
+
+def test_hopeless_items_skipped_as_the_incumbent_rises(monkeypatch):
+    """From a zero incumbent the reductions fix nothing; once the lists find good solutions, the items whose
+    flip cannot beat them are skipped (combo's haschance): fewer steps and states, the same optimum."""
+    problem = pisinger("weakly", 600, 10**5, 37, 100, seed=0)
+    usable = problem.weights <= problem.capacity
+    p, w = problem.profits[usable], problem.weights[usable]
+    setup = dataclasses.replace(prepare(p, w, problem.capacity), lower_bound=0,
+                                fixed=np.full(len(p), -1, np.int8))
+    runs = {}
+    for skip in (False, True):
+        monkeypatch.setattr(kp1_core, "SKIP_HOPELESS", skip)
+        mask, runs[skip] = solve_by_states(setup, 10**9, 10**8)
+        assert int(w[mask].sum()) <= problem.capacity
+        assert int(p[mask].sum()) == solve_kp1(problem, None, "dp").value
+    assert len(runs[True].step_items) < len(runs[False].step_items) // 2
+    assert runs[True].work < runs[False].work
 
 
 def _brute_with_fixed(p, w, c, fixed):
