@@ -200,20 +200,29 @@ def test_the_improving_cardinality_bound_bounds_the_optimum(problem):
     assert optimum <= improving_cardinality_bound(setup)
 
 
-@pytest.mark.parametrize("seed, share", [(1, 75), (2, 60), (3, 90), (4, 30)])
-def test_surrogate_multiplier_is_the_least_bound_of_every_integer(seed, share):
-    """The scan and golden section against every integer multiplier of the ``sum x >= b + 1`` side.
+@pytest.mark.parametrize("kind, n, r, seed, share, side", [
+    ("inverse-strongly", 400, 1000, 1, 75, "at least"), ("inverse-strongly", 400, 1000, 2, 60, "at least"),
+    ("inverse-strongly", 400, 1000, 3, 90, "at least"), ("inverse-strongly", 400, 1000, 4, 30, "at least"),
+    ("strongly", 60, 300, 4, 75, "at most"), ("strongly", 60, 300, 5, 50, "at most"),
+    ("inverse-strongly", 60, 300, 1, 10, "at most"),
+])
+def test_surrogate_multiplier_is_the_least_bound_of_every_integer(kind, n, r, seed, share, side):
+    """The scan and golden section against every integer multiplier of one cardinality side.
 
-    Inverse strongly correlated items: most multipliers below ``-R/10`` force items in and flatten the bound
-    at the sum of the profits, the plateau the golden section alone walked into.
+    Inverse strongly correlated items, ``sum x >= b + 1``: most multipliers below ``-R/10`` force items in and
+    flatten the bound at the sum of the profits, the plateau the golden section alone walked into.  Strongly
+    correlated items, ``sum x <= b``: the bound dips sharply at ``s = R/10``, where the surrogate is a subset
+    sum, and a bisection on the bound's slope (combo's ``surbin``) missed it on these; on the inverse strongly
+    correlated instance the least bound is at the range's end, which the bisection missed too.
     """
-    problem = pisinger("inverse-strongly", 400, 1000, share, 100, seed)
+    problem = pisinger(kind, n, r, share, 100, seed)
     setup = prepare(*_usable(problem))
-    p, w, c, card = setup.profits, setup.weights, setup.capacity, setup.break_item + 1
+    p, w, c = setup.profits, setup.weights, setup.capacity
     top = int(w.max())
-    every = np.array([surrogate_lp(p, w, c, card, float(s)) for s in range(-top, 1)])
-    found = surrogate_lp(p, w, c, card, _best_multiplier(p, w, c, card, -top, 0))
-    assert found <= every.min() + 1e-9 * abs(every.min()) + 1e-6, (found, every.min(), int(np.argmin(every)) - top)
+    card, low, high = (setup.break_item + 1, -top, 0) if side == "at least" else (setup.break_item, 0, top)
+    every = np.array([surrogate_lp(p, w, c, card, float(s)) for s in range(low, high + 1)])
+    found = surrogate_lp(p, w, c, card, _best_multiplier(p, w, c, card, low, high))
+    assert found <= every.min() + 1e-9 * abs(every.min()) + 1e-6, (found, every.min(), int(np.argmin(every)) + low)
 
 
 def test_inverse_strongly_correlated_instance_whose_multiplier_search_hit_a_plateau():
