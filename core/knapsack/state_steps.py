@@ -158,44 +158,77 @@ def completion_list(profits, weights, outside_a, outside_r, capacity, limit, sto
 @njit(cache=True, nogil=True)
 def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add, eff_remove,
                  cells, values, grid, removable_w, removable_p):
-    """One core step in one pass: :func:`merge`, the best state within the capacity, and the bounds.
+    """One core step: :func:`merge`, the best state within the capacity, and the bounds, in two passes.
 
-    A state of the union is kept when its bound can beat the best value so far
-    (the incumbent, raised by the states of this union as they come): Dantzig's
-    bound always; with a completion table (:func:`completion_list`) also
-    ``profit - removable_p + V(capacity - weight + removable_w)``: a completion
-    adds items and removes some of those not yet removable (``removable_w``,
-    ``removable_p`` their sums); counting the kept ones instead, it is a set of
-    items outside the core within that weight.  The states come by rising
-    weight, so the rooms fall and one pointer walks the table down (``cells[0]``
-    is 0: it stops there at the latest).  A state dropped by its bound still
-    dominates the heavier ones with less profit (their bounds are no higher).
+    The merge first (combo's ``multiply``): the list and its copy shifted by
+    ``(dw, dp)`` by weight, a state kept when its profit beats the last kept
+    one's, replacing it at an equal weight.  The heaviest state within the
+    capacity is then the best (profits rise with weight).  A second pass keeps
+    a state when its bound can beat that best: Dantzig's bound always; with a
+    completion table (:func:`completion_list`) also ``profit - removable_p +
+    V(capacity - weight + removable_w)``: a completion adds items and removes
+    some of those not yet removable (``removable_w``, ``removable_p`` their
+    sums); counting the kept ones instead, it is a set of items outside the
+    core within that weight.  The states come by rising weight, so the rooms
+    fall and one pointer walks the table down (``cells[0]`` is 0: it stops
+    there at the latest).  A state dropped by its bound still dominated the
+    heavier ones with less profit (their bounds are no higher).  Unsigned
+    indices and a sentinel past the list (``sw[n]``, ``sp[n]`` are written)
+    leave the merge one comparison per state: a third of the time of one pass
+    that merged and tested together.
 
     Returns ``(kept, merged, best, best_k)``: the states kept (-1 when ``stop[0]``
     was raised, polled every 65536 states), the undominated states of the union,
-    the best value, and where a copy of the state that raised it lies in the
-    output (``kept``, just past the kept states; -1 when none did).  The output
-    needs room for ``2 n + 1`` states.
+    the best value, and where a copy of the best state lies in the output
+    (``kept``, just past the kept states; -1 when nothing beat ``best``).  The
+    input needs room for ``n + 1`` states, the output for ``2 n + 1``.
     """
+    top = sw[n - 1]
+    sw[n] = max(top, top + dw) + abs(dw) + 1  # heavier than every state of both, shifted by dw or not
+    sp[n] = -(2**62)
+    one = np.uint64(1)
+    end = np.uint64(n)
+    i = np.uint64(0)
+    j = np.uint64(0)
+    k = np.uint64(0)  # the last state written is at k - 1
+    last_w, last_p = np.int64(-(2**62)), np.int64(-(2**62))
+    while i < end or j < end:
+        if ((i + j) & np.uint64(65535)) == 0 and stop[0]:
+            return -1, 0, best, -1
+        wi, wj = sw[i], sw[j] + dw
+        if wi <= wj:
+            p = sp[i]
+            if p > last_p:
+                if wi > last_w:
+                    k += one
+                ow[k - one], op[k - one], ov[k - one] = wi, p, sv[i]
+                last_w, last_p = wi, p
+            i += one
+        else:
+            p = sp[j] + dp
+            if p > last_p:
+                if wj > last_w:
+                    k += one
+                ow[k - one], op[k - one], ov[k - one] = wj, p, sv[j] | bit
+                last_w, last_p = wj, p
+            j += one
+    merged = np.int64(k)
+    lo, hi = np.uint64(0), k  # the heaviest state within the capacity
+    while lo < hi:
+        mid = (lo + hi) >> one
+        if ow[mid] <= capacity:
+            lo = mid + one
+        else:
+            hi = mid
+    found = lo > 0 and op[lo - one] > best
     bw, bp, bv = np.int64(0), np.int64(0), np.uint64(0)
-    i = 0
-    j = 0
-    kept = 0
-    merged = 0
-    found = False
-    last = np.int64(-(2**62))
+    if found:
+        bw, bp, bv = ow[lo - one], op[lo - one], ov[lo - one]
+        best = bp
+    kept = np.uint64(0)
     at = len(cells) - 1
-    while i < n or j < n:
-        if (i + j) & 65535 == 0 and stop[0]:
-            return -1, merged, best, -1
-        cw, cp, cv, i, j = _next(sw, sp, sv, i, j, n, n, dw, dp, bit)
-        if cp <= last:
-            continue
-        last = cp
-        merged += 1
-        if cw <= capacity and cp > best:
-            best, found = cp, True
-            bw, bp, bv = cw, cp, cv
+    for q in range(k):
+        cw, cp = ow[q], op[q]
         if not _keeps(cw, cp, capacity, best, eff_add, eff_remove):
             continue
         if len(values):
@@ -206,12 +239,12 @@ def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, ef
                 at -= 1
             if cp - removable_p + values[at] <= best:
                 continue
-        ow[kept], op[kept], ov[kept] = cw, cp, cv
-        kept += 1
+        ow[kept], op[kept], ov[kept] = cw, cp, ov[q]
+        kept += one
     if not found:
-        return kept, merged, best, -1
+        return np.int64(kept), merged, best, -1
     ow[kept], op[kept], ov[kept] = bw, bp, bv
-    return kept, merged, best, kept
+    return np.int64(kept), merged, best, np.int64(kept)
 
 
 @njit(cache=True, nogil=True)
