@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["completion_list", "grow", "has_chance", "merge", "merge_prune", "narrow", "pair"]
+__all__ = ["completion_list", "grow", "has_chance", "merge_pairs", "merge_prune", "narrow", "pair"]
 
 #: Relative slack of the float bound test: a state is only dropped when its bound
 #: is clearly below the incumbent + 1, so rounding never loses an optimum.
@@ -26,45 +26,6 @@ def grow(arr, need):
     out = np.empty(max(need, 2 * len(arr)), arr.dtype)
     out[: len(arr)] = arr
     return out
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _next(sw, sp, sv, i, j, n, shifted, dw, dp, bit):
-    """The next state of the union of ``s*[i:n]`` and ``s*[j:shifted]`` shifted by ``(dw, dp)``, by weight
-    (the unshifted one first at equal weight and no less profit), and the advanced ``i``, ``j``."""
-    if j == shifted or (i < n and (sw[i] < sw[j] + dw or (sw[i] == sw[j] + dw and sp[i] >= sp[j] + dp))):
-        return sw[i], sp[i], sv[i], i + 1, j
-    return sw[j] + dw, sp[j] + dp, sv[j] | bit, i, j + 1
-
-
-@njit(cache=True, nogil=True)
-def merge(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, top=np.int64(2**63 - 1)):
-    """Undominated union of the list and the list shifted by ``(dw, dp)``; returns its length.
-
-    Both inputs are sorted by weight, so one merge pass keeps a state only when
-    its profit beats every lighter (or equally heavy) state's.  Shifted states
-    heavier than ``top`` are left out (the list's own are all lighter).  Returns -1 when
-    ``stop[0]`` is raised (polled every 65536 states: a merge of 10^8 states
-    takes seconds, which a time limit should not overshoot by).
-    """
-    i = 0
-    j = 0
-    m = 0
-    last = np.int64(-(2**62))
-    shifted = n
-    while shifted > 0 and sw[shifted - 1] + dw > top:
-        shifted -= 1
-    while i < n or j < shifted:
-        if (i + j) & 65535 == 0 and stop[0]:
-            return -1
-        cw, cp, cv, i, j = _next(sw, sp, sv, i, j, n, shifted, dw, dp, bit)
-        if cp > last:
-            ow[m] = cw
-            op[m] = cp
-            ov[m] = cv
-            m += 1
-            last = cp
-    return m
 
 
 @njit(cache=True, nogil=True)
@@ -112,6 +73,52 @@ def pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best):
     return best, best_k, best_item
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _take(ow, op, m, w, p, last_w, last_p):
+    """Append ``(w, p)`` to the undominated output ``o*[:m]`` (``last_*`` its last state): ``(m, last_w, last_p)``;
+    at an equal weight the more profitable state replaces the last one."""
+    if p > last_p:
+        if w > last_w:
+            m += np.uint64(1)
+        ow[m - np.uint64(1)], op[m - np.uint64(1)] = w, p
+        return m, w, p
+    return m, last_w, last_p
+
+
+@njit(cache=True, nogil=True)
+def merge_pairs(cw, cp, n, dw, dp, ow, op, stop, top):
+    """The undominated union of a list of ``(weight, profit)`` pairs (weights rising, profits strictly
+    rising) and its copy shifted by ``(dw, dp)`` (``dw >= 0``), shifted pairs heavier than ``top`` left out,
+    into ``ow``, ``op``: its length, or -1 when ``stop[0]`` was raised (polled every 65536 pairs).  The
+    completion table's DP step; as :func:`merge_prune`'s merge, with unsigned indices."""
+    one = np.uint64(1)
+    end = np.uint64(n)
+    shifted = end
+    while shifted > 0 and cw[shifted - one] + dw > top:
+        shifted -= one
+    i = np.uint64(0)
+    j = np.uint64(0)
+    m = np.uint64(0)
+    last_w, last_p = np.int64(-(2**62)), np.int64(-(2**62))
+    while i < end and j < shifted:
+        if ((i + j) & np.uint64(65535)) == 0 and stop[0]:
+            return -1
+        wi, wj = cw[i], cw[j] + dw
+        if wi <= wj:
+            m, last_w, last_p = _take(ow, op, m, wi, cp[i], last_w, last_p)
+            i += one
+        else:
+            m, last_w, last_p = _take(ow, op, m, wj, cp[j] + dp, last_w, last_p)
+            j += one
+    while i < end:
+        m, last_w, last_p = _take(ow, op, m, cw[i], cp[i], last_w, last_p)
+        i += one
+    while j < shifted:
+        m, last_w, last_p = _take(ow, op, m, cw[j] + dw, cp[j] + dp, last_w, last_p)
+        j += one
+    return np.int64(m)
+
+
 @njit(cache=True, nogil=True)
 def completion_list(profits, weights, outside_a, outside_r, capacity, limit, stop):
     """The completion bound's table: ``(cells, values, grid, effort)``, at most ``limit`` entries.
@@ -131,12 +138,11 @@ def completion_list(profits, weights, outside_a, outside_r, capacity, limit, sto
     """
     cw, cp = np.zeros(2 * limit + 2, np.int64), np.zeros(2 * limit + 2, np.int64)
     ow, op = np.empty(2 * limit + 2, np.int64), np.empty(2 * limit + 2, np.int64)
-    words = np.zeros(2 * limit + 2, np.uint64)  # no decisions to keep: read and written as 0
     n, grid, effort = 1, np.int64(1), 0
     for items in (outside_a, outside_r):
         for item in items:
             dw, top = weights[item] // grid, capacity // grid
-            m = -1 if stop[0] else merge(cw, cp, words, n, dw, profits[item], np.uint64(0), ow, op, words, stop, top)
+            m = -1 if stop[0] else merge_pairs(cw, cp, n, dw, profits[item], ow, op, stop, top)
             if m < 0:
                 return cw[:0].copy(), cp[:0].copy(), grid, effort
             effort += n + np.searchsorted(cw[:n], top - dw, "right")
@@ -158,7 +164,7 @@ def completion_list(profits, weights, outside_a, outside_r, capacity, limit, sto
 @njit(cache=True, nogil=True)
 def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add, eff_remove,
                  cells, values, grid, removable_w, removable_p):
-    """One core step: :func:`merge`, the best state within the capacity, and the bounds, in two passes.
+    """One core step: the merge, the best state within the capacity, and the bounds, in two passes.
 
     The merge first (combo's ``multiply``): the list and its copy shifted by
     ``(dw, dp)`` by weight, a state kept when its profit beats the last kept

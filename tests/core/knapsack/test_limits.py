@@ -234,14 +234,14 @@ def test_mckp_without_a_limit_still_solves_small_instances():
 
 
 def test_a_merge_stops_within_itself_when_the_flag_is_raised():
-    from core.knapsack.state_steps import merge
+    from core.knapsack.state_steps import merge_pairs
 
     weights = profits = np.arange(200_000, dtype=np.int64)
-    words = np.zeros(len(weights), np.uint64)
-    out = [np.empty(2 * len(weights), dtype) for dtype in (np.int64, np.int64, np.uint64)]
-    args = (weights, profits, words, len(weights), 7, 7, np.uint64(1), *out)
-    assert merge(*args, np.zeros(1, np.uint8)) == len(weights) + 7  # a chain: all kept, the shifted tail adds 7
-    assert merge(*args, np.ones(1, np.uint8)) == -1
+    out = [np.empty(2 * len(weights), np.int64) for _ in range(2)]
+    args = (weights, profits, len(weights), 7, 7, *out)
+    top = np.int64(2**62)
+    assert merge_pairs(*args, np.zeros(1, np.uint8), top) == len(weights) + 7  # a chain: all kept, the tail adds 7
+    assert merge_pairs(*args, np.ones(1, np.uint8), top) == -1
 
 
 def test_a_limit_passing_within_the_lists_last_meet_in_the_middle_stops_with_the_time_limit(monkeypatch):
