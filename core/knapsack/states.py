@@ -36,7 +36,12 @@ PAIRING_STATES, PAIRING_RATIO = 1000, 64
 PAIRING_ONCE_STATES = 10_000
 #: The completion bound (:func:`completion_list`: a sparse DP over the items outside
 #: the core, weights floored to a power-of-two grid) once the list holds this many
-#: states, with at most ``COMPLETION_CELLS`` entries at first; rebuilt when the
+#: states, with at most ``COMPLETION_CELLS`` entries at first, built once the merges
+#: have read twice as many states as the items outside times those entries: a build
+#: reads about 1.4 entries per item and table entry, so the table is bought once the
+#: lists have cost more than it (at 1x, Pisinger's profit ceiling class, n = 5000,
+#: v = 50, read 136 M entries, more than its lists' 118 M states, for a table that
+#: dropped 1 state in 10^4); rebuilt when the
 #: merges since have cost as much as its last build, each time with as many entries
 #: as the merges so far pay for (up to ``COMPLETION_MAX_CELLS``, and a 32nd of the
 #: states the budget allows).
@@ -137,7 +142,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         eff_remove = efficiency[removable[r]] if r < len(removable) else -1.0
         outside = len(addable) - a + len(removable) - r
         since += 2 * n
-        if eager or (m >= COMPLETION_STATES and since >= (outside * limit if effort < 0 else effort)):
+        if eager or (m >= COMPLETION_STATES and since >= (2 * outside * limit if effort < 0 else effort)):
             if effort >= 0:  # twice the entries cost at most twice the effort
                 while 2 * limit <= COMPLETION_MAX_CELLS and 2 * effort <= work and 32 * limit <= max_states:
                     limit, effort = 2 * limit, 2 * effort
