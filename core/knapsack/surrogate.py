@@ -102,17 +102,27 @@ def _fractional_bound(p, size, room):
     until the room is full, the last one in part.
 
     Three-way partitions around a pivot efficiency (the median of three
-    candidates) narrow the candidates to those holding the break item: when the
-    items above the pivot overfill the room it lies among them, otherwise they
-    are all taken, then the pivot's ties, whole or in part.
+    candidates at pseudo-random places: the items come nearly in efficiency
+    order, on which the first, middle and last items made pivots that cost a
+    profit ceiling instance of 3228 items 107 us a bound against 25 us shuffled)
+    narrow the candidates to those holding the break item: when the items above
+    the pivot overfill the room it lies among them, otherwise they are all
+    taken, then the pivot's ties, whole or in part.
     """
     n = len(p)
     ratio = p / size
     idx = np.arange(n)
     lo, hi = 0, n
     value, left = 0.0, room
+    state = np.uint64(0x9E3779B97F4A7C15)  # xorshift64: the same places on every call
     while lo < hi:
-        a, b, c = ratio[idx[lo]], ratio[idx[(lo + hi) // 2]], ratio[idx[hi - 1]]
+        span = np.uint64(hi - lo)
+        state = _xorshift(state)
+        a = ratio[idx[lo + np.int64(state % span)]]
+        state = _xorshift(state)
+        b = ratio[idx[lo + np.int64(state % span)]]
+        state = _xorshift(state)
+        c = ratio[idx[lo + np.int64(state % span)]]
         pivot = max(min(a, b), min(max(a, b), c))
         i, lt, gt = lo, lo, hi
         while i < gt:
@@ -145,6 +155,14 @@ def _fractional_bound(p, size, room):
         left -= tied
         lo = gt
     return value
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _xorshift(state):
+    """The next state of Marsaglia's 64-bit xorshift."""
+    state ^= state << np.uint64(13)
+    state ^= state >> np.uint64(7)
+    return state ^ (state << np.uint64(17))
 
 
 def golden_section(f, lo: float, hi: float, iterations: int, min_width: float = 0.0):
