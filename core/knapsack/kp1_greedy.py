@@ -68,8 +68,15 @@ def _in_order(profits, weights, efficiency, order, capacity):
     start = 0
     for j in range(1, n + 1):
         if j == n or efficiency[order[j]] != efficiency[order[start]]:
-            if j - start > 1:
+            if j - start > 16:
                 order[start:j] = np.sort(order[start:j])
+            else:  # in place: most runs are short (a sort each, with its array, cost 0.2 ms at n = 5000)
+                for k in range(start + 1, j):
+                    item, q = order[k], k
+                    while q > start and order[q - 1] > item:
+                        order[q] = order[q - 1]
+                        q -= 1
+                    order[q] = item
             start = j
     p, w, e = profits[order], weights[order], efficiency[order]
     b, used, break_profit = 0, np.int64(0), np.int64(0)
