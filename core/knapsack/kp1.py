@@ -31,8 +31,11 @@ STATE_COST_CELLS = 10
 QUICK_STATES = 1_000_000
 #: The same for KP1's own solve, whose quick run also gives up once a step leaves more than KP1_QUICK_HELD
 #: states: lists that grow that wide (strongly correlated items) are cut down sooner by the surrogate's bound
-#: and its incumbent (docs/notes/knapsack.md, step 13).
-KP1_QUICK_STATES, KP1_QUICK_HELD = 2**18, 2**13
+#: and its incumbent (docs/notes/knapsack.md, steps 13 and 18). 2^11 is combo's MINSET, the list size at which
+#: it solves the surrogate; the lists pair once before they give up (states.PAIRING_ONCE_STATES). Against 2^13
+#: on seed 2 of the combo benchmark's classes (alternating in one process, median per class): classes 2-6
+#: 0.64-0.87 of the time, 1 and 11-16 0.91-1.01.
+KP1_QUICK_STATES, KP1_QUICK_HELD = 2**18, 2**11
 #: States the lists hold at the least (their first buffers).
 STATE_MIN_STATES = 6 * 1024
 

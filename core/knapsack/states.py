@@ -32,7 +32,8 @@ _WORD = 64
 #: and this many times the items outside (its cost: a binary search per item).
 PAIRING_STATES, PAIRING_RATIO = 1000, 64
 #: ... and once, whatever the items outside, when it first holds this many (combo's one pass of its
-#: heuristic, at its MINHEUR states): one binary search per item outside, which can settle a run at once.
+#: heuristic, at its MINHEUR states), or before a run gives up (kp1.KP1_QUICK_HELD is below it): one binary
+#: search per item outside, which can settle a run at once.
 PAIRING_ONCE_STATES = 10_000
 #: The completion bound (:func:`completion_list`: a sparse DP over the items outside
 #: the core, weights floored to a power-of-two grid) once the list holds this many
@@ -160,7 +161,8 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         if k >= 0:
             best, best_step, best_w, best_p, best_v, best_extra = raised, step, ow[k], op[k], ov[k], -1
         wide = m >= PAIRING_STATES and m >= PAIRING_RATIO * outside
-        if eager or wide or (not paired_once and m >= PAIRING_ONCE_STATES):
+        giving_up = work > max_work or kept > max_held  # (a quick run: pairing first may settle it)
+        if eager or wide or (not paired_once and (m >= PAIRING_ONCE_STATES or giving_up)):
             paired_once = True
             paired, k, item = pair(ow, op, kept, capacity, profits, weights, addable, a, removable, r, best)
             if k >= 0:
@@ -180,7 +182,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             snaps += 1
             snap_off[snaps] = start + n
             sv[:n] = 0
-        if work > max_work or n > max_held:
+        if giving_up:
             status = OUT_OF_WORK
             break
         if snap_off[snaps] + 2 * len(sw) + 2 * len(ow) > max_states:

@@ -257,10 +257,11 @@ def test_a_quick_run_gives_up_once_a_step_leaves_too_many_states():
     assert int(p[capped].sum()) == int(p[plain].sum()) and int(w[capped].sum()) <= problem.capacity
 
 
-def test_the_lists_pair_once_when_they_first_hold_ten_thousand_states():
+def test_the_lists_pair_once_before_a_quick_run_gives_up():
     """Inverse strongly correlated items, many outside the core: the list stays far below the width at which
-    pairing runs every step, but the one pass of pairing at 10,000 states finds the optimum within KP1's
-    quick run (which then gives up, the optimum unproven; the surrogate proves it)."""
+    pairing runs every step, but the one pass of pairing (at 10,000 states, or before a run gives up, as
+    KP1's quick run does first at 2^11 states) finds the optimum within KP1's quick run (which then gives up,
+    the optimum unproven; the surrogate proves it)."""
     from core.knapsack.kp1 import KP1_QUICK_HELD, KP1_QUICK_STATES
     from core.knapsack.states import OUT_OF_WORK, PAIRING_ONCE_STATES, PAIRING_RATIO
 
@@ -269,6 +270,7 @@ def test_the_lists_pair_once_when_they_first_hold_ten_thousand_states():
     setup = prepare(problem.profits, problem.weights, problem.capacity)
     assert setup.lower_bound < optimum
     _, run = solve_by_states(setup, KP1_QUICK_STATES, 10**8, max_held=KP1_QUICK_HELD)
-    assert run.status == OUT_OF_WORK and PAIRING_ONCE_STATES <= run.held < PAIRING_RATIO * setup.n_free
+    assert run.status == OUT_OF_WORK and KP1_QUICK_HELD < run.held < min(PAIRING_ONCE_STATES,
+                                                                         PAIRING_RATIO * setup.n_free)
     assert run.best == optimum and run.best_extra >= 0
     assert int(setup.profits[run.taken].sum()) == optimum
