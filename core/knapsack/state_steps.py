@@ -179,9 +179,9 @@ def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, ef
     fall and one pointer walks the table down (``cells[0]`` is 0: it stops
     there at the latest).  A state dropped by its bound still dominated the
     heavier ones with less profit (their bounds are no higher).  Unsigned
-    indices and a sentinel past the list (``sw[n]``, ``sp[n]`` are written)
-    leave the merge one comparison per state: a third of the time of one pass
-    that merged and tested together.
+    indices and a sentinel weight past the list (``sw[n]`` is written) leave
+    the merge one comparison per state: on a list of 127,000 states the step
+    takes about half the time of one pass that merged and tested together.
 
     Returns ``(kept, merged, best, best_k)``: the states kept (-1 when ``stop[0]``
     was raised, polled every 65536 states), the undominated states of the union,
@@ -191,7 +191,6 @@ def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, ef
     """
     top = sw[n - 1]
     sw[n] = max(top, top + dw) + abs(dw) + 1  # heavier than every state of both, shifted by dw or not
-    sp[n] = -(2**62)
     one = np.uint64(1)
     end = np.uint64(n)
     i = np.uint64(0)
