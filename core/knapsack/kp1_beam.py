@@ -21,12 +21,15 @@ import numpy as np
 
 from core.knapsack.states import StateRun, backtrack, expand_core
 
-__all__ = ["BUDGET_SHARE", "FIRST_WIDTH", "LAST_WIDTH", "Beams", "beam_states", "cores"]
+__all__ = ["BUDGET_SHARE", "FIRST_WIDTH", "LAST_WIDTH", "START_DELAY_S", "Beams", "beam_states", "cores"]
 
 #: The first and the widest beam (states kept per step); each beam after the first is twice as wide.
 FIRST_WIDTH, LAST_WIDTH = 2**12, 2**20
 #: Share of the state budget (``max_states``) the beams may hold; the exact lists keep the rest.
 BUDGET_SHARE = 8
+#: Seconds the thread waits before its first beam: exact runs shorter than this (most of Pisinger's hard
+#: instances) would pay the beams' start, about 1 ms, for incumbents that come too late to help them.
+START_DELAY_S = 0.02
 
 
 def cores() -> int:
@@ -60,6 +63,7 @@ class Beams:
         self.value, self.taken = int(incumbent), None
         self.widths = []  # the beams run, in order: (width, best value found or None)
         self._stop = np.zeros(1, np.uint8)
+        self._stopped = threading.Event()  # set with _stop: ends the thread's wait before its first beam
         self._error = None
         self._args = (profits, weights, np.int64(capacity), efficiency, removable, addable, break_item,
                       np.int64(upper_bound), int(max_states))
@@ -84,6 +88,7 @@ class Beams:
     def stop(self):
         """Stop the beams and wait for the thread; raises what the thread raised."""
         self._stop[0] = 1
+        self._stopped.set()
         if self._thread is not None:
             self._thread.join()
         if self._error is not None:
@@ -92,7 +97,8 @@ class Beams:
 
     def _run(self):
         try:
-            self._beams()
+            if not self._stopped.wait(START_DELAY_S):
+                self._beams()
         except BaseException as error:  # handed to the caller by stop()
             self._error = error
 

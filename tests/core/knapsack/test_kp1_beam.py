@@ -107,7 +107,9 @@ def test_the_exact_lists_prune_against_a_shared_value(setup):
 
 
 def _two_cores(monkeypatch):
+    """Beams as on two cores, from the start (these runs last less than the beams' usual wait)."""
     monkeypatch.setattr(kp1_beam, "cores", lambda: 2)
+    monkeypatch.setattr(kp1_beam, "START_DELAY_S", 0.0)
 
 
 def _record_beams(monkeypatch) -> list:
@@ -187,6 +189,17 @@ def test_no_beams_when_the_incumbent_already_meets_the_bound(monkeypatch):
     assert np.array_equal(mask[setup.order], setup.greedy)
     solve_by_states(setup, 2**62, 10**8, upper_bound=setup.lower_bound + 1, beams=True)
     assert started == [False, True]
+
+
+def test_a_run_shorter_than_the_wait_runs_no_beam(monkeypatch):
+    """The thread starts but waits START_DELAY_S before its first beam; a run that ends first stops it there."""
+    _, _, _, setup = _hard_setup()
+    monkeypatch.setattr(kp1_beam, "cores", lambda: 2)
+    monkeypatch.setattr(kp1_beam, "START_DELAY_S", 60.0)
+    started = _record_beams(monkeypatch)
+    begin = time.perf_counter()
+    _, run = solve_by_states(setup, 2**62, 10**8, beams=True)
+    assert started == [True] and run.beams == [] and time.perf_counter() - begin < 30
 
 
 def test_an_error_in_the_beams_thread_reaches_the_caller(monkeypatch):
