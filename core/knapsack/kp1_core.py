@@ -145,13 +145,10 @@ def improving_cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
 def _cardinality_lp(profits, weights, capacity, counts, iterations) -> int:
     """The least LP bound of ``(w + lam u) x <= c + lam k`` over ``lam``, floored (see :func:`cardinality_bound`)."""
     k = most_that_fit(weights, capacity, counts)
-
-    def bound(lam):
-        return surrogate_lp(profits, weights, capacity, k, lam, counts)
-
     # iterations - 1 narrowings probe the same points as ``iterations`` steps of two fresh probes each
-    _, _, least = golden_section(bound, 0.0, float(per_copy(profits, counts).max()), iterations - 1)
-    best = min(bound(0.0), least)
+    _, _, least = golden_section(profits, weights, capacity, k, 0.0, float(per_copy(profits, counts).max()),
+                                 iterations - 1, counts)
+    best = min(surrogate_lp(profits, weights, capacity, k, 0.0, counts), least)
     return int(np.floor(best * (1 + 1e-12) + 1e-6))
 
 

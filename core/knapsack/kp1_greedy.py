@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["greedy", "improve_by_exchanges", "ordered", "reduce_items"]
+from core.knapsack.state_steps import has_chance
 
-_SLACK = 1e-9
+__all__ = ["greedy", "improve_by_exchanges", "ordered", "reduce_items"]
 
 
 @njit(cache=True, nogil=True)
@@ -108,9 +108,7 @@ def reduce_items(p, w, break_efficiency, b, break_profit, residual, target):
     fixed = np.empty(len(p), np.int8)
     for j in range(len(p)):
         sign = -1 if j < b else 1  # flipping removes items before b, adds the others
-        whole = np.float64(break_profit - target + sign * p[j])
-        room = (residual - sign * w[j]) * break_efficiency
-        if whole + room >= -_SLACK * (abs(room) + 1.0):
+        if has_chance(sign * p[j], sign * w[j], residual, break_profit, break_efficiency, target - 1):
             fixed[j] = -1
         else:
             fixed[j] = 1 if sign < 0 else 0

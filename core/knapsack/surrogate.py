@@ -165,18 +165,27 @@ def _xorshift(state):
     return state ^ (state << np.uint64(17))
 
 
-def golden_section(f, lo: float, hi: float, iterations: int, min_width: float = 0.0):
-    """Golden-section search for the least ``f`` on ``[lo, hi]``: ``(lo, hi, least)``, the last interval and
-    the least value probed (inf when none was).
+def golden_section(profits, weights, capacity: int, card: int, lo: float, hi: float, iterations: int,
+                   counts=None, min_width: float = 0.0):
+    """Golden-section search for the least :func:`surrogate_lp` over the multiplier on ``[lo, hi]``:
+    ``(lo, hi, least)``, the last interval and the least bound probed (inf when none was); compiled
+    (:func:`_golden`)."""
+    units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    lo, hi, least = _golden(profits, weights, units, float(capacity), float(card), float(lo), float(hi),
+                            iterations, float(min_width))
+    return float(lo), float(hi), float(least)
 
-    Each step keeps one probe (the golden ratio's point of the narrowed
-    interval) and computes one; it stops after ``iterations`` steps or once the
-    interval is narrower than ``min_width``.
-    """
+
+@njit(cache=True, nogil=True)
+def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_width):
+    """:func:`golden_section` compiled: each step keeps one probe (the golden ratio's point of the narrowed
+    interval) and computes one; it stops after ``iterations`` steps or once the interval is narrower than
+    ``min_width``."""
     if hi - lo < min_width:
         return lo, hi, np.inf
     a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-    fa, fb = f(a), f(b)
+    fa = _surrogate_lp(profits, weights, units, capacity, card, a)
+    fb = _surrogate_lp(profits, weights, units, capacity, card, b)
     least = min(fa, fb)
     for _ in range(iterations):
         if hi - lo < min_width:
@@ -184,11 +193,11 @@ def golden_section(f, lo: float, hi: float, iterations: int, min_width: float = 
         if fa <= fb:
             hi, b, fb = b, a, fa
             a = hi - _GOLDEN * (hi - lo)
-            fa = f(a)
+            fa = _surrogate_lp(profits, weights, units, capacity, card, a)
         else:
             lo, a, fa = a, b, fb
             b = lo + _GOLDEN * (hi - lo)
-            fb = f(b)
+            fb = _surrogate_lp(profits, weights, units, capacity, card, b)
         least = min(least, fa, fb)
     return lo, hi, least
 
@@ -228,22 +237,8 @@ def _search(profits, weights, units, capacity, card, low, high, iterations, scan
         value = _surrogate_lp(profits, weights, units, capacity, card, grid[k])
         if value < best_value:
             best, best_value = k, value
-    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
-    if hi - lo >= 1.0:
-        a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-        fa = _surrogate_lp(profits, weights, units, capacity, card, a)
-        fb = _surrogate_lp(profits, weights, units, capacity, card, b)
-        for _ in range(iterations):
-            if hi - lo < 1.0:
-                break
-            if fa <= fb:
-                hi, b, fb = b, a, fa
-                a = hi - _GOLDEN * (hi - lo)
-                fa = _surrogate_lp(profits, weights, units, capacity, card, a)
-            else:
-                lo, a, fa = a, b, fb
-                b = lo + _GOLDEN * (hi - lo)
-                fb = _surrogate_lp(profits, weights, units, capacity, card, b)
+    lo, hi, _ = _golden(profits, weights, units, capacity, card, grid[max(best - 1, 0)],
+                        grid[min(best + 1, len(grid) - 1)], iterations, 1.0)
     chosen = np.int64(grid[best])
     for s in range(max(np.int64(np.floor(lo)), low), min(np.int64(np.ceil(hi)), high) + 1):
         value = _surrogate_lp(profits, weights, units, capacity, card, float(s))
