@@ -137,7 +137,9 @@ def test_kp2_answers_within_a_limit_are_the_answers_without_one():
         assert solve(KP2(p, w1, w2, c1, c2), backend="cpu", time_limit_s=30).value == best
 
 
-def test_no_timer_thread_outlives_a_solve():
+def test_no_thread_outlives_a_solve_but_the_one_watchdog():
+    with limits.time_limit(100):  # the watchdog thread starts with the first limit and stays
+        pass
     before = threading.active_count()
     solve(KP1([60, 100, 120], [10, 20, 30], 50), backend="cpu", time_limit_s=5)
     _timed(lambda: solve(_hard_kp1(), backend="cpu", time_limit_s=0.2))
@@ -191,6 +193,55 @@ def test_an_inner_limit_never_extends_the_outer_one():
             time.sleep(0.3)
             assert limits.expired()
     assert not limits.expired()
+
+
+def _raised_within(flag, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if flag[0]:
+            return True
+        time.sleep(0.005)
+    return bool(flag[0])
+
+
+def test_the_watchdog_raises_each_flag_at_its_own_deadline_and_none_after_its_block():
+    """One watchdog thread serves every limit: a short limit armed while it sleeps until a long one's deadline
+    is raised on time, in another thread too; a limit whose block has ended is never raised."""
+    flags = {}
+
+    def short_limit():
+        with limits.time_limit(0.2):
+            flags["short"] = limits.stop_flag()
+            flags["short raised"] = _raised_within(flags["short"], 2.0)
+
+    with limits.time_limit(30):
+        flags["long"] = limits.stop_flag()
+        other = threading.Thread(target=short_limit)
+        other.start()
+        other.join()
+        assert flags["short raised"] and not flags["long"][0]
+    with limits.time_limit(0.2):
+        ended = limits.stop_flag()
+    assert not _raised_within(ended, 0.5)
+    with limits.time_limit(0.1):
+        assert _raised_within(limits.stop_flag(), 2.0)
+
+
+def test_a_forked_child_has_its_own_watchdog():
+    import multiprocessing
+
+    def child(queue):
+        with limits.time_limit(0.1):
+            queue.put(_raised_within(limits.stop_flag(), 2.0))
+
+    with limits.time_limit(30):  # the parent's thread runs when the child is forked
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        process = context.Process(target=child, args=(queue,))
+        process.start()
+        raised = queue.get(timeout=30)
+        process.join(30)
+    assert raised
 
 
 def _pareto_size(profits, weights):
