@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -47,14 +48,42 @@ def beam_states(width: int, steps: int) -> int:
     return width * (steps // 64 + 1) + 4 * (4 * width + 2)
 
 
+#: Most threads the beams keep (one per solve running at once; a solve beyond them waits for one).
+MAX_THREADS = 32
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _threads() -> ThreadPoolExecutor:
+    """The beams' threads, started on first use and kept: a thread of its own cost each long run about
+    0.15 ms to start and join (a third of an uncorrelated n = 10000 solve that ends long before its beams
+    would begin)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="kp1-beams")
+        return _pool
+
+
+def _forget_threads() -> None:
+    """In a forked child: the parent's threads did not come along, so the child starts its own."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_threads)
+
+
 class Beams:
     """Beams of doubling width in a thread, from :data:`FIRST_WIDTH` while the budget allows (at most
     :data:`LAST_WIDTH`), until :meth:`stop`.
 
     ``shared`` is the (1,) int64 cell the exact lists read (``expand_core``'s ``shared``); it starts
-    at ``incumbent``.  Use as a context manager around the exact run: leaving it stops and joins the
-    thread (within one merge of 65536 states) and re-raises anything the thread raised.  With one CPU,
-    or a budget too small for the first beam, no thread starts.
+    at ``incumbent``.  Use as a context manager around the exact run: entering hands the beams to one
+    of the kept threads (:func:`_threads`), leaving stops them (within one merge of 65536 states, or at
+    once while they still wait :data:`START_DELAY_S`) and re-raises anything they raised.  With one
+    CPU, or a budget too small for the first beam, no beam runs.
     """
 
     def __init__(self, profits, weights, capacity, efficiency, removable, addable, break_item, incumbent,
@@ -68,17 +97,16 @@ class Beams:
         self._args = (profits, weights, np.int64(capacity), efficiency, removable, addable, break_item,
                       np.int64(upper_bound), int(max_states))
         steps = len(removable) + len(addable)
-        self._thread = None
-        if cores() >= 2 and beam_states(FIRST_WIDTH, steps) <= max_states:
-            self._thread = threading.Thread(target=self._run, name="kp1-beams", daemon=True)
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None
+        self.running = cores() >= 2 and beam_states(FIRST_WIDTH, steps) <= max_states
+        # "waiting" (queued, or in the wait before the first beam: stop() need not wait), "running"
+        # (stop() waits for _finished), "over"; changed under _phase_lock
+        self._phase = "waiting" if self.running else "over"
+        self._phase_lock = threading.Lock()
+        self._finished = threading.Event()
 
     def __enter__(self):
-        if self._thread is not None:
-            self._thread.start()
+        if self.running:
+            _threads().submit(self._run)
         return self
 
     def __exit__(self, *exc):
@@ -89,18 +117,27 @@ class Beams:
         """Stop the beams and wait for the thread; raises what the thread raised."""
         self._stop[0] = 1
         self._stopped.set()
-        if self._thread is not None:
-            self._thread.join()
+        with self._phase_lock:
+            running, self._phase = self._phase == "running", "over"
+        if running:
+            self._finished.wait()
         if self._error is not None:
             error, self._error = self._error, None
             raise error
 
     def _run(self):
+        if self._stopped.wait(START_DELAY_S):
+            return
+        with self._phase_lock:
+            if self._phase != "waiting":
+                return
+            self._phase = "running"
         try:
-            if not self._stopped.wait(START_DELAY_S):
-                self._beams()
+            self._beams()
         except BaseException as error:  # handed to the caller by stop()
             self._error = error
+        finally:
+            self._finished.set()
 
     def _beams(self):
         profits, weights, capacity, efficiency, removable, addable, b, upper_bound, max_states = self._args

@@ -159,8 +159,7 @@ def test_the_beams_solution_is_returned_when_the_lists_proved_its_value(monkeypa
     _two_cores(monkeypatch)
 
     def enter_and_finish(self):
-        self._thread.start()
-        self._thread.join()
+        self._run()
         return self
 
     monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter_and_finish)
@@ -202,6 +201,38 @@ def test_a_run_shorter_than_the_wait_runs_no_beam(monkeypatch):
     assert started == [True] and run.beams == [] and time.perf_counter() - begin < 30
 
 
+def test_beams_run_in_a_forked_child(monkeypatch):
+    """The beams' threads are kept between solves; a forked child, where the parent's threads do not exist,
+    starts its own."""
+    import multiprocessing
+
+    _, _, _, setup = _hard_setup()
+    _two_cores(monkeypatch)
+    real_enter = kp1_beam.Beams.__enter__
+
+    def enter_and_wait(self):  # the lists start once the beams have ended: no race between the two
+        real_enter(self)
+        self._finished.wait(60)
+        return self
+
+    monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter_and_wait)
+    assert solve_by_states(setup, 2**62, 10**8, beams=True)[1].beams  # the parent's thread now exists
+
+    def child(queue):
+        try:
+            queue.put(len(solve_by_states(setup, 2**62, 10**8, beams=True)[1].beams))
+        except BaseException as error:  # noqa: BLE001 - reported to the parent
+            queue.put(repr(error))
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=child, args=(queue,))
+    process.start()
+    beams = queue.get(timeout=120)
+    process.join(30)
+    assert isinstance(beams, int) and beams > 0
+
+
 def test_an_error_in_the_beams_thread_reaches_the_caller(monkeypatch):
     _, _, _, setup = _hard_setup()
     _two_cores(monkeypatch)
@@ -230,6 +261,7 @@ def test_a_time_limit_stops_the_lists_and_their_beams(monkeypatch):
     problem = jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)
     with limits.time_limit(100):  # the time limits' watchdog thread starts with the first limit and stays
         pass
+    solve_kp1(jooken(300, 10**6, 10, 0.1, 0.01, 100, seed=2), None, "states")  # as do the beams' threads
     threads = threading.active_count()
     begin = time.perf_counter()
     with pytest.raises(TimeLimitError):
