@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 __all__ = ["Grouping", "group_identical"]
 
@@ -70,15 +71,15 @@ def group_identical(profits: np.ndarray, weights: np.ndarray) -> Grouping | None
     """
     profits, weights = np.asarray(profits, np.int64), np.asarray(weights, np.int64)
     n = len(profits)
-    if n < 4:
+    # there are at least as many pieces as types, so most instances are refused on their count alone, which
+    # a hash table finds in one pass that stops at the limit (the sort it replaced cost an easy instance's
+    # solve a tenth of its time)
+    if n < 4 or _more_types_than(profits, weights, int(MAX_SPLIT_SHARE * n)):
         return None
     span = int(weights.max()) - int(weights.min()) + 1
     if (int(profits.max()) - int(profits.min())) * span + span < 2**63:
-        # one int64 key per (profit, weight): sorting it costs a twentieth of the lexsort at n = 10000, and
-        # there are at least as many pieces as types, so most instances are refused on its count alone
+        # one int64 key per (profit, weight): sorting it costs a twentieth of the lexsort at n = 10000
         key = (profits - profits.min()) * span + (weights - weights.min())
-        if np.count_nonzero(np.diff(np.sort(key))) + 1 > MAX_SPLIT_SHARE * n:
-            return None
         order = np.argsort(key, kind="stable")  # the lexsort's order: by profit, then weight, then position
     else:
         order = np.lexsort((weights, profits))
@@ -115,3 +116,27 @@ def _ranks(counts: np.ndarray) -> np.ndarray:
     counts = np.asarray(counts, np.int64)
     ends = np.cumsum(counts)
     return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(ends - counts, counts)
+
+
+@njit(cache=True, nogil=True)
+def _more_types_than(profits, weights, limit):
+    """Whether more than ``limit`` distinct ``(profit, weight)`` pairs occur (open addressing, linear probing)."""
+    size = 1
+    while size < 2 * len(profits):
+        size *= 2
+    used = np.zeros(size, np.bool_)
+    table_p, table_w = np.empty(size, np.int64), np.empty(size, np.int64)
+    mask = np.uint64(size - 1)
+    types = 0
+    for j in range(len(profits)):
+        p, w = profits[j], weights[j]
+        slot = (np.uint64(p) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(w) * np.uint64(0xC2B2AE3D27D4EB4F))
+        slot = (slot ^ (slot >> np.uint64(29))) & mask
+        while used[slot] and (table_p[slot] != p or table_w[slot] != w):
+            slot = (slot + np.uint64(1)) & mask
+        if not used[slot]:
+            used[slot], table_p[slot], table_w[slot] = True, p, w
+            types += 1
+            if types > limit:
+                return True
+    return False

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.knapsack import KP1
 from core.knapsack.generators import pisinger_hard
-from core.knapsack.grouping import group_identical
+from core.knapsack.grouping import _more_types_than, group_identical
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import break_copies, cardinality_bound, prepare
 from core.knapsack.surrogate import cardinality_limits, surrogate_bound
@@ -58,6 +58,19 @@ def test_items_seldom_repeated_are_not_grouped():
     rng = np.random.default_rng(0)
     assert group_identical(rng.integers(1, 1000, 500), rng.integers(1, 1000, 500)) is None
     assert group_identical(np.array([3, 3, 3]), np.array([2, 2, 2])) is None  # too few to bother
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 300), st.sampled_from([2, 5, 50, 10**6, 2**62]), st.integers(0, 300),
+       st.booleans())
+def test_the_count_of_types_against_a_set(seed, n, top, limit, one_profit):
+    """The hash table's test of "more than ``limit`` distinct pairs" against Python's set of them (with one
+    profit for all, pairs that collide in the table differ only in weight)."""
+    rng = np.random.default_rng(seed)
+    profits, weights = rng.integers(1, top, n).astype(np.int64), rng.integers(1, top, n).astype(np.int64)
+    profits = np.ones(n, np.int64) if one_profit else profits
+    distinct = len(set(zip(profits.tolist(), weights.tolist())))
+    assert _more_types_than(profits, weights, limit) == (distinct > limit)
 
 
 @settings(max_examples=60, deadline=None)
