@@ -238,11 +238,10 @@ def solve_kp1_quick(problem: KP1, memory_budget_bytes: int | None = None) -> Sol
 
 def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
     profits, weights = problem.profits, problem.weights
-    always = np.flatnonzero((weights == 0) & (profits > 0))
-    items = np.flatnonzero((weights > 0) & (weights <= problem.capacity) & (profits > 0))
+    always, items, items_weight = _usable(profits, weights, np.int64(problem.capacity))
     state = {"method": "reduction" if method == "quick" else "dp"}
     chosen = items
-    if int(weights[items].sum()) > problem.capacity:
+    if items_weight > problem.capacity:
         if method == "dp":
             mask = _dp_mask(profits[items], weights[items], problem.capacity, budget, state)
         else:
@@ -252,6 +251,23 @@ def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
         chosen = items[mask]
     selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
     return SolverResult(int(profits[selected].sum()), selected, state["method"])
+
+
+@njit(cache=True, nogil=True)
+def _usable(profits, weights, capacity):
+    """The items of weight 0 and positive profit (always taken), those that fit alone with positive profit
+    (the problem), and the latter's weight (sums stay below 2^62: core.knapsack.problems), in one pass."""
+    always, items = np.empty(len(profits), np.int64), np.empty(len(profits), np.int64)
+    n_always, n_items, total = 0, 0, 0
+    for j in range(len(profits)):
+        if profits[j] > 0 and weights[j] == 0:
+            always[n_always] = j
+            n_always += 1
+        elif profits[j] > 0 and 0 < weights[j] <= capacity:
+            items[n_items] = j
+            n_items += 1
+            total += weights[j]
+    return always[:n_always], items[:n_items], total
 
 
 def _grouped_core_mask(profits, weights, capacity, budget, method, state):
@@ -315,12 +331,11 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
     """Optimal choice by reductions then the DP or the state lists (see :func:`solve_kp1`); ``counts``: the
     identical copies each item stands for (core.knapsack.grouping)."""
     setup = prepare(profits, weights, capacity, counts=counts)
-    free = np.flatnonzero(setup.fixed < 0)
-    if not len(free):
+    n_free, room, gcd = _free_summary(setup.weights, setup.fixed, np.int64(setup.capacity))
+    if not n_free:
         state["method"] = "reduction"
         return _positions(setup, setup.greedy)
-    room = setup.free_capacity()
-    dp_cells = len(free) * room // weights_gcd(setup.weights[free])
+    dp_cells = n_free * room // gcd
     report("states", setup.upper_bound - setup.lower_bound, setup.lower_bound)
     if method == "quick":
         if first_stage_bytes() > budget:
@@ -328,12 +343,12 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
         mask, _ = solve_by_bounds(setup, QUICK_STATES, QUICK_STATES, budget // STATE_BYTES)
         state["method"] = "states"
         return mask
-    if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and _dp_bytes(setup.weights[free], room) <= budget:
+    if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and _dp_bytes(setup.weights[setup.fixed < 0], room) <= budget:
         report("dp", setup.upper_bound - setup.lower_bound, setup.lower_bound)
-        return _reduced_dp(setup, free, room, budget, state)
+        return _reduced_dp(setup, room, budget, state)
     dp_possible = method == "auto" and 2 * _row_bytes(room, 8) <= budget
     if not dp_possible:  # no DP to hand over to: refuse now what the lists' first step would refuse
-        limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({len(free):,} free items)")
+        limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({n_free:,} free items)")
     max_work = dp_cells // STATE_COST_CELLS if dp_possible else 2**62
     mask, run = solve_by_bounds(setup, KP1_QUICK_STATES, max_work, budget // STATE_BYTES, KP1_QUICK_HELD)
     if mask is not None:
@@ -343,11 +358,28 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
         needed = STATE_BYTES * max(int(run.work), STATE_MIN_STATES)
         raise MemoryBudgetError(f"KP1 by state lists ({setup.n_free} free items)", needed, budget)
     report("dp")
-    return _reduced_dp(setup, free, room, budget, state)
+    return _reduced_dp(setup, room, budget, state)
 
 
-def _reduced_dp(setup, free, room, budget, state):
+@njit(cache=True, nogil=True)
+def _free_summary(weights, fixed, capacity):
+    """How many items are free, the capacity the items fixed in leave them, and their weights' gcd."""
+    n_free, room, gcd = 0, capacity, np.int64(0)
+    for j in range(len(weights)):
+        if fixed[j] < 0:
+            n_free += 1
+            a, b = weights[j], gcd
+            while b:
+                a, b = b, a % b
+            gcd = a
+        elif fixed[j] == 1:
+            room -= weights[j]
+    return n_free, room, max(gcd, np.int64(1))
+
+
+def _reduced_dp(setup, room, budget, state):
     """The capacity DP over the free items (the others fixed), or the greedy solution when it is better."""
+    free = np.flatnonzero(setup.fixed < 0)
     fixed_in = setup.fixed == 1
     taken = fixed_in.copy()
     taken[free] = _dp_mask(setup.profits[free], setup.weights[free], room, budget, state)
