@@ -119,15 +119,11 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             best, best_step, best_extra = shared[0], -1, -1
             if best >= upper_bound:
                 break
+        a, r = _skip_hopeless(profits, weights, addable, removable, a, r, step % 2 == 0, capacity - break_weight,
+                              break_profit, break_efficiency, best)
+        if r >= len(removable) and a >= len(addable):
+            break
         add = a < len(addable) and (r >= len(removable) or step % 2 == 0)
-        if break_efficiency >= 0 and not has_chance(profits[addable[a]] if add else -profits[removable[r]],
-                                                    weights[addable[a]] if add else -weights[removable[r]],
-                                                    capacity - break_weight, break_profit, break_efficiency, best):
-            if add:
-                a += 1
-            else:
-                r += 1
-            continue
         step += 1
         bit = np.uint64(1) << np.uint64((step - 1) % _WORD)
         if add:
@@ -193,6 +189,27 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
             break
     return (status, best, best_step, best_w, best_p, best_v, best_extra, step_items[: step + 1], snap_w, snap_p, snap_v,
             snap_off[: snaps + 1], work, n)
+
+
+@njit(cache=True, nogil=True)
+def _skip_hopeless(profits, weights, addable, removable, a, r, add_first, residual, break_profit, break_efficiency,
+                   best):
+    """Past the items whose flip from the break solution cannot beat ``best`` (``break_efficiency`` < 0: none),
+    on the side the next step takes (``add_first``: the added side while it has items), until an item
+    with a chance: its ``(a, r)``, both past their ends where none is left.  A loop of its own: in
+    :func:`expand_core`'s, whose arrays are reassigned, each pass costs reference counting on all of them
+    (about 0.15 us a skipped item, against 5 ns here)."""
+    while a < len(addable) or r < len(removable):
+        add = a < len(addable) and (r >= len(removable) or add_first)
+        if break_efficiency < 0 or has_chance(profits[addable[a]] if add else -profits[removable[r]],
+                                              weights[addable[a]] if add else -weights[removable[r]],
+                                              residual, break_profit, break_efficiency, best):
+            return a, r
+        if add:
+            a += 1
+        else:
+            r += 1
+    return a, r
 
 
 class StateRun:
