@@ -149,7 +149,8 @@ def _checked(problem, result: SolverResult, backend, elapsed_ms) -> KnapsackSolu
     value, selected, method = result
     kind = problem_kind(problem)
     selected = np.asarray(selected, dtype=np.int64)
-    if kind != "mckp":  # sorted, once each (np.unique's hashing costs several times this sort)
+    if kind != "mckp" and not (selected[1:] > selected[:-1]).all():  # (the solvers' own choices already are)
+        # sorted, once each (np.unique's hashing costs several times this sort)
         selected = np.sort(selected)
         selected = selected[np.concatenate(([True], selected[1:] != selected[:-1]))] if len(selected) else selected
     worth, feasible = _evaluate(problem, kind, selected)

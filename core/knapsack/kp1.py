@@ -249,7 +249,7 @@ def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
             if mask is None:  # "quick": the lists did not settle it
                 return None
         chosen = items[mask]
-    selected = np.sort(np.concatenate([always, chosen])).astype(np.int64)
+    selected = np.sort(np.concatenate([always, chosen])) if len(always) else chosen
     return SolverResult(int(profits[selected].sum()), selected, state["method"])
 
 
