@@ -175,8 +175,8 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
     ``max_held``: give up (as on ``max_work``) once a step leaves more states than this.
     ``beams``: beams on a second core meanwhile (:class:`core.knapsack.kp1_beam.Beams`) hand the lists
     their incumbents; they hold up to ``max_states // kp1_beam.BUDGET_SHARE`` states, which the lists then
-    do without.  None where the incumbent already meets the bound (a thread costs about 0.2 ms to start and
-    join).
+    do without.  None where the incumbent already meets the bound (not even a :class:`Beams`: building one,
+    with its events and lock, cost a quick run a tenth of an easy instance's solve).
 
     Returns
     -------

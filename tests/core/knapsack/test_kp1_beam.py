@@ -17,6 +17,7 @@ from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_states
 from core.knapsack.state_steps import narrow
 from core.knapsack.states import DONE, StateRun, backtrack, expand_core
+from tests.benchmarks.children import in_forked_child
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import check_kp_choice
 
@@ -203,8 +204,6 @@ def test_a_run_shorter_than_the_wait_runs_no_beam(monkeypatch):
 def test_beams_run_in_a_forked_child(monkeypatch):
     """The beams' threads are kept between solves; a forked child, where the parent's threads do not exist,
     starts its own."""
-    import multiprocessing
-
     _, _, _, setup = _hard_setup()
     _two_cores(monkeypatch)
     real_enter = kp1_beam.Beams.__enter__
@@ -217,19 +216,10 @@ def test_beams_run_in_a_forked_child(monkeypatch):
     monkeypatch.setattr(kp1_beam.Beams, "__enter__", enter_and_wait)
     assert solve_by_states(setup, 2**62, 10**8, beams=True)[1].beams  # the parent's thread now exists
 
-    def child(queue):
-        try:
-            queue.put(len(solve_by_states(setup, 2**62, 10**8, beams=True)[1].beams))
-        except BaseException as error:  # noqa: BLE001 - reported to the parent
-            queue.put(repr(error))
+    def child():
+        return len(solve_by_states(setup, 2**62, 10**8, beams=True)[1].beams)
 
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    process = context.Process(target=child, args=(queue,))
-    process.start()
-    beams = queue.get(timeout=120)
-    process.join(30)
-    assert isinstance(beams, int) and beams > 0
+    assert (in_forked_child(child, (), 120) or 0) > 0
 
 
 def test_an_error_in_the_beams_thread_reaches_the_caller(monkeypatch):

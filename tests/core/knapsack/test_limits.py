@@ -15,6 +15,7 @@ from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp2 import solve_kp2, solve_kp2_batch
 from core.knapsack.mckp import solve_mckp
 from core.knapsack.subset_sum import solve_subset_sum
+from tests.benchmarks.children import in_forked_child
 
 #: Slack for the stop after the deadline: the lists poll between steps, and the machine is shared.
 STOP_SLACK_S = 3.0
@@ -228,20 +229,12 @@ def test_the_watchdog_raises_each_flag_at_its_own_deadline_and_none_after_its_bl
 
 
 def test_a_forked_child_has_its_own_watchdog():
-    import multiprocessing
-
-    def child(queue):
+    def child():
         with limits.time_limit(0.1):
-            queue.put(_raised_within(limits.stop_flag(), 2.0))
+            return _raised_within(limits.stop_flag(), 2.0)
 
     with limits.time_limit(30):  # the parent's thread runs when the child is forked
-        context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        process = context.Process(target=child, args=(queue,))
-        process.start()
-        raised = queue.get(timeout=30)
-        process.join(30)
-    assert raised
+        assert in_forked_child(child, (), 30)
 
 
 def _pareto_size(profits, weights):
