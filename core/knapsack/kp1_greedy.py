@@ -32,7 +32,7 @@ def improve_by_exchanges(p, w, capacity, taken, rounds: int = 8):
     enough to make room: a suffix minimum over the chosen items sorted by weight
     (ties by position; the first of equal gains and of equal profits is taken).
     """
-    inside, outside = _by_weight(w, taken)
+    inside, outside = _by_weight(w, taken, *_weight_keys(w, taken))
     return _exchanges(p, w, np.int64(capacity), taken.copy(), inside, outside, rounds)
 
 
@@ -51,19 +51,30 @@ def ordered(profits, weights, capacity: int, known: int, rounds: int = 8):
     profits, weights = np.asarray(profits, np.int64), np.asarray(weights, np.int64)
     efficiency = profits / weights
     order = np.argsort(-efficiency)
-    p, w, e, b, gcd, break_profit, residual = _in_order(profits, weights, efficiency, order, np.int64(capacity))
+    p, w, e, b, gcd, break_profit, residual, taken, keys, chosen = _in_order(profits, weights, efficiency, order,
+                                                                           np.int64(capacity))
     if b == len(p):
         return order, p, w, e, b, None, int(break_profit), int(gcd), int(break_profit), int(residual), None
-    taken = improve_by_exchanges(p, w, capacity, greedy(w, capacity, b), rounds)
-    lower, fixed = _bounded(p, w, e, b, taken, np.int64(known), gcd, break_profit, residual)
+    inside, outside = _by_weight(w, taken, keys, chosen)
+    taken, lower, fixed = _improved(p, w, e, b, np.int64(capacity), taken, inside, outside, rounds, np.int64(known),
+                                    gcd, break_profit, residual)
     return order, p, w, e, b, taken, int(lower), int(gcd), int(break_profit), int(residual), fixed
+
+
+@njit(cache=True, nogil=True)
+def _improved(p, w, e, b, capacity, taken, inside, outside, rounds, known, gcd, break_profit, residual):
+    """The greedy solution improved by :func:`_exchanges`, then :func:`_bounded`: one call for both."""
+    taken = _exchanges(p, w, capacity, taken, inside, outside, rounds)
+    lower, fixed = _bounded(p, w, e, b, taken, known, gcd, break_profit, residual)
+    return taken, lower, fixed
 
 
 @njit(cache=True, nogil=True)
 def _in_order(profits, weights, efficiency, order, capacity):
     """``order`` (sorted by falling efficiency) with each run of equal efficiencies in index order, in place;
     then the items in that order, the break item, the profits' gcd, the break solution's profit and the
-    capacity it leaves."""
+    capacity it leaves, and (where not all fit) the greedy solution and its :func:`_weight_keys`: one call
+    where five were (their dispatch cost an easy instance's solve a twentieth of its time)."""
     n = len(order)
     start = 0
     for j in range(1, n + 1):
@@ -89,7 +100,9 @@ def _in_order(profits, weights, efficiency, order, capacity):
         gcd = _gcd(gcd, p[j])
         if gcd == 1:
             break
-    return p, w, e, b, gcd, break_profit, capacity - used
+    taken = greedy(w, capacity, b) if b < n else np.zeros(0, np.bool_)
+    keys, chosen = _weight_keys(w, taken) if b < n else (np.zeros(0, np.int64), 0)
+    return p, w, e, b, gcd, break_profit, capacity - used, taken, keys, chosen
 
 
 @njit(cache=True, nogil=True)
@@ -122,24 +135,25 @@ def _gcd(a, b):
     return a
 
 
-def _by_weight(w, taken):
-    """The chosen items and the others, each sorted by weight, ties by position: one sort of ``weight * n +
-    position``, the others' keys past the chosen ones', where that fits 63 bits (two sorts and their
-    selections cost an easy instance's solve a tenth of its time), else two stable argsorts."""
-    n = len(w)
-    top = int(w.max()) + 1 if n else 1
-    if top >= 2**61 // max(n, 1):
+def _by_weight(w, taken, keys, chosen):
+    """The chosen items and the others, each sorted by weight, ties by position: one sort of
+    :func:`_weight_keys` (two sorts and their selections cost an easy instance's solve a tenth of its time),
+    or two stable argsorts where the keys would not fit 63 bits (``chosen`` < 0)."""
+    if chosen < 0:
         inside, outside = np.flatnonzero(taken), np.flatnonzero(~taken)
         return inside[np.argsort(w[inside], kind="stable")], outside[np.argsort(w[outside], kind="stable")]
-    keys, chosen = _weight_keys(w, taken, np.int64(top * n))
-    positions = np.sort(keys) % n
+    positions = np.sort(keys) % len(w)
     return positions[:chosen], positions[chosen:]
 
 
 @njit(cache=True, nogil=True)
-def _weight_keys(w, taken, others):
-    """``w[j] * n + j``, plus ``others`` for the items not taken; and how many are taken."""
+def _weight_keys(w, taken):
+    """``w[j] * n + j``, the items not taken past all the taken ones, and how many are taken; ``chosen`` -1
+    (and no keys) where those keys would not fit 63 bits."""
     n = len(w)
+    top = w.max() + 1 if n else np.int64(1)
+    if top >= 2**61 // max(n, 1):
+        return np.zeros(0, np.int64), -1
     keys = np.empty(n, np.int64)
     chosen = 0
     for j in range(n):
@@ -147,7 +161,7 @@ def _weight_keys(w, taken, others):
         if taken[j]:
             chosen += 1
         else:
-            keys[j] += others
+            keys[j] += top * n
     return keys, chosen
 
 
