@@ -356,7 +356,7 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
         return mask
     if not dp_possible:
         needed = STATE_BYTES * max(int(run.work), STATE_MIN_STATES)
-        raise MemoryBudgetError(f"KP1 by state lists ({setup.n_free} free items)", needed, budget)
+        raise MemoryBudgetError(f"KP1 by state lists ({n_free} free items)", needed, budget)
     report("dp")
     return _reduced_dp(setup, room, budget, state)
 
@@ -368,10 +368,7 @@ def _free_summary(weights, fixed, capacity):
     for j in range(len(weights)):
         if fixed[j] < 0:
             n_free += 1
-            a, b = weights[j], gcd
-            while b:
-                a, b = b, a % b
-            gcd = a
+            gcd = np.gcd(gcd, weights[j])
         elif fixed[j] == 1:
             room -= weights[j]
     return n_free, room, max(gcd, np.int64(1))

@@ -172,6 +172,10 @@ class _NoBeams:
     running = False
     widths = ()
 
+    @staticmethod
+    def better(taken: np.ndarray) -> np.ndarray:
+        return taken
+
     def __enter__(self):
         return self
 

@@ -206,7 +206,7 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
     if run.status == OUT_OF_TIME:
         _out_of_time(setup, np.flatnonzero(setup.fixed < 0), run, upper_bound)
     run.taken = setup.greedy if run.best_step < 0 else backtrack(run, setup.profits, setup.weights, b)
-    run.taken = helpers.better(run.taken) if helpers.running else run.taken
+    run.taken = helpers.better(run.taken)
     if run.status != DONE:
         return None, run
     taken = run.taken
