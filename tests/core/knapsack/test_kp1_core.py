@@ -240,6 +240,21 @@ def test_the_compiled_preparation_matches_numpy_steps(seed, n, top, correlated):
     assert np.array_equal(setup.fixed, fixed)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 40), st.integers(0, 30), st.sampled_from([2, 5, 40]))
+def test_the_efficiency_order_is_exact_where_efficiencies_differ_only_in_their_last_bits(seed, near, others, spread):
+    """Efficiencies ``1 + k 2^-50`` differ only in bits that the sort keys give to the item's index, so they
+    share a key's leading part: the runs are put in exact order (short ones by insertion, long ones by a stable
+    sort), ties by index, as numpy's stable argsort orders them."""
+    rng = np.random.default_rng(seed)
+    w = np.concatenate([np.full(near, 2**50), rng.integers(2**49, 2**51, others)]).astype(np.int64)
+    p = np.concatenate([2**50 + rng.integers(0, spread, near), rng.integers(2**49, 2**51, others)]).astype(np.int64)
+    shuffle = rng.permutation(len(w))
+    p, w = p[shuffle], w[shuffle]
+    capacity = int(w.sum()) - 1
+    assert np.array_equal(prepare(p, w, capacity).order, np.argsort(-(p / w), kind="stable"))
+
+
 def test_a_quick_run_gives_up_once_a_step_leaves_too_many_states():
     """Strongly correlated items: the list grows wide at once; with a width limit the quick run stops there,
     and the surrogate and the long run still reach the optimum the uncapped lists find."""
