@@ -97,6 +97,26 @@ def test_inconsistent_gpu_result_is_caught(fake_gpu, monkeypatch):
         solve(MCKP([([1, 5], [1, 3]), ([2, 4], [2, 5])], 6), backend="gpu")
 
 
+@pytest.mark.parametrize("selected", [[0, 2], [-1, 0], [3], [0, 1, 1, 7]])
+def test_a_choice_outside_the_items_is_caught(fake_gpu, monkeypatch, selected):
+    monkeypatch.setattr(fake_gpu, "solve_kp1", answering(3, selected))
+    with pytest.raises(RuntimeError, match="worth None, feasible: False"):
+        solve(KP1([1, 2], [1, 1], 2), backend="gpu")
+
+
+def test_each_capacity_of_a_kp2_and_a_subset_sum_is_checked(fake_gpu, monkeypatch):
+    monkeypatch.setattr(fake_gpu, "solve_kp2", answering(3, [0, 1]))
+    with pytest.raises(RuntimeError, match="feasible: False"):  # the second capacity is 1
+        solve(KP2([1, 2], [1, 1], [1, 1], 2, 1), backend="gpu")
+    assert solve(KP2([1, 2], [1, 1], [1, 1], 2, 2), backend="gpu").value == 3
+    monkeypatch.setattr(fake_gpu, "solve_subset_sum", answering(9, [0, 1]))
+    with pytest.raises(RuntimeError, match="feasible: False"):
+        solve(SubsetSum([4, 5], 8), backend="gpu")
+    monkeypatch.setattr(fake_gpu, "solve_subset_sum", answering(9, [1, 0]))  # sorted first, then worth 9
+    with pytest.raises(RuntimeError, match="worth 9, feasible: False"):
+        solve(SubsetSum([4, 5], 8), backend="gpu")
+
+
 def test_a_choice_is_returned_sorted_and_once_each(fake_gpu, monkeypatch):
     monkeypatch.setattr(fake_gpu, "solve_kp1", answering(7, [2, 0, 2, 0]))
     assert solve(KP1([3, 1, 4], [1, 1, 1], 2), backend="gpu").selected.tolist() == [0, 2]
