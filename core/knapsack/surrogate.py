@@ -73,33 +73,82 @@ def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, 
     of times.
     """
     units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
-    return float(_surrogate_lp(profits, weights, units, float(capacity), float(card), float(multiplier)))
+    return float(_surrogate_lp(profits, weights, units, float(capacity), float(card), float(multiplier), _no_guess()))
+
+
+#: Relative half-width of the window of efficiencies around the last break item's where :func:`_surrogate_lp`
+#: looks for the next one first, in units of 2^-40 (it widens on a miss, narrows where the window holds many
+#: items): about 10^-3.
+GUESS_WIDTH = 2**30
+
+
+def _no_guess() -> np.ndarray:
+    """A guess for :func:`_surrogate_lp` that holds no break item yet."""
+    return np.array([-1, GUESS_WIDTH], np.int64)
 
 
 @njit(cache=True, nogil=True)
-def _surrogate_lp(profits, weights, units, capacity, card, multiplier):
+def _surrogate_lp(profits, weights, units, capacity, card, multiplier, guess):
+    """:func:`surrogate_lp` compiled. ``guess``: (2,) int64, the break item of an earlier call (-1: none) and
+    the window's relative half-width in units of 2^-40, updated in place.
+
+    The searches call this dozens of times with multipliers that move little.  The order of the items'
+    efficiencies changes with the multiplier, but the break item mostly stays near the earlier one.  So one
+    pass over the items sums those more efficient than a window around that item's efficiency (at this
+    multiplier) and collects those inside it; where the break item lies among the latter (the items above
+    fit, the window's overfill) only they are partitioned (:func:`_fractional_bound`), otherwise every item
+    is.  The window narrows while it holds the break item among more than 64 items and widens when it does
+    not.
+    """
     n = len(profits)
     room = capacity + multiplier * card
     base = 0.0
     p, size = np.empty(n, np.float64), np.empty(n, np.float64)
-    m = 0
+    origin, near = np.empty(n, np.int64), np.empty(n, np.int64)
+    j = guess[0]
+    hint = -1.0
+    if j >= 0:
+        sz = weights[j] + multiplier * (units[j] if len(units) else 1)
+        hint = profits[j] / sz if sz > 0 else -1.0
+    width = guess[1] / 2.0**40
+    top, low = hint * (1.0 + width), hint * (1.0 - width)
+    above_p, above_size, near_size = 0.0, 0.0, 0.0
+    m, k = 0, 0
     for j in range(n):
         sz = weights[j] + multiplier * (units[j] if len(units) else 1)
         if sz <= 0:
             room -= sz
             base += profits[j]
-        else:
-            p[m], size[m] = profits[j], sz
-            m += 1
+            continue
+        p[m], size[m], origin[m] = profits[j], sz, j
+        ratio = profits[j] / sz
+        if ratio > top:
+            above_p += profits[j]
+            above_size += sz
+        elif ratio >= low:
+            near[k] = m
+            k += 1
+            near_size += sz
+        m += 1
     if room < 0:
         return -np.inf
-    return base + _fractional_bound(p[:m], size[:m], room)
+    if hint > 0 and above_size <= room < above_size + near_size:
+        value, at = _fractional_bound(p[near[:k]], size[near[:k]], room - above_size)
+        guess[0] = origin[near[at]] if at >= 0 else -1
+        if k > 64:
+            guess[1] = max(guess[1] // 2, 1)
+        return base + above_p + value
+    value, at = _fractional_bound(p[:m], size[:m], room)
+    guess[0] = origin[at] if at >= 0 else -1
+    if hint > 0:
+        guess[1] = min(4 * guess[1], 2**39)
+    return base + value
 
 
 @njit(cache=True, nogil=True)
 def _fractional_bound(p, size, room):
     """``max p x`` s.t. ``size x <= room``, ``0 <= x <= 1`` (every size > 0): the items by falling efficiency
-    until the room is full, the last one in part.
+    until the room is full, the last one in part; and that one's position (-1 where every item fits).
 
     Three-way partitions around a pivot efficiency (the median of three
     candidates at pseudo-random places: the items come nearly in efficiency
@@ -149,12 +198,12 @@ def _fractional_bound(p, size, room):
         for k in range(lt, gt):
             tied += size[idx[k]]
         if tied >= left:
-            return value + left * pivot
+            return value + left * pivot, idx[lt]
         for k in range(lt, gt):
             value += p[idx[k]]
         left -= tied
         lo = gt
-    return value
+    return value, -1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -172,20 +221,20 @@ def golden_section(profits, weights, capacity: int, card: int, lo: float, hi: fl
     (:func:`_golden`)."""
     units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
     lo, hi, least = _golden(profits, weights, units, float(capacity), float(card), float(lo), float(hi),
-                            iterations, float(min_width))
+                            iterations, float(min_width), _no_guess())
     return float(lo), float(hi), float(least)
 
 
 @njit(cache=True, nogil=True)
-def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_width):
+def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_width, guess):
     """:func:`golden_section` compiled: each step keeps one probe (the golden ratio's point of the narrowed
     interval) and computes one; it stops after ``iterations`` steps or once the interval is narrower than
     ``min_width``."""
     if hi - lo < min_width:
         return lo, hi, np.inf
     a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-    fa = _surrogate_lp(profits, weights, units, capacity, card, a)
-    fb = _surrogate_lp(profits, weights, units, capacity, card, b)
+    fa = _surrogate_lp(profits, weights, units, capacity, card, a, guess)
+    fb = _surrogate_lp(profits, weights, units, capacity, card, b, guess)
     least = min(fa, fb)
     for _ in range(iterations):
         if hi - lo < min_width:
@@ -193,11 +242,11 @@ def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_wid
         if fa <= fb:
             hi, b, fb = b, a, fa
             a = hi - _GOLDEN * (hi - lo)
-            fa = _surrogate_lp(profits, weights, units, capacity, card, a)
+            fa = _surrogate_lp(profits, weights, units, capacity, card, a, guess)
         else:
             lo, a, fa = a, b, fb
             b = lo + _GOLDEN * (hi - lo)
-            fb = _surrogate_lp(profits, weights, units, capacity, card, b)
+            fb = _surrogate_lp(profits, weights, units, capacity, card, b, guess)
         least = min(least, fa, fb)
     return lo, hi, least
 
@@ -213,11 +262,11 @@ def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40,
     bounds it probes cost about a microsecond each, a Python call as much again)."""
     units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
     return int(_search(profits, weights, units, float(capacity), float(card), int(low), int(high), iterations,
-                       SCAN_POINTS))
+                       SCAN_POINTS, _no_guess()))
 
 
 @njit(cache=True, nogil=True)
-def _search(profits, weights, units, capacity, card, low, high, iterations, scan_points):
+def _search(profits, weights, units, capacity, card, low, high, iterations, scan_points, guess):
     """An even scan of ``scan_points`` multipliers, a golden section between the best one's neighbours,
     then every integer of its last interval.
 
@@ -234,14 +283,14 @@ def _search(profits, weights, units, capacity, card, low, high, iterations, scan
     grid = np.unique(np.round(np.linspace(float(low), float(high), scan_points)))
     best, best_value = 0, np.inf
     for k in range(len(grid)):
-        value = _surrogate_lp(profits, weights, units, capacity, card, grid[k])
+        value = _surrogate_lp(profits, weights, units, capacity, card, grid[k], guess)
         if value < best_value:
             best, best_value = k, value
     lo, hi, _ = _golden(profits, weights, units, capacity, card, grid[max(best - 1, 0)],
-                        grid[min(best + 1, len(grid) - 1)], iterations, 1.0)
+                        grid[min(best + 1, len(grid) - 1)], iterations, 1.0, guess)
     chosen = np.int64(grid[best])
     for s in range(max(np.int64(np.floor(lo)), low), min(np.int64(np.ceil(hi)), high) + 1):
-        value = _surrogate_lp(profits, weights, units, capacity, card, float(s))
+        value = _surrogate_lp(profits, weights, units, capacity, card, float(s), guess)
         if value < best_value:
             chosen, best_value = s, value
     return chosen

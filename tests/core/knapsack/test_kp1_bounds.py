@@ -15,7 +15,14 @@ from core.knapsack.generators import pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import improving_cardinality_bound, prepare, solve_by_bounds, solve_by_states
 from core.knapsack.state_steps import completion_list
-from core.knapsack.surrogate import _best_multiplier, cardinality_limits, surrogate_bound, surrogate_lp
+from core.knapsack.surrogate import (
+    _ONE_EACH,
+    _best_multiplier,
+    _surrogate_lp,
+    cardinality_limits,
+    surrogate_bound,
+    surrogate_lp,
+)
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
 
@@ -184,6 +191,36 @@ def test_surrogate_lp_by_partitions_equals_the_sorted_bound(seed, n, correlated,
     fast, plain = surrogate_lp(p, w, capacity, card, multiplier, counts), _lp_by_sorting(p, w, capacity, card,
                                                                                             multiplier, counts)
     assert fast == plain or abs(fast - plain) <= 1e-9 * max(1.0, abs(plain))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 80), st.booleans(), st.sampled_from([1e-6, 0.01, 0.3]))
+def test_surrogate_lp_from_a_guess_equals_the_sorted_bound(seed, n, correlated, width):
+    """A guessed break item (or none) whose window holds the break item or not, at ties of efficiencies or
+    not; each call's guess the one the previous call left."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 30, n)
+    p = np.maximum(w + rng.integers(-3, 4, n), 1) if correlated else rng.integers(1, 30, n)
+    capacity, card = int(rng.integers(0, w.sum() + 5)), int(rng.integers(0, n + 1))
+    guess = np.array([int(rng.integers(-1, n)), int(width * 2**40)], np.int64)
+    for multiplier in rng.integers(-30, 31, 4).astype(np.float64):
+        fast = _surrogate_lp(p, w, _ONE_EACH, float(capacity), float(card), multiplier, guess)
+        plain = _lp_by_sorting(p, w, capacity, card, multiplier)
+        assert fast == plain or abs(fast - plain) <= 1e-9 * max(1.0, abs(plain))
+
+
+def test_a_good_guess_partitions_only_the_window():
+    """The guess from a call at a nearby multiplier holds the break item: the next call then only partitions
+    the items in the window (seen as the width narrowing where the window held more than 64 of them)."""
+    rng = np.random.default_rng(0)
+    w = rng.integers(10**5, 10**6, 5000)
+    p = w + 10**5
+    capacity, card = int(w.sum() // 2), 2500
+    guess = np.array([-1, 2**39], np.int64)
+    _surrogate_lp(p, w, _ONE_EACH, float(capacity), float(card), 1000.0, guess)
+    assert guess[0] >= 0 and guess[1] == 2**39  # no guess yet: every item partitioned, the width kept
+    _surrogate_lp(p, w, _ONE_EACH, float(capacity), float(card), 1001.0, guess)
+    assert guess[1] == 2**38
 
 
 @SETTINGS
