@@ -95,6 +95,7 @@ class Beams:
         self._stopped = threading.Event()  # set with _stop: ends the thread's wait before its first beam
         self._error = None
         self._args = (profits, weights, np.int64(capacity), efficiency, removable, addable, break_item,
+                      np.int64(weights[:break_item].sum()), np.int64(profits[:break_item].sum()),
                       np.int64(upper_bound), int(max_states))
         steps = len(removable) + len(addable)
         self.running = cores() >= 2 and beam_states(FIRST_WIDTH, steps) <= max_states
@@ -140,15 +141,16 @@ class Beams:
             self._finished.set()
 
     def _beams(self):
-        profits, weights, capacity, efficiency, removable, addable, b, upper_bound, max_states = self._args
+        (profits, weights, capacity, efficiency, removable, addable, b, break_weight, break_profit, upper_bound,
+         max_states) = self._args
         steps = len(removable) + len(addable)
         width = FIRST_WIDTH
         while not self._stop[0] and width <= LAST_WIDTH and beam_states(width, steps) <= max_states:
             if self.value >= upper_bound:
                 return
             run = StateRun(expand_core(
-                profits, weights, capacity, efficiency, removable, addable, np.int64(weights[:b].sum()),
-                np.int64(profits[:b].sum()), float(efficiency[b]), np.int64(self.value), upper_bound, np.int64(2**62),
+                profits, weights, capacity, efficiency, removable, addable, break_weight, break_profit,
+                float(efficiency[b]), np.int64(self.value), upper_bound, np.int64(2**62),
                 np.int64(2**62), np.int64(max_states), False, self._stop, np.int64(width), self.shared))
             found = None
             if run.best_step >= 0 and run.best > self.value:
