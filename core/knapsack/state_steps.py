@@ -29,42 +29,28 @@ def grow(arr, need):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _keeps(weight, profit, capacity, best, efficiency):
-    """Whether the state's upper bound (Dantzig's at ``efficiency``, the next item's on its side of the
-    capacity: one to add below it, one to remove above it) can still beat ``best``."""
+def _keeps(weight, profit, capacity, best, eff_add, eff_remove):
+    """Whether the state's upper bound (Dantzig's, at the efficiency of the next item on its side of the
+    capacity: one to add below it, one to remove above it) can still beat ``best``; an efficiency < 0:
+    that side has no item left, and no state on it can."""
+    efficiency = eff_add if weight <= capacity else eff_remove
     room = (capacity - weight) * efficiency
-    gain = np.float64(profit - best - 1)
-    return gain + room >= -_SLACK * (abs(room) + 1.0)
+    return efficiency >= 0 and np.float64(profit - best - 1) + room >= -_SLACK * (abs(room) + 1.0)
 
 
 @njit(cache=True, nogil=True)
-def _prune(ow, op, ov, start, end, kept, capacity, best, efficiency, cells, values, grid, at, removable_w,
-           removable_p):
-    """The states ``start..end-1`` of the merged list (all on one side of the capacity, so one efficiency:
-    negative where that side has no item left, and then none is kept) whose bounds can beat ``best``, moved
-    down to ``kept`` on: ``(kept, at)``, ``at`` the completion table's pointer (see :func:`merge_prune`).
-    A loop of its own per side and per bound, with the test inlined (it was a call per state) and unsigned
-    indices (numba then emits no negative-index wrap-around): a third of the time."""
-    if efficiency < 0:
-        return kept, at
+def _complete(ow, op, ov, kept, capacity, best, cells, values, grid, removable_w, removable_p):
+    """The states of ``*[:kept]`` whose completion bound (:func:`merge_prune`) can beat ``best``, moved to
+    the front: their number.  Unsigned indices (numba then emits no negative-index wrap-around), and the
+    table's cell by a shift (its grid is a power of two)."""
     one = np.uint64(1)
-    q, stop, out = np.uint64(start), np.uint64(end), np.uint64(kept)
-    if len(values) == 0:
-        while q < stop:
-            w, p = ow[q], op[q]
-            if _keeps(w, p, capacity, best, efficiency):
-                ow[out], op[out], ov[out] = w, p, ov[q]
-                out += one
-            q += one
-        return np.int64(out), at
-    shift, cell = np.int64(0), np.uint64(at)  # grid is a power of two: room // grid is a shift
+    shift, cell = np.int64(0), np.uint64(len(cells) - 1)
     while (np.int64(1) << shift) < grid:
         shift += 1
-    while q < stop:
+    q, out = np.uint64(0), np.uint64(0)
+    while q < np.uint64(kept):
         w, p = ow[q], op[q]
         q += one
-        if not _keeps(w, p, capacity, best, efficiency):
-            continue
         room = capacity - w + removable_w
         if room < 0:
             continue
@@ -74,7 +60,7 @@ def _prune(ow, op, ov, start, end, kept, capacity, best, efficiency, cells, valu
             continue
         ow[out], op[out], ov[out] = w, p, ov[q - one]
         out += one
-    return np.int64(out), np.int64(cell)
+    return np.int64(out)
 
 
 @njit(cache=True, nogil=True)
@@ -198,24 +184,27 @@ def completion_list(profits, weights, outside_a, outside_r, capacity, limit, sto
 @njit(cache=True, nogil=True)
 def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add, eff_remove,
                  cells, values, grid, removable_w, removable_p):
-    """One core step: the merge, the best state within the capacity, and the bounds, in two passes.
+    """One core step: the merge, the best state within the capacity, and the bounds.
 
-    The merge first (combo's ``multiply``): the list and its copy shifted by
-    ``(dw, dp)`` by weight, a state kept when its profit beats the last kept
-    one's, replacing it at an equal weight.  The heaviest state within the
-    capacity is then the best (profits rise with weight).  A second pass keeps
-    a state when its bound can beat that best: Dantzig's bound always; with a
-    completion table (:func:`completion_list`) also ``profit - removable_p +
-    V(capacity - weight + removable_w)``: a completion adds items and removes
-    some of those not yet removable (``removable_w``, ``removable_p`` their
-    sums); counting the kept ones instead, it is a set of items outside the
-    core within that weight.  The states come by rising weight, so the rooms
-    fall and one pointer walks the table down (``cells[0]`` is 0: it stops
-    there at the latest).  A state dropped by its bound still dominated the
-    heavier ones with less profit (their bounds are no higher).  Unsigned
-    indices and a sentinel weight past the list (``sw[n]`` is written) leave
-    the merge one comparison per state: on a list of 127,000 states the step
-    takes about half the time of one pass that merged and tested together.
+    The best state after the step is known before it: the heavier of the
+    list's states within the capacity, shifted by ``(dw, dp)`` or not (profits
+    rise with weight), two binary searches.  Then one pass merges (combo's
+    ``multiply``): the list and its copy shifted by ``(dw, dp)`` by weight, a
+    state undominated when its profit beats the last undominated one's, and
+    written when its Dantzig bound can beat that best too (replacing the last
+    written one at an equal weight).  With a completion table
+    (:func:`completion_list`) a second pass keeps a state when also ``profit -
+    removable_p + V(capacity - weight + removable_w)`` can beat it: a
+    completion adds items and removes some of those not yet removable
+    (``removable_w``, ``removable_p`` their sums); counting the kept ones
+    instead, it is a set of items outside the core within that weight.  The
+    states come by rising weight, so the rooms fall and one pointer walks the
+    table down (``cells[0]`` is 0: it stops there at the latest).  A state
+    dropped by its bound still dominates the heavier ones with less profit
+    (their bounds are no higher).  Unsigned indices and a sentinel weight
+    past the list (``sw[n]`` is written) leave the merge one comparison per
+    state.  Testing the bound in the merge saves the pass that read and
+    rewrote every undominated state (step 21 of docs/notes/knapsack.md).
 
     Returns ``(kept, merged, best, best_k)``: the states kept (-1 when ``stop[0]``
     was raised, polled every 65536 states), the undominated states of the union,
@@ -223,55 +212,65 @@ def merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, ef
     (``kept``, just past the kept states; -1 when nothing beat ``best``).  The
     input needs room for ``n + 1`` states, the output for ``2 n + 1``.
     """
-    top = sw[n - 1]
-    sw[n] = max(top, top + dw) + abs(dw) + 1  # heavier than every state of both, shifted by dw or not
     one = np.uint64(1)
     end = np.uint64(n)
+    lo = np.searchsorted(sw[:n], capacity, side="right")  # the heaviest state within the capacity, as it is
+    up = np.searchsorted(sw[:n], capacity - dw, side="right")  # ... and shifted
+    found = False
+    bw, bp, bv = np.int64(0), np.int64(0), np.uint64(0)
+    if lo > 0 and sp[lo - 1] > best:
+        found, bw, bp, bv = True, sw[lo - 1], sp[lo - 1], sv[lo - 1]
+    # shifted: only a higher profit, or the same one lighter (the merge keeps the lighter of equal profits)
+    uw, upr = (sw[up - 1] + dw, sp[up - 1] + dp) if up > 0 else (np.int64(0), np.int64(0))
+    if up > 0 and (upr > (bp if found else best) or (found and upr == bp and uw < bw)):
+        found, bw, bp, bv = True, uw, upr, sv[up - 1] | bit
+    if found:
+        best = bp
+    top = sw[n - 1]
+    sw[n] = max(top, top + dw) + abs(dw) + 1  # heavier than every state of both, shifted by dw or not
     i = np.uint64(0)
     j = np.uint64(0)
     k = np.uint64(0)  # the last state written is at k - 1
-    last_w, last_p = np.int64(-(2**62)), np.int64(-(2**62))
+    merged = 0
+    last_w, last_u, last_p = np.int64(-(2**62)), np.int64(-(2**62)), np.int64(-(2**62))  # the last written and
+    # the last undominated state's weights, the last profit
     while i < end or j < end:
-        if ((i + j) & np.uint64(65535)) == 0 and stop[0]:
+        if stop[0]:
             return -1, 0, best, -1
-        wi, wj = sw[i], sw[j] + dw
-        if wi <= wj:
-            p = sp[i]
-            if p > last_p:
-                if wi > last_w:
-                    k += one
-                ow[k - one], op[k - one], ov[k - one] = wi, p, sv[i]
-                last_w, last_p = wi, p
-            i += one
-        else:
-            p = sp[j] + dp
-            if p > last_p:
-                if wj > last_w:
-                    k += one
-                ow[k - one], op[k - one], ov[k - one] = wj, p, sv[j] | bit
-                last_w, last_p = wj, p
-            j += one
-    merged = np.int64(k)
-    lo, hi = np.uint64(0), k  # the heaviest state within the capacity
-    while lo < hi:
-        mid = (lo + hi) >> one
-        if ow[mid] <= capacity:
-            lo = mid + one
-        else:
-            hi = mid
-    found = lo > 0 and op[lo - one] > best
-    bw, bp, bv = np.int64(0), np.int64(0), np.uint64(0)
-    if found:
-        bw, bp, bv = ow[lo - one], op[lo - one], ov[lo - one]
-        best = bp
-    kept, at = _prune(ow, op, ov, 0, np.int64(lo), 0, capacity, best, eff_add, cells, values, grid,
-                      len(cells) - 1, removable_w, removable_p)
-    kept, at = _prune(ow, op, ov, np.int64(lo), merged, kept, capacity, best, eff_remove, cells, values, grid,
-                      at, removable_w, removable_p)
+        limit = min(i + j + np.uint64(65536), end + end)
+        while i + j < limit:
+            wi, wj = sw[i], sw[j] + dw
+            if wi <= wj:
+                p = sp[i]
+                if p > last_p:
+                    last_p = p
+                    merged += wi > last_u
+                    last_u = wi
+                    if _keeps(wi, p, capacity, best, eff_add, eff_remove):
+                        if wi > last_w:
+                            k += one
+                        ow[k - one], op[k - one], ov[k - one] = wi, p, sv[i]
+                        last_w = wi
+                i += one
+            else:
+                p = sp[j] + dp
+                if p > last_p:
+                    last_p = p
+                    merged += wj > last_u
+                    last_u = wj
+                    if _keeps(wj, p, capacity, best, eff_add, eff_remove):
+                        if wj > last_w:
+                            k += one
+                        ow[k - one], op[k - one], ov[k - one] = wj, p, sv[j] | bit
+                        last_w = wj
+                j += one
+    kept = np.int64(k)
+    if len(values):
+        kept = _complete(ow, op, ov, kept, capacity, best, cells, values, grid, removable_w, removable_p)
     if not found:
-        return np.int64(kept), merged, best, -1
+        return kept, merged, best, -1
     ow[kept], op[kept], ov[kept] = bw, bp, bv
-    return np.int64(kept), merged, best, np.int64(kept)
+    return kept, merged, best, kept
 
 
 @njit(cache=True, nogil=True)
