@@ -38,6 +38,7 @@ def test_the_pieces_of_a_type_reach_every_count_and_no_other(count):
     sizes = grouping.weights[first] // 3
     np.testing.assert_array_equal(grouping.profits[first], 5 * sizes)
     assert sizes.sum() == count and len(sizes) <= np.log2(count + 1) + 1
+    assert np.all(np.diff(sizes) <= 0)  # largest first (the greedy then fills a type's room as with copies)
     if len(sizes) <= 12:
         reach = {sum(c) for k in range(len(sizes) + 1) for c in itertools.combinations(sizes.tolist(), k)}
         assert reach == set(range(count + 1))
