@@ -22,8 +22,6 @@ __all__ = ["METHODS", "capacity_windows", "row_dtype", "solve_kp1", "solve_kp1_q
 
 INT32_LIMIT = 2**31 - 1
 METHODS = ("auto", "dp", "states")
-#: DP cells (items x capacity, after the reductions) below which ``auto`` runs the DP outright (~1 ms).
-DP_OUTRIGHT_CELLS = 2_000_000
 #: Time of one state of the state lists, in DP cells (measured: a DP cell ~1 ns, a state ~10 ns).
 STATE_COST_CELLS = 10
 #: States generated before the state lists also compute the (costlier) cardinality bound: the GPU's host stage
@@ -192,9 +190,9 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None, method: str 
     method : {"auto", "dp", "states"}
         ``dp``: the capacity DP (cost n x C).  ``states``: the expanding core of
         :mod:`core.knapsack.kp1_core` (cost independent of C).  ``auto``: the
-        reductions of ``states`` first, then the DP over the items left when it is
-        small, else the state lists, handing over to the DP when they grow past
-        what the DP would cost.  ``auto`` and ``states`` first group identical
+        reductions of ``states`` first, then the state lists, handing over to the
+        DP over the items left when they grow past what it would cost (a tenth of
+        its cells in states generated).  ``auto`` and ``states`` first group identical
         items into bounded types split in powers of two where that removes a
         quarter of them or more (:mod:`core.knapsack.grouping`); ``dp`` never does.
     time_limit_s : float, optional
@@ -307,17 +305,6 @@ def _dp_mask(profits, weights, capacity, budget, state):
     return mask
 
 
-def _dp_bytes(weights, capacity) -> int:
-    """Bytes of the direct capacity DP (decision bits and rows), or of its divide and conquer if less fits."""
-    usable = weights[weights <= capacity]
-    if not len(usable) or int(usable.sum()) <= capacity:
-        return 0
-    gcd = weights_gcd(usable)
-    top = min(capacity // gcd, int(usable.sum()) // gcd)
-    words = int(words_for(*capacity_windows(np.sort(usable) // gcd, top)).sum())
-    return 8 * words + _row_bytes(top, 8)
-
-
 #: States the lists' first buffers count against the budget (two lists of 1024 and their merge targets).
 FIRST_STAGE_STATES = 4 * 1024
 
@@ -343,9 +330,6 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
         mask, _ = solve_by_bounds(setup, QUICK_STATES, QUICK_STATES, budget // STATE_BYTES)
         state["method"] = "states"
         return mask
-    if method == "auto" and dp_cells <= DP_OUTRIGHT_CELLS and _dp_bytes(setup.weights[setup.fixed < 0], room) <= budget:
-        report("dp", setup.upper_bound - setup.lower_bound, setup.lower_bound)
-        return _reduced_dp(setup, room, budget, state)
     dp_possible = method == "auto" and 2 * _row_bytes(room, 8) <= budget
     if not dp_possible:  # no DP to hand over to: refuse now what the lists' first step would refuse
         limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({n_free:,} free items)")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.knapsack import KP1, SubsetSum, TimeLimitError, kp1_beam, limits, solve
+from core.knapsack import KP1, SubsetSum, TimeLimitError, kp1_beam, kp1_core, limits, solve
 from core.knapsack.generators import jooken
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import prepare, solve_by_states
@@ -225,11 +225,19 @@ def test_beams_run_in_a_forked_child(monkeypatch):
 def test_an_error_in_the_beams_thread_reaches_the_caller(monkeypatch):
     _, _, _, setup = _hard_setup()
     _two_cores(monkeypatch)
+    failed = threading.Event()
 
     def broken(*args):
+        failed.set()
         raise ValueError("beam failed")
 
+    def lists_after_the_beam(*args):  # the lists can end before a beam starts; here they wait for it
+        failed.wait(10)
+        return expand_core(*args)
+
     monkeypatch.setattr(kp1_beam, "expand_core", broken)
+    monkeypatch.setattr(kp1_beam, "START_DELAY_S", 0.0)
+    monkeypatch.setattr(kp1_core, "expand_core", lists_after_the_beam)
     with pytest.raises(ValueError, match="beam failed"):
         solve_by_states(setup, 2**62, 10**8, beams=True)
 

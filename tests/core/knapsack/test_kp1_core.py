@@ -136,7 +136,10 @@ def test_kp1_method_is_checked():
 
 
 def test_auto_reports_the_method_that_ran():
-    assert solve_kp1(KP1([60, 100, 120], [10, 20, 30], 50)).method == "dp"  # tiny: the DP outright
+    # past a tenth of the DP's cells (here 150) in states generated, the lists hand over to the DP
+    assert solve_kp1(KP1([60, 100, 120], [10, 20, 30], 50)).method == "dp"
+    # no DP outright below 2 x 10^6 cells any more: 100 items, C ~ 2,500, settled by the lists
+    assert solve_kp1(pisinger("uncorrelated", 100, 100, 10, 100, seed=2)).method == "states"
     big = pisinger("uncorrelated", 2000, 10**7, 50, 100, seed=2)  # C ~ 5e9
     assert solve_kp1(big).method in ("states", "reduction")
 

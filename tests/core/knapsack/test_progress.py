@@ -35,7 +35,7 @@ def test_kp2_states_report_gaps_against_their_incumbent():
 
 
 def test_kp1_reports_the_dp_when_it_hands_over():
-    solution, stages = _stages(pisinger("uncorrelated", 200, 1000, 50, 100, seed=1))
+    solution, stages = _stages(pisinger("uncorrelated", 20, 100, 10, 100, seed=3))  # lists past 1/10 of the DP
     assert solution.method == "dp" and stages[-1].method == "dp"
     assert stages[0].method == "states" and stages[0].gap >= 0
 
