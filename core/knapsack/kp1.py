@@ -12,7 +12,7 @@ from numba import njit
 from core.knapsack import limits
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.grouping import group_identical
-from core.knapsack.kp1_core import prepare, solve_by_bounds
+from core.knapsack.kp1_core import in_caller_order, prepare, solve_by_bounds
 from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult, weights_gcd
 from core.knapsack.progress import report
 from core.knapsack.states import STATE_BYTES
@@ -220,6 +220,8 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None, method: str 
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     budget = resolve_budget(memory_budget_bytes)
+    if time_limit_s is None:  # the enclosing limit, if any (the context would cost a small solve 3 us)
+        return _solve(problem, budget, method)
     with limits.time_limit(time_limit_s):
         return _solve(problem, budget, method)
 
@@ -236,17 +238,19 @@ def solve_kp1_quick(problem: KP1, memory_budget_bytes: int | None = None) -> Sol
 
 def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
     profits, weights = problem.profits, problem.weights
-    always, items, items_weight = _usable(profits, weights, np.int64(problem.capacity))
+    always, items, items_weight = _usable(profits, weights, problem.capacity)
     state = {"method": "reduction" if method == "quick" else "dp"}
     chosen = items
     if items_weight > problem.capacity:
+        every = len(items) == len(profits)  # (writable copies, as the compiled code's signatures have them;
+        p, w = (profits.copy(), weights.copy()) if every else (profits[items], weights[items])  # half the time)
         if method == "dp":
-            mask = _dp_mask(profits[items], weights[items], problem.capacity, budget, state)
+            mask = _dp_mask(p, w, problem.capacity, budget, state)
         else:
-            mask = _grouped_core_mask(profits[items], weights[items], problem.capacity, budget, method, state)
+            mask = _grouped_core_mask(p, w, problem.capacity, budget, method, state)
             if mask is None:  # "quick": the lists did not settle it
                 return None
-        chosen = items[mask]
+        chosen = np.flatnonzero(mask) if every else items[mask]
     selected = np.sort(np.concatenate([always, chosen])) if len(always) else chosen
     return SolverResult(int(profits[selected].sum()), selected, state["method"])
 
@@ -318,10 +322,10 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
     """Optimal choice by reductions then the DP or the state lists (see :func:`solve_kp1`); ``counts``: the
     identical copies each item stands for (core.knapsack.grouping)."""
     setup = prepare(profits, weights, capacity, counts=counts)
-    n_free, room, gcd = _free_summary(setup.weights, setup.fixed, np.int64(setup.capacity))
+    n_free, room, gcd = _free_summary(setup.weights, setup.fixed, setup.capacity)
     if not n_free:
         state["method"] = "reduction"
-        return _positions(setup, setup.greedy)
+        return in_caller_order(setup.order, setup.greedy)
     dp_cells = n_free * room // gcd
     report("states", setup.upper_bound - setup.lower_bound, setup.lower_bound)
     if method == "quick":
@@ -366,11 +370,4 @@ def _reduced_dp(setup, room, budget, state):
     taken[free] = _dp_mask(setup.profits[free], setup.weights[free], room, budget, state)
     if int(setup.profits[taken].sum()) < setup.lower_bound:
         taken = setup.greedy
-    return _positions(setup, taken)
-
-
-def _positions(setup, taken):
-    """A mask over the efficiency order, back in the caller's item order."""
-    mask = np.zeros(len(taken), np.bool_)
-    mask[setup.order[taken]] = True
-    return mask
+    return in_caller_order(setup.order, taken)

@@ -57,11 +57,11 @@ def ordered(profits, weights, capacity: int, known: int, rounds: int = 8):
     efficiency, keys = _efficiency_keys(profits, weights)
     keys.sort()
     (order, p, w, e, b, gcd, break_profit, residual, taken, keys, chosen, lower,
-     fixed) = _in_order(profits, weights, efficiency, keys, np.int64(capacity), np.int64(known))
+     fixed) = _in_order(profits, weights, efficiency, keys, int(capacity), int(known))
     if b == len(p):
         return order, p, w, e, b, None, int(break_profit), int(gcd), int(break_profit), int(residual), None
     inside, outside = _by_weight(w, taken, keys, chosen)
-    taken, lower = _improved(p, w, e, b, np.int64(capacity), taken, inside, outside, rounds, lower, fixed, gcd,
+    taken, lower = _improved(p, w, e, b, int(capacity), taken, inside, outside, rounds, lower, fixed, gcd,
                              break_profit, residual)
     return order, p, w, e, b, taken, int(lower), int(gcd), int(break_profit), int(residual), fixed
 

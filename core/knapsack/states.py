@@ -229,10 +229,9 @@ def backtrack(run: StateRun, profits, weights, break_item: int) -> np.ndarray:
     block, walking the snapshots back from the best state's step (compiled: the
     Python loop cost an easy instance's solve about a tenth of its time).
     """
-    found, taken = _backtrack(profits, weights, np.int64(break_item), np.int64(run.best_step),
-                              np.int64(run.best_weight), np.int64(run.best_profit), np.uint64(run.best_word),
-                              np.int64(run.best_extra), run.step_items, run.snap_w, run.snap_p, run.snap_v,
-                              run.snap_off)
+    found, taken = _backtrack(profits, weights, int(break_item), run.best_step, run.best_weight, run.best_profit,
+                              np.uint64(run.best_word), run.best_extra, run.step_items, run.snap_w, run.snap_p,
+                              run.snap_v, run.snap_off)
     if not found:
         raise RuntimeError("state-list backtracking did not reach the break solution or lost the chosen state")
     return taken
