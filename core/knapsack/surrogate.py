@@ -6,8 +6,8 @@ profits beat the incumbent ``z``) every improving solution's from below.  With
 ``b`` items in the break solution, every solution has ``<= b`` or ``>= b + 1``
 items; the surrogate of ``w x <= c`` and ``sum x <= k`` (multiplier
 ``s >= 0``) or ``sum x >= k`` (``s <= 0``) is the KP1 ``(w + s) x <= c + s k``.
-Its LP bound is convex in ``s``, so a golden-section search picks ``s``; the
-surrogate KP1 is then solved exactly by the state lists, and its optimum
+Its LP bound is quasi-convex in ``s``: a scan and a bisection on its slope
+pick ``s``; the surrogate KP1 is then solved exactly by the state lists, and its optimum
 bounds the original (Martello, Pisinger and Toth 1999).  On strongly and
 inverse strongly correlated items (``p = w +/- K``) the surrogate with
 ``s = -/+ K`` is a subset sum whose optimum is the original's.
@@ -89,8 +89,18 @@ def _no_guess() -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _surrogate_lp(profits, weights, units, capacity, card, multiplier, guess):
-    """:func:`surrogate_lp` compiled. ``guess``: (2,) int64, the break item of an earlier call (-1: none) and
+    """:func:`surrogate_lp` compiled (:func:`_lp_and_count`'s bound)."""
+    return _lp_and_count(profits, weights, units, capacity, card, multiplier, guess)[0]
+
+
+@njit(cache=True, nogil=True)
+def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
+    """:func:`surrogate_lp` and the copies its LP solution takes, ``sum u x`` (the break item's in part; -inf
+    and 0 where infeasible).  ``guess``: (2,) int64, the break item of an earlier call (-1: none) and
     the window's relative half-width in units of 2^-40, updated in place.
+
+    The bound's slope in the multiplier is ``lambda (card - sum u x)`` (``lambda`` > 0 the break item's
+    efficiency; Pisinger's ``surbin`` bisects on its sign, as :func:`_search` does).
 
     The searches call this dozens of times with multipliers that move little.  The order of the items'
     efficiencies changes with the multiplier, but the break item mostly stays near the earlier one.  So one
@@ -102,8 +112,9 @@ def _surrogate_lp(profits, weights, units, capacity, card, multiplier, guess):
     """
     n = len(profits)
     room = capacity + multiplier * card
-    base = 0.0
+    base, count = 0.0, 0.0
     p, size = np.empty(n, np.float64), np.empty(n, np.float64)
+    copies = np.empty(n, np.float64)
     origin, near = np.empty(n, np.int64), np.empty(n, np.int64)
     j = guess[0]
     hint = -1.0
@@ -112,43 +123,47 @@ def _surrogate_lp(profits, weights, units, capacity, card, multiplier, guess):
         hint = profits[j] / sz if sz > 0 else -1.0
     width = guess[1] / 2.0**40
     top, low = hint * (1.0 + width), hint * (1.0 - width)
-    above_p, above_size, near_size = 0.0, 0.0, 0.0
+    above_p, above_size, above_count, near_size = 0.0, 0.0, 0.0, 0.0
     m, k = 0, 0
     for j in range(n):
-        sz = weights[j] + multiplier * (units[j] if len(units) else 1)
+        u = units[j] if len(units) else 1
+        sz = weights[j] + multiplier * u
         if sz <= 0:
             room -= sz
             base += profits[j]
+            count += u
             continue
-        p[m], size[m], origin[m] = profits[j], sz, j
+        p[m], size[m], copies[m], origin[m] = profits[j], sz, u, j
         ratio = profits[j] / sz
         if ratio > top:
             above_p += profits[j]
             above_size += sz
+            above_count += u
         elif ratio >= low:
             near[k] = m
             k += 1
             near_size += sz
         m += 1
     if room < 0:
-        return -np.inf
+        return -np.inf, 0.0
     if hint > 0 and above_size <= room < above_size + near_size:
-        value, at = _fractional_bound(p[near[:k]], size[near[:k]], room - above_size)
+        value, at, taken = _fractional_bound(p[near[:k]], size[near[:k]], copies[near[:k]], room - above_size)
         guess[0] = origin[near[at]] if at >= 0 else -1
         if k > 64:
             guess[1] = max(guess[1] // 2, 1)
-        return base + above_p + value
-    value, at = _fractional_bound(p[:m], size[:m], room)
+        return base + above_p + value, count + above_count + taken
+    value, at, taken = _fractional_bound(p[:m], size[:m], copies[:m], room)
     guess[0] = origin[at] if at >= 0 else -1
     if hint > 0:
         guess[1] = min(4 * guess[1], 2**39)
-    return base + value
+    return base + value, count + taken
 
 
 @njit(cache=True, nogil=True)
-def _fractional_bound(p, size, room):
+def _fractional_bound(p, size, copies, room):
     """``max p x`` s.t. ``size x <= room``, ``0 <= x <= 1`` (every size > 0): the items by falling efficiency
-    until the room is full, the last one in part; and that one's position (-1 where every item fits).
+    until the room is full, the last one in part; that one's position (-1 where every item fits); and
+    ``sum copies x``.
 
     Three-way partitions around a pivot efficiency (the median of three
     candidates at pseudo-random places: the items come nearly in efficiency
@@ -162,7 +177,7 @@ def _fractional_bound(p, size, room):
     ratio = p / size
     idx = np.arange(n)
     lo, hi = 0, n
-    value, left = 0.0, room
+    value, left, count = 0.0, room, 0.0
     state = np.uint64(0x9E3779B97F4A7C15)  # xorshift64: the same places on every call
     while lo < hi:
         span = np.uint64(hi - lo)
@@ -193,17 +208,32 @@ def _fractional_bound(p, size, room):
             continue
         for k in range(lo, lt):
             value += p[idx[k]]
+            count += copies[idx[k]]
         left -= above
         tied = 0.0
         for k in range(lt, gt):
             tied += size[idx[k]]
         if tied >= left:
-            return value + left * pivot, idx[lt]
+            return value + left * pivot, idx[lt], count + _tied_copies(size, copies, idx, lt, gt, left)
         for k in range(lt, gt):
             value += p[idx[k]]
+            count += copies[idx[k]]
         left -= tied
         lo = gt
-    return value, -1
+    return value, -1, count
+
+
+@njit(cache=True, nogil=True)
+def _tied_copies(size, copies, idx, lt, gt, left):
+    """The copies taken of the tied items ``idx[lt:gt]`` that fill ``left``: whole ones in their order, then
+    one in part (any split of ties is an LP solution; this one's count gives the slope on one side)."""
+    count = 0.0
+    for k in range(lt, gt):
+        if size[idx[k]] > left:
+            return count + left / size[idx[k]] * copies[idx[k]]
+        left -= size[idx[k]]
+        count += copies[idx[k]]
+    return count
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -257,7 +287,7 @@ def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_wid
 SCAN_POINTS = 9
 
 
-def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40, counts=None):
+def _best_multiplier(profits, weights, capacity, card, low, high, iterations=64, counts=None):
     """The integer multiplier in ``[low, high]`` with the least LP bound (:func:`_search`, compiled: the
     bounds it probes cost about a microsecond each, a Python call as much again)."""
     units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
@@ -267,18 +297,24 @@ def _best_multiplier(profits, weights, capacity, card, low, high, iterations=40,
 
 @njit(cache=True, nogil=True)
 def _search(profits, weights, units, capacity, card, low, high, iterations, scan_points, guess):
-    """An even scan of ``scan_points`` multipliers, a golden section between the best one's neighbours,
-    then every integer of its last interval.
+    """An even scan of ``scan_points`` multipliers, then a bisection on the bound's slope between the best
+    one's neighbours, down to two neighbouring integers.
 
     The bound is quasi-convex in ``s`` at best: where ``s`` makes every item's
-    size ``<= 0`` it is flat at the sum of the profits, and a golden section
-    whose two probes both land on that plateau walks into it (Pisinger's
-    inverse strongly correlated items, n = 10000, R = 10^6, v = 75: it returned
+    size ``<= 0`` it is flat at the sum of the profits, and a search whose
+    probes land on that plateau walks into it (Pisinger's inverse strongly
+    correlated items, n = 10000, R = 10^6, v = 75: a golden section returned
     ``s = 0``, a bound 76,028 above the incumbent, where ``s = -R/10`` gives
     240); and on strongly correlated items it dips sharply at ``s = K``, where
-    the surrogate becomes a subset sum, which a bisection on the bound's slope
-    (combo's ``surbin``) misses. So the scan brackets the least value first
-    (the first on ties).
+    the surrogate becomes a subset sum.  So the scan brackets the least value
+    first (the first on ties).  Within the bracket the slope's sign,
+    ``card - sum u x`` of the LP solution (:func:`_lp_and_count`), says on
+    which side the least bound lies, as in Pisinger's ``surbin``: one bound per
+    halving, where the golden section took one per 0.618 and then scanned the
+    integers of its last interval (on Pisinger's classes 3-5 at n = 1000-10000
+    and the hard classes 14 and 16, the same multipliers from about 28 bounds
+    instead of 39).  The least bound probed wins (the first on ties), so an
+    infeasible side (``-inf``) ends it.
     """
     grid = np.unique(np.round(np.linspace(float(low), float(high), scan_points)))
     best, best_value = 0, np.inf
@@ -286,14 +322,22 @@ def _search(profits, weights, units, capacity, card, low, high, iterations, scan
         value = _surrogate_lp(profits, weights, units, capacity, card, grid[k], guess)
         if value < best_value:
             best, best_value = k, value
-    lo, hi, _ = _golden(profits, weights, units, capacity, card, grid[max(best - 1, 0)],
-                        grid[min(best + 1, len(grid) - 1)], iterations, 1.0, guess)
     chosen = np.int64(grid[best])
-    for s in range(max(np.int64(np.floor(lo)), low), min(np.int64(np.ceil(hi)), high) + 1):
-        value = _surrogate_lp(profits, weights, units, capacity, card, float(s), guess)
+    lo, hi = np.int64(grid[max(best - 1, 0)]), np.int64(grid[min(best + 1, len(grid) - 1)])
+    for _ in range(iterations):  # (64: every bracket of int64 multipliers halves down to neighbours)
+        if hi - lo <= 1 or best_value == -np.inf:
+            break
+        mid = lo + (hi - lo) // 2
+        value, count = _lp_and_count(profits, weights, units, capacity, card, float(mid), guess)
         if value < best_value:
-            chosen, best_value = s, value
-    return chosen
+            chosen, best_value = mid, value
+        if count > card:  # the bound falls towards larger multipliers
+            lo = mid
+        elif count < card:
+            hi = mid
+        else:
+            break
+    return chosen  # (lo and hi were probed: each is a scanned multiplier or a bisection's midpoint)
 
 
 def _floor_bound(value: float) -> int:

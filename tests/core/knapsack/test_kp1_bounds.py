@@ -18,6 +18,7 @@ from core.knapsack.state_steps import completion_list
 from core.knapsack.surrogate import (
     _ONE_EACH,
     _best_multiplier,
+    _lp_and_count,
     _surrogate_lp,
     cardinality_limits,
     surrogate_bound,
@@ -209,6 +210,55 @@ def test_surrogate_lp_from_a_guess_equals_the_sorted_bound(seed, n, correlated, 
         assert fast == plain or abs(fast - plain) <= 1e-9 * max(1.0, abs(plain))
 
 
+def _lp_count_range_by_sorting(profits, weights, capacity, card, multiplier, counts=None):
+    """``sum u x`` of the surrogate's LP solutions the plain way: the least and the most over the ways to fill
+    the room with the items tied at the break efficiency (the others by efficiency, the break item in part)."""
+    units = np.ones(len(profits)) if counts is None else counts.astype(np.float64)
+    size = weights.astype(np.float64) + multiplier * units
+    forced = size <= 0
+    room = capacity + multiplier * card - size[forced].sum()
+    if room < 0:
+        return 0.0, 0.0
+    p, size, units, base = profits[~forced].astype(np.float64), size[~forced], units[~forced], units[forced].sum()
+    order = np.argsort(-(p / size), kind="stable")
+    above = np.cumsum(size[order])
+    k = int(np.searchsorted(above, room, side="right"))
+    if k == len(order):
+        return base + units.sum(), base + units.sum()
+    ratio = p / size
+    tied = np.flatnonzero(ratio == ratio[order[k]])
+    before = base + units[ratio > ratio[order[k]]].sum()
+    left = room - size[ratio > ratio[order[k]]].sum()
+    ends = []
+    for sign in (1, -1):  # fewest copies per size first, then most
+        count, rest = 0.0, left
+        for j in tied[np.argsort(sign * units[tied] / size[tied], kind="stable")]:
+            take = min(1.0, rest / size[j])
+            count, rest = count + take * units[j], rest - take * size[j]
+        ends.append(before + count)
+    return min(ends), max(ends)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 80), st.booleans(), st.booleans(), st.booleans())
+def test_the_lp_solutions_copies_are_those_of_the_sorted_solution(seed, n, correlated, with_counts, fraction):
+    """The count the search's bisection reads the bound's slope from (`_lp_and_count`): one of the LP
+    solutions' ``sum u x`` where ties at the break efficiency leave a choice, and their only one elsewhere
+    (shown to fail with the break item's part left out, and with the copies of the items above the window
+    left out)."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 30, n)
+    p = np.maximum(w + rng.integers(-3, 4, n), 1) if correlated else rng.integers(1, 30, n)
+    counts = rng.integers(1, 4, n) if with_counts else None
+    capacity, card = int(rng.integers(0, w.sum() + 5)), int(rng.integers(0, n + 1))
+    guess = np.array([int(rng.integers(-1, n)), int(0.01 * 2**40)], np.int64)
+    for multiplier in rng.integers(-30, 31, 4) + (rng.random(4) if fraction else 0.0):
+        value, count = _lp_and_count(p, w, _ONE_EACH if counts is None else counts, float(capacity), float(card),
+                                     float(multiplier), guess)
+        least, most = _lp_count_range_by_sorting(p, w, capacity, card, multiplier, counts)
+        assert least - 1e-9 * n <= count <= most + 1e-9 * n, (count, least, most)
+
+
 def test_a_good_guess_partitions_only_the_window():
     """The guess from a call at a nearby multiplier holds the break item: the next call then only partitions
     the items in the window (seen as the width narrowing where the window held more than 64 of them)."""
@@ -244,13 +294,14 @@ def test_the_improving_cardinality_bound_bounds_the_optimum(problem):
     ("inverse-strongly", 60, 300, 1, 10, "at most"),
 ])
 def test_surrogate_multiplier_is_the_least_bound_of_every_integer(kind, n, r, seed, share, side):
-    """The scan and golden section against every integer multiplier of one cardinality side.
+    """The scan and the bisection on the slope against every integer multiplier of one cardinality side.
 
     Inverse strongly correlated items, ``sum x >= b + 1``: most multipliers below ``-R/10`` force items in and
-    flatten the bound at the sum of the profits, the plateau the golden section alone walked into.  Strongly
+    flatten the bound at the sum of the profits, the plateau a golden section alone walked into.  Strongly
     correlated items, ``sum x <= b``: the bound dips sharply at ``s = R/10``, where the surrogate is a subset
-    sum, and a bisection on the bound's slope (combo's ``surbin``) missed it on these; on the inverse strongly
-    correlated instance the least bound is at the range's end, which the bisection missed too.
+    sum, and a bisection on the bound's slope over the whole range (combo's ``surbin``) missed it on these; on
+    the inverse strongly correlated instance the least bound is at the range's end, which that bisection missed
+    too.  The scan brackets the least value first.
     """
     problem = pisinger(kind, n, r, share, 100, seed)
     setup = prepare(*_usable(problem))
