@@ -210,6 +210,22 @@ def test_surrogate_lp_from_a_guess_equals_the_sorted_bound(seed, n, correlated, 
         assert fast == plain or abs(fast - plain) <= 1e-9 * max(1.0, abs(plain))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 80), st.sampled_from([3, 30, 10**6]), st.booleans())
+def test_the_cardinality_limits_equal_the_sorted_sums(seed, n, top, with_counts):
+    """The limits by partitions against the single copies sorted and summed (ties of values at small ``top``;
+    shown to fail with the tied copies taken all or none, and with the largest profits taken last)."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 5, n) if with_counts else None
+    copies = np.ones(n, np.int64) if counts is None else counts
+    w, p = rng.integers(1, top, n) * copies, rng.integers(1, top, n) * copies
+    capacity, incumbent = int(rng.integers(0, w.sum() + 5)), int(rng.integers(0, p.sum() + 5))
+    single_w, single_p = np.repeat(w // copies, copies), np.repeat(p // copies, copies)
+    card_max = int(np.searchsorted(np.cumsum(np.sort(single_w)), capacity, side="right"))
+    card_min = int(np.searchsorted(np.cumsum(np.sort(single_p)[::-1]), incumbent, side="right")) + 1
+    assert cardinality_limits(p, w, capacity, incumbent, counts) == (card_max, card_min)
+
+
 def _lp_count_range_by_sorting(profits, weights, capacity, card, multiplier, counts=None):
     """``sum u x`` of the surrogate's LP solutions the plain way: the least and the most over the ways to fill
     the room with the items tied at the break efficiency (the others by efficiency, the break item in part)."""
