@@ -16,11 +16,12 @@ import numpy as np
 from numba import njit
 
 from core.knapsack import limits
+from core.knapsack.cardinality import most_that_fit, per_copy
 from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
 from core.knapsack.kp1_greedy import ordered, reduce_items
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
-from core.knapsack.surrogate import golden_section, most_that_fit, per_copy, surrogate_bound, surrogate_lp
+from core.knapsack.surrogate import golden_section, surrogate_bound, surrogate_lp
 
 __all__ = ["CoreSetup", "break_copies", "cardinality_bound", "improving_cardinality_bound", "in_caller_order",
            "prepare", "solve_by_bounds", "solve_by_states", "with_incumbent"]

@@ -19,100 +19,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cardinality_limits", "golden_section", "most_that_fit", "per_copy", "surrogate_lp", "surrogate_bound"]
+from core.knapsack.cardinality import ONE_EACH, cardinality_limits, per_copy, xorshift
+
+__all__ = ["golden_section", "surrogate_lp", "surrogate_bound"]
 
 _GOLDEN = (np.sqrt(5.0) - 1) / 2
-
-
-def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, incumbent: int,
-                       counts: np.ndarray | None = None) -> tuple[int, int]:
-    """``(card_max, card_min)``: most items that fit, fewest items that can be worth more than ``incumbent``.
-
-    ``counts``: where an item stands for that many identical copies (core.knapsack.grouping), the limits
-    count copies, each of a ``count``-th of its item's weight and profit.
-    """
-    card_max = most_that_fit(weights, capacity, counts)
-    copies = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
-    card_min = int(_copies_within(per_copy(profits, counts), copies, incumbent, True)) + 1
-    return card_max, card_min
-
-
-def most_that_fit(weights: np.ndarray, capacity: int, counts: np.ndarray | None = None) -> int:
-    """The most items (copies, with ``counts``) that fit: the lightest ones."""
-    copies = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
-    return int(_copies_within(per_copy(weights, counts), copies, capacity, False))
-
-
-@njit(cache=True, nogil=True)
-def _copies_within(values, copies, room, largest_first):
-    """How many of the copies (``copies[j]`` of ``values[j] > 0`` each; empty: one each) fit ``room`` taken
-    whole in rising order of their values (``largest_first``: falling), the ones of equal value as many as fit.
-
-    Three-way partitions around pivot values narrow the items to those where the room runs out (linear on
-    average): the two sorts and cumulative sums this replaces took 49 us at 561 items, most of the
-    cardinality limits' time in a surrogate relaxation of an instance solved in a millisecond.
-    """
-    n = len(values)
-    v, c = np.empty(n, np.int64), np.empty(n, np.int64)
-    for j in range(n):
-        v[j] = -values[j] if largest_first else values[j]  # rising v: the order of taking
-        c[j] = copies[j] if len(copies) else 1
-    lo, hi = 0, n
-    taken, left = np.int64(0), np.int64(room)
-    state = np.uint64(0x9E3779B97F4A7C15)  # xorshift64: the same places on every call
-    while lo < hi:
-        span = np.uint64(hi - lo)
-        state = _xorshift(state)
-        a = v[lo + np.int64(state % span)]
-        state = _xorshift(state)
-        b = v[lo + np.int64(state % span)]
-        state = _xorshift(state)
-        pivot = max(min(a, b), min(max(a, b), v[lo + np.int64(state % span)]))
-        i, lt, gt = lo, lo, hi
-        while i < gt:
-            if v[i] < pivot:
-                v[lt], v[i], c[lt], c[i] = v[i], v[lt], c[i], c[lt]
-                lt += 1
-                i += 1
-            elif v[i] > pivot:
-                gt -= 1
-                v[gt], v[i], c[gt], c[i] = v[i], v[gt], c[i], c[gt]
-            else:
-                i += 1
-        below, below_copies = np.int64(0), np.int64(0)
-        for k in range(lo, lt):
-            below += abs(v[k]) * c[k]
-            below_copies += c[k]
-        if below > left:
-            hi = lt
-            continue
-        taken += below_copies
-        left -= below
-        tied = np.int64(0)
-        for k in range(lt, gt):
-            tied += c[k]
-        value = abs(pivot)
-        if tied * value > left:
-            return taken + left // value
-        taken += tied
-        left -= tied * value
-        lo = gt
-    return taken
-
-
-def per_copy(values: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
-    """One copy's value of each item: ``values`` itself, or its ``count``-th share."""
-    return values if counts is None else values // counts
 
 
 def _units(counts: np.ndarray | None):
     """Copies per item, the cardinality constraint's coefficients: 1, or ``counts``."""
     return 1 if counts is None else np.asarray(counts, np.int64)
-
-
-#: ``units`` of :func:`_surrogate_lp` for one copy of each item (the searches call it dozens of times, and
-#: an array of ones per call cost a tenth of a small solve).
-_ONE_EACH = np.zeros(0, np.int64)
 
 
 def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, counts=None) -> float:
@@ -126,7 +42,7 @@ def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, 
     sort took ``n log n``: the multiplier searches evaluate this bound dozens
     of times.
     """
-    units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    units = ONE_EACH if counts is None else np.asarray(counts, np.int64)
     return float(_surrogate_lp(profits, weights, units, float(capacity), float(card), float(multiplier), _no_guess()))
 
 
@@ -235,11 +151,11 @@ def _fractional_bound(p, size, copies, room):
     state = np.uint64(0x9E3779B97F4A7C15)  # xorshift64: the same places on every call
     while lo < hi:
         span = np.uint64(hi - lo)
-        state = _xorshift(state)
+        state = xorshift(state)
         a = ratio[idx[lo + np.int64(state % span)]]
-        state = _xorshift(state)
+        state = xorshift(state)
         b = ratio[idx[lo + np.int64(state % span)]]
-        state = _xorshift(state)
+        state = xorshift(state)
         c = ratio[idx[lo + np.int64(state % span)]]
         pivot = max(min(a, b), min(max(a, b), c))
         i, lt, gt = lo, lo, hi
@@ -290,20 +206,12 @@ def _tied_copies(size, copies, idx, lt, gt, left):
     return count
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _xorshift(state):
-    """The next state of Marsaglia's 64-bit xorshift."""
-    state ^= state << np.uint64(13)
-    state ^= state >> np.uint64(7)
-    return state ^ (state << np.uint64(17))
-
-
 def golden_section(profits, weights, capacity: int, card: int, lo: float, hi: float, iterations: int,
                    counts=None, min_width: float = 0.0):
     """Golden-section search for the least :func:`surrogate_lp` over the multiplier on ``[lo, hi]``:
     ``(lo, hi, least)``, the last interval and the least bound probed (inf when none was); compiled
     (:func:`_golden`)."""
-    units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    units = ONE_EACH if counts is None else np.asarray(counts, np.int64)
     lo, hi, least = _golden(profits, weights, units, float(capacity), float(card), float(lo), float(hi),
                             iterations, float(min_width), _no_guess())
     return float(lo), float(hi), float(least)
@@ -344,7 +252,7 @@ SCAN_POINTS = 9
 def _best_multiplier(profits, weights, capacity, card, low, high, iterations=64, counts=None):
     """The integer multiplier in ``[low, high]`` with the least LP bound (:func:`_search`, compiled: the
     bounds it probes cost about a microsecond each, a Python call as much again)."""
-    units = _ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    units = ONE_EACH if counts is None else np.asarray(counts, np.int64)
     return int(_search(profits, weights, units, float(capacity), float(card), int(low), int(high), iterations,
                        SCAN_POINTS, _no_guess()))
 

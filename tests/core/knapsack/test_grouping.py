@@ -11,11 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.knapsack import KP1
+from core.knapsack.cardinality import cardinality_limits
 from core.knapsack.generators import pisinger_hard
 from core.knapsack.grouping import _more_types_than, group_identical
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import break_copies, cardinality_bound, prepare
-from core.knapsack.surrogate import cardinality_limits, surrogate_bound
+from core.knapsack.surrogate import surrogate_bound
 from tests.knapsack_reference import check_kp_choice
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,19 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.knapsack import KP1
+from core.knapsack.cardinality import ONE_EACH, cardinality_limits
 from core.knapsack.generators import pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import improving_cardinality_bound, prepare, solve_by_bounds, solve_by_states
 from core.knapsack.state_steps import completion_list
-from core.knapsack.surrogate import (
-    _ONE_EACH,
-    _best_multiplier,
-    _lp_and_count,
-    _surrogate_lp,
-    cardinality_limits,
-    surrogate_bound,
-    surrogate_lp,
-)
+from core.knapsack.surrogate import _best_multiplier, _lp_and_count, _surrogate_lp, surrogate_bound, surrogate_lp
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
 
@@ -205,7 +198,7 @@ def test_surrogate_lp_from_a_guess_equals_the_sorted_bound(seed, n, correlated, 
     capacity, card = int(rng.integers(0, w.sum() + 5)), int(rng.integers(0, n + 1))
     guess = np.array([int(rng.integers(-1, n)), int(width * 2**40)], np.int64)
     for multiplier in rng.integers(-30, 31, 4).astype(np.float64):
-        fast = _surrogate_lp(p, w, _ONE_EACH, float(capacity), float(card), multiplier, guess)
+        fast = _surrogate_lp(p, w, ONE_EACH, float(capacity), float(card), multiplier, guess)
         plain = _lp_by_sorting(p, w, capacity, card, multiplier)
         assert fast == plain or abs(fast - plain) <= 1e-9 * max(1.0, abs(plain))
 
@@ -269,7 +262,7 @@ def test_the_lp_solutions_copies_are_those_of_the_sorted_solution(seed, n, corre
     capacity, card = int(rng.integers(0, w.sum() + 5)), int(rng.integers(0, n + 1))
     guess = np.array([int(rng.integers(-1, n)), int(0.01 * 2**40)], np.int64)
     for multiplier in rng.integers(-30, 31, 4) + (rng.random(4) if fraction else 0.0):
-        value, count = _lp_and_count(p, w, _ONE_EACH if counts is None else counts, float(capacity), float(card),
+        value, count = _lp_and_count(p, w, ONE_EACH if counts is None else counts, float(capacity), float(card),
                                      float(multiplier), guess)
         least, most = _lp_count_range_by_sorting(p, w, capacity, card, multiplier, counts)
         assert least - 1e-9 * n <= count <= most + 1e-9 * n, (count, least, most)
@@ -283,9 +276,9 @@ def test_a_good_guess_partitions_only_the_window():
     p = w + 10**5
     capacity, card = int(w.sum() // 2), 2500
     guess = np.array([-1, 2**39], np.int64)
-    _surrogate_lp(p, w, _ONE_EACH, float(capacity), float(card), 1000.0, guess)
+    _surrogate_lp(p, w, ONE_EACH, float(capacity), float(card), 1000.0, guess)
     assert guess[0] >= 0 and guess[1] == 2**39  # no guess yet: every item partitioned, the width kept
-    _surrogate_lp(p, w, _ONE_EACH, float(capacity), float(card), 1001.0, guess)
+    _surrogate_lp(p, w, ONE_EACH, float(capacity), float(card), 1001.0, guess)
     assert guess[1] == 2**38
 
 
