@@ -16,6 +16,16 @@ from app import dialogs, errors  # noqa: E402
 WAIT_MS = 60_000  # the first extraction of a fresh checkout compiles numba kernels
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels():
+    """The extraction's CPU kernels in numba's cache before the first window: on a fresh checkout the
+    warm-up extraction of the first window would otherwise compile them all within one test's wait (over a
+    minute on a busy 2-core machine); warm, this takes about a second."""
+    from core import warmup
+
+    warmup.compile_kernels()
+
+
 @pytest.fixture
 def shown_errors(monkeypatch):
     """Error dialogs are recorded here instead of being opened."""
