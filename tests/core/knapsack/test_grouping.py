@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.knapsack import KP1
 from core.knapsack.cardinality import cardinality_limits
 from core.knapsack.generators import pisinger_hard
-from core.knapsack.grouping import _more_types_than, group_identical
+from core.knapsack.grouping import _more_types_than, _types, group_identical
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import break_copies, cardinality_bound, prepare
 from core.knapsack.surrogate import surrogate_bound
@@ -66,13 +66,20 @@ def test_items_seldom_repeated_are_not_grouped():
 @given(st.integers(0, 10**6), st.integers(0, 300), st.sampled_from([2, 5, 50, 10**6, 2**62]), st.integers(0, 300),
        st.booleans())
 def test_the_count_of_types_against_a_set(seed, n, top, limit, one_profit):
-    """The hash table's test of "more than ``limit`` distinct pairs" against Python's set of them (with one
-    profit for all, pairs that collide in the table differ only in weight)."""
+    """The hash table's test of "more than ``limit`` distinct pairs", and its types numbered in order of
+    first occurrence, against Python's dict of the distinct pairs (with one profit for all, pairs that
+    collide in the table differ only in weight)."""
     rng = np.random.default_rng(seed)
     profits, weights = rng.integers(1, top, n).astype(np.int64), rng.integers(1, top, n).astype(np.int64)
     profits = np.ones(n, np.int64) if one_profit else profits
-    distinct = len(set(zip(profits.tolist(), weights.tolist())))
-    assert _more_types_than(profits, weights, limit) == (distinct > limit)
+    first_seen = {}
+    for pair in zip(profits.tolist(), weights.tolist()):
+        first_seen.setdefault(pair, len(first_seen))
+    assert _more_types_than(profits, weights, limit) == (len(first_seen) > limit)
+    type_of, type_p, type_w, counts = _types(profits, weights)
+    assert list(zip(type_p.tolist(), type_w.tolist())) == list(first_seen)
+    assert type_of.tolist() == [first_seen[pair] for pair in zip(profits.tolist(), weights.tolist())]
+    assert counts.tolist() == np.bincount(type_of, minlength=len(first_seen)).tolist()
 
 
 @settings(max_examples=60, deadline=None)
