@@ -75,17 +75,17 @@ def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
     The searches call this dozens of times with multipliers that move little.  The order of the items'
     efficiencies changes with the multiplier, but the break item mostly stays near the earlier one.  So one
     pass over the items sums those more efficient than a window around that item's efficiency (at this
-    multiplier) and collects those inside it; where the break item lies among the latter (the items above
-    fit, the window's overfill) only they are partitioned (:func:`_fractional_bound`), otherwise every item
-    is.  The window narrows while it holds the break item among more than 64 items and widens when it does
-    not.
+    multiplier) and those within it, and lists the items above, within and below it; only the group that
+    holds the break item (the sizes before it fit, with it they do not) is partitioned
+    (:func:`_fractional_bound`): mostly the window's few, where a miss used to partition every item (on the
+    88 searches recorded from Pisinger's classes 3-5 and 11-16 the same multipliers in 5-8 % less time).
+    The efficiencies are compared as products with the sizes.  The window narrows while it holds the break
+    item among more than 64 items and widens when it does not.
     """
     n = len(profits)
     room = capacity + multiplier * card
     base, count = 0.0, 0.0
-    p, size = np.empty(n, np.float64), np.empty(n, np.float64)
-    copies = np.empty(n, np.float64)
-    origin, near = np.empty(n, np.int64), np.empty(n, np.int64)
+    near, outer = np.empty(n, np.int64), np.empty(n, np.int64)  # outer: those above from the front, below back
     j = guess[0]
     hint = -1.0
     if j >= 0:
@@ -93,40 +93,63 @@ def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
         hint = profits[j] / sz if sz > 0 else -1.0
     width = guess[1] / 2.0**40
     top, low = hint * (1.0 + width), hint * (1.0 - width)
-    above_p, above_size, above_count, near_size = 0.0, 0.0, 0.0, 0.0
-    m, k = 0, 0
-    for j in range(n):
+    above_p, above_size, above_count = 0.0, 0.0, 0.0
+    near_p, near_size, near_count = 0.0, 0.0, 0.0
+    a, k, b = 0, 0, n
+    for j in range(n):  # (efficiencies compared as products: a division per item cost more than the rest)
         u = units[j] if len(units) else 1
         sz = weights[j] + multiplier * u
         if sz <= 0:
             room -= sz
             base += profits[j]
             count += u
-            continue
-        p[m], size[m], copies[m], origin[m] = profits[j], sz, u, j
-        ratio = profits[j] / sz
-        if ratio > top:
+        elif profits[j] > top * sz:
+            outer[a] = j
+            a += 1
             above_p += profits[j]
             above_size += sz
             above_count += u
-        elif ratio >= low:
-            near[k] = m
+        elif profits[j] >= low * sz:
+            near[k] = j
             k += 1
+            near_p += profits[j]
             near_size += sz
-        m += 1
+            near_count += u
+        else:
+            b -= 1
+            outer[b] = j
     if room < 0:
         return -np.inf, 0.0
-    if hint > 0 and above_size <= room < above_size + near_size:
-        value, at, taken = _fractional_bound(p[near[:k]], size[near[:k]], copies[near[:k]], room - above_size)
-        guess[0] = origin[near[at]] if at >= 0 else -1
-        if k > 64:
-            guess[1] = max(guess[1] // 2, 1)
-        return base + above_p + value, count + above_count + taken
-    value, at, taken = _fractional_bound(p[:m], size[:m], copies[:m], room)
-    guess[0] = origin[at] if at >= 0 else -1
-    if hint > 0:
+    # the break item lies among the items above the window, within it, or below it: only those are partitioned
+    hit = above_size <= room < above_size + near_size
+    if room < above_size:
+        which, left = outer[:a], room
+    elif hit:
+        which, left = near[:k], room - above_size
+        base, count = base + above_p, count + above_count
+    else:
+        which, left = outer[b:], room - above_size - near_size
+        base, count = base + above_p + near_p, count + above_count + near_count
+    p, size, copies = _items(profits, weights, units, multiplier, which)
+    value, at, taken = _fractional_bound(p, size, copies, left)
+    guess[0] = which[at] if at >= 0 else -1
+    if hint > 0 and not hit:  # the window widens on a miss, narrows where it held the break item among many
         guess[1] = min(4 * guess[1], 2**39)
+    elif hit and k > 64:
+        guess[1] = max(guess[1] // 2, 1)
     return base + value, count + taken
+
+
+@njit(cache=True, nogil=True)
+def _items(profits, weights, units, multiplier, which):
+    """Profits, sizes ``w + s u`` and copies ``u`` of the items ``which``, as floats."""
+    m = len(which)
+    p, size, copies = np.empty(m, np.float64), np.empty(m, np.float64), np.empty(m, np.float64)
+    for i in range(len(which)):
+        j = which[i]
+        u = units[j] if len(units) else 1
+        p[i], size[i], copies[i] = profits[j], weights[j] + multiplier * u, u
+    return p, size, copies
 
 
 @njit(cache=True, nogil=True)
