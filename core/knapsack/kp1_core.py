@@ -18,7 +18,7 @@ from numba import njit
 from core.knapsack import limits
 from core.knapsack.cardinality import most_that_fit, per_copy
 from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
-from core.knapsack.kp1_greedy import ordered, reduce_items
+from core.knapsack.kp1_greedy import ordered, reduce_free
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, surrogate_bound, surrogate_lp
@@ -165,9 +165,9 @@ def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
     if value <= setup.lower_bound:
         return setup
     b = setup.break_item
-    fixed = reduce_items(setup.profits, setup.weights, setup.efficiency[b], b, np.int64(setup.break_profit),
-                         np.int64(setup.capacity - setup.break_weight), np.int64(setup.next_value(value)))
-    fixed = np.where(setup.fixed >= 0, setup.fixed, fixed).astype(np.int8)
+    fixed = setup.fixed.copy()
+    reduce_free(setup.profits, setup.weights, setup.efficiency[b], b, setup.break_profit,
+                setup.capacity - setup.break_weight, setup.next_value(value), fixed)
     return dataclasses.replace(setup, greedy=taken, lower_bound=value, fixed=fixed)
 
 

@@ -10,7 +10,7 @@ from numba import njit
 
 from core.knapsack.state_steps import has_chance
 
-__all__ = ["greedy", "improve_by_exchanges", "ordered", "reduce_items"]
+__all__ = ["greedy", "improve_by_exchanges", "ordered", "reduce_free", "reduce_items"]
 
 
 @njit(cache=True, nogil=True)
@@ -75,10 +75,7 @@ def _improved(p, w, e, b, capacity, taken, inside, outside, rounds, lower, fixed
     value = p[taken].sum()
     if value > lower:
         lower = value
-        target = (lower // gcd + 1) * gcd
-        for j in range(len(p)):
-            if fixed[j] < 0:
-                fixed[j] = _reduced(p[j], w[j], j < b, e[b], break_profit, residual, target)
+        reduce_free(p, w, e[b], b, break_profit, residual, (lower // gcd + 1) * gcd, fixed)
     return taken, lower
 
 
@@ -188,6 +185,15 @@ def reduce_items(p, w, break_efficiency, b, break_profit, residual, target):
     for j in range(len(p)):
         fixed[j] = _reduced(p[j], w[j], j < b, break_efficiency, break_profit, residual, target)
     return fixed
+
+
+@njit(cache=True, nogil=True)
+def reduce_free(p, w, break_efficiency, b, break_profit, residual, target, fixed):
+    """:func:`reduce_items` for the items ``fixed`` leaves free (-1), in place: a higher target only fixes
+    more items, the same way, so the fixed ones keep their values."""
+    for j in range(len(p)):
+        if fixed[j] < 0:
+            fixed[j] = _reduced(p[j], w[j], j < b, break_efficiency, break_profit, residual, target)
 
 
 @njit(cache=True, nogil=True, inline="always")

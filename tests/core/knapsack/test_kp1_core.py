@@ -121,6 +121,30 @@ def test_reductions_and_bounds_keep_the_optimum(problem):
     assert max(reduced, setup.lower_bound) == optimum
 
 
+@SETTINGS
+@given(kp1_of_every_class(low_n=3, high_n=12), st.integers(0, 10**6))
+def test_a_better_incumbent_fixes_more_items_and_keeps_the_optimum(problem, seed):
+    """with_incumbent given a better solution: the items fixed before stay so, and every solution worth more
+    than the new incumbent keeps the new fixings (brute force over the free items)."""
+    usable = (problem.weights > 0) & (problem.weights <= problem.capacity) & (problem.profits > 0)
+    p, w, c = problem.profits[usable], problem.weights[usable], problem.capacity
+    if int(w.sum()) <= c:
+        return
+    setup = prepare(p, w, c)
+    rng = np.random.default_rng(seed)
+    choices = [np.array(bits, bool) for bits in itertools.product((0, 1), repeat=len(p))]
+    better = [x for x in choices if setup.weights[x].sum() <= c and setup.profits[x].sum() > setup.lower_bound]
+    if not better:
+        return
+    taken = better[int(rng.integers(len(better)))]
+    raised = kp1_core.with_incumbent(setup, taken)
+    assert raised.lower_bound == int(setup.profits[taken].sum())
+    before = setup.fixed >= 0
+    np.testing.assert_array_equal(raised.fixed[before], setup.fixed[before])
+    optimum = brute_kp(p, [w], [c])
+    assert max(_brute_with_fixed(setup.profits, setup.weights, c, raised.fixed), raised.lower_bound) == optimum
+
+
 def test_hard_strongly_correlated_solved_without_a_capacity_row():
     """C ~ 2.5e8: a capacity DP would need gigabytes; the state lists a few megabytes."""
     problem = pisinger("strongly", 1000, 10**6, 50, 100, seed=1)
