@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["ONE_EACH", "cardinality_limits", "most_that_fit", "per_copy", "xorshift"]
+__all__ = ["ONE_EACH", "cardinality_limits", "copies_per_item", "most_that_fit", "per_copy", "xorshift"]
 
 
 def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, incumbent: int,
@@ -22,14 +22,14 @@ def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, 
     count copies, each of a ``count``-th of its item's weight and profit.
     """
     card_max = most_that_fit(weights, capacity, counts)
-    copies = ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    copies = copies_per_item(counts)
     card_min = int(_copies_within(per_copy(profits, counts), copies, incumbent, True)) + 1
     return card_max, card_min
 
 
 def most_that_fit(weights: np.ndarray, capacity: int, counts: np.ndarray | None = None) -> int:
     """The most items (copies, with ``counts``) that fit: the lightest ones."""
-    copies = ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    copies = copies_per_item(counts)
     return int(_copies_within(per_copy(weights, counts), copies, capacity, False))
 
 
@@ -98,6 +98,12 @@ def per_copy(values: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
 #: The empty ``copies`` (here) or ``units`` (core.knapsack.surrogate): one copy of each item (the surrogate's
 #: searches call its LP bound dozens of times, and an array of ones per call cost a tenth of a small solve).
 ONE_EACH = np.zeros(0, np.int64)
+
+
+def copies_per_item(counts: np.ndarray | None) -> np.ndarray:
+    """The copies each item stands for as the compiled functions take them: :data:`ONE_EACH` without
+    ``counts``, else ``counts`` as int64."""
+    return ONE_EACH if counts is None else np.asarray(counts, np.int64)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -181,9 +181,8 @@ def reduce_items(p, w, break_efficiency, b, break_profit, residual, target):
 
     (n,) int8: -1 free, 0 fixed out, 1 fixed in; items in efficiency order with break item ``b``.
     """
-    fixed = np.empty(len(p), np.int8)
-    for j in range(len(p)):
-        fixed[j] = _reduced(p[j], w[j], j < b, break_efficiency, break_profit, residual, target)
+    fixed = np.full(len(p), -1, np.int8)
+    reduce_free(p, w, break_efficiency, b, break_profit, residual, target, fixed)
     return fixed
 
 

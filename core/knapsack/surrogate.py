@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.knapsack.cardinality import ONE_EACH, cardinality_limits, per_copy, xorshift
+from core.knapsack.cardinality import cardinality_limits, copies_per_item, per_copy, xorshift
 
 __all__ = ["golden_section", "surrogate_lp", "surrogate_bound"]
 
@@ -42,7 +42,7 @@ def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, 
     sort took ``n log n``: the multiplier searches evaluate this bound dozens
     of times.
     """
-    units = ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    units = copies_per_item(counts)
     return float(_surrogate_lp(profits, weights, units, float(capacity), float(card), float(multiplier), _no_guess()))
 
 
@@ -145,7 +145,7 @@ def _items(profits, weights, units, multiplier, which):
     """Profits, sizes ``w + s u`` and copies ``u`` of the items ``which``, as floats."""
     m = len(which)
     p, size, copies = np.empty(m, np.float64), np.empty(m, np.float64), np.empty(m, np.float64)
-    for i in range(len(which)):
+    for i in range(m):
         j = which[i]
         u = units[j] if len(units) else 1
         p[i], size[i], copies[i] = profits[j], weights[j] + multiplier * u, u
@@ -234,7 +234,7 @@ def golden_section(profits, weights, capacity: int, card: int, lo: float, hi: fl
     """Golden-section search for the least :func:`surrogate_lp` over the multiplier on ``[lo, hi]``:
     ``(lo, hi, least)``, the last interval and the least bound probed (inf when none was); compiled
     (:func:`_golden`)."""
-    units = ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    units = copies_per_item(counts)
     lo, hi, least = _golden(profits, weights, units, float(capacity), float(card), float(lo), float(hi),
                             iterations, float(min_width), _no_guess())
     return float(lo), float(hi), float(least)
@@ -275,7 +275,7 @@ SCAN_POINTS = 9
 def _best_multiplier(profits, weights, capacity, card, low, high, iterations=64, counts=None):
     """The integer multiplier in ``[low, high]`` with the least LP bound (:func:`_search`, compiled: the
     bounds it probes cost about a microsecond each, a Python call as much again)."""
-    units = ONE_EACH if counts is None else np.asarray(counts, np.int64)
+    units = copies_per_item(counts)
     return int(_search(profits, weights, units, float(capacity), float(card), int(low), int(high), iterations,
                        SCAN_POINTS, _no_guess()))
 
