@@ -54,7 +54,7 @@ class Grouping:
         return _expand(self.members, self.starts, np.asarray(chosen, np.bool_))
 
 
-def group_identical(profits: np.ndarray, weights: np.ndarray) -> Grouping | None:
+def group_identical(profits: np.ndarray, weights: np.ndarray, counted: bool = False) -> Grouping | None:
     """Identical items grouped and split in powers of two, or None where that would not remove
     at least a quarter of the items (:data:`MAX_SPLIT_SHARE`).
 
@@ -62,6 +62,8 @@ def group_identical(profits: np.ndarray, weights: np.ndarray) -> Grouping | None
     ----------
     profits, weights : (n,) int64 ndarray
         The items; sums below ``2**62``, so no split item overflows.
+    counted : bool
+        The caller found few enough distinct items already (core.knapsack.kp1_first's pass counts them).
     """
     profits, weights = np.asarray(profits, np.int64), np.asarray(weights, np.int64)
     n = len(profits)
@@ -71,7 +73,7 @@ def group_identical(profits: np.ndarray, weights: np.ndarray) -> Grouping | None
     # a hash table finds in one pass that stops at the limit (5 us at n = 1000; the pass that numbers the
     # types returns four arrays, which alone costs about as much)
     limit = int(MAX_SPLIT_SHARE * n)
-    if _more_types_than(profits, weights, limit):
+    if not counted and _more_types_than(profits, weights, limit):
         return None
     type_of, type_p, type_w, counts = _types(profits, weights)
     # the types in the lexsort's order (by profit, then weight), their copies by position: a sort of the

@@ -1,7 +1,7 @@
-"""0-1 knapsack (KP1) on the CPU: DP over capacities with packed decision bits.
+"""0-1 knapsack (KP1) on the CPU: the method chosen per instance, the state lists (:mod:`core.knapsack.kp1_first`,
+:mod:`core.knapsack.kp1_core`) or the capacity DP (:mod:`core.knapsack.kp1_dp`).
 
-Exact reductions, capacity windows per row and a divide and conquer past the
-memory budget: docs/notes/knapsack.md, "KP1".
+Notes: docs/notes/knapsack.md, "KP1 without a capacity-long row" (step 23: the first pass).
 """
 
 from __future__ import annotations
@@ -10,17 +10,35 @@ import numpy as np
 from numba import njit
 
 from core.knapsack import limits
-from core.knapsack.bitpack import pack_flags, test_bit, words_for
 from core.knapsack.grouping import group_identical
-from core.knapsack.kp1_core import in_caller_order, prepare, solve_by_bounds
-from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult, weights_gcd
+from core.knapsack.kp1_core import (
+    SKIP_HOPELESS,
+    CoreSetup,
+    after_quick_run,
+    in_caller_order,
+    out_of_time,
+    prepare,
+    solve_by_bounds,
+)
+from core.knapsack.kp1_dp import capacity_windows, dp_mask, row_bytes, row_dtype
+from core.knapsack.kp1_first import (
+    BROKEN,
+    FITS,
+    GROUPED,
+    HANDOVER,
+    REDUCED,
+    REFUSED,
+    SOLVED,
+    first_pass,
+)
+from core.knapsack.kp1_greedy import free_summary
+from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult
 from core.knapsack.progress import report
-from core.knapsack.states import STATE_BYTES
+from core.knapsack.states import OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES
 from core.memory import resolve_budget
 
 __all__ = ["METHODS", "capacity_windows", "row_dtype", "solve_kp1", "solve_kp1_quick"]
 
-INT32_LIMIT = 2**31 - 1
 METHODS = ("auto", "dp", "states")
 #: Time of one state of the state lists, in DP cells (measured: a DP cell ~1 ns, a state ~10 ns).
 STATE_COST_CELLS = 10
@@ -34,147 +52,14 @@ QUICK_STATES = 1_000_000
 #: on seed 2 of the combo benchmark's classes (alternating in one process, median per class): classes 2-6
 #: 0.64-0.87 of the time, 1 and 11-16 0.91-1.01.
 KP1_QUICK_STATES, KP1_QUICK_HELD = 2**18, 2**11
+#: Instances of at most this many items start with the first pass in one compiled call (core.knapsack.kp1_first):
+#: it saves the calls around a small solve, where those are most of it (uncorrelated n = 1000: 0.58 of the
+#: time), but partitions, gathers and sorts in numba more slowly than numpy's vectorised sort and gathers
+#: prepare thousands of items, and where its quick run does not settle the instance it costs the solve
+#: 1.05-1.2 at n = 2000-10000 (classes 2-5; the benchmark VM, docs/notes/knapsack.md step 23).
+FIRST_PASS_ITEMS = 2000
 #: States the lists hold at the least (their first buffers).
 STATE_MIN_STATES = 6 * 1024
-
-
-def row_dtype(total_profit: int) -> type:
-    """int32 rows when every DP value fits (they vectorise twice as wide), else int64."""
-    return np.int32 if total_profit < INT32_LIMIT else np.int64
-
-
-def capacity_windows(weights: np.ndarray, capacity: int, lower_bound: bool = True):
-    """The capacities each DP row needs, ``lo[i] <= c <= hi[i]``, as two (n,) int64 arrays.
-
-    ``weights`` (n,) are in DP order and ``capacity`` is the final row's (at most
-    their sum).  Without ``lower_bound``, ``lo = 0`` and the last row is valid
-    for every capacity.
-    """
-    prefix = np.cumsum(weights)
-    hi = np.minimum(prefix, capacity)
-    lo = np.maximum(capacity - (prefix[-1] - prefix), 0) if lower_bound else np.zeros_like(hi)
-    return lo.astype(np.int64), hi.astype(np.int64)
-
-
-@njit(cache=True, nogil=True)
-def _relax_row(old, new, weight, profit, lo, hi):
-    """``new[c] = max(old[c], old[c - weight] + profit)`` on ``lo <= c <= hi``."""
-    # Unsigned indices: numba then emits no negative-index wrap-around, and the
-    # loops vectorise.
-    w = np.uint64(weight)
-    start = np.uint64(lo)
-    stop = np.uint64(hi) + np.uint64(1)
-    split = min(max(start, w), stop)
-    for c in range(start, split):
-        new[c] = old[c]
-    for c in range(split, stop):
-        new[c] = max(old[c], old[c - w] + profit)
-
-
-@njit(cache=True, nogil=True)
-def _row_flags(old, new, lo, hi, flags):
-    """``flags[c] = new[c] != old[c]`` (item taken) on ``lo..hi``, 0 in the rest of their words."""
-    first = np.uint64(lo) & ~np.uint64(63)
-    end = (np.uint64(hi) | np.uint64(63)) + np.uint64(1)
-    for c in range(first, np.uint64(lo)):
-        flags[c] = 0
-    for c in range(np.uint64(lo), np.uint64(hi) + np.uint64(1)):
-        flags[c] = new[c] != old[c]
-    for c in range(np.uint64(hi) + np.uint64(1), end):
-        flags[c] = 0
-
-
-@njit(cache=True, nogil=True)
-def _sweep(profits, weights, capacity, lo, hi, bits, offsets):
-    """Run the DP over all items; return the last row (valid on ``lo[-1]..capacity``).
-
-    ``bits`` receives row ``i``'s decision words at ``offsets[i]:offsets[i + 1]``
-    (words ``lo[i] >> 6`` to ``hi[i] >> 6``); pass empty ``offsets`` for values only.
-    """
-    old = np.zeros(capacity + 1, profits.dtype)
-    new = np.zeros(capacity + 1, profits.dtype)
-    flags = np.zeros(((capacity >> 6) + 1) << 6, np.uint8)
-    store = len(offsets) > 0
-    hi_prev = 0
-    for i in range(len(profits)):
-        # Past the weight of the items so far the row is constant: extend it.
-        for c in range(hi_prev + 1, hi[i] + 1):
-            old[c] = old[hi_prev]
-        _relax_row(old, new, weights[i], profits[i], lo[i], hi[i])
-        if store:
-            _row_flags(old, new, lo[i], hi[i], flags)
-            pack_flags(flags, lo[i] >> 6, bits[offsets[i] : offsets[i + 1]])
-        old, new = new, old
-        hi_prev = hi[i]
-    for c in range(hi_prev + 1, capacity + 1):
-        old[c] = old[hi_prev]
-    return old
-
-
-@njit(cache=True, nogil=True)
-def _backtrack(weights, capacity, lo, hi, bits, offsets):
-    """Chosen items (bool mask) from the decision bits, from the last row back."""
-    taken = np.zeros(len(weights), np.bool_)
-    c = capacity
-    for i in range(len(weights) - 1, -1, -1):
-        c = min(c, hi[i])  # beyond hi[i] row i equals its value at hi[i]
-        if test_bit(bits[offsets[i] : offsets[i + 1]], lo[i] >> 6, c):
-            taken[i] = True
-            c -= weights[i]
-    return taken
-
-
-def _decision_plan(weights, capacity):
-    """Windows, word offsets and the bytes of a direct DP with decision bits."""
-    lo, hi = capacity_windows(weights, capacity)
-    offsets = np.zeros(len(weights) + 1, np.int64)
-    np.cumsum(words_for(lo, hi), out=offsets[1:])
-    return lo, hi, offsets
-
-
-def _row_bytes(capacity: int, itemsize: int) -> int:
-    return 2 * (capacity + 1) * itemsize + (capacity + 64)
-
-
-def _solve_items(profits, weights, capacity, budget, state):
-    """Boolean mask of an optimal choice; items sorted, profits > 0, weights > 0."""
-    fits = weights <= capacity
-    if weights[fits].sum() <= capacity:
-        return fits
-    if not fits.all():
-        mask = np.zeros(len(weights), np.bool_)
-        mask[fits] = _solve_items(profits[fits], weights[fits], capacity, budget, state)
-        return mask
-    lo, hi, offsets = _decision_plan(weights, capacity)
-    direct_bytes = 8 * int(offsets[-1]) + _row_bytes(capacity, profits.itemsize)
-    if direct_bytes <= budget:
-        bits = np.empty(int(offsets[-1]), np.uint64)
-        _sweep(profits, weights, capacity, lo, hi, bits, offsets)
-        return _backtrack(weights, capacity, lo, hi, bits, offsets)
-    light_bytes = 2 * _row_bytes(capacity, 8)
-    if light_bytes > budget:
-        raise MemoryBudgetError(f"KP1 with capacity {capacity} (divide and conquer)", light_bytes, budget)
-    state["method"] = "dp-divide-conquer"
-    return _divide(profits, weights, capacity, budget, state)
-
-
-def _divide(profits, weights, capacity, budget, state):
-    """Hirschberg step: split the items, find the capacity split, solve both halves."""
-    mid = len(profits) // 2
-    empty = np.zeros(0, np.int64)
-    first = _full_row(profits[:mid], weights[:mid], capacity, empty)
-    second = _full_row(profits[mid:], weights[mid:], capacity, empty)
-    split = int(np.argmax(first.astype(np.int64) + second[::-1]))
-    del first, second
-    left = _solve_items(profits[:mid], weights[:mid], split, budget, state)
-    right = _solve_items(profits[mid:], weights[mid:], capacity - split, budget, state)
-    return np.concatenate([left, right])
-
-
-def _full_row(profits, weights, capacity, empty):
-    """The last DP row over every capacity ``0..capacity`` (no decision bits)."""
-    lo, hi = capacity_windows(weights, capacity, lower_bound=False)
-    return _sweep(profits, weights, capacity, lo, hi, np.zeros(0, np.uint64), empty)
 
 
 def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None, method: str = "auto",
@@ -238,6 +123,13 @@ def solve_kp1_quick(problem: KP1, memory_budget_bytes: int | None = None) -> Sol
 
 def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
     profits, weights = problem.profits, problem.weights
+    outcome = None
+    if method in ("auto", "states") and len(profits) <= FIRST_PASS_ITEMS:  # (core.knapsack.kp1_first)
+        outcome, numbers, selected, handover = first_pass(
+            profits, weights, problem.capacity, budget, method == "auto", KP1_QUICK_STATES, KP1_QUICK_HELD,
+            STATE_BYTES, first_stage_bytes(), STATE_COST_CELLS, SKIP_HOPELESS, limits.stop_flag())
+        if outcome in _SETTLED:
+            return SolverResult(int(numbers[0]), selected, _SETTLED[outcome])
     always, items, items_weight = _usable(profits, weights, problem.capacity)
     state = {"method": "reduction" if method == "quick" else "dp"}
     chosen = items
@@ -245,9 +137,11 @@ def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
         every = len(items) == len(profits)  # (writable copies, as the compiled code's signatures have them;
         p, w = (profits.copy(), weights.copy()) if every else (profits[items], weights[items])  # half the time)
         if method == "dp":
-            mask = _dp_mask(p, w, problem.capacity, budget, state)
+            mask = dp_mask(p, w, problem.capacity, budget, state)
+        elif outcome in (HANDOVER, REFUSED, BROKEN):
+            mask = _handed_over(p, w, problem.capacity, budget, state, outcome, numbers, handover)
         else:
-            mask = _grouped_core_mask(p, w, problem.capacity, budget, method, state)
+            mask = _grouped_core_mask(p, w, problem.capacity, budget, method, state, outcome == GROUPED)
             if mask is None:  # "quick": the lists did not settle it
                 return None
         chosen = np.flatnonzero(mask) if every else items[mask]
@@ -272,10 +166,10 @@ def _usable(profits, weights, capacity):
     return always[:n_always], items[:n_items], total
 
 
-def _grouped_core_mask(profits, weights, capacity, budget, method, state):
+def _grouped_core_mask(profits, weights, capacity, budget, method, state, counted=False):
     """:func:`_core_mask` over the items with identical ones grouped (core.knapsack.grouping), the cardinality
     bounds counting copies; the explicit ``dp`` method never groups (it is the tests' reference)."""
-    grouping = group_identical(profits, weights)
+    grouping = group_identical(profits, weights, counted)
     if grouping is None:
         return _core_mask(profits, weights, capacity, budget, method, state)
     # A piece heavier than the capacity never fits; the lighter pieces of its type still reach every count
@@ -293,22 +187,6 @@ def _grouped_core_mask(profits, weights, capacity, budget, method, state):
     return grouping.expand(chosen)
 
 
-def _dp_mask(profits, weights, capacity, budget, state):
-    """Optimal choice (bool mask) by the capacity DP: items sorted by weight, gcd divided out."""
-    mask = np.zeros(len(profits), np.bool_)
-    usable = np.flatnonzero(weights <= capacity)
-    if int(weights[usable].sum()) <= capacity:
-        mask[usable] = True
-        return mask
-    order = usable[np.argsort(weights[usable], kind="stable")]
-    gcd = weights_gcd(weights[order])
-    limits.check_dp(len(order) * (capacity // gcd), f"KP1 by the capacity DP ({len(order):,} items, capacity "
-                                                   f"{capacity // gcd:,})")
-    dtype = row_dtype(int(profits[order].sum()))
-    mask[order] = _solve_items(profits[order].astype(dtype), weights[order] // gcd, capacity // gcd, budget, state)
-    return mask
-
-
 #: States the lists' first buffers count against the budget (two lists of 1024 and their merge targets).
 FIRST_STAGE_STATES = 4 * 1024
 
@@ -322,7 +200,7 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
     """Optimal choice by reductions then the DP or the state lists (see :func:`solve_kp1`); ``counts``: the
     identical copies each item stands for (core.knapsack.grouping)."""
     setup = prepare(profits, weights, capacity, counts=counts)
-    n_free, room, gcd = _free_summary(setup.weights, setup.fixed, setup.capacity)
+    n_free, room, gcd = free_summary(setup.weights, setup.fixed, setup.capacity)
     if not n_free:
         state["method"] = "reduction"
         return in_caller_order(setup.order, setup.greedy)
@@ -334,33 +212,51 @@ def _core_mask(profits, weights, capacity, budget, method, state, counts=None):
         mask, _ = solve_by_bounds(setup, QUICK_STATES, QUICK_STATES, budget // STATE_BYTES)
         state["method"] = "states"
         return mask
-    dp_possible = method == "auto" and 2 * _row_bytes(room, 8) <= budget
+    dp_possible = method == "auto" and 2 * row_bytes(room, 8) <= budget
     if not dp_possible:  # no DP to hand over to: refuse now what the lists' first step would refuse
         limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({n_free:,} free items)")
     max_work = dp_cells // STATE_COST_CELLS if dp_possible else 2**62
     mask, run = solve_by_bounds(setup, KP1_QUICK_STATES, max_work, budget // STATE_BYTES, KP1_QUICK_HELD)
+    return _finish(setup, mask, None if mask is not None else run.work, dp_possible, n_free, room, budget, state)
+
+
+def _finish(setup, mask, work, dp_possible, n_free, room, budget, state):
+    """The lists' mask where they settled it; else the DP over the free items, or MemoryBudgetError where no
+    DP fits (``work``: the states the lists generated)."""
     if mask is not None:
         state["method"] = "states"
         return mask
     if not dp_possible:
-        needed = STATE_BYTES * max(int(run.work), STATE_MIN_STATES)
+        needed = STATE_BYTES * max(int(work), STATE_MIN_STATES)
         raise MemoryBudgetError(f"KP1 by state lists ({n_free} free items)", needed, budget)
     report("dp")
     return _reduced_dp(setup, room, budget, state)
 
 
-@njit(cache=True, nogil=True)
-def _free_summary(weights, fixed, capacity):
-    """How many items are free, the capacity the items fixed in leave them, and their weights' gcd."""
-    n_free, room, gcd = 0, capacity, np.int64(0)
-    for j in range(len(weights)):
-        if fixed[j] < 0:
-            n_free += 1
-            if gcd != 1:  # (Euclid's steps per item cost a solve with a thousand free items 8 us)
-                gcd = np.gcd(gcd, weights[j])
-        elif fixed[j] == 1:
-            room -= weights[j]
-    return n_free, room, max(gcd, np.int64(1))
+#: The solver's method where the first pass settles a solve.
+_SETTLED = {FITS: "dp", SOLVED: "states", REDUCED: "reduction"}
+
+
+def _handed_over(profits, weights, capacity, budget, state, outcome, numbers, handover):
+    """:func:`_core_mask` from where the first pass stopped (``profits``, ``weights``: the usable items)."""
+    (best, b, lower, upper, gcd, break_profit, residual, n_free, room, status, work, steps, held,
+     max_work) = (int(x) for x in numbers)
+    if outcome == REFUSED:
+        limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({n_free:,} free items)")
+    if outcome == BROKEN:
+        raise RuntimeError("state-list backtracking did not reach the break solution or lost the chosen state")
+    order, fixed, greedy, run_taken = handover[0], handover[1].astype(np.int8), handover[2] == 1, handover[3] == 1
+    p, w = handover[4], handover[5]
+    setup = CoreSetup(order, p, w, p / w, capacity, b, greedy, lower, upper, fixed, capacity - residual,
+                      break_profit, gcd)
+    report("states", upper - lower, lower)
+    if status == OUT_OF_TIME:
+        out_of_time(setup, steps, work, held, max(best, lower), upper)
+    mask = None
+    if status == OUT_OF_WORK and max_work > KP1_QUICK_STATES:
+        mask, run = after_quick_run(setup, run_taken, max_work, budget // STATE_BYTES)
+        work = run.work if mask is None else 0
+    return _finish(setup, mask, work, max_work < 2**62, n_free, room, budget, state)
 
 
 def _reduced_dp(setup, room, budget, state):
@@ -368,7 +264,7 @@ def _reduced_dp(setup, room, budget, state):
     free = np.flatnonzero(setup.fixed < 0)
     fixed_in = setup.fixed == 1
     taken = fixed_in.copy()
-    taken[free] = _dp_mask(setup.profits[free], setup.weights[free], room, budget, state)
+    taken[free] = dp_mask(setup.profits[free], setup.weights[free], room, budget, state)
     if int(setup.profits[taken].sum()) < setup.lower_bound:
         taken = setup.greedy
     return in_caller_order(setup.order, taken)

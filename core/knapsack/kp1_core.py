@@ -23,8 +23,8 @@ from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, surrogate_bound, surrogate_lp
 
-__all__ = ["CoreSetup", "break_copies", "cardinality_bound", "improving_cardinality_bound", "in_caller_order",
-           "prepare", "solve_by_bounds", "solve_by_states", "with_incumbent"]
+__all__ = ["CoreSetup", "after_quick_run", "break_copies", "cardinality_bound", "improving_cardinality_bound",
+           "in_caller_order", "out_of_time", "prepare", "solve_by_bounds", "solve_by_states", "with_incumbent"]
 
 #: The exact lists skip an item whose flip from the break solution cannot beat their incumbent (combo's
 #: ``haschance``; states.expand_core's ``break_efficiency``). Tests turn it off to watch the lists without it.
@@ -34,6 +34,10 @@ SKIP_HOPELESS = True
 @dataclass(frozen=True, eq=False)
 class CoreSetup:
     """A KP1 in efficiency order with its break item, bounds and reductions.
+
+    :func:`prepare` puts every item in that order; :mod:`core.knapsack.kp1_first` only the items free
+    after the reductions (the fixed ones lie anywhere on their side of the break item), which is all
+    that the state lists, the surrogate and the bounds over the free items read.
 
     Attributes
     ----------
@@ -207,7 +211,8 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
         ))
     run.beams = list(helpers.widths)
     if run.status == OUT_OF_TIME:
-        _out_of_time(setup, np.flatnonzero(setup.fixed < 0), run, upper_bound)
+        out_of_time(setup, len(run.step_items) - 1, run.work, run.held, max(int(run.best), setup.lower_bound),
+                    upper_bound)
     run.taken = setup.greedy if run.best_step < 0 else backtrack(run, setup.profits, setup.weights, b)
     run.taken = helpers.better(run.taken)
     if run.status != DONE:
@@ -250,13 +255,14 @@ def _free_sides(fixed, break_item):
     return removable, addable
 
 
-def _out_of_time(setup: CoreSetup, free, run: StateRun, upper_bound: int):
-    """Raise TimeLimitError saying how far the lists got and how large they could grow."""
+def out_of_time(setup: CoreSetup, steps: int, work: int, held: int, best: int, upper_bound: int):
+    """Raise TimeLimitError saying how far the lists got (``steps`` core steps, ``work`` states generated,
+    ``held`` in the list, ``best`` value found) and how large they could grow."""
+    free = np.flatnonzero(setup.fixed < 0)
     bound = limits.kp1_state_bound(setup.profits, setup.weights, free)
-    best = max(int(run.best), setup.lower_bound)
     limits.check(f"KP1 by state lists ({len(free):,} free items, at most {limits.count_text(bound)} states)",
-                 f"{len(run.step_items) - 1:,} of {len(free):,} core steps, {int(run.work):,} states generated, "
-                 f"{int(run.held):,} held, best value {best:,} (upper bound {int(upper_bound):,})")
+                 f"{steps:,} of {len(free):,} core steps, {int(work):,} states generated, "
+                 f"{int(held):,} held, best value {int(best):,} (upper bound {int(upper_bound):,})")
     raise RuntimeError("the state lists stopped for a time limit that had not passed")
 
 
@@ -279,7 +285,13 @@ def solve_by_bounds(setup: CoreSetup, quick_work: int, max_work: int, max_states
     mask, run = solve_by_states(setup, min(max_work, quick_work), max_states, max_held=held)
     if mask is not None or run.status != OUT_OF_WORK or max_work <= quick_work:
         return mask, run
-    setup = with_incumbent(setup, run.taken)
+    return after_quick_run(setup, run.taken, max_work, max_states, beams)
+
+
+def after_quick_run(setup: CoreSetup, taken: np.ndarray, max_work: int, max_states: int, beams: bool = True):
+    """:func:`solve_by_bounds` after a quick run that gave up with the best choice ``taken`` (efficiency
+    order): the incumbent's reductions, the surrogate, the long run."""
+    setup = with_incumbent(setup, taken)
     report("surrogate", setup.upper_bound - setup.lower_bound, setup.lower_bound)
     bound, taken = _surrogate(setup, max_work, max_states)
     if taken is not None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from core.knapsack.sorting import sort_keys
 from core.knapsack.state_steps import has_chance
 
-__all__ = ["greedy", "improve_by_exchanges", "ordered", "reduce_free", "reduce_items"]
+__all__ = ["by_weight", "free_summary", "greedy", "improve_by_exchanges", "ordered", "reduce_free",
+           "reduce_items"]
 
 
 @njit(cache=True, nogil=True)
@@ -119,14 +121,7 @@ def _in_order(profits, weights, efficiency, keys, capacity, known):
     incumbent's): one call where five were (their dispatch cost an easy instance's solve a twentieth of its
     time)."""
     n = len(keys)
-    shift = _index_bits(n)
-    order = keys & ((np.int64(1) << shift) - 1)
-    start = 0
-    for j in range(1, n + 1):
-        if j == n or keys[j] >> shift != keys[start] >> shift:
-            if j - start > 1:  # (a call per item, with its reference counts, cost 27 ns an item)
-                _exact_run(order, start, j, efficiency)
-            start = j
+    order = _order_of_keys(keys, efficiency)
     p, w, e = profits[order], weights[order], efficiency[order]
     b, used, break_profit = 0, np.int64(0), np.int64(0)
     while b < n and used + w[b] <= capacity:
@@ -147,6 +142,22 @@ def _in_order(profits, weights, efficiency, keys, capacity, known):
     fixed = reduce_items(p, w, e[b], b, break_profit, capacity - used, (lower // gcd + 1) * gcd)
     keys, chosen = _weight_keys(w, taken, fixed, value >= known)
     return order, p, w, e, b, gcd, break_profit, capacity - used, taken, keys, chosen, lower, fixed
+
+
+@njit(cache=True, nogil=True)
+def _order_of_keys(keys, efficiency):
+    """The order of the sorted :func:`_efficiency_keys`, each run of keys with the same efficiency bits put in
+    exact order."""
+    n = len(keys)
+    shift = _index_bits(n)
+    order = keys & ((np.int64(1) << shift) - 1)
+    start = 0
+    for j in range(1, n + 1):
+        if j == n or keys[j] >> shift != keys[start] >> shift:
+            if j - start > 1:  # (a call per item, with its reference counts, cost 27 ns an item)
+                _exact_run(order, start, j, efficiency)
+            start = j
+    return order
 
 
 @njit(cache=True, nogil=True)
@@ -221,6 +232,30 @@ def _by_weight(w, taken, keys, chosen):
     keys.sort()
     positions = keys & ((np.int64(1) << _index_bits(len(w))) - 1)
     return positions[:chosen], positions[chosen:]
+
+
+@njit(cache=True, nogil=True)
+def by_weight(w, taken, keys, chosen):
+    """:func:`_by_weight` compiled (core.knapsack.sorting's sort)."""
+    if chosen < 0:
+        inside, outside = keys[taken[keys]], keys[~taken[keys]]
+        return inside[np.argsort(w[inside], kind="mergesort")], outside[np.argsort(w[outside], kind="mergesort")]
+    positions = sort_keys(keys) & ((np.int64(1) << _index_bits(len(w))) - 1)
+    return positions[:chosen], positions[chosen:]
+
+
+@njit(cache=True, nogil=True)
+def free_summary(weights, fixed, capacity):
+    """How many items are free, the capacity the items fixed in leave them, and their weights' gcd."""
+    n_free, room, gcd = 0, capacity, np.int64(0)
+    for j in range(len(weights)):
+        if fixed[j] < 0:
+            n_free += 1
+            if gcd != 1:  # (Euclid's steps per item cost a solve with a thousand free items 8 us)
+                gcd = np.gcd(gcd, weights[j])
+        elif fixed[j] == 1:
+            room -= weights[j]
+    return n_free, room, max(gcd, np.int64(1))
 
 
 @njit(cache=True, nogil=True)

@@ -11,7 +11,7 @@ from numba import get_num_threads, njit, prange
 
 from core.knapsack import limits
 from core.knapsack.bitpack import pack_flags, test_bit, words_for
-from core.knapsack.kp1 import capacity_windows, row_dtype
+from core.knapsack.kp1_dp import capacity_windows, row_dtype
 from core.knapsack.kp2_states import DONE, STATE_BYTES, solve_kp2_by_states
 from core.knapsack.problems import KP2, MemoryBudgetError, SolverResult, weights_gcd
 from core.knapsack.progress import report

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from core.knapsack import limits
-from core.knapsack.kp1 import capacity_windows, row_dtype
+from core.knapsack.kp1_dp import capacity_windows, row_dtype
 from core.knapsack.mckp_core import DONE, STATE_BYTES, solve_classes_by_states
 from core.knapsack.problems import MCKP, MemoryBudgetError, SolverResult, weights_gcd
 from core.knapsack.progress import report

@@ -13,8 +13,9 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from core.knapsack import limits
-from core.knapsack.kp1 import QUICK_STATES, capacity_windows, first_stage_bytes
+from core.knapsack.kp1 import QUICK_STATES, first_stage_bytes
 from core.knapsack.kp1_core import prepare, solve_by_bounds
+from core.knapsack.kp1_dp import capacity_windows
 from core.knapsack.problems import MemoryBudgetError, SolverResult, SubsetSum, TimeLimitError, weights_gcd
 from core.knapsack.states import STATE_BYTES
 from core.memory import resolve_budget

@@ -10,7 +10,7 @@ import pytest
 from core.knapsack import KP2, MemoryBudgetError, solve, solve_many
 from core.knapsack.cost import KP2_STATES_MAX_ITEMS, check_solve_cost, kp2_dp_cost
 from core.knapsack.io import read_ins2d
-from core.knapsack.kp1 import capacity_windows
+from core.knapsack.kp1_dp import capacity_windows
 from core.knapsack.problems import weights_gcd
 
 
