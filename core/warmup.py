@@ -1,4 +1,5 @@
-"""Compile the CPU kernels of an extraction into numba's cache ahead of use: ``python -m core.warmup``.
+"""Compile the CPU kernels of an extraction (then the knapsack solvers') into numba's cache ahead of use:
+``python -m core.warmup``.
 
 After an install numba's cache is empty and the first extraction compiles
 every kernel it runs, one after the other on one core (tens of seconds on a
@@ -7,7 +8,9 @@ at its first start (:func:`start_in_background`): the child starts with the
 kernels an extraction meets last (see :func:`compile_kernels`) while the
 window's own warm-up extraction compiles them in order, so the two cores share
 the work, and each process loads from the cache what the other has already
-written there.
+written there.  Then, at a lower priority, the child solves small knapsack
+problems of every family (:func:`compile_knapsack_kernels`), so that the
+knapsack panel's first solve does not compile for a minute.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_is_cold", "compile_kernels", "start_in_background"]
+__all__ = ["cache_is_cold", "compile_kernels", "compile_knapsack_kernels", "kp1_warmups", "start_in_background"]
 
 
 def cache_is_cold() -> bool:
@@ -99,6 +102,34 @@ def compile_kernels() -> None:
     compile_stages(serial=False)
 
 
+def kp1_warmups() -> list:
+    """The KP1 instances of :func:`compile_knapsack_kernels`: one the first pass settles, one of identical
+    items (grouped), one it hands over to the surrogate, one past the first pass's size."""
+    from core.knapsack.generators import pisinger, pisinger_hard
+
+    return [pisinger("uncorrelated", 200, 1000, 50, 100, seed=0), pisinger_hard(12, 300, 1000, 50, 100, seed=0),
+            pisinger("almost-strongly", 300, 10**6, 50, 100, seed=0), pisinger("weakly", 2500, 1000, 50, 100, seed=0)]
+
+
+def compile_knapsack_kernels() -> None:
+    """Solve small knapsack problems of every family on the CPU, KP1 by each of its paths (the first pass,
+    grouped identical items, a handover to the surrogate, the usual preparation of many items, the
+    capacity DP), so that the knapsack panel's first solve finds them in numba's cache (a first KP1 solve
+    compiled for about a minute on a 2-core machine)."""
+    from core.knapsack import KP2, SubsetSum, solve
+    from core.knapsack.generators import MCKP_KINDS, pisinger, pisinger_mckp
+    from core.knapsack.kp1 import solve_kp1
+
+    for problem in kp1_warmups():
+        solve(problem, backend="cpu")
+    solve_kp1(pisinger("uncorrelated", 40, 100, 50, 100, seed=0), method="dp")
+    rng = np.random.default_rng(0)
+    weights = rng.integers(1, 1000, 60)
+    solve(SubsetSum(weights, int(weights.sum()) // 2), backend="cpu")
+    solve(KP2(rng.integers(1, 100, 30), rng.integers(1, 100, 30), rng.integers(1, 100, 30), 500, 500), backend="cpu")
+    solve(pisinger_mckp(MCKP_KINDS[0], 10, 5, 100, seed=0), backend="cpu")
+
+
 def start_in_background() -> subprocess.Popen | None:
     """Start ``python -m core.warmup`` in a child process when the cache is cold; None when warm.
 
@@ -116,3 +147,6 @@ def start_in_background() -> subprocess.Popen | None:
 
 if __name__ == "__main__":
     compile_kernels()
+    if hasattr(os, "nice"):  # the knapsack panel's turn comes after the first clicks': yield the core to them
+        os.nice(10)
+    compile_knapsack_kernels()

@@ -202,3 +202,17 @@ def test_the_greedy_solution_is_the_sequential_one(n, seed, r, share, weights):
     value, taken = kp1_first._greedy(p[order], w[order], e[order], order, b, capacity - used, int(p[order[:b]].sum()))
     assert set(order[taken].tolist()) == set(usual[0][usual[5]].tolist())
     assert value == int(p[usual[0][usual[5]]].sum())
+
+
+def test_the_warm_up_meets_every_path_of_kp1():
+    """python -m core.warmup compiles the knapsack solvers too: its KP1 instances are settled by the first
+    pass, grouped, handed over, and past the first pass's size."""
+    from core import warmup
+    from core.knapsack.kp1 import FIRST_PASS_ITEMS
+
+    problems = warmup.kp1_warmups()
+    outcomes = [first_pass(p.profits, p.weights, p.capacity, 10**9, True, 2**18, 2**11, 24, 4096 * 24, 10, True,
+                           limits.stop_flag())[0] for p in problems[:3]]
+    assert outcomes == [SOLVED, GROUPED, HANDOVER]
+    assert problems[3].n_items > FIRST_PASS_ITEMS
+    warmup.compile_knapsack_kernels()
