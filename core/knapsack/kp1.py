@@ -13,16 +13,16 @@ from core.knapsack import limits
 from core.knapsack.grouping import group_identical
 from core.knapsack.kp1_core import (
     SKIP_HOPELESS,
-    CoreSetup,
     after_quick_run,
     in_caller_order,
-    out_of_time,
     prepare,
+    setup_from_handover,
     solve_by_bounds,
 )
 from core.knapsack.kp1_dp import capacity_windows, dp_mask, row_bytes, row_dtype
 from core.knapsack.kp1_first import (
     BROKEN,
+    FIRST_PASS_ITEMS,
     FITS,
     GROUPED,
     HANDOVER,
@@ -34,7 +34,7 @@ from core.knapsack.kp1_first import (
 from core.knapsack.kp1_greedy import free_summary
 from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult
 from core.knapsack.progress import report
-from core.knapsack.states import OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES
+from core.knapsack.states import OUT_OF_WORK, STATE_BYTES
 from core.memory import resolve_budget
 
 __all__ = ["METHODS", "capacity_windows", "row_dtype", "solve_kp1", "solve_kp1_quick"]
@@ -52,12 +52,6 @@ QUICK_STATES = 1_000_000
 #: on seed 2 of the combo benchmark's classes (alternating in one process, median per class): classes 2-6
 #: 0.64-0.87 of the time, 1 and 11-16 0.91-1.01.
 KP1_QUICK_STATES, KP1_QUICK_HELD = 2**18, 2**11
-#: Instances of at most this many items start with the first pass in one compiled call (core.knapsack.kp1_first):
-#: it saves the calls around a small solve, where those are most of it (uncorrelated n = 1000: 0.58 of the
-#: time), but partitions, gathers and sorts in numba more slowly than numpy's vectorised sort and gathers
-#: prepare thousands of items, and where its quick run does not settle the instance it costs the solve
-#: 1.05-1.2 at n = 2000-10000 (classes 2-5; the benchmark VM, docs/notes/knapsack.md step 23).
-FIRST_PASS_ITEMS = 2000
 #: States the lists hold at the least (their first buffers).
 STATE_MIN_STATES = 6 * 1024
 
@@ -239,19 +233,13 @@ _SETTLED = {FITS: "dp", SOLVED: "states", REDUCED: "reduction"}
 
 def _handed_over(profits, weights, capacity, budget, state, outcome, numbers, handover):
     """:func:`_core_mask` from where the first pass stopped (``profits``, ``weights``: the usable items)."""
-    (best, b, lower, upper, gcd, break_profit, residual, n_free, room, status, work, steps, held,
-     max_work) = (int(x) for x in numbers)
+    n_free, room, status, work, max_work = (int(numbers[k]) for k in (7, 8, 9, 10, 13))
     if outcome == REFUSED:
         limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({n_free:,} free items)")
     if outcome == BROKEN:
         raise RuntimeError("state-list backtracking did not reach the break solution or lost the chosen state")
-    order, fixed, greedy, run_taken = handover[0], handover[1].astype(np.int8), handover[2] == 1, handover[3] == 1
-    p, w = handover[4], handover[5]
-    setup = CoreSetup(order, p, w, p / w, capacity, b, greedy, lower, upper, fixed, capacity - residual,
-                      break_profit, gcd)
-    report("states", upper - lower, lower)
-    if status == OUT_OF_TIME:
-        out_of_time(setup, steps, work, held, max(best, lower), upper)
+    setup, run_taken = setup_from_handover(capacity, numbers, handover)
+    report("states", setup.upper_bound - setup.lower_bound, setup.lower_bound)
     mask = None
     if status == OUT_OF_WORK and max_work > KP1_QUICK_STATES:
         mask, run = after_quick_run(setup, run_taken, max_work, budget // STATE_BYTES)

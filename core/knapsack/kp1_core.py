@@ -18,13 +18,15 @@ from numba import njit
 from core.knapsack import limits
 from core.knapsack.cardinality import most_that_fit, per_copy
 from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
+from core.knapsack.kp1_first import BROKEN, FIRST_PASS_ITEMS, FITS, HANDOVER, REDUCED, SOLVED, first_pass
 from core.knapsack.kp1_greedy import ordered, reduce_free
 from core.knapsack.progress import report
-from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, StateRun, backtrack, expand_core
+from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, surrogate_bound, surrogate_lp
 
 __all__ = ["CoreSetup", "after_quick_run", "break_copies", "cardinality_bound", "improving_cardinality_bound",
-           "in_caller_order", "out_of_time", "prepare", "solve_by_bounds", "solve_by_states", "with_incumbent"]
+           "in_caller_order", "out_of_time", "prepare", "setup_from_handover", "solve_by_bounds", "solve_by_states",
+           "with_incumbent"]
 
 #: The exact lists skip an item whose flip from the break solution cannot beat their incumbent (combo's
 #: ``haschance``; states.expand_core's ``break_efficiency``). Tests turn it off to watch the lists without it.
@@ -336,19 +338,48 @@ def break_copies(setup: CoreSetup, free: np.ndarray) -> int:
 
 
 def _solve_exactly(p, w, c, z, max_work, max_states):
-    """The optimum of a KP1 when it beats ``z``: ``(value, mask)``, ``(z, None)``, or ``(None, None)`` (gave up)."""
-    items = np.flatnonzero(w <= c)
-    if int(w[items].sum()) <= c:
-        chosen = items
-    else:
-        setup = prepare(p[items], w[items], c, known=z)
-        mask, run = solve_by_states(setup, max_work, max_states)
-        if mask is None:
+    """The optimum of a KP1 when it beats ``z``: ``(value, mask)``, ``(z, None)``, or ``(None, None)`` (gave up).
+
+    Up to ``kp1_first.FIRST_PASS_ITEMS`` items by the first pass in one compiled call, its quick run the
+    whole run (``max_work`` states generated)."""
+    chosen = None
+    if len(p) <= FIRST_PASS_ITEMS:
+        outcome, numbers, selected, handover = first_pass(
+            p, w, c, max_states * STATE_BYTES, False, max_work, 2**62, STATE_BYTES, 0, 1, SKIP_HOPELESS,
+            limits.stop_flag(), z, False)
+        if outcome in (FITS, SOLVED, REDUCED):
+            chosen = selected
+        elif outcome == HANDOVER:
+            setup_from_handover(c, numbers, handover)  # (raises TimeLimitError where the time ran out)
             return None, None
-        chosen = items[mask]
+        elif outcome == BROKEN:
+            raise RuntimeError("state-list backtracking did not reach the break solution or lost the chosen state")
+    if chosen is None:
+        items = np.flatnonzero(w <= c)
+        if int(w[items].sum()) <= c:
+            chosen = items
+        else:
+            setup = prepare(p[items], w[items], c, known=z)
+            mask, run = solve_by_states(setup, max_work, max_states)
+            if mask is None:
+                return None, None
+            chosen = items[mask]
     value = int(p[chosen].sum())
     if value <= z:
         return z, None
     mask = np.zeros(len(p), np.bool_)
     mask[chosen] = True
     return value, mask
+
+
+def setup_from_handover(capacity: int, numbers, handover) -> tuple[CoreSetup, np.ndarray]:
+    """The :class:`CoreSetup` of a first pass that handed over (:func:`core.knapsack.kp1_first.first_pass`'s
+    numbers and rows) and its quick run's best choice; TimeLimitError where that run ran out of time."""
+    (best, b, lower, upper, gcd, break_profit, residual, _, _, status, work, steps, held,
+     _) = (int(x) for x in numbers)
+    p, w = handover[4], handover[5]
+    setup = CoreSetup(handover[0], p, w, p / w, capacity, b, handover[2] == 1, lower, upper,
+                      handover[1].astype(np.int8), capacity - residual, break_profit, gcd)
+    if status == OUT_OF_TIME:
+        out_of_time(setup, steps, work, held, max(best, lower), upper)
+    return setup, handover[3] == 1

@@ -32,8 +32,15 @@ from core.knapsack.kp1_greedy import (
 )
 from core.knapsack.states import DONE, _backtrack, expand_core
 
-__all__ = ["BROKEN", "FITS", "GROUPED", "HANDOVER", "OVERFLOW", "REDUCED", "REFUSED", "SOLVED", "first_pass"]
+__all__ = ["BROKEN", "FIRST_PASS_ITEMS", "FITS", "GROUPED", "HANDOVER", "OVERFLOW", "REDUCED", "REFUSED", "SOLVED",
+           "first_pass"]
 
+#: Instances of at most this many items start with this pass (:mod:`core.knapsack.kp1`, and the surrogate's
+#: exact solve): it saves the calls around a small solve, where those are most of it (uncorrelated n = 1000:
+#: 0.58 of the time), but partitions, gathers and sorts in numba more slowly than numpy's vectorised sort and
+#: gathers prepare thousands of items, and where its quick run does not settle the instance it cost the solve
+#: 1.05-1.2 at n = 2000-10000 (classes 2-5; the benchmark VM, docs/notes/knapsack.md step 23).
+FIRST_PASS_ITEMS = 2000
 #: Outcomes of :func:`first_pass`.  FITS: every item fits; SOLVED: by the lists; REDUCED: the reductions fixed
 #: every item; GROUPED: identical items that grouping would cut by a quarter (the caller groups them);
 #: OVERFLOW: Dantzig's bound would pass 64 bits in the compiled code (the caller's Python integers take it);
@@ -45,14 +52,16 @@ _MAX_INT = np.int64(2**62)
 
 @njit(cache=True, nogil=True)
 def first_pass(profits, weights, capacity, budget, auto, quick_states, quick_held, state_bytes, first_bytes,
-               state_cost, break_skip, stop):
+               state_cost, break_skip, stop, known=0, grouping=True):
     """Usable items, grouping's test, the preparation and the quick run (see the module's docstring).
 
     ``budget``: bytes; ``auto``: a capacity DP may take over (``kp1.solve_kp1``'s method ``auto``), once the
     lists have generated a ``state_cost``-th of its cells in states; ``quick_states``, ``quick_held``: the
     quick run's limits (kp1.KP1_QUICK_STATES, KP1_QUICK_HELD); ``state_bytes``: bytes a state holds;
     ``first_bytes``: the lists' first buffers; ``break_skip``: skip hopeless items (kp1_core.SKIP_HOPELESS);
-    ``stop``: the time limit's flag.
+    ``stop``: the time limit's flag; ``known``: a value to beat where it exceeds the greedy one (the
+    reductions then fix more, and every item stays a candidate of the exchanges: as ``prepare``'s);
+    ``grouping``: test for identical items (GROUPED; a caller that would not group them passes False).
 
     Returns ``(outcome, numbers, selected, handover)``: ``numbers`` ``(value, b, lower, upper, gcd,
     break_profit, residual, n_free, room, status, work, steps, held, max_work)`` as far as computed (``value``
@@ -77,7 +86,7 @@ def first_pass(profits, weights, capacity, budget, auto, quick_states, quick_hel
         value, selected = _chosen(profits, weights, items, np.ones(m, np.bool_))
         return FITS, _numbers(value, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), selected, none
     P, W = profits[items], weights[items]
-    if m >= 4 and not _more_types_than(P, W, int(MAX_SPLIT_SHARE * m)):
+    if grouping and m >= 4 and not _more_types_than(P, W, int(MAX_SPLIT_SHARE * m)):
         return GROUPED, _numbers(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), nothing, none
     eff = P / W
     order = np.arange(m)
@@ -91,9 +100,10 @@ def first_pass(profits, weights, capacity, budget, auto, quick_states, quick_hel
         gcd = _gcd(gcd, p[j])
         if gcd == 1:
             break
-    lower, taken = _greedy(p, w, e, order, b, residual, break_profit)
+    value, taken = _greedy(p, w, e, order, b, residual, break_profit)
+    lower = max(value, known)
     fixed = reduce_items(p, w, e[b], b, break_profit, residual, (lower // gcd + 1) * gcd)
-    keys, chosen = _weight_keys(w, taken, fixed, True)
+    keys, chosen = _weight_keys(w, taken, fixed, value >= known)
     inside, outside = by_weight(w, taken, keys, chosen)
     taken, lower = _improved(p, w, e, b, capacity, taken, inside, outside, 8, lower, fixed, gcd, break_profit,
                              residual)

@@ -208,7 +208,7 @@ def test_the_warm_up_meets_every_path_of_kp1():
     """python -m core.warmup compiles the knapsack solvers too: its KP1 instances are settled by the first
     pass, grouped, handed over, and past the first pass's size."""
     from core import warmup
-    from core.knapsack.kp1 import FIRST_PASS_ITEMS
+    from core.knapsack.kp1_first import FIRST_PASS_ITEMS
 
     problems = warmup.kp1_warmups()
     outcomes = [first_pass(p.profits, p.weights, p.capacity, 10**9, True, 2**18, 2**11, 24, 4096 * 24, 10, True,
@@ -216,3 +216,29 @@ def test_the_warm_up_meets_every_path_of_kp1():
     assert outcomes == [SOLVED, GROUPED, HANDOVER]
     assert problems[3].n_items > FIRST_PASS_ITEMS
     warmup.compile_knapsack_kernels()
+
+
+@SETTINGS
+@given(kp1_of_every_class(low_n=1, high_n=13), st.sampled_from([-1, 0, 1, 5]), st.booleans())
+def test_the_surrogates_exact_solve_by_the_first_pass(problem, offset, first):
+    """kp1_core._solve_exactly (the surrogate's exact solve: the optimum where it beats ``z``) by the first
+    pass with ``known`` and by the usual path, against enumeration, ``z`` just below, at and above the
+    optimum."""
+    from core.knapsack import kp1_core
+
+    keep = (problem.profits > 0) & (problem.weights > 0)  # (as the surrogate's items: sizes above 0)
+    p, w, c = problem.profits[keep], problem.weights[keep], problem.capacity
+    if not len(p):
+        return
+    optimum = brute_kp(p, [w], [c])
+    z = max(optimum + offset, 0)
+    original = kp1_core.FIRST_PASS_ITEMS
+    kp1_core.FIRST_PASS_ITEMS = original if first else 0
+    try:
+        value, mask = kp1_core._solve_exactly(p, w, c, z, 10**9, 10**8)
+    finally:
+        kp1_core.FIRST_PASS_ITEMS = original
+    if optimum > z:
+        assert value == optimum and int(p[mask].sum()) == optimum and int(w[mask].sum()) <= c
+    else:
+        assert (value, mask) == (z, None)
