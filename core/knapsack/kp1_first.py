@@ -39,7 +39,7 @@ __all__ = ["BROKEN", "FIRST_PASS_ITEMS", "FITS", "GROUPED", "HANDOVER", "OVERFLO
 #: exact solve): it saves the calls around a small solve, where those are most of it (uncorrelated n = 1000:
 #: 0.58 of the time), but partitions, gathers and sorts in numba more slowly than numpy's vectorised sort and
 #: gathers prepare thousands of items, and where its quick run does not settle the instance it cost the solve
-#: 1.05-1.2 at n = 2000-10000 (classes 2-5; the benchmark VM, docs/notes/knapsack.md step 23).
+#: 1.04-1.17 at n = 2000-10000 (classes 2-5; the benchmark VM, docs/notes/knapsack.md step 23).
 FIRST_PASS_ITEMS = 2000
 #: Outcomes of :func:`first_pass`.  FITS: every item fits; SOLVED: by the lists; REDUCED: the reductions fixed
 #: every item; GROUPED: identical items that grouping would cut by a quarter (the caller groups them);
