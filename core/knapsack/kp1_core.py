@@ -19,7 +19,7 @@ from core.knapsack import limits
 from core.knapsack.cardinality import most_that_fit, per_copy
 from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
 from core.knapsack.kp1_first import BROKEN, FIRST_PASS_ITEMS, FITS, HANDOVER, REDUCED, SOLVED, first_pass
-from core.knapsack.kp1_greedy import ordered, reduce_free
+from core.knapsack.kp1_greedy import in_caller_order, ordered, reduce_free
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, surrogate_bound, surrogate_lp
@@ -220,17 +220,6 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
     if run.status != DONE:
         return None, run
     return in_caller_order(setup.order, run.taken), run
-
-
-@njit(cache=True, nogil=True)
-def in_caller_order(order, taken):
-    """A choice over the efficiency order (bool) as a mask over the caller's items (``order``: the caller's
-    index of each position), in one pass (two numpy calls cost an easy instance's solve 3 us more)."""
-    mask = np.zeros(len(taken), np.bool_)
-    for j in range(len(taken)):
-        if taken[j]:
-            mask[order[j]] = True
-    return mask
 
 
 @njit(cache=True, nogil=True)

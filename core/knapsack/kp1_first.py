@@ -28,6 +28,7 @@ from core.knapsack.kp1_greedy import (
     _weight_keys,
     by_weight,
     free_summary,
+    in_caller_order,
     reduce_items,
 )
 from core.knapsack.states import DONE, _backtrack, expand_core
@@ -112,7 +113,7 @@ def first_pass(profits, weights, capacity, budget, auto, quick_states, quick_hel
     upper = (break_profit + residual * p[b] // w[b]) // gcd * gcd
     n_free, room, free_gcd = free_summary(w, fixed, capacity)
     if n_free == 0:
-        value, selected = _chosen(profits, weights, items, _caller_mask(order, taken))
+        value, selected = _chosen(profits, weights, items, in_caller_order(order, taken))
         return REDUCED, _numbers(value, b, lower, upper, gcd, break_profit, residual, 0, room, 0, 0, 0, 0, 0), \
             selected, none
     dp_possible = auto and room < 2**40 and 2 * (2 * (room + 1) * 8 + room + 64) <= budget
@@ -135,7 +136,7 @@ def first_pass(profits, weights, capacity, budget, auto, quick_states, quick_hel
     if not found:
         return BROKEN, numbers, nothing, none
     if status == DONE:
-        value, selected = _chosen(profits, weights, items, _caller_mask(order, run_taken))
+        value, selected = _chosen(profits, weights, items, in_caller_order(order, run_taken))
         return SOLVED, (value,) + numbers[1:], selected, none
     return HANDOVER, numbers, nothing, _handover(order, fixed, taken, run_taken, p, w)
 
@@ -231,15 +232,6 @@ def _free_in_order(fixed, b, e, order, p, w, taken):
         j = slots[k]
         order[j], p[j], w[j], e[j], taken[j] = o[k], pp[k], ww[k], ee[k], tt[k]
     return before[::-1].copy(), after
-
-
-@njit(cache=True, nogil=True)
-def _caller_mask(order, taken):
-    mask = np.zeros(len(taken), np.bool_)
-    for j in range(len(taken)):
-        if taken[j]:
-            mask[order[j]] = True
-    return mask
 
 
 @njit(cache=True, nogil=True)

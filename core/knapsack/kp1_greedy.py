@@ -11,7 +11,7 @@ from numba import njit
 from core.knapsack.sorting import sort_keys
 from core.knapsack.state_steps import has_chance
 
-__all__ = ["by_weight", "free_summary", "greedy", "improve_by_exchanges", "ordered", "reduce_free",
+__all__ = ["by_weight", "free_summary", "in_caller_order", "greedy", "improve_by_exchanges", "ordered", "reduce_free",
            "reduce_items"]
 
 
@@ -242,6 +242,17 @@ def by_weight(w, taken, keys, chosen):
         return inside[np.argsort(w[inside], kind="mergesort")], outside[np.argsort(w[outside], kind="mergesort")]
     positions = sort_keys(keys) & ((np.int64(1) << _index_bits(len(w))) - 1)
     return positions[:chosen], positions[chosen:]
+
+
+@njit(cache=True, nogil=True)
+def in_caller_order(order, taken):
+    """A choice over the efficiency order (bool) as a mask over the caller's items (``order``: the caller's
+    index of each position), in one pass (two numpy calls cost an easy instance's solve 3 us more)."""
+    mask = np.zeros(len(taken), np.bool_)
+    for j in range(len(taken)):
+        if taken[j]:
+            mask[order[j]] = True
+    return mask
 
 
 @njit(cache=True, nogil=True)

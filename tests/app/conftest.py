@@ -18,12 +18,14 @@ WAIT_MS = 60_000  # the first extraction of a fresh checkout compiles numba kern
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_kernels():
-    """The extraction's CPU kernels in numba's cache before the first window: on a fresh checkout the
-    warm-up extraction of the first window would otherwise compile them all within one test's wait (over a
-    minute on a busy 2-core machine); warm, this takes about a second."""
+    """The extraction's CPU kernels and the knapsack solvers in numba's cache before the first window and the
+    knapsack panel's worker: on a fresh checkout the warm-up extraction of the first window, or the worker's
+    first solve, would otherwise compile them within one test's wait (each over a minute on a busy 2-core
+    machine); warm, this takes about three seconds."""
     from core import warmup
 
     warmup.compile_kernels()
+    warmup.compile_knapsack_kernels()
 
 
 @pytest.fixture
