@@ -127,13 +127,13 @@ def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
     always, items, items_weight = _usable(profits, weights, problem.capacity)
     state = {"method": "reduction" if method == "quick" else "dp"}
     chosen = items
-    if items_weight > problem.capacity:
+    if outcome in (HANDOVER, REFUSED, BROKEN):  # (the first pass's items are these usable ones)
+        chosen = items[_handed_over(problem.capacity, budget, state, outcome, numbers, handover)]
+    elif items_weight > problem.capacity:
         every = len(items) == len(profits)  # (writable copies, as the compiled code's signatures have them;
         p, w = (profits.copy(), weights.copy()) if every else (profits[items], weights[items])  # half the time)
         if method == "dp":
             mask = dp_mask(p, w, problem.capacity, budget, state)
-        elif outcome in (HANDOVER, REFUSED, BROKEN):
-            mask = _handed_over(p, w, problem.capacity, budget, state, outcome, numbers, handover)
         else:
             mask = _grouped_core_mask(p, w, problem.capacity, budget, method, state, outcome == GROUPED)
             if mask is None:  # "quick": the lists did not settle it
@@ -231,8 +231,8 @@ def _finish(setup, mask, work, dp_possible, n_free, room, budget, state):
 _SETTLED = {FITS: "dp", SOLVED: "states", REDUCED: "reduction"}
 
 
-def _handed_over(profits, weights, capacity, budget, state, outcome, numbers, handover):
-    """:func:`_core_mask` from where the first pass stopped (``profits``, ``weights``: the usable items)."""
+def _handed_over(capacity, budget, state, outcome, numbers, handover):
+    """:func:`_core_mask` from where the first pass stopped: a mask over the usable items."""
     n_free, room, status, work, max_work = (int(numbers[k]) for k in (7, 8, 9, 10, 13))
     if outcome == REFUSED:
         limits.check_first_stages(first_stage_bytes(), budget, f"KP1 by state lists ({n_free:,} free items)")

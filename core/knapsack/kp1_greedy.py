@@ -38,7 +38,7 @@ def improve_by_exchanges(p, w, capacity, taken, rounds: int = 8):
     enough to make room: a suffix minimum over the chosen items sorted by weight
     (ties by position; the first of equal gains and of equal profits is taken).
     """
-    inside, outside = _by_weight(w, taken, *_weight_keys(w, taken, _NOT_REDUCED, False))
+    inside, outside = by_weight(w, taken, *_weight_keys(w, taken, _NOT_REDUCED, False))
     return _exchanges(p, w, np.int64(capacity - int(w[taken].sum())), taken.copy(), inside, outside, rounds)
 
 
@@ -62,7 +62,7 @@ def ordered(profits, weights, capacity: int, known: int, rounds: int = 8):
      fixed) = _in_order(profits, weights, efficiency, keys, int(capacity), int(known))
     if b == len(p):
         return order, p, w, e, b, None, int(break_profit), int(gcd), int(break_profit), int(residual), None
-    inside, outside = _by_weight(w, taken, keys, chosen)
+    inside, outside = by_weight(w, taken, keys, chosen)
     taken, lower = _improved(p, w, e, b, int(capacity), taken, inside, outside, rounds, lower, fixed, gcd,
                              break_profit, residual)
     return order, p, w, e, b, taken, int(lower), int(gcd), int(break_profit), int(residual), fixed
@@ -222,21 +222,11 @@ def _gcd(a, b):
     return a
 
 
-def _by_weight(w, taken, keys, chosen):
-    """The exchanges' candidates chosen and the others, each sorted by weight, ties by position: one sort of
-    :func:`_weight_keys` (two sorts and their selections cost an easy instance's solve a tenth of its time),
-    or two stable argsorts where the keys would not fit 63 bits (``chosen`` < 0, ``keys`` the candidates)."""
-    if chosen < 0:
-        inside, outside = keys[taken[keys]], keys[~taken[keys]]
-        return inside[np.argsort(w[inside], kind="stable")], outside[np.argsort(w[outside], kind="stable")]
-    keys.sort()
-    positions = keys & ((np.int64(1) << _index_bits(len(w))) - 1)
-    return positions[:chosen], positions[chosen:]
-
-
 @njit(cache=True, nogil=True)
 def by_weight(w, taken, keys, chosen):
-    """:func:`_by_weight` compiled (core.knapsack.sorting's sort)."""
+    """The exchanges' candidates chosen and the others, each sorted by weight, ties by position: one sort of
+    :func:`_weight_keys` (core.knapsack.sorting's, as fast as numpy's on thousands of keys), or two stable
+    argsorts where the keys would not fit 63 bits (``chosen`` < 0, ``keys`` the candidates)."""
     if chosen < 0:
         inside, outside = keys[taken[keys]], keys[~taken[keys]]
         return inside[np.argsort(w[inside], kind="mergesort")], outside[np.argsort(w[outside], kind="mergesort")]
