@@ -187,7 +187,7 @@ def in_efficiency_order(positions, count, e, order, reverse):
     the caller's index of each position), or its reverse: few by :func:`sort_positions`, many first into
     buckets of nearly equal efficiency (:func:`core.knapsack.sorting.bucket_order`; numba's sort and this
     module's take several times numpy's on thousands, and a class-5 instance at n = 10000 leaves 3000 items
-    free), then each bucket by :func:`sort_positions`."""
+    free), then each bucket by insertion (by :func:`sort_positions` where it holds more than :data:`_SMALL`)."""
     if count <= _FEW:
         out = positions[:count].copy()
         sort_positions(out, e, order)
@@ -216,5 +216,5 @@ def in_efficiency_order(positions, count, e, order, reverse):
     return out[::-1].copy() if reverse else out
 
 
-#: :func:`_in_efficiency_order` sorts at most this many positions by comparisons.
+#: :func:`in_efficiency_order` sorts at most this many positions by comparisons alone.
 _FEW = 64
