@@ -94,13 +94,18 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     resolved = engine.resolve_backend(backend)
     budget = _checked_budget(memory_budget_bytes)
     limit_s = limits.resolve_time_limit(time_limit_s)
-    check_solve_cost(problem, resolved, resolve_budget(budget))
+    if kind == "kp2":  # (the only kind refused by its cost: a small solve spent 3 us on the budget's default)
+        check_solve_cost(problem, resolved, resolve_budget(budget))
     keep_freed_memory()
+    solver = getattr(_twins(resolved), _SOLVERS[kind])
     start = time.perf_counter()
-    with limits.time_limit(limit_s):
-        result = getattr(_twins(resolved), _SOLVERS[kind])(problem, budget)
+    if limit_s is None:  # (the enclosing limit, if any, holds without a context of its own)
+        result = solver(problem, budget)
+    else:
+        with limits.time_limit(limit_s):
+            result = solver(problem, budget)
     elapsed_ms = (time.perf_counter() - start) * 1e3
-    return _checked(problem, result, resolved, elapsed_ms)
+    return _checked(problem, kind, result, resolved, elapsed_ms)
 
 
 def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None = None,
@@ -137,7 +142,7 @@ def _solve_kp2_batch(problems: list[KP2], resolved: str, budget) -> list[Knapsac
     start = time.perf_counter()
     results = _twins(resolved).solve_kp2_batch(problems, budget)
     elapsed_ms = (time.perf_counter() - start) * 1e3
-    return [_checked(problem, result, resolved, elapsed_ms) for problem, result in zip(problems, results)]
+    return [_checked(problem, "kp2", result, resolved, elapsed_ms) for problem, result in zip(problems, results)]
 
 
 def _checked_budget(memory_budget_bytes):
@@ -145,10 +150,10 @@ def _checked_budget(memory_budget_bytes):
     return None if memory_budget_bytes is None else resolve_budget(memory_budget_bytes)
 
 
-def _checked(problem, result: SolverResult, backend, elapsed_ms) -> KnapsackSolution:
-    """Build the solution after checking that the choice is feasible and worth ``result.value``."""
+def _checked(problem, kind: str, result: SolverResult, backend, elapsed_ms) -> KnapsackSolution:
+    """Build the solution after checking that the choice is feasible and worth ``result.value`` (``kind``: the
+    problem's, :func:`~core.knapsack.problems.problem_kind`)."""
     value, selected, method = result
-    kind = problem_kind(problem)
     selected = np.asarray(selected, dtype=np.int64)
     worth, feasible = _evaluate(problem, kind, selected)
     if worth is _UNSORTED:  # (the solvers' own choices are sorted): sorted, once each (np.unique's hashing

@@ -52,6 +52,11 @@ QUICK_STATES = 1_000_000
 #: on seed 2 of the combo benchmark's classes (alternating in one process, median per class): classes 2-6
 #: 0.64-0.87 of the time, 1 and 11-16 0.91-1.01.
 KP1_QUICK_STATES, KP1_QUICK_HELD = 2**18, 2**11
+#: Seconds within which a first pass (at most ``FIRST_PASS_ITEMS`` items, ``KP1_QUICK_STATES`` states generated)
+#: ends: under a time limit with more left, it polls no flag (:func:`core.knapsack.limits.stop_flag_within`).
+#: The slowest of 384 (Pisinger's classes 1-6 and 11-16, n = 1000 and 2000, R = 100-10^6) took 1.3 ms on the
+#: benchmark VM, with 215,798 of the 262,144 states it may generate.
+FIRST_PASS_S = 1.0
 #: States the lists hold at the least (their first buffers).
 STATE_MIN_STATES = 6 * 1024
 
@@ -121,7 +126,7 @@ def _solve(problem: KP1, budget: int, method: str) -> SolverResult | None:
     if method in ("auto", "states") and len(profits) <= FIRST_PASS_ITEMS:  # (core.knapsack.kp1_first)
         outcome, numbers, selected, handover = first_pass(
             profits, weights, problem.capacity, budget, method == "auto", KP1_QUICK_STATES, KP1_QUICK_HELD,
-            STATE_BYTES, first_stage_bytes(), STATE_COST_CELLS, SKIP_HOPELESS, limits.stop_flag())
+            STATE_BYTES, first_stage_bytes(), STATE_COST_CELLS, SKIP_HOPELESS, limits.stop_flag_within(FIRST_PASS_S))
         if outcome in _SETTLED:
             return SolverResult(int(numbers[0]), selected, _SETTLED[outcome])
     always, items, items_weight = _usable(profits, weights, problem.capacity)

@@ -12,8 +12,10 @@ cost what the instance's structure makes them cost, so no formula in ``n`` and
   quoted in the errors.
 - **Memory while running**: the solvers already stop at ``budget // STATE_BYTES``
   states (``max_states``) and raise :class:`~core.knapsack.problems.MemoryBudgetError`.
-- **Time while running**: :func:`time_limit` arms a stop flag that one
-  watchdog thread, shared by every limit, raises at the deadline; the compiled loops poll it between stages (one
+- **Time while running**: :func:`time_limit` sets a deadline, and the first
+  :func:`stop_flag` under it arms a stop flag that one watchdog thread, shared
+  by every limit, raises at the deadline (a compiled call known to end well
+  within the time left takes :func:`stop_flag_within` and arms none); the compiled loops poll it between stages (one
   byte read per stage and every 65536 states of a merge, numba-friendly: numba
   has no clock; MCKP's and KP2's numpy stages are estimated first, the KP2
   capacity DPs poll it once per item) and the solver raises
@@ -42,7 +44,7 @@ from core.knapsack.problems import MemoryBudgetError, TimeLimitError
 
 __all__ = ["DP_CELLS_PER_S", "GPU_DP_CELLS_PER_S", "armed", "check", "check_dp", "check_first_stages", "check_stage",
            "count_text", "expired", "kp1_state_bound", "mckp_state_bound", "remaining_s", "resolve_time_limit",
-           "stop_flag", "time_limit"]
+           "stop_flag", "stop_flag_within", "time_limit"]
 
 #: Capacity-DP cells filled per second assumed by :func:`check_dp`: a third of the ~3e9 measured
 #: (docs/notes/knapsack.md, "Cost model"), so that only clearly hopeless DPs are refused.
@@ -56,16 +58,21 @@ _active: ContextVar = ContextVar("knapsack_time_limit", default=None)
 
 
 class _Limit:
+    """A time limit in force: its length, deadline (``time.monotonic``) and stop flag (None until
+    :func:`stop_flag` first hands it to a compiled loop and arms the watchdog for it)."""
+
     __slots__ = ("deadline", "flag", "limit_s")
 
-    def __init__(self, limit_s: float, deadline: float, flag: np.ndarray):
-        self.limit_s, self.deadline, self.flag = limit_s, deadline, flag
+    def __init__(self, limit_s: float, deadline: float):
+        self.limit_s, self.deadline, self.flag = limit_s, deadline, None
 
 
 def resolve_time_limit(time_limit_s) -> float | None:
     """A positive finite number of seconds, or None (no limit); ValueError naming ``time_limit_s`` otherwise."""
     if time_limit_s is None:
         return None
+    if type(time_limit_s) is float and 0.0 < time_limit_s < math.inf:  # (already resolved: no more checks)
+        return time_limit_s
     try:
         value = float(time_limit_s)
     except (TypeError, ValueError):
@@ -97,19 +104,29 @@ class _Watchdog:
         self._sleeps_until = math.inf
         self._thread: threading.Thread | None = None
 
-    def arm(self, limit: _Limit) -> None:
+    def arm(self, limit: _Limit) -> np.ndarray:
+        """The stop flag of ``limit``, made and watched on the first call (raised at once where the deadline
+        has passed)."""
         with self._lock:
+            if limit.flag is not None:  # (armed meanwhile by another thread under the same context)
+                return limit.flag
+            limit.flag = np.zeros(1, np.uint8)
+            if limit.deadline <= time.monotonic():
+                limit.flag[0] = 1
             self._armed.append(limit)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="knapsack time limits", daemon=True)
                 self._thread.start()
             elif limit.deadline < self._sleeps_until:
                 self._wake.notify()
+            return limit.flag
 
     def disarm(self, limit: _Limit) -> None:
-        """Forget ``limit``: its flag is not raised after this returns (the thread raises flags under the lock)."""
+        """Forget ``limit`` where it was armed: its flag is not raised after this returns (the thread raises
+        flags under the lock)."""
         with self._lock:
-            self._armed = [armed for armed in self._armed if armed is not limit]
+            if limit.flag is not None:
+                self._armed.remove(limit)  # (by identity: _Limit has no __eq__)
 
     def _run(self) -> None:
         with self._wake:
@@ -144,19 +161,17 @@ class time_limit:  # noqa: N801 (used as a function: ``with time_limit(s):``)
     def __enter__(self) -> None:
         limit_s = resolve_time_limit(self._time_limit_s)
         outer = _active.get()
-        if limit_s is None or (outer is not None and outer.deadline <= time.monotonic() + limit_s):
+        now = time.monotonic()
+        if limit_s is None or (outer is not None and outer.deadline <= now + limit_s):
             return
-        flag = np.zeros(1, np.uint8)
-        if outer is not None and outer.flag[0]:
-            flag[0] = 1
-        self._limit = _Limit(limit_s, time.monotonic() + limit_s, flag)
-        _watchdog.arm(self._limit)
+        self._limit = _Limit(limit_s, now + limit_s)  # (the watchdog is armed by the first stop_flag())
         self._token = _active.set(self._limit)
 
     def __exit__(self, *exc) -> bool:
         if self._limit is not None:
             _active.reset(self._token)
-            _watchdog.disarm(self._limit)
+            if self._limit.flag is not None:
+                _watchdog.disarm(self._limit)
         return False
 
 
@@ -166,9 +181,22 @@ def armed() -> bool:
 
 
 def stop_flag() -> np.ndarray:
-    """The (1,) uint8 flag the compiled state loops poll: nonzero once the time limit has passed."""
+    """The (1,) uint8 flag the compiled state loops poll: nonzero once the time limit has passed (the watchdog
+    watches a limit from its first call of this on)."""
     limit = _active.get()
-    return _NEVER if limit is None else limit.flag
+    if limit is None:
+        return _NEVER
+    return _watchdog.arm(limit) if limit.flag is None else limit.flag
+
+
+def stop_flag_within(seconds: float) -> np.ndarray:
+    """:func:`stop_flag` for a compiled call known to end within ``seconds``: the never-raised flag where more
+    than that is left, so that a solve it settles arms no watchdog (a time-limited KP1 solve of 0.1 ms spent
+    6-12 us arming and disarming it on the benchmark VM)."""
+    limit = _active.get()
+    if limit is None or (limit.flag is None and limit.deadline - time.monotonic() > seconds):
+        return _NEVER
+    return stop_flag()
 
 
 def remaining_s() -> float:
@@ -180,7 +208,9 @@ def remaining_s() -> float:
 def expired() -> bool:
     """Whether the time limit (if any) has passed."""
     limit = _active.get()
-    return limit is not None and bool(limit.flag[0] or time.monotonic() >= limit.deadline)
+    if limit is None:
+        return False
+    return time.monotonic() >= limit.deadline or (limit.flag is not None and bool(limit.flag[0]))
 
 
 def check(what: str, reached: str = "") -> None:

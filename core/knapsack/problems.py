@@ -322,10 +322,13 @@ def weights_gcd(weights: np.ndarray) -> int:
 
 def problem_kind(problem) -> str:
     """The name of a problem's type (one of :data:`PROBLEM_KINDS`); TypeError otherwise."""
-    kinds = {KP1: "kp1", KP2: "kp2", SubsetSum: "subset-sum", MCKP: "mckp"}
     try:
-        return kinds[type(problem)]
+        return _KINDS[type(problem)]
     except KeyError:
         raise TypeError(
             f"problem must be a KP1, KP2, SubsetSum or MCKP; got {type(problem).__name__}"
         ) from None
+
+
+#: :func:`problem_kind`'s answers.
+_KINDS = {KP1: "kp1", KP2: "kp2", SubsetSum: "subset-sum", MCKP: "mckp"}

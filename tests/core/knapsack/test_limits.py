@@ -240,6 +240,39 @@ def test_the_watchdog_raises_each_flag_at_its_own_deadline_and_none_after_its_bl
         assert _raised_within(limits.stop_flag(), 2.0)
 
 
+def test_a_limit_is_watched_from_its_first_stop_flag_and_a_short_call_needs_none():
+    """The watchdog watches a limit only once a compiled loop asks for its flag; a call known to end well within
+    the time left gets the never-raised flag; the deadline holds without a flag, and a flag first asked for
+    after it comes raised."""
+    with limits.time_limit(30):
+        limit = limits._active.get()
+        assert limits.stop_flag_within(1.0) is limits._NEVER and limit not in limits._watchdog._armed
+        flag = limits.stop_flag()
+        assert limit in limits._watchdog._armed and not flag[0]
+        assert limits.stop_flag() is flag and limits.stop_flag_within(1.0) is flag  # (armed: the one flag)
+    assert limit not in limits._watchdog._armed
+    with limits.time_limit(0.5):
+        assert limits.stop_flag_within(1.0) is not limits._NEVER  # (less than a second left: watched)
+    with limits.time_limit(0.05):
+        time.sleep(0.1)
+        assert limits.expired() and limits.stop_flag()[0]
+        with pytest.raises(TimeLimitError):
+            limits.check("the test")
+
+
+def test_a_kp1_first_pass_under_a_long_limit_arms_no_watchdog(monkeypatch):
+    """An easy KP1 that the first pass settles under a 60 s limit never arms the watchdog, and its answer is
+    the one without a limit."""
+    armed = []
+    original = limits._watchdog.arm
+    monkeypatch.setattr(limits._watchdog, "arm", lambda limit: armed.append(limit) or original(limit))
+    rng = np.random.default_rng(3)
+    problem = KP1(rng.integers(1, 1000, 300), rng.integers(1, 1000, 300), 30000)
+    limited = solve(problem, backend="cpu", time_limit_s=60)
+    assert limited.method == "states" and not armed
+    assert limited.value == solve(problem, backend="cpu").value
+
+
 def test_a_forked_child_has_its_own_watchdog():
     def child():
         with limits.time_limit(0.1):
