@@ -64,13 +64,28 @@ def _surrogate_lp(profits, weights, units, capacity, card, multiplier, guess):
 
 
 @njit(cache=True, nogil=True)
-def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
-    """:func:`surrogate_lp` and the copies its LP solution takes, ``sum u x`` (the break item's in part; -inf
-    and 0 where infeasible).  ``guess``: (2,) int64, the break item of an earlier call (-1: none) and
-    the window's relative half-width in units of 2^-40, updated in place.
+def _workspace(n):
+    """The scratch rows of :func:`_lp_within` for ``n`` items: three of positions, four of floats."""
+    return np.empty(3 * n, np.int64), np.empty(4 * n, np.float64)
 
-    The bound's slope in the multiplier is ``lambda (card - sum u x)`` (``lambda`` > 0 the break item's
-    efficiency; Pisinger's ``surbin`` bisects on its sign, as :func:`_search` does).
+
+@njit(cache=True, nogil=True)
+def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
+    """:func:`_lp_within` with scratch rows of its own."""
+    positions, floats = _workspace(len(profits))
+    value, count, _ = _lp_within(profits, weights, units, capacity, card, multiplier, guess, positions, floats)
+    return value, count
+
+
+@njit(cache=True, nogil=True)
+def _lp_within(profits, weights, units, capacity, card, multiplier, guess, positions, floats):
+    """:func:`surrogate_lp`, the copies its LP solution takes, ``sum u x`` (the break item's in part), and the
+    break item's efficiency ``lambda`` (-inf, 0 and 0 where infeasible; ``lambda`` 0 where every item fits).
+    ``guess``: (2,) int64, the break item of an earlier call (-1: none) and the window's relative half-width
+    in units of 2^-40, updated in place.
+
+    The bound's slope in the multiplier is ``lambda (card - sum u x)`` (Pisinger's ``surbin`` bisects on its
+    sign; :func:`_search` also intersects the slopes' tangents).
 
     The searches call this dozens of times with multipliers that move little.  The order of the items'
     efficiencies changes with the multiplier, but the break item mostly stays near the earlier one.  So one
@@ -81,11 +96,12 @@ def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
     88 searches recorded from Pisinger's classes 3-5 and 11-16 the same multipliers in 5-8 % less time).
     The efficiencies are compared as products with the sizes.  The window narrows while it holds the break
     item among more than 64 items and widens when it does not.
+    ``positions``, ``floats``: scratch rows (:func:`_workspace`), so that a search's probes allocate nothing.
     """
     n = len(profits)
     room = capacity + multiplier * card
     base, count = 0.0, 0.0
-    near, outer = np.empty(n, np.int64), np.empty(n, np.int64)  # outer: those above from the front, below back
+    near, outer = positions[:n], positions[n : 2 * n]  # outer: those above from the front, below back
     j = guess[0]
     hint = -1.0
     if j >= 0:
@@ -119,7 +135,7 @@ def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
             b -= 1
             outer[b] = j
     if room < 0:
-        return -np.inf, 0.0
+        return -np.inf, 0.0, 0.0
     # the break item lies among the items above the window, within it, or below it: only those are partitioned
     hit = above_size <= room < above_size + near_size
     if room < above_size:
@@ -130,33 +146,34 @@ def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
     else:
         which, left = outer[b:], room - above_size - near_size
         base, count = base + above_p + near_p, count + above_count + near_count
-    p, size, copies = _items(profits, weights, units, multiplier, which)
-    value, at, taken = _fractional_bound(p, size, copies, left)
+    m = len(which)
+    p, size, copies = floats[:m], floats[n : n + m], floats[2 * n : 2 * n + m]
+    _items(profits, weights, units, multiplier, which, p, size, copies)
+    value, at, taken = _fractional_bound(p, size, copies, left, floats[3 * n : 3 * n + m], positions[2 * n : 2 * n + m])
     guess[0] = which[at] if at >= 0 else -1
+    efficiency = p[at] / size[at] if at >= 0 else 0.0
     if hint > 0 and not hit:  # the window widens on a miss, narrows where it held the break item among many
         guess[1] = min(4 * guess[1], 2**39)
     elif hit and k > 64:
         guess[1] = max(guess[1] // 2, 1)
-    return base + value, count + taken
+    return base + value, count + taken, efficiency
 
 
 @njit(cache=True, nogil=True)
-def _items(profits, weights, units, multiplier, which):
-    """Profits, sizes ``w + s u`` and copies ``u`` of the items ``which``, as floats."""
-    m = len(which)
-    p, size, copies = np.empty(m, np.float64), np.empty(m, np.float64), np.empty(m, np.float64)
-    for i in range(m):
+def _items(profits, weights, units, multiplier, which, p, size, copies):
+    """Profits, sizes ``w + s u`` and copies ``u`` of the items ``which``, as floats, into ``p``, ``size`` and
+    ``copies``."""
+    for i in range(len(which)):
         j = which[i]
         u = units[j] if len(units) else 1
         p[i], size[i], copies[i] = profits[j], weights[j] + multiplier * u, u
-    return p, size, copies
 
 
 @njit(cache=True, nogil=True)
-def _fractional_bound(p, size, copies, room):
+def _fractional_bound(p, size, copies, room, ratio, idx):
     """``max p x`` s.t. ``size x <= room``, ``0 <= x <= 1`` (every size > 0): the items by falling efficiency
     until the room is full, the last one in part; that one's position (-1 where every item fits); and
-    ``sum copies x``.
+    ``sum copies x``.  ``ratio`` and ``idx``: scratch rows as long as ``p``.
 
     Three-way partitions around a pivot efficiency (the median of three
     candidates at pseudo-random places: the items come nearly in efficiency
@@ -167,8 +184,9 @@ def _fractional_bound(p, size, copies, room):
     taken, then the pivot's ties, whole or in part.
     """
     n = len(p)
-    ratio = p / size
-    idx = np.arange(n)
+    for k in range(n):
+        ratio[k] = p[k] / size[k]
+        idx[k] = k
     lo, hi = 0, n
     value, left, count = 0.0, room, 0.0
     state = np.uint64(0x9E3779B97F4A7C15)  # xorshift64: the same places on every call
@@ -247,9 +265,10 @@ def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_wid
     ``min_width``."""
     if hi - lo < min_width:
         return lo, hi, np.inf
+    positions, floats = _workspace(len(profits))
     a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-    fa = _surrogate_lp(profits, weights, units, capacity, card, a, guess)
-    fb = _surrogate_lp(profits, weights, units, capacity, card, b, guess)
+    fa = _lp_within(profits, weights, units, capacity, card, a, guess, positions, floats)[0]
+    fb = _lp_within(profits, weights, units, capacity, card, b, guess, positions, floats)[0]
     least = min(fa, fb)
     for _ in range(iterations):
         if hi - lo < min_width:
@@ -257,11 +276,11 @@ def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_wid
         if fa <= fb:
             hi, b, fb = b, a, fa
             a = hi - _GOLDEN * (hi - lo)
-            fa = _surrogate_lp(profits, weights, units, capacity, card, a, guess)
+            fa = _lp_within(profits, weights, units, capacity, card, a, guess, positions, floats)[0]
         else:
             lo, a, fa = a, b, fb
             b = lo + _GOLDEN * (hi - lo)
-            fb = _surrogate_lp(profits, weights, units, capacity, card, b, guess)
+            fb = _lp_within(profits, weights, units, capacity, card, b, guess, positions, floats)[0]
         least = min(least, fa, fb)
     return lo, hi, least
 
@@ -282,7 +301,7 @@ def _best_multiplier(profits, weights, capacity, card, low, high, iterations=64,
 
 @njit(cache=True, nogil=True)
 def _search(profits, weights, units, capacity, card, low, high, iterations, scan_points, guess):
-    """An even scan of ``scan_points`` multipliers, then a bisection on the bound's slope between the best
+    """An even scan of ``scan_points`` multipliers, then a search on the bound's slope between the best
     one's neighbours, down to two neighbouring integers.
 
     The bound is quasi-convex in ``s`` at best: where ``s`` makes every item's
@@ -293,36 +312,73 @@ def _search(profits, weights, units, capacity, card, low, high, iterations, scan
     240); and on strongly correlated items it dips sharply at ``s = K``, where
     the surrogate becomes a subset sum.  So the scan brackets the least value
     first (the first on ties).  Within the bracket the slope's sign,
-    ``card - sum u x`` of the LP solution (:func:`_lp_and_count`), says on
-    which side the least bound lies, as in Pisinger's ``surbin``: one bound per
-    halving, where the golden section took one per 0.618 and then scanned the
-    integers of its last interval (on Pisinger's classes 3-5 at n = 1000-10000
-    and the hard classes 14 and 16, the same multipliers from about 28 bounds
-    instead of 39).  The least bound probed wins (the first on ties), so an
-    infeasible side (``-inf``) ends it.
+    ``card - sum u x`` of the LP solution (:func:`_lp_within`), says on
+    which side the least bound lies, as in Pisinger's ``surbin``, and the
+    next probe is where the break items at the bracket's two ends have equal
+    efficiency, where the LP solution changes (on strongly and inverse
+    strongly correlated items exactly ``s = +-K``, the least bound: 2 probes
+    after the scan where halving took 17-18), else where the tangents at the
+    two ends meet (the bound is piecewise smooth); a probe that does not
+    halve the bracket is followed by a halving, so that it never takes more
+    than twice the halvings (over 57 searches of Pisinger's classes 3-5 and
+    12, 14, 16: 836 bounds instead of 1201, the same multipliers).  The least
+    bound probed wins (the first on ties), so an infeasible side (``-inf``)
+    ends it.
     """
     grid = np.unique(np.round(np.linspace(float(low), float(high), scan_points)))
+    positions, floats = _workspace(len(profits))
+    values, slopes, breaks = np.empty(len(grid)), np.empty(len(grid)), np.empty(len(grid), np.int64)
     best, best_value = 0, np.inf
     for k in range(len(grid)):
-        value = _surrogate_lp(profits, weights, units, capacity, card, grid[k], guess)
+        value, count, efficiency = _lp_within(profits, weights, units, capacity, card, grid[k], guess, positions,
+                                              floats)
+        values[k], slopes[k], breaks[k] = value, efficiency * (card - count), guess[0]
         if value < best_value:
             best, best_value = k, value
     chosen = np.int64(grid[best])
-    lo, hi = np.int64(grid[max(best - 1, 0)]), np.int64(grid[min(best + 1, len(grid) - 1)])
+    a, b = max(best - 1, 0), min(best + 1, len(grid) - 1)
+    lo, f_lo, d_lo, i = np.int64(grid[a]), values[a], slopes[a], breaks[a]
+    hi, f_hi, d_hi, j = np.int64(grid[b]), values[b], slopes[b], breaks[b]
+    guided = True
     for _ in range(iterations):  # (64: every bracket of int64 multipliers halves down to neighbours)
-        if hi - lo <= 1 or best_value == -np.inf:
+        width = hi - lo
+        if width <= 1 or best_value == -np.inf:
             break
-        mid = lo + (hi - lo) // 2
-        value, count = _lp_and_count(profits, weights, units, capacity, card, float(mid), guess)
+        mid = lo + width // 2
+        if guided:
+            mid = _guided_probe(profits, weights, units, lo, hi, f_lo, f_hi, d_lo, d_hi, i, j, mid)
+        value, count, efficiency = _lp_within(profits, weights, units, capacity, card, float(mid), guess, positions,
+                                              floats)
         if value < best_value:
             chosen, best_value = mid, value
         if count > card:  # the bound falls towards larger multipliers
-            lo = mid
+            lo, f_lo, d_lo, i = mid, value, efficiency * (card - count), guess[0]
         elif count < card:
-            hi = mid
+            hi, f_hi, d_hi, j = mid, value, efficiency * (card - count), guess[0]
         else:
             break
-    return chosen  # (lo and hi were probed: each is a scanned multiplier or a bisection's midpoint)
+        guided = 2 * (hi - lo) <= width
+    return chosen  # (lo and hi were probed: each is a scanned multiplier or a probe of the search)
+
+
+@njit(cache=True, nogil=True)
+def _guided_probe(profits, weights, units, lo, hi, f_lo, f_hi, d_lo, d_hi, i, j, halving):
+    """:func:`_search`'s next multiplier strictly inside ``(lo, hi)``: where the break items ``i`` and ``j`` at
+    the ends (-1: none) have equal efficiency, else where the tangents of slopes ``d_lo < 0 < d_hi`` at the
+    ends meet, else ``halving``."""
+    if i >= 0 and j >= 0 and i != j:
+        u_i = units[i] if len(units) else 1
+        u_j = units[j] if len(units) else 1
+        across = float(profits[i]) * u_j - float(profits[j]) * u_i  # p_i (w_j + s u_j) = p_j (w_i + s u_i)
+        if across != 0.0:
+            at = (float(profits[j]) * weights[i] - float(profits[i]) * weights[j]) / across
+            if lo < at < hi:
+                return min(max(np.int64(np.round(at)), lo + 1), hi - 1)
+    if d_lo < 0.0 < d_hi and np.isfinite(f_lo) and np.isfinite(f_hi):
+        at = (f_hi - f_lo + d_lo * lo - d_hi * hi) / (d_lo - d_hi)
+        if np.isfinite(at):  # (outside: the bound bends the other way, its least value next to that end)
+            return min(max(np.int64(np.round(min(max(at, float(lo)), float(hi)))), lo + 1), hi - 1)
+    return halving
 
 
 def _floor_bound(value: float) -> int:

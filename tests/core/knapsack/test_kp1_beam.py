@@ -256,8 +256,8 @@ def test_a_time_limit_stops_the_lists_and_their_beams(monkeypatch):
     _two_cores(monkeypatch)
     started = _record_beams(monkeypatch)
     problem = jooken(400, 10**8, 10, 0.1, 0.01, 100, seed=1)
-    with limits.time_limit(100):  # the time limits' watchdog thread starts with the first limit and stays
-        pass
+    with limits.time_limit(100):  # the time limits' watchdog thread starts with the first flag and stays
+        limits.stop_flag()
     solve_kp1(jooken(300, 10**6, 10, 0.1, 0.01, 100, seed=2), None, "states")  # as do the beams' threads
     threads = threading.active_count()
     begin = time.perf_counter()

@@ -16,7 +16,14 @@ from core.knapsack.generators import pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import improving_cardinality_bound, prepare, solve_by_bounds, solve_by_states
 from core.knapsack.state_steps import completion_list
-from core.knapsack.surrogate import _best_multiplier, _lp_and_count, _surrogate_lp, surrogate_bound, surrogate_lp
+from core.knapsack.surrogate import (
+    _best_multiplier,
+    _guided_probe,
+    _lp_and_count,
+    _surrogate_lp,
+    surrogate_bound,
+    surrogate_lp,
+)
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
 
@@ -301,6 +308,9 @@ def test_the_improving_cardinality_bound_bounds_the_optimum(problem):
     ("inverse-strongly", 400, 1000, 3, 90, "at least"), ("inverse-strongly", 400, 1000, 4, 30, "at least"),
     ("strongly", 60, 300, 4, 75, "at most"), ("strongly", 60, 300, 5, 50, "at most"),
     ("inverse-strongly", 60, 300, 1, 10, "at most"),
+    ("almost-strongly", 200, 1000, 1, 50, "at most"), ("almost-strongly", 200, 1000, 2, 50, "at least"),
+    ("almost-strongly", 400, 600, 3, 90, "at most"), ("weakly", 200, 1000, 4, 30, "at most"),
+    ("uncorrelated", 200, 1000, 5, 70, "at least"),
 ])
 def test_surrogate_multiplier_is_the_least_bound_of_every_integer(kind, n, r, seed, share, side):
     """The scan and the bisection on the slope against every integer multiplier of one cardinality side.
@@ -319,7 +329,20 @@ def test_surrogate_multiplier_is_the_least_bound_of_every_integer(kind, n, r, se
     card, low, high = (setup.break_item + 1, -top, 0) if side == "at least" else (setup.break_item, 0, top)
     every = np.array([surrogate_lp(p, w, c, card, float(s)) for s in range(low, high + 1)])
     found = surrogate_lp(p, w, c, card, _best_multiplier(p, w, c, card, low, high))
-    assert found <= every.min() + 1e-9 * abs(every.min()) + 1e-6, (found, every.min(), int(np.argmin(every)) + low)
+    least = every.min()  # (-inf: a side no solution has)
+    assert found == least or found <= least + 1e-9 * abs(least) + 1e-6, (found, least, int(np.argmin(every)) + low)
+
+
+def test_the_search_probes_where_the_break_items_efficiencies_meet_or_the_tangents_do():
+    """`_guided_probe`: on strongly correlated items (p = w + K) any two break items have equal efficiency
+    p / (w + s) at s = K; else the tangents' meeting point, next to an end where it lies beyond it; the halving
+    where neither applies."""
+    p, w, units = np.array([150, 400, 900]), np.array([50, 300, 800]), np.zeros(0, np.int64)  # K = 100
+    assert _guided_probe(p, w, units, 0, 1000, 5.0, 9.0, -1.0, 1.0, 0, 2, 500) == 100
+    assert _guided_probe(p, w, units, 0, 1000, 5.0, 9.0, -1.0, 1.0, 0, 0, 500) == 498  # (5 - t = 9 + t - 1000)
+    assert _guided_probe(p, w, units, 0, 1000, 5.0, 900.0, -1.0, 0.5, 0, 0, 500) == 1  # (they meet below 0)
+    assert _guided_probe(p, w, units, 0, 1000, 5.0, 9.0, 1.0, 1.0, -1, 0, 500) == 500  # (no slope sign change)
+    assert _guided_probe(p, w, units, 200, 1000, 5.0, 9.0, 1.0, 1.0, 0, 2, 600) == 600  # (below lo; no sign)
 
 
 def test_inverse_strongly_correlated_instance_whose_multiplier_search_hit_a_plateau():
