@@ -20,9 +20,10 @@ from core.knapsack.cardinality import most_that_fit, per_copy
 from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
 from core.knapsack.kp1_first import BROKEN, FIRST_PASS_ITEMS, FITS, HANDOVER, REDUCED, SOLVED, first_pass
 from core.knapsack.kp1_greedy import in_caller_order, ordered, reduce_free
+from core.knapsack.lp_bound import surrogate_lp
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES, StateRun, backtrack, expand_core
-from core.knapsack.surrogate import golden_section, surrogate_bound, surrogate_lp
+from core.knapsack.surrogate import golden_section, surrogate_bound
 
 __all__ = ["CoreSetup", "after_quick_run", "break_copies", "cardinality_bound", "improving_cardinality_bound",
            "in_caller_order", "out_of_time", "prepare", "setup_from_handover", "solve_by_bounds", "solve_by_states",

@@ -6,7 +6,7 @@ profits beat the incumbent ``z``) every improving solution's from below.  With
 ``b`` items in the break solution, every solution has ``<= b`` or ``>= b + 1``
 items; the surrogate of ``w x <= c`` and ``sum x <= k`` (multiplier
 ``s >= 0``) or ``sum x >= k`` (``s <= 0``) is the KP1 ``(w + s) x <= c + s k``.
-Its LP bound is quasi-convex in ``s``: a scan and a bisection on its slope
+Its LP bound (:mod:`core.knapsack.lp_bound`) is quasi-convex in ``s``: a scan and a search on its slope
 pick ``s``; the surrogate KP1 is then solved exactly by the state lists, and its optimum
 bounds the original (Martello, Pisinger and Toth 1999).  On strongly and
 inverse strongly correlated items (``p = w +/- K``) the surrogate with
@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.knapsack.cardinality import cardinality_limits, copies_per_item, per_copy, xorshift
+from core.knapsack.cardinality import cardinality_limits, copies_per_item, per_copy
+from core.knapsack.lp_bound import lp_within, no_guess, surrogate_lp, workspace
 
-__all__ = ["golden_section", "surrogate_lp", "surrogate_bound"]
+__all__ = ["golden_section", "surrogate_bound"]
 
 _GOLDEN = (np.sqrt(5.0) - 1) / 2
 
@@ -31,222 +32,6 @@ def _units(counts: np.ndarray | None):
     return 1 if counts is None else np.asarray(counts, np.int64)
 
 
-def surrogate_lp(profits, weights, capacity: int, card: int, multiplier: float, counts=None) -> float:
-    """Dantzig's bound of ``max p x`` s.t. ``(w + s u) x <= c + s card``, ``0 <= x <= 1`` (``-inf``: infeasible),
-    ``u`` the copies per item (``counts``; 1 without).
-
-    Items of size ``w + s u <= 0`` are taken outright: they only make room.  In
-    floats: products of profits and capacities overflow int64 at ``C ~ 10^10``.
-    The break item is found by partitioning around pivot efficiencies
-    (:func:`_fractional_bound`), in time linear in the items on average, where a
-    sort took ``n log n``: the multiplier searches evaluate this bound dozens
-    of times.
-    """
-    units = copies_per_item(counts)
-    return float(_surrogate_lp(profits, weights, units, float(capacity), float(card), float(multiplier), _no_guess()))
-
-
-#: Relative half-width of the window of efficiencies around the last break item's where :func:`_surrogate_lp`
-#: looks for the next one first, in units of 2^-40 (it widens on a miss, narrows where the window holds many
-#: items): about 10^-3.
-GUESS_WIDTH = 2**30
-
-
-def _no_guess() -> np.ndarray:
-    """A guess for :func:`_surrogate_lp` that holds no break item yet."""
-    return np.array([-1, GUESS_WIDTH], np.int64)
-
-
-@njit(cache=True, nogil=True)
-def _surrogate_lp(profits, weights, units, capacity, card, multiplier, guess):
-    """:func:`surrogate_lp` compiled (:func:`_lp_and_count`'s bound)."""
-    return _lp_and_count(profits, weights, units, capacity, card, multiplier, guess)[0]
-
-
-@njit(cache=True, nogil=True)
-def _workspace(n):
-    """The scratch rows of :func:`_lp_within` for ``n`` items: three of positions, four of floats."""
-    return np.empty(3 * n, np.int64), np.empty(4 * n, np.float64)
-
-
-@njit(cache=True, nogil=True)
-def _lp_and_count(profits, weights, units, capacity, card, multiplier, guess):
-    """:func:`_lp_within` with scratch rows of its own."""
-    positions, floats = _workspace(len(profits))
-    value, count, _ = _lp_within(profits, weights, units, capacity, card, multiplier, guess, positions, floats)
-    return value, count
-
-
-@njit(cache=True, nogil=True)
-def _lp_within(profits, weights, units, capacity, card, multiplier, guess, positions, floats):
-    """:func:`surrogate_lp`, the copies its LP solution takes, ``sum u x`` (the break item's in part), and the
-    break item's efficiency ``lambda`` (-inf, 0 and 0 where infeasible; ``lambda`` 0 where every item fits).
-    ``guess``: (2,) int64, the break item of an earlier call (-1: none) and the window's relative half-width
-    in units of 2^-40, updated in place.
-
-    The bound's slope in the multiplier is ``lambda (card - sum u x)`` (Pisinger's ``surbin`` bisects on its
-    sign; :func:`_search` also intersects the slopes' tangents).
-
-    The searches call this dozens of times with multipliers that move little.  The order of the items'
-    efficiencies changes with the multiplier, but the break item mostly stays near the earlier one.  So one
-    pass over the items sums those more efficient than a window around that item's efficiency (at this
-    multiplier) and those within it, and lists the items above, within and below it; only the group that
-    holds the break item (the sizes before it fit, with it they do not) is partitioned
-    (:func:`_fractional_bound`): mostly the window's few, where a miss used to partition every item (on the
-    88 searches recorded from Pisinger's classes 3-5 and 11-16 the same multipliers in 5-8 % less time).
-    The efficiencies are compared as products with the sizes.  The window narrows while it holds the break
-    item among more than 64 items and widens when it does not.
-    ``positions``, ``floats``: scratch rows (:func:`_workspace`), so that a search's probes allocate nothing.
-    """
-    n = len(profits)
-    room = capacity + multiplier * card
-    base, count = 0.0, 0.0
-    near, outer = positions[:n], positions[n : 2 * n]  # outer: those above from the front, below back
-    j = guess[0]
-    hint = -1.0
-    if j >= 0:
-        sz = weights[j] + multiplier * (units[j] if len(units) else 1)
-        hint = profits[j] / sz if sz > 0 else -1.0
-    width = guess[1] / 2.0**40
-    top, low = hint * (1.0 + width), hint * (1.0 - width)
-    above_p, above_size, above_count = 0.0, 0.0, 0.0
-    near_p, near_size, near_count = 0.0, 0.0, 0.0
-    a, k, b = 0, 0, n
-    for j in range(n):  # (efficiencies compared as products: a division per item cost more than the rest)
-        u = units[j] if len(units) else 1
-        sz = weights[j] + multiplier * u
-        if sz <= 0:
-            room -= sz
-            base += profits[j]
-            count += u
-        elif profits[j] > top * sz:
-            outer[a] = j
-            a += 1
-            above_p += profits[j]
-            above_size += sz
-            above_count += u
-        elif profits[j] >= low * sz:
-            near[k] = j
-            k += 1
-            near_p += profits[j]
-            near_size += sz
-            near_count += u
-        else:
-            b -= 1
-            outer[b] = j
-    if room < 0:
-        return -np.inf, 0.0, 0.0
-    # the break item lies among the items above the window, within it, or below it: only those are partitioned
-    hit = above_size <= room < above_size + near_size
-    if room < above_size:
-        which, left = outer[:a], room
-    elif hit:
-        which, left = near[:k], room - above_size
-        base, count = base + above_p, count + above_count
-    else:
-        which, left = outer[b:], room - above_size - near_size
-        base, count = base + above_p + near_p, count + above_count + near_count
-    m = len(which)
-    p, size, copies = floats[:m], floats[n : n + m], floats[2 * n : 2 * n + m]
-    _items(profits, weights, units, multiplier, which, p, size, copies)
-    value, at, taken = _fractional_bound(p, size, copies, left, floats[3 * n : 3 * n + m], positions[2 * n : 2 * n + m])
-    guess[0] = which[at] if at >= 0 else -1
-    efficiency = p[at] / size[at] if at >= 0 else 0.0
-    if hint > 0 and not hit:  # the window widens on a miss, narrows where it held the break item among many
-        guess[1] = min(4 * guess[1], 2**39)
-    elif hit and k > 64:
-        guess[1] = max(guess[1] // 2, 1)
-    return base + value, count + taken, efficiency
-
-
-@njit(cache=True, nogil=True)
-def _items(profits, weights, units, multiplier, which, p, size, copies):
-    """Profits, sizes ``w + s u`` and copies ``u`` of the items ``which``, as floats, into ``p``, ``size`` and
-    ``copies``."""
-    for i in range(len(which)):
-        j = which[i]
-        u = units[j] if len(units) else 1
-        p[i], size[i], copies[i] = profits[j], weights[j] + multiplier * u, u
-
-
-@njit(cache=True, nogil=True)
-def _fractional_bound(p, size, copies, room, ratio, idx):
-    """``max p x`` s.t. ``size x <= room``, ``0 <= x <= 1`` (every size > 0): the items by falling efficiency
-    until the room is full, the last one in part; that one's position (-1 where every item fits); and
-    ``sum copies x``.  ``ratio`` and ``idx``: scratch rows as long as ``p``.
-
-    Three-way partitions around a pivot efficiency (the median of three
-    candidates at pseudo-random places: the items come nearly in efficiency
-    order, on which the first, middle and last items made pivots that cost a
-    profit ceiling instance of 3228 items 107 us a bound against 25 us shuffled)
-    narrow the candidates to those holding the break item: when the items above
-    the pivot overfill the room it lies among them, otherwise they are all
-    taken, then the pivot's ties, whole or in part.
-    """
-    n = len(p)
-    for k in range(n):
-        ratio[k] = p[k] / size[k]
-        idx[k] = k
-    lo, hi = 0, n
-    value, left, count = 0.0, room, 0.0
-    state = np.uint64(0x9E3779B97F4A7C15)  # xorshift64: the same places on every call
-    while lo < hi:
-        span = np.uint64(hi - lo)
-        state = xorshift(state)
-        a = ratio[idx[lo + np.int64(state % span)]]
-        state = xorshift(state)
-        b = ratio[idx[lo + np.int64(state % span)]]
-        state = xorshift(state)
-        c = ratio[idx[lo + np.int64(state % span)]]
-        pivot = max(min(a, b), min(max(a, b), c))
-        i, lt, gt = lo, lo, hi
-        while i < gt:
-            r = ratio[idx[i]]
-            if r > pivot:
-                idx[lt], idx[i] = idx[i], idx[lt]
-                lt += 1
-                i += 1
-            elif r < pivot:
-                gt -= 1
-                idx[gt], idx[i] = idx[i], idx[gt]
-            else:
-                i += 1
-        above = 0.0
-        for k in range(lo, lt):
-            above += size[idx[k]]
-        if above > left:
-            hi = lt
-            continue
-        for k in range(lo, lt):
-            value += p[idx[k]]
-            count += copies[idx[k]]
-        left -= above
-        tied = 0.0
-        for k in range(lt, gt):
-            tied += size[idx[k]]
-        if tied >= left:
-            return value + left * pivot, idx[lt], count + _tied_copies(size, copies, idx, lt, gt, left)
-        for k in range(lt, gt):
-            value += p[idx[k]]
-            count += copies[idx[k]]
-        left -= tied
-        lo = gt
-    return value, -1, count
-
-
-@njit(cache=True, nogil=True)
-def _tied_copies(size, copies, idx, lt, gt, left):
-    """The copies taken of the tied items ``idx[lt:gt]`` that fill ``left``: whole ones in their order, then
-    one in part (any split of ties is an LP solution; this one's count gives the slope on one side)."""
-    count = 0.0
-    for k in range(lt, gt):
-        if size[idx[k]] > left:
-            return count + left / size[idx[k]] * copies[idx[k]]
-        left -= size[idx[k]]
-        count += copies[idx[k]]
-    return count
-
-
 def golden_section(profits, weights, capacity: int, card: int, lo: float, hi: float, iterations: int,
                    counts=None, min_width: float = 0.0):
     """Golden-section search for the least :func:`surrogate_lp` over the multiplier on ``[lo, hi]``:
@@ -254,7 +39,7 @@ def golden_section(profits, weights, capacity: int, card: int, lo: float, hi: fl
     (:func:`_golden`)."""
     units = copies_per_item(counts)
     lo, hi, least = _golden(profits, weights, units, float(capacity), float(card), float(lo), float(hi),
-                            iterations, float(min_width), _no_guess())
+                            iterations, float(min_width), no_guess())
     return float(lo), float(hi), float(least)
 
 
@@ -265,10 +50,10 @@ def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_wid
     ``min_width``."""
     if hi - lo < min_width:
         return lo, hi, np.inf
-    positions, floats = _workspace(len(profits))
+    positions, floats = workspace(len(profits))
     a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-    fa = _lp_within(profits, weights, units, capacity, card, a, guess, positions, floats)[0]
-    fb = _lp_within(profits, weights, units, capacity, card, b, guess, positions, floats)[0]
+    fa = lp_within(profits, weights, units, capacity, card, a, guess, positions, floats)[0]
+    fb = lp_within(profits, weights, units, capacity, card, b, guess, positions, floats)[0]
     least = min(fa, fb)
     for _ in range(iterations):
         if hi - lo < min_width:
@@ -276,11 +61,11 @@ def _golden(profits, weights, units, capacity, card, lo, hi, iterations, min_wid
         if fa <= fb:
             hi, b, fb = b, a, fa
             a = hi - _GOLDEN * (hi - lo)
-            fa = _lp_within(profits, weights, units, capacity, card, a, guess, positions, floats)[0]
+            fa = lp_within(profits, weights, units, capacity, card, a, guess, positions, floats)[0]
         else:
             lo, a, fa = a, b, fb
             b = lo + _GOLDEN * (hi - lo)
-            fb = _lp_within(profits, weights, units, capacity, card, b, guess, positions, floats)[0]
+            fb = lp_within(profits, weights, units, capacity, card, b, guess, positions, floats)[0]
         least = min(least, fa, fb)
     return lo, hi, least
 
@@ -296,7 +81,7 @@ def _best_multiplier(profits, weights, capacity, card, low, high, iterations=64,
     bounds it probes cost about a microsecond each, a Python call as much again)."""
     units = copies_per_item(counts)
     return int(_search(profits, weights, units, float(capacity), float(card), int(low), int(high), iterations,
-                       SCAN_POINTS, _no_guess()))
+                       SCAN_POINTS, no_guess()))
 
 
 @njit(cache=True, nogil=True)
@@ -312,7 +97,7 @@ def _search(profits, weights, units, capacity, card, low, high, iterations, scan
     240); and on strongly correlated items it dips sharply at ``s = K``, where
     the surrogate becomes a subset sum.  So the scan brackets the least value
     first (the first on ties).  Within the bracket the slope's sign,
-    ``card - sum u x`` of the LP solution (:func:`_lp_within`), says on
+    ``card - sum u x`` of the LP solution (:func:`core.knapsack.lp_bound.lp_within`), says on
     which side the least bound lies, as in Pisinger's ``surbin``, and the
     next probe is where the break items at the bracket's two ends have equal
     efficiency, where the LP solution changes (on strongly and inverse
@@ -326,11 +111,11 @@ def _search(profits, weights, units, capacity, card, low, high, iterations, scan
     ends it.
     """
     grid = np.unique(np.round(np.linspace(float(low), float(high), scan_points)))
-    positions, floats = _workspace(len(profits))
+    positions, floats = workspace(len(profits))
     values, slopes, breaks = np.empty(len(grid)), np.empty(len(grid)), np.empty(len(grid), np.int64)
     best, best_value = 0, np.inf
     for k in range(len(grid)):
-        value, count, efficiency = _lp_within(profits, weights, units, capacity, card, grid[k], guess, positions,
+        value, count, efficiency = lp_within(profits, weights, units, capacity, card, grid[k], guess, positions,
                                               floats)
         values[k], slopes[k], breaks[k] = value, efficiency * (card - count), guess[0]
         if value < best_value:
@@ -347,7 +132,7 @@ def _search(profits, weights, units, capacity, card, low, high, iterations, scan
         mid = lo + width // 2
         if guided:
             mid = _guided_probe(profits, weights, units, lo, hi, f_lo, f_hi, d_lo, d_hi, i, j, mid)
-        value, count, efficiency = _lp_within(profits, weights, units, capacity, card, float(mid), guess, positions,
+        value, count, efficiency = lp_within(profits, weights, units, capacity, card, float(mid), guess, positions,
                                               floats)
         if value < best_value:
             chosen, best_value = mid, value

@@ -15,15 +15,9 @@ from core.knapsack.cardinality import ONE_EACH, cardinality_limits
 from core.knapsack.generators import pisinger, pisinger_hard
 from core.knapsack.kp1 import solve_kp1
 from core.knapsack.kp1_core import improving_cardinality_bound, prepare, solve_by_bounds, solve_by_states
+from core.knapsack.lp_bound import _lp_and_count, _surrogate_lp, surrogate_lp
 from core.knapsack.state_steps import completion_list
-from core.knapsack.surrogate import (
-    _best_multiplier,
-    _guided_probe,
-    _lp_and_count,
-    _surrogate_lp,
-    surrogate_bound,
-    surrogate_lp,
-)
+from core.knapsack.surrogate import _best_multiplier, _guided_probe, surrogate_bound
 from tests.core.knapsack.test_kp1_core import kp1_of_every_class
 from tests.knapsack_reference import brute_kp, check_kp_choice
 
