@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.knapsack.problems import KP2, MemoryBudgetError, problem_kind, weights_gcd
+from core.memory import resolve_budget
 
 __all__ = ["KP2_DP_CELLS_PER_S", "KP2_STATES_MAX_ITEMS", "MAX_ESTIMATED_S", "DPCost", "check_solve_cost",
            "kp2_dp_cost"]
@@ -74,7 +75,7 @@ def kp2_dp_cost(problem: KP2) -> DPCost:
     return DPCost(int(items.sum()), tuple(caps), cells, least, cells / KP2_DP_CELLS_PER_S)
 
 
-def check_solve_cost(problem, backend: str, budget_bytes: int, batched: bool = False) -> DPCost | None:
+def check_solve_cost(problem, backend: str, budget_bytes: int | None, batched: bool = False) -> DPCost | None:
     """Refuse at once a solve whose only method is a DP past the time limit or the budget.
 
     Parameters
@@ -82,8 +83,9 @@ def check_solve_cost(problem, backend: str, budget_bytes: int, batched: bool = F
     problem : KP1, KP2, SubsetSum or MCKP
     backend : {"cpu", "gpu"}
         The resolved backend.
-    budget_bytes : int
-        The solver's memory budget.
+    budget_bytes : int or None
+        The solver's memory budget (None: :func:`core.memory.resolve_budget`'s default, read only where a DP is
+        estimated: a small solve of another kind spent 3 us reading it).
     batched : bool
         True for a KP2 of a ``solve_many`` batch (solved by the DP side by side).
 
@@ -110,6 +112,7 @@ def check_solve_cost(problem, backend: str, budget_bytes: int, batched: bool = F
     if cost.estimated_s > MAX_ESTIMATED_S:
         raise ValueError(f"{what} would take about {_duration(cost.estimated_s)} (more than "
                          f"{MAX_ESTIMATED_S:.0f} s) and need {cost.least_bytes / 2**30:.1f} GiB; {change}")
+    budget_bytes = resolve_budget(budget_bytes)
     if cost.least_bytes > budget_bytes:
         raise MemoryBudgetError(what, cost.least_bytes, budget_bytes)
     return cost

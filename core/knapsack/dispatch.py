@@ -94,8 +94,7 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     resolved = engine.resolve_backend(backend)
     budget = _checked_budget(memory_budget_bytes)
     limit_s = limits.resolve_time_limit(time_limit_s)
-    if kind == "kp2":  # (the only kind refused by its cost: a small solve spent 3 us on the budget's default)
-        check_solve_cost(problem, resolved, resolve_budget(budget))
+    check_solve_cost(problem, resolved, budget)
     keep_freed_memory()
     solver = getattr(_twins(resolved), _SOLVERS[kind])
     start = time.perf_counter()
@@ -126,7 +125,7 @@ def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None 
     out = [None] * len(problems)
     keep_freed_memory()
     for k in batch:
-        check_solve_cost(problems[k], resolved, resolve_budget(budget), batched=True)
+        check_solve_cost(problems[k], resolved, budget, batched=True)
     with limits.time_limit(limit_s):
         if batch:
             for k, solution in zip(batch, _solve_kp2_batch([problems[k] for k in batch], resolved, budget)):
