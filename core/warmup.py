@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_is_cold", "compile_kernels", "compile_knapsack_kernels", "kp1_warmups", "start_in_background"]
+__all__ = ["cache_is_cold", "compile_kernels", "compile_knapsack_kernels", "knapsack_cache_is_cold", "kp1_warmups",
+           "start_in_background"]
 
 
 def cache_is_cold() -> bool:
@@ -32,6 +33,16 @@ def cache_is_cold() -> bool:
     try:
         return not os.path.exists(window._window_stage._cache._cache_file._index_path)
     except AttributeError:  # another numba's cache layout: assume warm, start nothing
+        return False
+
+
+def knapsack_cache_is_cold() -> bool:
+    """Whether numba's cache lacks KP1's first pass (the knapsack solvers were never compiled here)."""
+    from core.knapsack import kp1_first
+
+    try:
+        return not os.path.exists(kp1_first.first_pass._cache._cache_file._index_path)
+    except AttributeError:  # another numba's cache layout: assume warm
         return False
 
 

@@ -58,3 +58,14 @@ def test_the_background_compiler_compiles_every_kernel_of_the_sample_scenes_firs
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_knapsack_cache_is_cold_where_empty_and_warm_after_a_solve(tmp_path):
+    from core.knapsack import KP1, solve
+
+    code = "from core import warmup; print(warmup.knapsack_cache_is_cold())"
+    env = {"NUMBA_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    cold = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert cold.stdout.strip() == "True", cold.stderr
+    solve(KP1([60, 100, 120], [10, 20, 30], 50), backend="cpu")  # through the first pass: cached here
+    assert not warmup.knapsack_cache_is_cold()

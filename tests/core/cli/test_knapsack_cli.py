@@ -210,3 +210,28 @@ def test_a_bad_time_limit_is_a_usage_error(capsys, kp1_file, bad):
 def test_time_limit_none_lifts_the_limit(capsys, kp1_file):
     code, out, _ = _run(capsys, "batch", str(kp1_file), "--backend", "cpu", "--time-limit", "none")
     assert code == 0 and out.startswith("toy: optimum 220")
+
+
+@pytest.mark.parametrize("command", ["solve", "batch"])
+def test_a_cold_cache_is_compiled_before_the_time_limit_starts(capsys, monkeypatch, kp1_file, command):
+    # after an install the first solve compiles for minutes: a time limit must not count that
+    from core import warmup
+    from core.knapsack import limits
+
+    under_a_limit = []
+    monkeypatch.setattr(warmup, "knapsack_cache_is_cold", lambda: True)
+    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda: under_a_limit.append(limits.armed()))
+    code, out, err = _run(capsys, command, str(kp1_file), "--backend", "cpu")
+    assert code == 0 and "220" in out
+    assert under_a_limit == [False]
+    assert "compiling the knapsack solvers first" in err and "the time limit starts after it" in err
+
+
+def test_no_time_limit_compiles_as_it_goes(capsys, monkeypatch, kp1_file):
+    from core import warmup
+
+    compiled = []
+    monkeypatch.setattr(warmup, "knapsack_cache_is_cold", lambda: True)
+    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda: compiled.append(True))
+    code, _, err = _run(capsys, "solve", str(kp1_file), "--backend", "cpu", "--time-limit", "none")
+    assert code == 0 and not compiled and "compiling" not in err
