@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["ONE_EACH", "cardinality_limits", "copies_per_item", "most_that_fit", "per_copy", "xorshift"]
+__all__ = ["ONE_EACH", "cardinality_limits", "copies_per_item", "limits_and_heaviest", "most_that_fit", "per_copy",
+           "xorshift"]
 
 
 def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, incumbent: int,
@@ -21,10 +22,21 @@ def cardinality_limits(profits: np.ndarray, weights: np.ndarray, capacity: int, 
     ``counts``: where an item stands for that many identical copies (core.knapsack.grouping), the limits
     count copies, each of a ``count``-th of its item's weight and profit.
     """
-    card_max = most_that_fit(weights, capacity, counts)
-    copies = copies_per_item(counts)
-    card_min = int(_copies_within(per_copy(profits, counts), copies, incumbent, True)) + 1
-    return card_max, card_min
+    card_max, card_min, _ = limits_and_heaviest(profits, weights, copies_per_item(counts), capacity, incumbent)
+    return int(card_max), int(card_min)
+
+
+@njit(cache=True, nogil=True)
+def limits_and_heaviest(profits, weights, copies, capacity, incumbent):
+    """:func:`cardinality_limits` in one compiled call (``copies``: :func:`copies_per_item`), and the
+    heaviest copy's weight (0 without items)."""
+    if len(copies):
+        profits, weights = profits // copies, weights // copies
+    card_max = _copies_within(weights, copies, capacity, False)
+    heaviest = np.int64(0)
+    for weight in weights:
+        heaviest = max(heaviest, weight)
+    return card_max, _copies_within(profits, copies, incumbent, True) + 1, heaviest
 
 
 def most_that_fit(weights: np.ndarray, capacity: int, counts: np.ndarray | None = None) -> int:

@@ -9,17 +9,16 @@ capacity-long row".
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from core.knapsack import limits
-from core.knapsack.cardinality import most_that_fit, per_copy
+from core.knapsack.cardinality import copies_per_item, most_that_fit, per_copy
 from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
 from core.knapsack.kp1_first import BROKEN, FIRST_PASS_ITEMS, FITS, HANDOVER, REDUCED, SOLVED, first_pass
-from core.knapsack.kp1_greedy import in_caller_order, ordered, reduce_free
+from core.knapsack.kp1_greedy import free_items, in_caller_order, ordered, reduced_by
 from core.knapsack.lp_bound import surrogate_lp
 from core.knapsack.progress import report
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES, StateRun, backtrack, expand_core
@@ -168,14 +167,14 @@ def _cardinality_lp(profits, weights, capacity, counts, iterations) -> int:
 
 def with_incumbent(setup: CoreSetup, taken: np.ndarray) -> CoreSetup:
     """``setup`` with a better solution ``taken`` (bool, efficiency order) and the reductions it allows."""
-    value = int(setup.profits[taken].sum())
+    b = setup.break_item
+    value, fixed = reduced_by(setup.profits, setup.weights, setup.efficiency[b], b, setup.break_profit,
+                              setup.capacity - setup.break_weight, setup.profit_gcd, setup.fixed, taken,
+                              setup.lower_bound)
     if value <= setup.lower_bound:
         return setup
-    b = setup.break_item
-    fixed = setup.fixed.copy()
-    reduce_free(setup.profits, setup.weights, setup.efficiency[b], b, setup.break_profit,
-                setup.capacity - setup.break_weight, setup.next_value(value), fixed)
-    return dataclasses.replace(setup, greedy=taken, lower_bound=value, fixed=fixed)
+    return CoreSetup(setup.order, setup.profits, setup.weights, setup.efficiency, setup.capacity, b, taken, value,
+                     setup.upper_bound, fixed, setup.break_weight, setup.break_profit, setup.profit_gcd, setup.counts)
 
 
 def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_bound: int | None = None,
@@ -295,36 +294,32 @@ def after_quick_run(setup: CoreSetup, taken: np.ndarray, max_work: int, max_stat
 
 def _surrogate(setup: CoreSetup, max_work: int, max_states: int):
     """:func:`core.knapsack.surrogate.surrogate_bound` over the free items: ``(bound, taken or None)``."""
-    free = np.flatnonzero(setup.fixed < 0)
-    fixed_in = setup.fixed == 1
-    base = int(setup.profits[fixed_in].sum())
+    free, profits, weights, base, room, in_break = _free_part(setup, setup.weights)
 
     def exactly(p, w, c, z):
         return _solve_exactly(p, w, c, z, max_work, max_states)
 
     counts = None if setup.counts is None else setup.counts[free]
-    bound, choice = surrogate_bound(setup.profits[free], setup.weights[free], setup.free_capacity(),
-                                    break_copies(setup, free), setup.lower_bound - base, exactly, counts)
+    bound, choice = surrogate_bound(profits, weights, room, in_break, setup.lower_bound - base, exactly, counts)
     if bound is None:
         return None, None
     if choice is None:
         return min(bound + base, setup.upper_bound), None
-    taken = fixed_in.copy()
+    taken = setup.fixed == 1
     taken[free[choice]] = True
     return bound + base, taken
 
 
-def break_copies(setup: CoreSetup, free: np.ndarray) -> int:
-    """How many of the ``free`` items (positions) the break solution holds; with ``setup.counts``, how many
-    copies, the break item's that still fit included, as the break solution over the single copies would."""
-    before = free < setup.break_item
-    if setup.counts is None:
-        return int(np.count_nonzero(before))
-    b = setup.break_item
-    copies = int(setup.counts[free[before]].sum())
-    if setup.fixed[b] < 0:
-        copies += (setup.capacity - setup.break_weight) // int(setup.weights[b] // setup.counts[b])
-    return copies
+def break_copies(setup: CoreSetup) -> int:
+    """How many of the free items the break solution holds; with ``setup.counts``, how many copies, the
+    break item's that still fit included, as the break solution over the single copies would."""
+    return _free_part(setup, setup.weights[:0])[5]
+
+
+def _free_part(setup: CoreSetup, weights):
+    """:func:`core.knapsack.kp1_greedy.free_items` of ``setup`` (``weights`` empty: the count alone)."""
+    return free_items(setup.fixed, setup.profits, setup.weights, copies_per_item(setup.counts), setup.break_item,
+                       setup.capacity, setup.break_weight, len(weights) > 0)
 
 
 def _solve_exactly(p, w, c, z, max_work, max_states):

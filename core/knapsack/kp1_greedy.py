@@ -11,8 +11,8 @@ from numba import njit
 from core.knapsack.sorting import sort_keys
 from core.knapsack.state_steps import has_chance
 
-__all__ = ["by_weight", "free_summary", "in_caller_order", "greedy", "improve_by_exchanges", "ordered", "reduce_free",
-           "reduce_items"]
+__all__ = ["by_weight", "free_items", "free_summary", "in_caller_order", "greedy", "improve_by_exchanges", "ordered",
+           "reduce_free", "reduce_items", "reduced_by"]
 
 
 @njit(cache=True, nogil=True)
@@ -206,6 +206,21 @@ def reduce_free(p, w, break_efficiency, b, break_profit, residual, target, fixed
             fixed[j] = _reduced(p[j], w[j], j < b, break_efficiency, break_profit, residual, target)
 
 
+@njit(cache=True, nogil=True)
+def reduced_by(p, w, break_efficiency, b, break_profit, residual, gcd, fixed, taken, lower):
+    """The value of a choice ``taken`` and, where it beats ``lower``, a copy of ``fixed`` with the free items
+    reduced against it (:func:`reduce_free`, the next multiple of the profits' ``gcd`` its target); else
+    ``fixed`` itself (``kp1_core.with_incumbent``'s steps in one compiled call)."""
+    value = np.int64(0)
+    for j in range(len(p)):
+        value += p[j] * taken[j]
+    if value <= lower:
+        return value, fixed
+    raised = fixed.copy()
+    reduce_free(p, w, break_efficiency, b, break_profit, residual, (value // gcd + 1) * gcd, raised)
+    return value, raised
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _reduced(profit, weight, before, break_efficiency, break_profit, residual, target):
     """:func:`reduce_items`'s answer for one item (``before``: it lies before the break item)."""
@@ -243,6 +258,30 @@ def in_caller_order(order, taken):
         if taken[j]:
             mask[order[j]] = True
     return mask
+
+
+@njit(cache=True, nogil=True)
+def free_items(fixed, profits, weights, copies, b, capacity, break_weight, gather):
+    """The free items' positions, profits and weights (where ``gather``), the profit of the items fixed in
+    and the capacity they leave, and the free items the break solution holds (copies: ``copies`` each, the
+    break item's that still fit included; :func:`core.knapsack.kp1_core.break_copies`)."""
+    n = len(fixed)
+    free, p, w = np.empty(n, np.int64), np.empty(n if gather else 0, np.int64), np.empty(n if gather else 0, np.int64)
+    m, base, room, in_break = 0, np.int64(0), np.int64(capacity), np.int64(0)
+    for j in range(n):
+        if fixed[j] < 0:
+            free[m] = j
+            if gather:
+                p[m], w[m] = profits[j], weights[j]
+            m += 1
+            if j < b:
+                in_break += copies[j] if len(copies) else 1
+        elif fixed[j] == 1:
+            base += profits[j]
+            room -= weights[j]
+    if len(copies) and fixed[b] < 0:
+        in_break += (capacity - break_weight) // (weights[b] // copies[b])
+    return free[:m], p[:m], w[:m], base, room, in_break
 
 
 @njit(cache=True, nogil=True)

@@ -19,17 +19,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.knapsack.cardinality import cardinality_limits, copies_per_item, per_copy
+from core.knapsack.cardinality import copies_per_item, limits_and_heaviest
 from core.knapsack.lp_bound import lp_within, no_guess, surrogate_lp, workspace
 
 __all__ = ["golden_section", "surrogate_bound"]
 
 _GOLDEN = (np.sqrt(5.0) - 1) / 2
-
-
-def _units(counts: np.ndarray | None):
-    """Copies per item, the cardinality constraint's coefficients: 1, or ``counts``."""
-    return 1 if counts is None else np.asarray(counts, np.int64)
 
 
 def golden_section(profits, weights, capacity: int, card: int, lo: float, hi: float, iterations: int,
@@ -171,26 +166,56 @@ def _floor_bound(value: float) -> int:
     return int(np.floor(value + 1e-9 * abs(value) + 1e-6))
 
 
-def _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly, counts=None):
+def _solve_surrogate(profits, weights, units, capacity, card, multiplier, incumbent, solve_exactly, counts=None):
     """``(bound, choice)`` of one side: the surrogate optimum (or its LP bound) and a feasible choice or None."""
     if multiplier == 0:  # the original problem itself: its LP bound
         return _floor_bound(surrogate_lp(profits, weights, capacity, card, 0, counts)), None
-    size = weights + multiplier * _units(counts)
-    forced = size <= 0
-    room = capacity + multiplier * card - int(size[forced].sum())
+    room, base, rest, rest_profits, rest_sizes = _surrogate_items(profits, weights, units, capacity, card,
+                                                                  multiplier)
     if room < 0:
         return -1, None  # no solution on this side
-    base = int(profits[forced].sum())
-    rest = np.flatnonzero(~forced)
-    value, chosen = solve_exactly(profits[rest], size[rest], room, incumbent - base)
+    value, chosen = solve_exactly(rest_profits, rest_sizes, room, incumbent - base)
     if value is None:  # gave up: the LP bound
         return _floor_bound(surrogate_lp(profits, weights, capacity, card, multiplier, counts)), None
     if chosen is None:
         return base + value, None
-    mask = forced.copy()
-    mask[rest[chosen]] = True
-    feasible = int(weights[mask].sum()) <= capacity
+    mask, feasible = _surrogate_choice(weights, units, multiplier, capacity, rest, chosen)
     return base + value, mask if feasible else None
+
+
+@njit(cache=True, nogil=True)
+def _surrogate_items(profits, weights, units, capacity, card, multiplier):
+    """The surrogate KP1 of one side (sizes ``w + s u``, capacity ``c + s card``) without the items of size
+    <= 0, which every optimum takes: ``(room, base, rest, rest's profits, rest's sizes)``, ``room`` the
+    capacity the taken ones leave (< 0: no solution), ``base`` their profit, ``rest`` the others' indices."""
+    n = len(profits)
+    rest, rest_profits, rest_sizes = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    room, base, m = capacity + multiplier * card, np.int64(0), 0
+    for j in range(n):
+        size = weights[j] + multiplier * (units[j] if len(units) else 1)
+        if size <= 0:
+            room -= size
+            base += profits[j]
+        else:
+            rest[m], rest_profits[m], rest_sizes[m] = j, profits[j], size
+            m += 1
+    return room, base, rest[:m], rest_profits[:m], rest_sizes[:m]
+
+
+@njit(cache=True, nogil=True)
+def _surrogate_choice(weights, units, multiplier, capacity, rest, chosen):
+    """The items of size <= 0 and ``rest[chosen]`` as a mask, and whether they fit the original capacity."""
+    mask = np.zeros(len(weights), np.bool_)
+    used = np.int64(0)
+    for j in range(len(weights)):
+        if weights[j] + multiplier * (units[j] if len(units) else 1) <= 0:
+            mask[j] = True
+            used += weights[j]
+    for k in range(len(rest)):
+        if chosen[k]:
+            mask[rest[k]] = True
+            used += weights[rest[k]]
+    return mask, used <= capacity
 
 
 def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent: int, solve_exactly, counts=None):
@@ -218,23 +243,31 @@ def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent
     choice : (n,) bool or None
         A feasible choice worth ``bound`` (then optimal), or None.
     """
-    card_max, card_min = cardinality_limits(profits, weights, capacity, incumbent, counts)
-    if card_min > card_max:
-        return incumbent, None  # no solution can beat the incumbent
-    top = int(per_copy(weights, counts).max())  # a copy's weight: the multipliers' range
-    b = break_count
-    if card_max <= b:
-        sides = [(card_max, 0, top)]  # every solution: sum x <= card_max
-    elif card_min >= b + 1:
-        sides = [(card_min, -top, 0)]  # every improving solution: sum x >= card_min
-    elif card_max == b + 1 or card_min == b:
-        sides = [(b, 0, top), (b + 1, -top, 0)]  # sum x <= b or sum x >= b + 1
-    else:
+    units = copies_per_item(counts)
+    sides = _sides(profits, weights, units, capacity, break_count, incumbent)
+    if sides is None:
         return None, None  # combo's choice: no tight cardinality side
-    bound, choice = incumbent, None
+    bound, choice = incumbent, None  # (no side: no solution can beat the incumbent)
     for card, low, high in sides:
         multiplier = _best_multiplier(profits, weights, capacity, card, low, high, counts=counts)
-        value, mask = _solve_surrogate(profits, weights, capacity, card, multiplier, incumbent, solve_exactly, counts)
+        value, mask = _solve_surrogate(profits, weights, units, capacity, int(card), multiplier, incumbent,
+                                       solve_exactly, counts)
         if value > bound:
             bound, choice = value, mask
     return bound, choice if choice is not None and int(profits[choice].sum()) == bound else None
+
+
+def _sides(profits, weights, units, capacity, break_count, incumbent):
+    """The cardinality sides of :func:`surrogate_bound`, rows ``(card, low, high)`` (the multipliers'
+    range), none where no solution can beat the incumbent; None where no side is tight (combo's choice)."""
+    card_max, card_min, top = limits_and_heaviest(profits, weights, units, capacity, incumbent)
+    b = break_count
+    if card_min > card_max:
+        return ()
+    if card_max <= b:
+        return ((card_max, 0, top),)  # every solution: sum x <= card_max
+    if card_min >= b + 1:
+        return ((card_min, -top, 0),)  # every improving solution: sum x >= card_min
+    if card_max == b + 1 or card_min == b:
+        return ((b, 0, top), (b + 1, -top, 0))  # sum x <= b or sum x >= b + 1
+    return None

@@ -173,7 +173,7 @@ def test_the_bounds_over_grouped_items_count_copies_as_over_the_single_items(dra
         return (value, None) if value > zz else (zz, None)
 
     every_free = dataclasses.replace(grouped, fixed=np.full(len(p), -1, np.int8))  # surrogate_bound sees all
-    in_break = break_copies(every_free, np.arange(len(p)))
+    in_break = break_copies(every_free)
     bound, _ = surrogate_bound(p, w, problem.capacity, in_break, incumbent, exactly, k)
     assert bound is None or bound >= max(optimum, incumbent)
     if len({pt / wt for pt, wt in types}) == len(types):  # no ties: the same break solution in copies
