@@ -333,7 +333,7 @@ def _solve_exactly(p, w, c, z, max_work, max_states):
             p, w, c, max_states * STATE_BYTES, False, max_work, 2**62, STATE_BYTES, 0, 1, SKIP_HOPELESS,
             limits.stop_flag(), z, False)
         if outcome in (FITS, SOLVED, REDUCED):
-            chosen = selected
+            chosen, value = selected, int(numbers[0])  # (their profit, summed by the pass)
         elif outcome == HANDOVER:
             setup_from_handover(c, numbers, handover)  # (raises TimeLimitError where the time ran out)
             return None, None
@@ -349,7 +349,7 @@ def _solve_exactly(p, w, c, z, max_work, max_states):
             if mask is None:
                 return None, None
             chosen = items[mask]
-    value = int(p[chosen].sum())
+        value = int(p[chosen].sum())
     if value <= z:
         return z, None
     mask = np.zeros(len(p), np.bool_)

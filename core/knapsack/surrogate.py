@@ -179,8 +179,8 @@ def _solve_surrogate(profits, weights, units, capacity, card, multiplier, incumb
         return _floor_bound(surrogate_lp(profits, weights, capacity, card, multiplier, counts)), None
     if chosen is None:
         return base + value, None
-    mask, feasible = _surrogate_choice(weights, units, multiplier, capacity, rest, chosen)
-    return base + value, mask if feasible else None
+    mask, feasible, worth = _surrogate_choice(profits, weights, units, multiplier, capacity, rest, chosen)
+    return base + value, mask if feasible and worth == base + value else None
 
 
 @njit(cache=True, nogil=True)
@@ -203,19 +203,22 @@ def _surrogate_items(profits, weights, units, capacity, card, multiplier):
 
 
 @njit(cache=True, nogil=True)
-def _surrogate_choice(weights, units, multiplier, capacity, rest, chosen):
-    """The items of size <= 0 and ``rest[chosen]`` as a mask, and whether they fit the original capacity."""
+def _surrogate_choice(profits, weights, units, multiplier, capacity, rest, chosen):
+    """The items of size <= 0 and ``rest[chosen]`` as a mask, whether they fit the original capacity, and
+    their profit."""
     mask = np.zeros(len(weights), np.bool_)
-    used = np.int64(0)
+    used, worth = np.int64(0), np.int64(0)
     for j in range(len(weights)):
         if weights[j] + multiplier * (units[j] if len(units) else 1) <= 0:
             mask[j] = True
             used += weights[j]
+            worth += profits[j]
     for k in range(len(rest)):
         if chosen[k]:
             mask[rest[k]] = True
             used += weights[rest[k]]
-    return mask, used <= capacity
+            worth += profits[rest[k]]
+    return mask, used <= capacity, worth
 
 
 def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent: int, solve_exactly, counts=None):
@@ -254,7 +257,7 @@ def surrogate_bound(profits, weights, capacity: int, break_count: int, incumbent
                                        solve_exactly, counts)
         if value > bound:
             bound, choice = value, mask
-    return bound, choice if choice is not None and int(profits[choice].sum()) == bound else None
+    return bound, choice  # (a choice is worth its side's value: _solve_surrogate checks it)
 
 
 def _sides(profits, weights, units, capacity, break_count, incumbent):
