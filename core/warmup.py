@@ -30,19 +30,22 @@ def cache_is_cold() -> bool:
     """Whether numba's cache lacks the ``window`` DP kernel (a fresh install, or a cleared cache)."""
     from core.polyline import window
 
-    try:
-        return not os.path.exists(window._window_stage._cache._cache_file._index_path)
-    except AttributeError:  # another numba's cache layout: assume warm, start nothing
-        return False
+    return _not_cached(window._window_stage)
 
 
 def knapsack_cache_is_cold() -> bool:
     """Whether numba's cache lacks KP1's first pass (the knapsack solvers were never compiled here)."""
     from core.knapsack import kp1_first
 
+    return _not_cached(kp1_first.first_pass)
+
+
+def _not_cached(dispatcher) -> bool:
+    """Whether numba's cache has no index for a compiled function (another numba's cache layout: assume it
+    has, so that nothing is started or compiled ahead)."""
     try:
-        return not os.path.exists(kp1_first.first_pass._cache._cache_file._index_path)
-    except AttributeError:  # another numba's cache layout: assume warm
+        return not os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:
         return False
 
 

@@ -179,7 +179,7 @@ def _solve_surrogate(profits, weights, units, capacity, card, multiplier, incumb
         return _floor_bound(surrogate_lp(profits, weights, capacity, card, multiplier, counts)), None
     if chosen is None:
         return base + value, None
-    mask, feasible, worth = _surrogate_choice(profits, weights, units, multiplier, capacity, rest, chosen)
+    mask, feasible, worth = _surrogate_choice(profits, weights, capacity, rest, chosen)
     return base + value, mask if feasible and worth == base + value else None
 
 
@@ -203,21 +203,17 @@ def _surrogate_items(profits, weights, units, capacity, card, multiplier):
 
 
 @njit(cache=True, nogil=True)
-def _surrogate_choice(profits, weights, units, multiplier, capacity, rest, chosen):
-    """The items of size <= 0 and ``rest[chosen]`` as a mask, whether they fit the original capacity, and
-    their profit."""
-    mask = np.zeros(len(weights), np.bool_)
+def _surrogate_choice(profits, weights, capacity, rest, chosen):
+    """The items outside ``rest`` (those of size <= 0) and ``rest[chosen]`` as a mask, whether they fit the
+    original capacity, and their profit."""
+    mask = np.ones(len(weights), np.bool_)
+    for k in range(len(rest)):
+        mask[rest[k]] = chosen[k]
     used, worth = np.int64(0), np.int64(0)
     for j in range(len(weights)):
-        if weights[j] + multiplier * (units[j] if len(units) else 1) <= 0:
-            mask[j] = True
+        if mask[j]:
             used += weights[j]
             worth += profits[j]
-    for k in range(len(rest)):
-        if chosen[k]:
-            mask[rest[k]] = True
-            used += weights[rest[k]]
-            worth += profits[rest[k]]
     return mask, used <= capacity, worth
 
 
