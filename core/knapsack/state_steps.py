@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["completion_list", "grow", "has_chance", "merge_pairs", "merge_prune", "narrow", "pair"]
+__all__ = ["completion_list", "grow", "has_chance", "merge_pairs", "merge_prune", "narrow", "pair", "room_for"]
 
 #: Relative slack of the float bound test: a state is only dropped when its bound
 #: is clearly below the incumbent + 1, so rounding never loses an optimum.
@@ -26,6 +26,17 @@ def grow(arr, need):
     out = np.empty(max(need, 2 * len(arr)), arr.dtype)
     out[: len(arr)] = arr
     return out
+
+
+@njit(cache=True, nogil=True)
+def room_for(arr, need):
+    """``arr``, or a new array at least twice as long (its contents not kept) when it is shorter than ``need``:
+    for a buffer that is written before it is read, such as a merge's output (copying the old contents as
+    :func:`grow` does took a quick run of almost strongly correlated items, whose lists reach 2,000 states
+    in 14 steps, about 7 % of its time)."""
+    if len(arr) >= need:
+        return arr
+    return np.empty(max(need, 2 * len(arr)), arr.dtype)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -80,14 +91,15 @@ def pair(ow, op, m, capacity, profits, weights, addable, a, removable, r, best):
     list is sorted by weight with increasing profits, so the heaviest is the best.
     """
     best_k, best_item = -1, -1
+    states = ow[:m]  # (one view: a slice per item cost a reference count's increment and decrement each)
     for q in range(a, len(addable)):
         item = addable[q]
-        k = np.searchsorted(ow[:m], capacity - weights[item], side="right") - 1
+        k = np.searchsorted(states, capacity - weights[item], side="right") - 1
         if k >= 0 and op[k] + profits[item] > best:
             best, best_k, best_item = op[k] + profits[item], k, item
     for q in range(r, len(removable)):
         item = removable[q]
-        k = np.searchsorted(ow[:m], capacity + weights[item], side="right") - 1
+        k = np.searchsorted(states, capacity + weights[item], side="right") - 1
         if k >= 0 and op[k] - profits[item] > best:
             best, best_k, best_item = op[k] - profits[item], k, item
     return best, best_k, best_item

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.knapsack.state_steps import completion_list, grow, has_chance, merge_prune, narrow, pair
+from core.knapsack.state_steps import completion_list, grow, has_chance, merge_prune, narrow, pair, room_for
 
 __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_TIME", "OUT_OF_WORK", "STATE_BYTES", "StateRun", "backtrack", "expand_core"]
 
@@ -147,7 +147,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
                                                            limit, stop)
             since = 0
         if len(ow) < 2 * n + 1:
-            ow, op, ov = grow(ow, 2 * n + 1), grow(op, 2 * n + 1), grow(ov, 2 * n + 1)
+            ow, op, ov = room_for(ow, 2 * n + 1), room_for(op, 2 * n + 1), room_for(ov, 2 * n + 1)
         kept, m, raised, k = merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add,
                                           eff_remove, cells, values, grid, rem_w[r], rem_p[r])
         if kept < 0 or stop[0]:  # (after a whole pass too: over millions of states it is long)
@@ -165,7 +165,7 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
                 best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
         if width > 0:
             if kept > width:
-                keys = grow(keys, kept)
+                keys = room_for(keys, kept)
                 kept = narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys)
             if best > shared[0]:
                 shared[0] = best

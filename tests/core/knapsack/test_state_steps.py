@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.knapsack.state_steps import completion_list, merge_prune
+from core.knapsack.state_steps import completion_list, merge_prune, room_for
 
 SLACK = 1e-9
 
@@ -72,7 +72,9 @@ def test_merge_prune_equals_the_reference(seed, n, shift_down, with_table):
         table = (cells, values, int(grid))
     sw, sp, sv = (np.zeros(n + 1, a.dtype) for a in (w, p, v))
     sw[:n], sp[:n], sv[:n] = w, p, v
-    ow, op, ov = np.zeros(2 * n + 1, np.int64), np.zeros(2 * n + 1, np.int64), np.zeros(2 * n + 1, np.uint64)
+    # the output starts as garbage: expand_core's buffers come from room_for, which keeps no contents
+    ow, op = rng.integers(-(2**62), 2**62, 2 * n + 1), rng.integers(-(2**62), 2**62, 2 * n + 1)
+    ov = rng.integers(0, 2**63, 2 * n + 1).astype(np.uint64)
     kept, merged, raised, at = merge_prune(sw, sp, sv, n, np.int64(dw), np.int64(dp), np.uint64(8), ow, op, ov,
                                            np.zeros(1, np.uint8), np.int64(capacity), np.int64(best), eff_add,
                                            eff_remove, cells, values, grid, np.int64(removable[0]),
@@ -95,3 +97,11 @@ def test_merge_prune_stops_on_the_flag():
     kept, *_ = merge_prune(sw, sp, sv, n, np.int64(1), np.int64(1), np.uint64(1), *out, np.ones(1, np.uint8),
                            np.int64(5), np.int64(0), 1.0, 1.0, empty, empty, np.int64(1), np.int64(0), np.int64(0))
     assert kept == -1
+
+
+def test_room_for_keeps_a_long_enough_buffer_and_replaces_a_short_one():
+    buffer = np.arange(10, dtype=np.int64)
+    assert room_for(buffer, 10) is buffer
+    longer = room_for(buffer, 11)
+    assert longer.dtype == buffer.dtype and len(longer) == 20  # twice as long: few reallocations
+    assert len(room_for(buffer, 35)) == 35
