@@ -175,3 +175,4 @@ class StatusBar(QStatusBar):
             self.estimate_label.setToolTip(
                 f"What the last extraction estimated of the road under it:\n{text}\n"
                 f"contrast {estimate.contrast:.2f} (in units of the intensity spread around it){note}")
+        self._make_room(self.currentMessage())  # (a wider read-out must not run into the message shown)

@@ -51,9 +51,12 @@ class ToolController(QObject):
     Signals
     -------
     extraction_finished(result)
-        Any extraction (piece or preview) came back: for the status bar.
+        A piece's extraction came back: for the status bar, which describes
+        the last piece (a preview's estimate of the few pixels to the cursor
+        would replace it).
     message(text)
-        Something worth a line in the status bar.
+        Something worth a line in the status bar ("": clear the line, after a
+        preview that failed has been followed by one that did not).
     """
 
     extraction_finished = Signal(object)
@@ -62,6 +65,7 @@ class ToolController(QObject):
     def __init__(self, tool, runner, viewer, parent=None):
         super().__init__(parent)
         self.tool, self.runner, self.viewer = tool, runner, viewer
+        self._preview_failure_shown = False
         self.overlay = ToolOverlay(tool, OverlayOptions())
         viewer.overlay_painters.append(self.overlay)
         self.editing = LineEditing(tool, viewer, self.overlay.index, self)  # snapping and vertex edits
@@ -136,8 +140,10 @@ class ToolController(QObject):
             "Extraction failed", report.message, report.details, report.kind))
 
     def _on_preview_done(self, seq: int, result) -> None:
-        if self.tool.complete_preview(seq, outcome_from_result(result)):
-            self.extraction_finished.emit(result)
+        if self.tool.complete_preview(seq, outcome_from_result(result)) and self._preview_failure_shown:
+            self._preview_failure_shown = False
+            self.message.emit("")  # the failure it showed no longer holds
 
     def _on_preview_failed(self, seq: int, report) -> None:
+        self._preview_failure_shown = True
         self.message.emit(f"preview: {report.message}")

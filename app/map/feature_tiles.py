@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from app.map import style
 from app.map.line_tiles import LIGHT_STYLE_FEATURES, RENDER_BUDGET_MS, TILE_PX, LineTiles
-from app.model.estimates import is_low, pieces_ribbon_edges
-from app.model.pieces import confidence_runs
+from app.model.estimates import is_low
+from app.model.pieces import confidence_runs, feature_ribbon_edges
 
 __all__ = ["FeatureTiles", "FeatureStyle", "TILE_PX", "RENDER_BUDGET_MS", "LIGHT_STYLE_FEATURES"]
 
@@ -73,7 +73,7 @@ class FeatureStyle:
         painter.drawPolyline(polygon)
 
     def _draw_ribbons(self, painter, feature) -> None:
-        for edge in pieces_ribbon_edges(feature.pieces, self.tool.outcomes):
+        for edge in feature_ribbon_edges(feature, self.tool.outcomes):
             style.stroke(painter, style.path_of(edge[:, 0], edge[:, 1]), style.RIBBON, 1.25, cosmetic=True)
 
     def _polygon(self, feature_id: int, vertices):

@@ -34,9 +34,9 @@ from app.map.style import (  # noqa: F401  (the colours are this module's public
     path_of,
 )
 from app.map.style import stroke as _stroke
-from app.model.estimates import is_low, pieces_ribbon_edges
+from app.model.estimates import is_low
 from app.model.feature_index import FeatureIndex
-from app.model.pieces import confidence_runs, piece_vertices
+from app.model.pieces import confidence_runs, feature_ribbon_edges, piece_vertices
 
 __all__ = ["OverlayOptions", "ToolOverlay", "FEATURE", "SELECTED", "CURRENT", "PREVIEW", "FAILED", "RIBBON"]
 
@@ -107,7 +107,7 @@ class ToolOverlay:
             return
         if len(vertices) >= 2 and _in_view(viewer, vertices, 10.0 / viewer.transform.scale):
             if self.options.show_ribbon:
-                self._paint_ribbons(painter, viewer, feature.pieces)
+                self._paint_ribbons(painter, viewer, feature)
             self._stroke_feature(painter, viewer, feature, SELECTED, 3.5)
 
     def _stroke_feature(self, painter, viewer, feature, colour: QColor, width: float) -> None:
@@ -120,15 +120,15 @@ class ToolOverlay:
             if len(vertices) >= 2:
                 _stroke(painter, _path(viewer, vertices), colour, width, dashed=low)
 
-    def _paint_ribbons(self, painter, viewer, pieces) -> None:
+    def _paint_ribbons(self, painter, viewer, feature) -> None:
         """The estimated ribbon's two edges along each piece whose estimate has a width."""
-        for edge in pieces_ribbon_edges(pieces, self.tool.outcomes):
+        for edge in feature_ribbon_edges(feature, self.tool.outcomes):
             _stroke(painter, _path(viewer, edge), RIBBON, 1.25)
 
     def _paint_current(self, painter, viewer) -> None:
         tool, current = self.tool, self.tool.current
         if self.options.show_ribbon:
-            self._paint_ribbons(painter, viewer, current.pieces)
+            self._paint_ribbons(painter, viewer, current)
         for index, piece in enumerate(current.pieces):
             outcome = tool.outcomes.get(piece.id)
             vertices = piece_vertices(current, index, tool.outcomes)

@@ -15,8 +15,7 @@ import numpy as np
 
 from core.extraction.estimate import RoadEstimate
 
-__all__ = ["LOW_CONFIDENCE", "MAX_MITER", "confidence_value", "estimate_from_dict", "is_low", "pieces_ribbon_edges",
-           "ribbon_edges"]
+__all__ = ["LOW_CONFIDENCE", "MAX_MITER", "confidence_value", "estimate_from_dict", "is_low", "ribbon_edges"]
 
 #: Pieces whose confidence is below this are drawn dashed: the image hardly tells the road apart there.
 LOW_CONFIDENCE = 0.5
@@ -100,13 +99,3 @@ def ribbon_edges(vertices, width_px: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _real(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-
-
-def pieces_ribbon_edges(pieces, outcomes):
-    """The estimated ribbon's edges ((k >= 2, 2) px arrays) along each piece whose outcome's estimate has a width."""
-    for piece in pieces:
-        outcome = outcomes.get(piece.id)
-        estimate = outcome.estimate if outcome is not None else None
-        if estimate is None or not estimate.width_px:
-            continue
-        yield from (edge for edge in ribbon_edges(outcome.vertices_px, estimate.width_px) if len(edge) >= 2)

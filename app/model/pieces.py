@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from app.model.estimates import confidence_value, estimate_from_dict, is_low
+from app.model.estimates import confidence_value, estimate_from_dict, is_low, ribbon_edges
 
 __all__ = ["PIECE_KINDS", "PieceSpec", "Feature", "PieceOutcome", "PreviewRequest", "ToolState",
            "straight_outcome", "as_xy", "piece_start", "start_is_final", "piece_vertices", "feature_vertices",
-           "feature_score", "feature_confidence", "confidence_runs", "imported_feature"]
+           "feature_ribbon_edges", "feature_score", "feature_confidence", "confidence_runs", "imported_feature"]
 
 PIECE_KINDS = ("extract", "straight", "imported", "edited")
 #: Vertices closer than this (px, along x and y) are the same vertex of a feature.
@@ -173,23 +173,46 @@ def start_is_final(feature: Feature, index: int, outcomes: dict[int, PieceOutcom
 
 
 def piece_vertices(feature: Feature, index: int, outcomes: dict[int, PieceOutcome]) -> np.ndarray:
-    """(k, 2) float64 vertices of one piece: its outcome, or a placeholder segment while pending."""
+    """(k, 2) float64 vertices of one piece: its outcome, or a placeholder segment while pending.
+
+    A piece after the first starts exactly where the previous one ends (:func:`piece_start`): endpoint
+    snapping may move its own extraction's start by a few pixels across its direction, and linking the two
+    would put a jog out and back into the line at every click, so that first vertex is replaced.
+    """
     piece = feature.pieces[index]
     outcome = outcomes.get(piece.id)
-    if outcome is not None:
-        return outcome.vertices_px
-    return np.array([piece_start(feature, index, outcomes), piece.click_end], dtype=np.float64)
+    start = piece_start(feature, index, outcomes) if index or outcome is None else None
+    if outcome is None:
+        return np.array([start, piece.click_end], dtype=np.float64)
+    vertices = outcome.vertices_px
+    if start is None or (vertices[0, 0] == start[0] and vertices[0, 1] == start[1]):
+        return vertices
+    pinned = np.array(vertices, dtype=np.float64)
+    pinned[0] = start
+    return pinned
 
 
 def feature_vertices(feature: Feature, outcomes: dict[int, PieceOutcome]) -> np.ndarray:
     """(k, 2) float64 vertices (x, y) px of a whole feature, consecutive duplicates removed.
 
-    A snapped start is joined to the previous piece's end by a straight link;
+    Each piece after the first starts at the previous one's end (:func:`piece_vertices`);
     vertices closer than :data:`SAME_VERTEX_PX` are one.
     """
     if not feature.pieces:
         return np.array([feature.start_xy], dtype=np.float64)
     return _joined([piece_vertices(feature, i, outcomes) for i in range(len(feature.pieces))])
+
+
+def feature_ribbon_edges(feature: Feature, outcomes: dict[int, PieceOutcome]):
+    """The estimated ribbon's edges ((k >= 2, 2) px arrays) along each piece of ``feature`` whose outcome's
+    estimate has a width, on the piece's vertices as the line has them (:func:`piece_vertices`)."""
+    for index, piece in enumerate(feature.pieces):
+        outcome = outcomes.get(piece.id)
+        estimate = outcome.estimate if outcome is not None else None
+        if estimate is None or not estimate.width_px:
+            continue
+        edges = ribbon_edges(piece_vertices(feature, index, outcomes), estimate.width_px)
+        yield from (edge for edge in edges if len(edge) >= 2)
 
 
 def feature_score(feature: Feature, outcomes: dict[int, PieceOutcome]) -> float | None:

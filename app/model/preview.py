@@ -6,10 +6,12 @@ before the anchor or the settings changed.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from app.model.events import Event
 from app.model.pieces import PieceOutcome, PreviewRequest, as_xy, straight_outcome
+from core.extraction.cost import MIN_GUIDE_SPACING_PX
 
 __all__ = ["LivePreview"]
 
@@ -63,11 +65,12 @@ class LivePreview:
         if end == start:
             return
         self._newest_seq += 1
-        if straight:
+        settings = self._settings()
+        if straight or _too_short(start, end, settings):
             self._oldest_seq = self._newest_seq
             self._show(self._newest_seq, straight_outcome(start, end))
         else:
-            self._requested.emit(PreviewRequest(self._newest_seq, start, end, self._settings()))
+            self._requested.emit(PreviewRequest(self._newest_seq, start, end, settings))
 
     def restart(self) -> None:
         """The anchor or the settings changed: results of older requests are stale."""
@@ -94,3 +97,13 @@ class LivePreview:
         if self.outcome is not None:
             self.outcome = None
             self._changed.emit()
+
+
+def _too_short(start, end, settings) -> bool:
+    """Whether the span is too short for the settings' guides (core.extraction refuses guides closer than
+    MIN_GUIDE_SPACING_PX): the cursor a few pixels from the anchor, which every move after a click passes
+    through; its preview is the straight segment, not a refusal in the status bar."""
+    nodes = getattr(settings, "nodes", None)
+    if not isinstance(nodes, int) or isinstance(nodes, bool):
+        return False
+    return math.hypot(end[0] - start[0], end[1] - start[1]) < MIN_GUIDE_SPACING_PX * (nodes - 1)

@@ -269,9 +269,9 @@ def _extract_coarse_to_fine(raster, start_xy, end_xy, settings, factor, budget, 
         check(cancel)
         pieces.append(extract(raster, here, target, settings, cancel=cancel, memory_budget_bytes=budget))
         here = np.clip(pieces[-1].vertices_px[-1], 0.0, size)
-    vertices = [pieces[0].vertices_px] + [
-        p.vertices_px[1:] if np.array_equal(p.vertices_px[0], q.vertices_px[-1]) else p.vertices_px
-        for q, p in zip(pieces[:-1], pieces[1:])]
+    # each piece goes on from where the previous one ended: its own start, which snapping may have moved a few
+    # pixels across its direction, would put a jog out and back into the line at every joint
+    vertices = [pieces[0].vertices_px] + [p.vertices_px[1:] for p in pieces[1:]]
     timings = {key: sum(r.timings_ms.get(key, 0.0) for r in [coarse, *pieces])
                for key in ("appearance", "gradient", "scoring", "dp", "backtrack")}
     timings.update(read=(t_read - t_begin) * 1e3 + sum(r.timings_ms["read"] for r in [coarse, *pieces]),

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from app import dialogs
 from app.model.document import sample_scene_path
-from tests.app.conftest import move_to_image, wait_idle
+from tests.app.conftest import move_to_image, wait_idle, wait_pieces
 
 
 def _draw_straight_lines(window, count=2):
@@ -160,3 +160,44 @@ def test_escape_twice_drops_the_unfinished_line_from_the_keyboard(qtbot, make_wi
     window.viewer.setFocus()
     qtbot.keyClick(window.viewer, Qt.Key.Key_Escape)
     assert window.tool.current is None and window.tool.features == ()
+
+
+def test_the_status_bar_keeps_describing_the_last_piece_while_the_preview_runs(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    window.tool.click((600.0, 740.0))
+    window.tool.click((800.0, 748.0))
+    wait_pieces(qtbot, window)
+    piece_text = window.status.estimate_label.text()
+    assert piece_text.startswith("auto")
+    shown = []
+    window.controller.extraction_finished.connect(shown.append)
+    window.tool.move_cursor((860.0, 700.0))  # the preview from the piece's end: another estimate, of its own span
+    qtbot.waitUntil(lambda: window.tool.preview is not None and window.tool.preview.estimate is not None,
+                    timeout=60_000)
+    assert shown == [] and window.status.estimate_label.text() == piece_text
+
+
+def test_a_preview_failure_is_cleared_by_the_next_preview_and_read_outs_leave_it_room(qtbot, make_window):
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    move_to_image(qtbot, window, 700, 700)
+    results = []
+    window.controller.extraction_finished.connect(results.append)
+    window.tool.click((600.0, 740.0))
+    window.tool.click((800.0, 748.0))
+    wait_pieces(qtbot, window)
+    window.status.show_estimate(None)
+    failure = type("Report", (), {"message": "no feasible polyline within the corridor of its course between "
+                                             "these two points; click closer to the line"})()
+    window.controller._on_preview_failed(1, failure)
+    message = window.status.currentMessage()
+    assert message.startswith("preview: ")
+    window.status.show_run(results[-1])  # the estimate's read-out comes back while the message shows
+    assert window.status.message_room_px() >= window.status.fontMetrics().horizontalAdvance(message)
+    window.tool.move_cursor((860.0, 700.0))
+    qtbot.waitUntil(lambda: window.tool.preview is not None and window.tool.preview.estimate is not None,
+                    timeout=60_000)
+    assert window.status.currentMessage() == ""

@@ -91,6 +91,9 @@ def test_the_estimate_shows_beside_the_run_and_keeps_the_window_within_a_1280_px
     window.status.show_run(Result("auto", weak))
     process_events_for(0.1)
     label = window.status.estimate_label
+    message = window.status.currentMessage()  # the settings the new image got: the estimate gives way to it
+    assert message and window.status.message_room_px() >= window.status.fontMetrics().horizontalAdvance(message)
+    window.status.clearMessage()
     assert label.isVisible() and label.text().startswith("auto · straight course · width 144 px")
     assert label.text() in label.toolTip() and "contrast 1.00" in label.toolTip() and "dashed" in label.toolTip()
     assert window.minimumSizeHint().width() <= 1280 and window.width() <= 1280  # the text is cut instead

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from app.model.pieces import PieceOutcome, feature_vertices
+from app.model.pieces import PieceOutcome, feature_ribbon_edges, feature_vertices
 from app.model.tool import ExtractionTool
 
 
@@ -478,3 +478,47 @@ def test_an_extraction_that_ends_at_its_click_up_to_rounding_joins_the_next_piec
     tool.complete_piece(rec.pieces[0].id, PieceOutcome(np.array([[0, 0.0], [5, 1.0], [10 + 1e-12, 0.0]])))
     tool.complete_piece(rec.pieces[1].id, fake_outcome((10, 0), (20, 0)))
     assert len(tool.feature_vertices(tool.current)) == 5  # no second vertex 1e-12 px from the joint
+
+
+def test_a_chained_piece_starts_where_the_previous_one_ended_without_a_jog():
+    tool = ExtractionTool(settings=Snapping())
+    rec = Recorder(tool)
+    for point in ((0, 0), (10, 0), (20, 10)):
+        tool.click(point)
+    first, second = tool.current.pieces
+    tool.complete_piece(first.id, PieceOutcome(np.array([[0, 1.0], [5, 1.5], [10, 2.0]]), score=1.0))
+    assert rec.starts[1] == (10.0, 2.0)
+    # the second piece's own snapping moved its start 3 px across its direction
+    tool.complete_piece(second.id, PieceOutcome(np.array([[12.1, -0.1], [16, 5.0], [20, 10.0]]), score=1.0))
+    vertices = tool.feature_vertices(tool.current)
+    assert vertices.tolist() == [[0, 1.0], [5, 1.5], [10, 2.0], [16, 5.0], [20, 10.0]]
+    assert tool.outcomes[second.id].vertices_px[0].tolist() == [12.1, -0.1]  # the outcome itself is kept
+
+
+def test_the_ribbon_follows_the_line_across_a_joint():
+    from core.extraction.estimate import RoadEstimate
+
+    tool = ExtractionTool(settings=Snapping())
+    rec = Recorder(tool)
+    for point in ((0, 0), (10, 0), (20, 0)):
+        tool.click(point)
+    estimate = RoadEstimate(width_px=4.0, polarity="bright", contrast=1.0, confidence=0.9, course="straight")
+    tool.complete_piece(rec.pieces[0].id, PieceOutcome(np.array([[0, 0.0], [10, 0.0]]), estimate=estimate))
+    tool.complete_piece(rec.pieces[1].id, PieceOutcome(np.array([[10, 3.0], [20, 0.0]]), estimate=estimate))
+    edges = list(feature_ribbon_edges(tool.current, tool.outcomes))
+    assert len(edges) == 4  # two edges a piece; the second piece's begin beside the joint, not 3 px off it
+    assert {tuple(np.round(edge[0], 6)) for edge in edges[2:]} == {(10.0, 2.0), (10.0, -2.0)}
+
+
+def test_a_preview_too_short_for_the_guides_is_the_straight_segment_at_once():
+    @dataclass(frozen=True)
+    class Nodes:
+        nodes: int = 8
+
+    tool = ExtractionTool(settings=Nodes())
+    rec = Recorder(tool)
+    tool.click((100, 100))
+    tool.move_cursor((102, 101))  # 2.2 px: seven gaps of 0.32 px, closer than the extraction allows
+    assert rec.previews == [] and tool.preview.vertices_px.tolist() == [[100, 100], [102, 101]]
+    tool.move_cursor((104, 101))  # 4.1 px: guides 0.59 px apart
+    assert len(rec.previews) == 1

@@ -96,6 +96,14 @@ def test_long_span_runs_coarse_to_fine_within_the_budget_and_follows_the_road(lo
     assert errors.mean() < 1.5 and errors.max() < 4.0, (errors.mean(), errors.max())
     assert np.hypot(*(result.vertices_px[0] - start)) < 8.5 and np.hypot(*(result.vertices_px[-1] - end)) < 8.5
     assert result.estimate.polarity == "bright" and abs(result.estimate.width_px - 14.0) <= 2.0
+    assert max_turn_deg(result.vertices_px) < 45.0  # no jog out and back where one piece meets the next
+
+
+def max_turn_deg(vertices):
+    """The largest change of direction (degrees) at a vertex of a polyline."""
+    links = np.diff(vertices, axis=0)
+    heading = np.degrees(np.arctan2(links[:, 1], links[:, 0]))
+    return float(np.max(np.abs((np.diff(heading) + 180.0) % 360.0 - 180.0)))
 
 
 def test_short_spans_stay_direct(long_road_tif):
