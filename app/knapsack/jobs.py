@@ -11,6 +11,7 @@ The processes exchange pickled tuples over a ``multiprocessing`` pipe::
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import threading
@@ -31,6 +32,10 @@ __all__ = ["JobResult", "SolveJob", "error_title", "run_job", "worker_main"]
 STAGE_INTERVAL_S = 0.25
 #: (backend, problem kind, batch) whose solvers this process has already run once.
 _warmed: set = set()
+#: Most cells of a KP2 warm-up's DP (items x capacity pairs): a copy with its capacities cut to the heaviest
+#: item's was still a solve of seconds on 20,000 items (capacities up to 2,000 x 2,000: 8-12 s, a third of the
+#: real solve's time, repeated in every new worker).
+WARM_UP_KP2_CELLS = 2**22
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,14 +157,16 @@ def _stages(progress, done: int, total: int, text: str):
 
 
 def scaled_down(problem):
-    """The same items with a capacity of about one item's weight: a cheap instance to warm up on."""
+    """The same items with a capacity of about one item's weight (a KP2's capacities also cut to keep its DP
+    within :data:`WARM_UP_KP2_CELLS`): a cheap instance to warm up on."""
     kind = problem_kind(problem)
     if kind == "kp1":
         return KP1(problem.profits, problem.weights, min(problem.capacity, int(problem.weights.max())))
     if kind == "kp2":
+        side = max(1, math.isqrt(WARM_UP_KP2_CELLS // max(1, problem.n_items)) - 1)  # each capacity's cells
         return KP2(problem.profits, problem.weights1, problem.weights2,
-                   min(problem.capacity1, int(problem.weights1.max())),
-                   min(problem.capacity2, int(problem.weights2.max())))
+                   min(problem.capacity1, int(problem.weights1.max()), side),
+                   min(problem.capacity2, int(problem.weights2.max()), side))
     if kind == "subset-sum":
         return SubsetSum(problem.weights, min(problem.capacity, 2 * int(problem.weights.max()) + 1))
     spread = max(int(w.max() - w.min()) for _, w in problem.classes)

@@ -396,6 +396,17 @@ def test_warm_up_copies_keep_the_items_and_cost_no_more(problem):
     assert solve(small, "cpu").value <= solve(problem, "cpu").value
 
 
+def test_a_large_kp2_warms_up_on_a_small_dp():
+    from app.knapsack.jobs import WARM_UP_KP2_CELLS, scaled_down
+
+    rng = np.random.default_rng(3)
+    w1, w2 = rng.integers(1, 2000, 20_000), rng.integers(1, 2000, 20_000)
+    problem = KP2(rng.integers(1, 1000, 20_000), w1, w2, 8000, 8000)
+    small = scaled_down(problem)
+    assert small.n_items * (small.capacity1 + 1) * (small.capacity2 + 1) <= WARM_UP_KP2_CELLS
+    assert solve(small, "cpu").method == "dp"  # the capacity DP, as the real instance's stages use
+
+
 ORPHAN_SCRIPT = """
 import multiprocessing, os, sys
 from app.knapsack.jobs import SolveJob, worker_main
