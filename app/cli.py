@@ -43,9 +43,21 @@ def _dispatch(argv: list[str]) -> int:
         from core.cli.knapsack import main as knapsack_main
 
         return knapsack_main(argv[1:])
+    if argv and _looks_like_a_command(argv[0]):
+        print(f"linesnap: error: unknown command {argv[0]!r}: use extract, refine or knapsack, or give an image "
+              f"file to open\n{USAGE}", end="", file=sys.stderr)
+        return 2
     from app.main import run_gui
 
     return run_gui(argv)
+
+
+def _looks_like_a_command(word: str) -> bool:
+    """A first word that is no option, no file and has no file extension: a mistyped command (``Extract``,
+    ``knapsak``), which would otherwise open the window on an image of that name."""
+    from pathlib import Path
+
+    return not word.startswith("-") and not Path(word).suffix and not Path(word).exists()
 
 
 if __name__ == "__main__":

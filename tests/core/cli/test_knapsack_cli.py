@@ -220,11 +220,26 @@ def test_a_cold_cache_is_compiled_before_the_time_limit_starts(capsys, monkeypat
 
     under_a_limit = []
     monkeypatch.setattr(warmup, "knapsack_cache_is_cold", lambda: True)
-    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda: under_a_limit.append(limits.armed()))
+    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda *kinds: under_a_limit.append(limits.armed()))
     code, out, err = _run(capsys, command, str(kp1_file), "--backend", "cpu")
     assert code == 0 and "220" in out
     assert under_a_limit == [False]
     assert "compiling the knapsack solvers first" in err and "the time limit starts after it" in err
+
+
+@pytest.mark.parametrize("command", ["solve", "batch"])
+def test_a_filled_cache_is_loaded_for_the_files_kinds_before_the_time_limit_starts(capsys, monkeypatch, kp1_file,
+                                                                                   command):
+    # loading the compiled solvers takes a first solve about a second: a time limit must not count it either
+    from core import warmup
+    from core.knapsack import limits
+
+    loaded = []
+    monkeypatch.setattr(warmup, "knapsack_cache_is_cold", lambda: False)
+    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda *kinds: loaded.append((kinds, limits.armed())))
+    code, out, err = _run(capsys, command, str(kp1_file), "--backend", "cpu")
+    assert code == 0 and "220" in out and "compiling" not in err
+    assert loaded == [((("kp1",),), False)]
 
 
 def test_no_time_limit_compiles_as_it_goes(capsys, monkeypatch, kp1_file):
@@ -232,6 +247,41 @@ def test_no_time_limit_compiles_as_it_goes(capsys, monkeypatch, kp1_file):
 
     compiled = []
     monkeypatch.setattr(warmup, "knapsack_cache_is_cold", lambda: True)
-    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda: compiled.append(True))
+    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda *kinds: compiled.append(True))
     code, _, err = _run(capsys, "solve", str(kp1_file), "--backend", "cpu", "--time-limit", "none")
     assert code == 0 and not compiled and "compiling" not in err
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt(), "in compiled code"])
+def test_ctrl_c_is_one_line_and_status_130(capsys, monkeypatch, kp1_file, interrupt):
+    import core.knapsack
+
+    def stopped(*args, **kwargs):
+        if interrupt == "in compiled code":  # numba reports an interrupt inside a compiled call as SystemError
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt:
+                raise SystemError("CPUDispatcher(<function expand_core>) returned a result with an exception set")
+        raise interrupt
+
+    monkeypatch.setattr(core.knapsack, "solve", stopped)
+    code, out, err = _run(capsys, "solve", str(kp1_file), "--backend", "cpu", "--time-limit", "none")
+    assert code == 130 and out == "" and err.strip() == "linesnap: interrupted"
+
+
+def test_a_system_error_of_its_own_is_not_taken_for_an_interrupt(monkeypatch, kp1_file):
+    import core.knapsack
+
+    def broken(*args, **kwargs):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(core.knapsack, "solve", broken)
+    with pytest.raises(SystemError):
+        main(["solve", str(kp1_file), "--backend", "cpu", "--time-limit", "none"])
+
+
+@pytest.mark.parametrize("word", ["knapsak", "Extract"])
+def test_a_mistyped_command_is_a_usage_error_not_the_window(capsys, word):
+    assert linesnap([word, "solve", "x"]) == 2
+    err = capsys.readouterr().err
+    assert f"unknown command {word!r}" in err and "usage: linesnap" in err
