@@ -99,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_settings_options(parser.add_argument_group("extraction settings"))
     output = parser.add_argument_group("output")
     output.add_argument("-o", "--output", type=Path, metavar="OUT",
-                        help="write here instead of stdout; the extension picks the format: .geojson (WGS84), "
-                             ".gpkg, .shp, .fgb (the image's CRS)")
+                        help="write here instead of stdout; the extension picks the format: .geojson or .json "
+                             "(WGS84), .gpkg, .shp, .fgb (the image's CRS)")
     output.add_argument("--name", default="", help="name of the feature")
     return parser
 
@@ -219,6 +219,10 @@ def _check_output(path: Path, image: Path):
     if path.exists() and image.exists() and path.samefile(image):
         raise ValueError(f"output {path} is the input image, which the GeoJSON would replace; "
                          "give another file name")
+    if path.suffix:  # an extension of no format written here (.kml, .csv) is refused, not filled with GeoJSON
+        from core.batch.layers import driver_for
+
+        driver_for(path)
 
 
 def _point(text: str) -> tuple[float, float]:

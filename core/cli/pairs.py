@@ -136,10 +136,10 @@ def _write(output, features, raster) -> None:
 def write_features(output, features, raster) -> None:
     """LineFeatures to stdout (GeoJSON) or ``output``, in the format of its extension.
 
-    ``.geojson`` (and any other extension) is LineSnap's RFC 7946 collection; ``.gpkg``, ``.shp`` and ``.fgb``
-    hold the raster's CRS (pixels with a local pixel CRS for a plain image), with
-    ``name``, ``score`` and ``confidence`` as fields and the rest as JSON text in
-    one ``linesnap`` field.
+    ``.geojson``, ``.json`` or no extension (the command refuses others) is LineSnap's RFC 7946
+    collection; ``.gpkg``, ``.shp`` and ``.fgb`` hold the raster's CRS (pixels with a local pixel CRS for a
+    plain image), with ``name``, ``score`` and ``confidence`` as fields and the rest as JSON text in one
+    ``linesnap`` field.
     """
     from core.io.geojson import atomic_write_text, format_geojson, to_feature_collection
 

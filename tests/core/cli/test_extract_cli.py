@@ -185,6 +185,13 @@ def test_the_output_never_replaces_the_input_image(capsys, tmp_path, plain_png):
     assert image.read_bytes() == plain_png.read_bytes()
 
 
+@pytest.mark.parametrize("name", ["out.kml", "out.csv", "out.tif"])
+def test_an_output_of_no_format_written_is_refused_before_the_extraction(capsys, tmp_path, plain_png, name):
+    got = run_cli(capsys, plain_png, "--start", "5,5", "--end", "50,50", "-o", tmp_path / name)
+    assert_failed_cleanly(*got, "unknown format")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(gpu_available(), reason="a GPU (or the CUDA simulator) is present here")
 def test_gpu_without_one(capsys, plain_png):
     got = run_cli(capsys, plain_png, "--start", "5,5", "--end", "50,50", "--backend", "gpu")
