@@ -185,7 +185,12 @@ def _warm_key(backend: str, problem, batch: bool) -> tuple:
 
 
 def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
-    """Solve scaled-down copies of the job's instances first (untimed), once per kind of solve."""
+    """Solve scaled-down copies of the job's instances first (untimed), once per kind of solve; on the CPU,
+    first load every path of the kind's solvers (core.warmup.compile_knapsack_kernels), since a copy may take
+    another path than the instance (a 20-item KP1's copy the state lists, the instance the capacity DP, whose
+    first solve then showed 114-168 ms of loading against under 1 ms for the next)."""
+    from core import warmup
+
     cold = {}
     for instance in job.instances:
         cold.setdefault(_warm_key(backend, instance.problem, job.batch), []).append(instance.problem)
@@ -193,6 +198,9 @@ def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
         if key in _warmed:
             continue
         say(f"preparing the {backend.upper()} {key[1]} solver for this size (first use)")
+        if backend == "cpu" and ("paths", key[1]) not in _warmed:
+            warmup.compile_knapsack_kernels((key[1],))
+            _warmed.add(("paths", key[1]))
         if job.batch:
             solve_many([scaled_down(p) for p in problems], backend, job.memory_budget_bytes)
         else:

@@ -359,6 +359,19 @@ def test_item_rows_and_summaries_on_a_hand_made_case():
     assert "matches the file's known optimum" in result_summary([instance], result)
 
 
+def test_a_cpu_warm_up_loads_every_path_of_the_kind_once_per_process(monkeypatch):
+    from app.knapsack import jobs
+    from core import warmup
+
+    loaded = []
+    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda kinds: loaded.append(kinds))
+    monkeypatch.setattr(jobs, "_warmed", set())
+    small, large = KP1([3, 4, 1], [2, 3, 1], 4), KP1(np.arange(1, 5000), np.arange(1, 5000), 10**6)
+    run_job(SolveJob((KnapsackInstance("small", small), KnapsackInstance("large", large)), ("cpu",)))
+    run_job(SolveJob((KnapsackInstance("again", small),), ("cpu",)))
+    assert loaded == [("kp1",)]  # two sizes of KP1, two jobs: the kind's paths are loaded once
+
+
 def test_run_job_reports_progress_and_refuses_a_backend_twice(tmp_path):
     instances = tuple(KnapsackInstance(f"i{k}", KP1([3, 4, k + 1], [2, 3, 1], 4)) for k in range(3))
     steps = []
