@@ -223,8 +223,12 @@ def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:
         rows = [{"file": path, **solution_to_dict(sol, inst)} for (path, inst), sol in zip(instances, solutions)]
         print(json.dumps({"instances": rows, "count": len(rows), "wall_time_ms": round(wall_ms, 3)}))
         return
-    for (_, inst), sol in zip(instances, solutions):
+    for (path, inst), sol in zip(instances, solutions):
         known = "" if inst.optimum is None else f" (known optimum {inst.optimum})"
+        if inst.optimum is not None and inst.optimum != sol.value:
+            known = f" (DIFFERS from the file's known optimum {inst.optimum})"
+            print(f"linesnap: warning: {path}: {inst.name}: the optimum found, {sol.value}, differs from the "
+                  f"known optimum {inst.optimum} the file states", file=sys.stderr)
         print(f"{inst.name}: optimum {sol.value}{known}; {sol.time_ms:.1f} ms on {sol.backend} ({sol.method})")
         what = "item chosen in each class" if isinstance(inst.problem, MCKP) else f"{len(sol.selected)} items chosen"
         print(f"  {what}: " + " ".join(str(int(i)) for i in sol.selected))

@@ -36,6 +36,14 @@ def test_solve_prints_optimum_items_time_backend(capsys, kp1_file):
     assert second == "  2 items chosen: 1 2"
 
 
+def test_a_known_optimum_that_differs_is_flagged(capsys, tmp_path):
+    path = tmp_path / "wrong.json"
+    write_json(path, KnapsackInstance("toy", KP1([60, 100, 120], [10, 20, 30], 50), 99))
+    code, out, err = _run(capsys, "solve", str(path), "--backend", "cpu")
+    assert code == 0 and out.startswith("toy: optimum 220 (DIFFERS from the file's known optimum 99); ")
+    assert "warning" in err and "differs from the known optimum 99" in err
+
+
 def test_solve_json(capsys, kp1_file):
     code, out, _ = _run(capsys, "solve", str(kp1_file), "--backend", "cpu", "--json")
     data = json.loads(out)
