@@ -113,6 +113,8 @@ def _add_settings_options(group):
     def option(flag, dest, text, **kwargs):
         default = shown.get(dest, defaults[dest]) if defaults[dest] is None else defaults[dest]
         group.add_argument(flag, dest=dest, help=f"{text} (default: {default})", **kwargs)
+        if "_" in dest:  # (one-word fields read as the flag's word already)
+            _FLAG_OF[dest] = flag
 
     option("--nodes", "nodes", "split points of the span, endpoints included (>= 3)", type=int, metavar="N")
     option("--points", "points", "candidate points per guide (>= 2)", type=int, metavar="D")
@@ -248,9 +250,18 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}") from None
 
 
+#: The command's flag of each settings field whose name is not a plain word (filled by the parser's build), for
+#: the settings' errors, which name the Python field: "max_turn_deg must be ..." reads "--max-turn must be ...".
+_FLAG_OF: dict[str, str] = {}
+
+
 def _message(err: BaseException) -> str:
-    """One line: the error's message, or its class name when it has none."""
+    """One line: the error's message (the settings' field names as the command's flags), or its class name
+    when it has none."""
     text = " ".join(str(err).split())
+    if _FLAG_OF:
+        text = re.sub(r"\b(" + "|".join(map(re.escape, _FLAG_OF)) + r")\b", lambda m: _FLAG_OF[m.group(1)], text)
+        text = text.replace(" (or None)", "")  # (the flag left out: its default)
     if isinstance(err, MemoryError):
         return f"out of memory: {text}" if text else "out of memory"
     return text or type(err).__name__

@@ -185,6 +185,15 @@ def test_the_output_never_replaces_the_input_image(capsys, tmp_path, plain_png):
     assert image.read_bytes() == plain_png.read_bytes()
 
 
+@pytest.mark.parametrize("argv, message", [
+    (("--max-turn", "200"), "--max-turn must be a finite number in (0, 180]; got 200.0"),
+    (("--snap-half-width", "-1"), "--snap-half-width must be a finite number in (0, 1e+09]; got -1.0"),
+])
+def test_a_bad_setting_is_named_by_its_flag(capsys, plain_png, argv, message):
+    got = run_cli(capsys, plain_png, "--start", "5,5", "--end", "50,50", *argv)
+    assert_failed_cleanly(*got, message)
+
+
 @pytest.mark.parametrize("name", ["out.kml", "out.csv", "out.tif"])
 def test_an_output_of_no_format_written_is_refused_before_the_extraction(capsys, tmp_path, plain_png, name):
     got = run_cli(capsys, plain_png, "--start", "5,5", "--end", "50,50", "-o", tmp_path / name)
