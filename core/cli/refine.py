@@ -82,6 +82,10 @@ def _run(args) -> int:
     rate = (report.pieces - report.pieces_resumed) / report.compute_s if report.compute_s > 0 else 0.0
     print(f"linesnap: wrote {args.output}: {report.features} features ({counts}); {report.pieces} pieces "
           f"({report.pieces_resumed} resumed), {rate:.1f} pieces/s, {report.total_s:.1f} s", file=sys.stderr)
+    off = report.statuses.get("off_image", 0)
+    if report.features and off == report.features:  # (written back unchanged, as every line is)
+        print(f"linesnap: warning: none of the {off} lines lies on the imagery: check that {args.lines} and the "
+              "images cover the same place (and the lines' CRS)", file=sys.stderr)
     return 0
 
 

@@ -62,6 +62,16 @@ def test_refine_writes_every_line_with_its_properties_in_the_layers_crs(scene, c
     assert np.array_equal(parts[0][0][-1], parts[1][0][0])
 
 
+def test_a_layer_wholly_off_the_imagery_is_written_back_with_a_warning(scene, capsys):
+    folder, image, _ = scene
+    far = [[(x + 5000.0, y + 5000.0) for x, y in line] for line in LINES]
+    lines = write_lines(folder / "far.geojson", far, {"ref": np.array(["A1", "B2"], dtype=object)},
+                        crs="EPSG:4326", driver="GeoJSON")
+    status, _, err = run(refine_main, capsys, lines, image, "-o", folder / "far_out.geojson", *FAST)
+    assert status == 0 and "2 off_image" in err
+    assert "warning: none of the 2 lines lies on the imagery" in err
+
+
 def test_no_align_leaves_a_shifted_layer_where_it_was(scene, capsys):
     folder, image, _ = scene
     shifted = write_lines(folder / "shifted.gpkg", [[(20.0, 106.0), (100.0, 106.0)]],
