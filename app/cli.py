@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
         from core.cli.pipes import stdout_closed
 
         return stdout_closed()
+    except KeyboardInterrupt:  # Ctrl+C before a command's own handling (loading its modules, starting)
+        print("\nlinesnap: interrupted", file=sys.stderr)
+        return 130
 
 
 def _dispatch(argv: list[str]) -> int:

@@ -13,6 +13,8 @@ import json
 import logging
 import os
 import shutil
+import signal
+import threading
 from pathlib import Path
 
 __all__ = ["Interrupted", "dask_client", "discard", "run_tasks", "task_key"]
@@ -52,9 +54,27 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, thread
         return
     count = workers or os.cpu_count() or 1
     shape = dict(n_workers=1, threads_per_worker=count) if threads else dict(n_workers=count, threads_per_worker=1)
-    with LocalCluster(processes=not threads, dashboard_address=None, silence_logs=logging.ERROR, **shape) as cluster, \
-            Client(cluster) as client:
+    with _workers_leave_ctrl_c_to_us():
+        cluster = LocalCluster(processes=not threads, dashboard_address=None, silence_logs=logging.ERROR, **shape)
+    with cluster, Client(cluster) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _workers_leave_ctrl_c_to_us():
+    """Start the local cluster's processes with SIGINT ignored (they inherit it; Python then installs no
+    KeyboardInterrupt handler in them), so that Ctrl+C in a terminal, which reaches the whole process group,
+    stops this process alone, which then closes the cluster: each worker printed its own traceback, and one
+    pressed while the cluster started broke its shutdown.  In the main thread only (elsewhere signals cannot
+    be set, and no terminal's Ctrl+C is ours to handle); a Ctrl+C during the start is ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def run_tasks(function, tasks: dict, resume_dir: Path | None = None, *, client_factory=dask_client,

@@ -137,3 +137,26 @@ def test_a_resume_folder_that_cannot_be_written_does_not_stop_the_run(scene, ref
     assert report.pieces_resumed == 0 and out.exists()
     _, parts, _ = _read(out)
     assert all(np.array_equal(a[0], b[0]) for a, b in zip(parts, refined[2]))
+
+
+def test_the_local_clusters_processes_start_with_ctrl_c_left_to_the_command():
+    # a terminal's Ctrl+C reaches the whole process group: the workers must not each print a traceback
+    import signal
+    import threading
+
+    from core.batch.runner import _workers_leave_ctrl_c_to_us
+
+    before = signal.getsignal(signal.SIGINT)
+    with _workers_leave_ctrl_c_to_us():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # what the spawned workers inherit
+    assert signal.getsignal(signal.SIGINT) is before
+    seen = []
+
+    def elsewhere():
+        with _workers_leave_ctrl_c_to_us():  # signals can only be set from the main thread
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert seen == [before]

@@ -293,3 +293,14 @@ def test_a_mistyped_command_is_a_usage_error_not_the_window(capsys, word):
     assert linesnap([word, "solve", "x"]) == 2
     err = capsys.readouterr().err
     assert f"unknown command {word!r}" in err and "usage: linesnap" in err
+
+
+def test_ctrl_c_before_a_commands_own_handling_is_one_line_and_status_130(capsys, monkeypatch):
+    import app.cli
+
+    def loading(argv):
+        raise KeyboardInterrupt  # as while a command's modules load
+
+    monkeypatch.setattr(app.cli, "_dispatch", loading)
+    assert linesnap(["refine", "x"]) == 130
+    assert capsys.readouterr().err.strip() == "linesnap: interrupted"
