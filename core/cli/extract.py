@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_settings_options(group):
     """One option per ExtractionSettings field; the help shows the field's default."""
     defaults = ExtractionSettings().to_dict()
-    shown = {"band": "luminance", "snap_half_width_px": f"min(half-width, {DEFAULT_SNAP_HALF_WIDTH_PX:g})"}
+    shown = {"band": "every band in auto mode, their intensity in the ribbon and edge modes",
+             "snap_half_width_px": f"min(half-width, {DEFAULT_SNAP_HALF_WIDTH_PX:g})"}
 
     def option(flag, dest, text, **kwargs):
         default = shown.get(dest, defaults[dest]) if defaults[dest] is None else defaults[dest]
@@ -119,14 +120,17 @@ def _add_settings_options(group):
     option("--nodes", "nodes", "split points of the span, endpoints included (>= 3)", type=int, metavar="N")
     option("--points", "points", "candidate points per guide (>= 2)", type=int, metavar="D")
     option("--half-width", "half_width_px", "guide half-width in pixels (> 0)", type=_number, metavar="W")
-    option("--max-turn", "max_turn_deg", "largest turning angle at a guide point, degrees in (0, 180]",
+    option("--max-turn", "max_turn_deg", "largest turning angle at a guide point, degrees in (0, 180] (ribbon and "
+           "edge modes; auto mode sets its own)",
            type=_number, metavar="DEG")
-    option("--sigma", "sigma_px", "Gaussian smoothing before the gradient, pixels (> 0)", type=_number, metavar="S")
+    option("--sigma", "sigma_px", "Gaussian smoothing before the gradient, pixels (> 0; ribbon and edge modes)",
+           type=_number, metavar="S")
     option("--mode", "mode", "auto: the object's course from its appearance, straight or bent; ribbon: the "
            "centre line between two edges; edge: one strong edge", choices=EXTRACTION_MODES)
     option("--ribbon-width", "ribbon_width_px", "full width of the ribbon (road) in pixels for the ribbon mode, "
            "or auto (estimated per extraction)", type=_number_or_auto, metavar="R")
-    option("--polarity", "polarity", "ribbon brighter or darker than its surroundings, any, or auto (estimated)",
+    option("--polarity", "polarity", "ribbon brighter or darker than its surroundings, any, or auto (estimated; "
+           "ribbon and edge modes: auto mode estimates it)",
            choices=("auto", "any", "bright", "dark"))
     option("--ribbon-combine", "ribbon_combine",
            "how a ribbon's two edges combine: their mean, or their geometric mean (needs both edges)",
@@ -135,7 +139,8 @@ def _add_settings_options(group):
            action=argparse.BooleanOptionalAction, default=None)
     option("--snap-half-width", "snap_half_width_px", "how far (pixels) the endpoints may slide",
            type=_number, metavar="W")
-    option("--solver", "solver", "exact DP (all give the same optimum)", choices=("window", "mitm", "brute"))
+    option("--solver", "solver", "exact DP (all give the same optimum; in auto mode for a bent course, a straight "
+           "one being the segment)", choices=("window", "mitm", "brute"))
     option("--backend", "backend", "auto uses an NVIDIA GPU when present", choices=("auto", "cpu", "gpu"))
     option("--band", "band", "1-based band to use", type=int, metavar="K")
 
