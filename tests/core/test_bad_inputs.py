@@ -137,6 +137,11 @@ SETTINGS_CASES = {
 }
 
 
+#: The command names a setting by its flag where the API names the field.
+FLAG_OF = {"max_turn_deg": "--max-turn", "half_width_px": "--half-width", "sigma_px": "--sigma",
+           "ribbon_width_px": "--ribbon-width", "snap_half_width_px": "--snap-half-width"}
+
+
 @pytest.mark.parametrize("case", sorted(SETTINGS_CASES))
 def test_bad_geometry_and_settings(case, tmp_path, capsys):
     start, end, overrides, options, message = SETTINGS_CASES[case]
@@ -145,6 +150,8 @@ def test_bad_geometry_and_settings(case, tmp_path, capsys):
     with pytest.raises(ValueError, match=re.escape(message)):
         extract(path, start, end, backend="cpu", **overrides)
     points = ["--start", "{:g},{:g}".format(*start), "--end", "{:g},{:g}".format(*end)]
+    for field, flag in sorted(FLAG_OF.items(), key=lambda item: -len(item[0])):  # (snap_half_width_px first)
+        message = message.replace(field, flag)
     assert_cli_fails(capsys, tmp_path, [path, *points, *options], message)
 
 
