@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from app.model.events import Event
 from app.model.pieces import PieceOutcome, PreviewRequest, as_xy, straight_outcome
-from core.extraction.cost import MIN_GUIDE_SPACING_PX
+from core.extraction.cost import guides_too_close
 
 __all__ = ["LivePreview"]
 
@@ -100,10 +100,10 @@ class LivePreview:
 
 
 def _too_short(start, end, settings) -> bool:
-    """Whether the span is too short for the settings' guides (core.extraction refuses guides closer than
-    MIN_GUIDE_SPACING_PX): the cursor a few pixels from the anchor, which every move after a click passes
+    """Whether the span is too short for the settings' guides (core.extraction.cost.guides_too_close, which an
+    extraction refuses): the cursor a few pixels from the anchor, which every move after a click passes
     through; its preview is the straight segment, not a refusal in the status bar."""
     nodes = getattr(settings, "nodes", None)
     if not isinstance(nodes, int) or isinstance(nodes, bool):
         return False
-    return math.hypot(end[0] - start[0], end[1] - start[1]) < MIN_GUIDE_SPACING_PX * (nodes - 1)
+    return guides_too_close(nodes, math.hypot(end[0] - start[0], end[1] - start[1]))

@@ -200,19 +200,17 @@ def _solve_files(args) -> int:
 
 
 def _compile_outside_the_limit(kinds) -> None:
-    """Compile the solvers first where numba's cache lacks them: after an install the first solve compiles
-    for a minute or more on a 2-core machine, which a time limit would otherwise count (a 300-item KP1
-    stopped at the default 60 s).  With the cache filled, load those of the families ``kinds`` into this
-    process instead, which a first solve did inside the limit (about a second: a 100-item KP1 stopped at a
-    limit of 0.5 s that its 0.3 ms solve met, and every solve's time read about a second)."""
+    """Compile the solvers of the problem families ``kinds`` first where numba's cache lacks them: after an
+    install the first solve compiles for a minute or more on a 2-core machine, which a time limit would
+    otherwise count (a 300-item KP1 stopped at the default 60 s); with the cache filled, load them into this
+    process, which a first solve did inside the limit (about a second: a 100-item KP1 stopped at a limit of
+    0.5 s that its 0.3 ms solve met, and every solve's time read about a second)."""
     from core import warmup
 
     if warmup.knapsack_cache_is_cold():
-        print("linesnap: compiling the knapsack solvers first (once after an install: about two minutes on a "
+        print("linesnap: compiling the knapsack solvers first (once after an install: a minute or two on a "
               "2-core machine; the time limit starts after it)", file=sys.stderr, flush=True)
-        warmup.compile_knapsack_kernels()
-    else:
-        warmup.compile_knapsack_kernels(tuple(kinds))
+    warmup.compile_knapsack_kernels(tuple(kinds))
 
 
 def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:

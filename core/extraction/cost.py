@@ -25,7 +25,7 @@ from core.memory import check_allocation
 from core.polyline.tables import preparation_bytes
 
 __all__ = ["MAX_ESTIMATED_S", "MIN_GUIDE_SPACING_PX", "ExtractionCost", "check_extraction_cost", "extraction_cost",
-           "window_box", "window_bytes_per_px"]
+           "guides_too_close", "window_box", "window_bytes_per_px"]
 
 #: Guides closer than this (px) along the span see the same pixels: more nodes add work, not detail.
 MIN_GUIDE_SPACING_PX = 0.5
@@ -131,11 +131,17 @@ def window_box(settings: ExtractionSettings, start_xy, end_xy) -> tuple[int, int
     return int(lo[0]), int(lo[1]), int(math.ceil(extent[0])), int(math.ceil(extent[1]))
 
 
+def guides_too_close(nodes: int, span_px: float) -> bool:
+    """Whether ``nodes`` split points put the guides of a ``span_px`` span closer than MIN_GUIDE_SPACING_PX
+    (an extraction refuses that: :func:`check_extraction_cost`)."""
+    return span_px / (nodes - 1) < MIN_GUIDE_SPACING_PX
+
+
 def check_extraction_cost(settings: ExtractionSettings, start_xy, end_xy, band_count: int = 1,
                           backend: str = "cpu", budget_bytes: int | None = None) -> ExtractionCost:
     """The cost, or ValueError (core.memory.HostMemoryError for memory) saying what it needs and what to change."""
     cost = extraction_cost(settings, start_xy, end_xy, band_count, backend)
-    if cost.guide_spacing_px < MIN_GUIDE_SPACING_PX:
+    if guides_too_close(settings.nodes, cost.span_px):
         most = max(3, int(cost.span_px / MIN_GUIDE_SPACING_PX) + 1)
         raise ValueError(f"nodes = {settings.nodes} puts guides {cost.guide_spacing_px:.2g} px apart on this "
                          f"{cost.span_px:.0f} px span; use at most {most} nodes (guides at least "

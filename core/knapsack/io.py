@@ -63,7 +63,7 @@ def read_pisinger(path) -> list[KnapsackInstance]:
     (capacity,) = lines.ints(2, 1)
     items = np.array([lines.ints(3 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
     lines.check_nonnegative(2, [capacity], "the capacity")
-    lines.check_nonnegative(range(3, 3 + n), items.min(axis=1) if n else items[:, 0], "an item's profit and weight")
+    lines.check_nonnegative(range(3, 3 + n), items, "an item's profit and weight")
     problem = build_problem(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity))
     choice = None
     if len(lines.lines) > 2 + n and lines.lines[2 + n].strip():
@@ -85,8 +85,7 @@ def read_jooken(path) -> list[KnapsackInstance]:
     (n,) = lines.ints(1, 1)
     items = np.array([lines.ints(2 + k, 3) for k in range(n)], dtype=np.int64).reshape(n, 3)
     (capacity,) = lines.ints(2 + n, 1)
-    lines.check_nonnegative(range(2, 2 + n), items[:, 1:].min(axis=1) if n else items[:, 0],
-                            "an item's profit and weight")
+    lines.check_nonnegative(range(2, 2 + n), items[:, 1:], "an item's profit and weight")
     lines.check_nonnegative(2 + n, [capacity], "the capacity")
     problem = build_problem(lines, 1, lambda: KP1(items[:, 1], items[:, 2], capacity))
     name = path.parent.name if path.name == "test.in" and path.parent.name else path.stem
@@ -134,8 +133,7 @@ def _csv_block(lines: NumberedLines, start: int):
     if end > len(lines.lines) or lines.lines[end - 1].strip() != "-----":
         raise lines.error(end, f"expected '-----' after the {n} items of block {name!r}")
     lines.check_nonnegative(start + 2, [capacity], "the capacity")
-    lines.check_nonnegative(range(first, end), rows[:, 1:3].min(axis=1) if n else rows[:, 1],
-                            "an item's profit and weight")
+    lines.check_nonnegative(range(first, end), rows[:, 1:3], "an item's profit and weight")
     problem = build_problem(lines, start, lambda: KP1(rows[:, 1], rows[:, 2], capacity))
     return KnapsackInstance(name, problem, optimum, np.flatnonzero(rows[:, 3])), end + 1
 
@@ -154,8 +152,7 @@ def read_ins2d(path) -> list[KnapsackInstance]:
         raise lines.error(3, f"the demands add up to {int(demand.sum(dtype=object)):,} items; "
                              f"at most {MAX_EXPANDED_ITEMS:,} are supported")
     lines.check_nonnegative(2, [width, height], "the bin's width and height")
-    lines.check_nonnegative(range(3, 3 + m), rows[:, 1:3].min(axis=1) if m else rows[:, 1],
-                            "an item's width and height")
+    lines.check_nonnegative(range(3, 3 + m), rows[:, 1:3], "an item's width and height")
     areas = _areas(lines, rows[:, 1], rows[:, 2], range(3, 3 + m))
     w, h, areas = (np.repeat(column, demand) for column in (rows[:, 1], rows[:, 2], areas))
     problem = build_problem(lines, 1, lambda: KP2(areas, h, w, height, width))

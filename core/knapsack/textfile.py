@@ -63,15 +63,16 @@ class NumberedLines:
         return values
 
     def check_nonnegative(self, numbers, values, what: str) -> None:
-        """Refuse, naming its line (``numbers``: each value's line number, or one for all), the first negative
-        value of ``values``: before a problem's own check, which knows item indices only (or a profit the file
-        never held, such as a 2DPackLib item's area)."""
+        """Refuse, naming its line (``numbers``: each row's line number, or one for all), the first negative
+        value of ``values`` (a row of several values each: an item's): before a problem's own check, which
+        knows item indices only (or a profit the file never held, such as a 2DPackLib item's area)."""
         values = np.asarray(values)
-        negative = np.flatnonzero(values < 0)
+        rows = values.reshape(len(values), -1)
+        negative = np.flatnonzero((rows < 0).any(axis=1))
         if len(negative):
             k = int(negative[0])
             number = numbers if isinstance(numbers, int) else numbers[k]
-            raise self.error(number, f"{what} must be non-negative; got {int(values[k])}")
+            raise self.error(number, f"{what} must be non-negative; got {int(rows[k].min())}")
 
     def check_int64(self, number: int, values) -> None:
         """Refuse, naming line ``number``, integers that numpy's int64 cannot hold (it would raise OverflowError)."""
