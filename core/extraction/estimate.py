@@ -32,6 +32,11 @@ _RUN_TOLERANCE_PX = 3.0
 _EDGE_REACH_PX = 30.0
 #: An edge pair counts when its weaker edge is this many times the profile's slope noise.
 _EDGE_SIGNIFICANCE = 3.0
+#: Offsets (samples of _TAUS) beyond an edge where the outside is read.
+_EDGE_BEYOND = (4, 12)
+#: A pair nested inside the stronger one, of the other polarity, is the object when its weaker edge is at
+#: least this share of the stronger pair's (sidewalks or verges of the other polarity flank roads).
+_NESTED_SHARE = 0.4
 #: Below this contrast (inside minus outside over the window's spread) the polarity is "any".
 _POLARITY_CONTRAST = 0.25
 
@@ -242,12 +247,16 @@ def _edge_pair(profiles, taus, significance=None):
 
     For either polarity, the steepest rise on one side of the polyline and fall
     on the other, weighted to prefer edges near it (the clicks lie on the
-    object); the polarity whose weaker edge is stronger wins, and it must stand
-    out of the profile's slope noise by _EDGE_SIGNIFICANCE.
+    object); a pair counts when its weaker edge stands out of the profile's slope
+    noise by _EDGE_SIGNIFICANCE and the profile between the edges lies on its side
+    of the profile beyond them.  The pair whose weaker edge is stronger wins,
+    unless the other lies inside it (:data:`_NESTED_SHARE`).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         profile = np.nanmean(profiles, axis=0)
+    # an offset seen by few stations (the image or the window ends there) gives a noisy mean: not read
+    profile[np.isfinite(profiles).sum(axis=0) * 2 < len(profiles)] = np.nan
     finite = np.isfinite(profile)
     if not finite.all():  # the image ends within the cross-sections: keep the run of data around the polyline
         centre = len(taus) // 2
@@ -265,16 +274,35 @@ def _edge_pair(profiles, taus, significance=None):
     noise = 1.4826 * float(np.median(np.abs(slope - np.median(slope)))) + 1e-12
     weight = 1.0 / (1.0 + np.abs(taus) / _EDGE_REACH_PX)
     left, right = taus < 0, taus > 0
-    best = None
+    floor = (_EDGE_SIGNIFICANCE if significance is None else significance) * noise
+    pairs = []
     for sign in (1.0, -1.0):
         rise = np.flatnonzero(left)[np.argmax((sign * slope * weight)[left])]
         fall = np.flatnonzero(right)[np.argmax((-sign * slope * weight)[right])]
         strength = min(sign * slope[rise], -sign * slope[fall])
-        if best is None or strength > best[0]:
-            best = (strength, float(taus[fall] - taus[rise]), sign, 0.5 * float(taus[fall] + taus[rise]))
-    if best[0] < (_EDGE_SIGNIFICANCE if significance is None else significance) * noise:
+        if strength >= floor and _inside_differs(profile, rise, fall, sign):
+            pairs.append((strength, rise, fall, sign))
+    if not pairs:
         return None
-    return best[1:]
+    pairs.sort(reverse=True)
+    strength, rise, fall, sign = pairs[0]
+    if len(pairs) == 2:  # a band of the other polarity inside the stronger pair, around the clicks, is the object
+        inner = pairs[1]
+        if rise < inner[1] and inner[2] < fall and inner[0] >= _NESTED_SHARE * strength:
+            strength, rise, fall, sign = inner
+    return float(taus[fall] - taus[rise]), sign, 0.5 * float(taus[fall] + taus[rise])
+
+
+def _inside_differs(profile, rise, fall, sign):
+    """Whether the middle half of the profile between a rise and a fall lies on the pair's side (``sign``)
+    of the profile just beyond either edge (which must be seen): a pair enclosing the clicks' object, not a
+    band around it nor an edge where the data ends."""
+    quarter = max(1, (fall - rise) // 4)
+    inside = np.nanmedian(profile[rise + quarter:fall - quarter + 1])
+    beyond = _EDGE_BEYOND
+    outside = (profile[max(0, rise - beyond[1]):max(0, rise - beyond[0]) + 1],
+               profile[fall + beyond[0]:fall + beyond[1] + 1])
+    return all(side.size > beyond[0] and sign * (inside - np.nanmedian(side)) > 0 for side in outside)
 
 
 def _polarity(values, luminance, taus, width):
