@@ -80,19 +80,39 @@ class JobResult:
         Keyed by the backend that ran (``"cpu"`` / ``"gpu"``, in the order
         they ran); each list in the order of the job's instances.
     wall_ms : dict of str to float
-        Wall time of all solves on that backend in milliseconds (warm-up excluded).
+        Wall time of all solves on that backend in milliseconds: warm-up excluded,
+        but the checks around each solver call (cost estimate, the answer's
+        verification) and the progress messages included, which a solution's
+        ``time_ms`` (the solver call alone, the time the panel's table shows) leaves out.
     batch : bool
         Whether the instances were solved together (each solution's ``time_ms``
         is then the time of the whole batch).
+    job_ms : float or None
+        Wall time of the whole job in the worker in milliseconds: the warm-ups,
+        every backend's solves and their checks (None where unknown).
+    warm_up_ms : float
+        The part of ``job_ms`` spent preparing the solvers on first use (loading
+        or compiling them, solving the scaled-down copies); 0 when they were ready.
     """
 
     solutions: dict = field(default_factory=dict)
     wall_ms: dict = field(default_factory=dict)
     batch: bool = False
+    job_ms: float | None = None
+    warm_up_ms: float = 0.0
 
     @property
     def backends(self) -> list[str]:
         return list(self.solutions)
+
+    def solve_ms(self, backend: str) -> float:
+        """Time of ``backend``'s solver calls in milliseconds, from the solutions' ``time_ms``.
+
+        The sum over the instances solved one at a time; the batch's time for a batch
+        (every solution of it carries the batch's time).
+        """
+        times = [solution.time_ms for solution in self.solutions[backend]]
+        return max(times) if self.batch else sum(times)
 
 
 def _no_progress(done: int, total: int, text: str) -> None:
@@ -111,14 +131,16 @@ def run_job(job: SolveJob, progress: Callable[[int, int, str], None] = _no_progr
     resolved = [resolve_backend(b) for b in job.backends]
     if len(set(resolved)) != len(resolved):
         raise ValueError(f"backends {job.backends} resolve to the same backend twice ({resolved})")
-    solutions, wall_ms, done = {}, {}, 0
+    solutions, wall_ms, done, warm_up_ms = {}, {}, 0, 0.0
+    job_start = time.perf_counter()
     for backend in resolved:
-        _warm_up(backend, job, lambda text: progress(done, job.total_steps, text))
+        warm_up_ms += _warm_up(backend, job, lambda text: progress(done, job.total_steps, text))
         start = time.perf_counter()
         solutions[backend], done = _solve_on(backend, job, done, progress)
         wall_ms[backend] = (time.perf_counter() - start) * 1e3
+    job_ms = (time.perf_counter() - job_start) * 1e3
     progress(job.total_steps, job.total_steps, "done")
-    return JobResult(solutions, wall_ms, job.batch)
+    return JobResult(solutions, wall_ms, job.batch, job_ms, warm_up_ms)
 
 
 def _solve_on(backend: str, job: SolveJob, done: int, progress) -> tuple[list, int]:
@@ -184,14 +206,17 @@ def _warm_key(backend: str, problem, batch: bool) -> tuple:
     return backend, kind, batch, items.bit_length(), worth >= 2**31 - 1
 
 
-def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
-    """Solve scaled-down copies of the job's instances first (untimed), once per kind of solve; on the CPU,
-    first load every path of the kind's solvers (core.warmup.compile_knapsack_kernels), since a copy may take
-    another path than the instance (a 20-item KP1's copy the state lists, the instance the capacity DP, whose
-    first solve then showed 114-168 ms of loading against under 1 ms for the next)."""
+def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> float:
+    """Solve scaled-down copies of the job's instances first (outside the solves' times), once per kind of
+    solve; on the CPU, first load every path of the kind's solvers (core.warmup.compile_knapsack_kernels), since
+    a copy may take another path than the instance (a 20-item KP1's copy the state lists, the instance the
+    capacity DP, whose first solve then showed 114-168 ms of loading against under 1 ms for the next).
+
+    Returns the milliseconds it spent preparing solvers: 0.0 when all of them were ready.
+    """
     from core import warmup
 
-    cold = {}
+    start, cold, prepared = time.perf_counter(), {}, False
     for instance in job.instances:
         cold.setdefault(_warm_key(backend, instance.problem, job.batch), []).append(instance.problem)
     for key, problems in cold.items():
@@ -206,6 +231,8 @@ def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> None:
         else:
             solve(scaled_down(problems[0]), backend, job.memory_budget_bytes)
         _warmed.add(key)
+        prepared = True
+    return (time.perf_counter() - start) * 1e3 if prepared else 0.0
 
 
 def error_title(err: BaseException) -> str:
