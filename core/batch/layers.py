@@ -19,8 +19,10 @@ import numpy as np
 from core.batch.wkb import decode_lines, encode_lines
 from core.io.atomic import STALE_TEMPORARY_S
 
-__all__ = ["DRIVERS", "LineLayer", "driver_for", "read_line_layer", "write_line_layer"]
+__all__ = ["DRIVERS", "LineLayer", "driver_for", "read_line_layer", "shapefile_field_names", "write_line_layer"]
 
+#: Bytes of a field name in a Shapefile (its dBASE table).
+_DBF_NAME_BYTES = 10
 #: Output formats by file extension.
 DRIVERS = {".geojson": "GeoJSON", ".json": "GeoJSON", ".gpkg": "GPKG", ".shp": "ESRI Shapefile",
            ".fgb": "FlatGeobuf"}
@@ -113,7 +115,7 @@ def driver_for(path) -> str:
     return DRIVERS[suffix]
 
 
-def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
+def write_line_layer(path, geometries, fields: dict, crs: str | None) -> dict[str, str]:
     """Write features atomically (a temporary file beside ``path``, then a rename).
 
     Parameters
@@ -125,15 +127,24 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
     fields : dict of str to ndarray
         Attribute columns, each as long as ``geometries``.
     crs : str or None
+
+    Returns
+    -------
+    dict of str to str
+        The fields written under another name, ``{name: name written}``: a Shapefile's
+        field names hold 10 bytes at most and must differ ignoring case (see
+        :func:`shapefile_field_names`); empty for the other formats.
     """
     import pyogrio.raw
 
     path = Path(path)
     driver = driver_for(path)
+    names = list(fields)
+    if driver == "ESRI Shapefile":  # named as GDAL would, so that it renames nothing behind a raw warning
+        names = shapefile_field_names(names, path)
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
     # FlatGeobuf's spatial index would reorder the features: keep the input's order.
     options = {"GeoJSON": {"RFC7946": "YES"}, "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
-    names = list(fields)
     # a masked column (integers with nulls) goes as data and mask: GDAL's null, not a sentinel number
     masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
     arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
@@ -156,6 +167,37 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> None:
                 left.unlink()
         with contextlib.suppress(OSError):
             folder.rmdir()
+    return {old: new for old, new in zip(fields, names) if old != new}
+
+
+def shapefile_field_names(names, path="") -> list[str]:
+    """The names that ``names`` get in a Shapefile, as GDAL's driver gives them, without its warnings.
+
+    A dBASE field name holds 10 bytes: a longer name is cut (at a character's
+    end: GDAL cut ``é`` in two, and the file could not be read again), trailing
+    spaces dropped and ``:`` made ``_``; a name already taken, ignoring ASCII case,
+    becomes its first 8 bytes and ``_1`` .. ``_9``, then ``10`` .. ``99``
+    (``lane_number`` beside ``lane_numbe`` is ``lane_num_1``).  OSError naming
+    ``path`` when 99 are taken.
+    """
+    taken, written = set(), []
+    for name in names:
+        radix = _cut_utf8(str(name), _DBF_NAME_BYTES).rstrip().replace(":", "_")
+        candidate, number = radix, 1
+        while candidate.encode().upper() in taken:  # GDAL compares upper-case (ASCII letters only)
+            if number == 100:
+                raise OSError(f"cannot write {path}: too many fields named like {name!r} once cut to "
+                              f"{_DBF_NAME_BYTES} characters for a Shapefile")
+            candidate = _cut_utf8(radix, _DBF_NAME_BYTES - 2) + (f"_{number}" if number < 10 else f"{number}")
+            number += 1
+        taken.add(candidate.encode().upper())
+        written.append(candidate)
+    return written
+
+
+def _cut_utf8(text: str, size: int) -> str:
+    """The longest start of ``text`` whose UTF-8 encoding holds at most ``size`` bytes."""
+    return text.encode()[:size].decode(errors="ignore")
 
 
 def _remove_stale_folders(path: Path) -> None:

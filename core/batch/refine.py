@@ -50,6 +50,10 @@ class RefineReport:
     compute_s : float
         Wall time of the extraction phase (s).
     total_s : float
+        Wall time of the whole call (s).
+    renamed_fields : dict of str to str
+        Fields written under another name, ``{name: name written}`` (a Shapefile's
+        names hold 10 characters at most: core.batch.layers.shapefile_field_names).
     """
 
     features: int = 0
@@ -58,6 +62,7 @@ class RefineReport:
     pieces_resumed: int = 0
     compute_s: float = 0.0
     total_s: float = 0.0
+    renamed_fields: dict = field(default_factory=dict)
 
 
 def resume_dir_for(output) -> Path:
@@ -131,14 +136,15 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         if outcome.parts_px is not None:
             geometries[k] = [transform_xy(reference.pixel_to_map(p), reference.crs, layer.crs)
                              for p in outcome.parts_px]
-    write_line_layer(output, geometries, {**layer.fields, **result_columns(len(layer), outcomes)}, layer.crs)
+    renamed = write_line_layer(output, geometries, {**layer.fields, **result_columns(len(layer), outcomes)},
+                               layer.crs)
     discard(resume)
     statuses = {}
     for k in range(len(layer)):
         status = outcomes[k].status if k in outcomes else "not_a_line"
         statuses[status] = statuses.get(status, 0) + 1
     return RefineReport(len(layer), statuses, sum(weights.values()), sum(weights[k] for k in list(results)[:resumed]),
-                        compute_s, time.perf_counter() - began)
+                        compute_s, time.perf_counter() - began, renamed)
 
 
 def _checked_output(output) -> Path:

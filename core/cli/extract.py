@@ -193,6 +193,10 @@ def _inputs(args):
     """Image, endpoints and settings fields from the command line (and the demo's defaults)."""
     settings = {name: getattr(args, name) for name in SETTING_OPTIONS if getattr(args, name) is not None}
     image, start, end = args.image, args.start, args.end
+    given = [flag for flag, value in (("--start", start), ("--end", end)) if value is not None]
+    if args.pairs is not None and given:  # (in argparse's words for a conflict: the pairs would silently win)
+        raise _CommandLineError(f"argument --pairs: not allowed with argument{'s' * (len(given) > 1)} "
+                                f"{' and '.join(given)}")
     if args.demo:
         demo_image, demo_start, demo_end, demo_settings = demo_inputs()
         image, start, end = image or demo_image, start or demo_start, end or demo_end

@@ -20,6 +20,8 @@ __all__ = ["CRS_CHOICES", "read_pairs", "run_pairs", "to_pixels"]
 #: ``--crs`` values besides a CRS string.
 CRS_CHOICES = ("pixel", "image")
 _CSV_SUFFIXES = (".csv", ".txt")
+#: A CSV's columns of a pair's points (the other layout: ``start`` and ``end`` holding ``"X Y"``).
+_XY_COLUMNS = ("start_x", "start_y", "end_x", "end_y")
 
 
 def to_pixels(points, raster, crs: str = "pixel") -> np.ndarray:
@@ -63,28 +65,76 @@ def read_pairs(path, raster, crs: str = "pixel") -> list[tuple[str, np.ndarray, 
 
 
 def _csv_pairs(path: Path):
-    with path.open(newline="", encoding="utf-8-sig") as stream:
-        rows = list(csv.DictReader(stream))
-    columns = set(rows[0]) if rows else set()
+    """Names, starts and ends of a CSV's pairs; blank rows (nothing but spaces and commas) are skipped.
+
+    ValueError naming the file, and the line of a row that is not a pair of points.
+    """
     names, starts, ends = [], [], []
-    for k, row in enumerate(rows):
-        try:
-            if {"start_x", "start_y", "end_x", "end_y"} <= columns:
-                start = [float(row["start_x"]), float(row["start_y"])]
-                end = [float(row["end_x"]), float(row["end_y"])]
-            elif {"start", "end"} <= columns:
-                start, end = _point(row["start"]), _point(row["end"])
-            else:
-                raise ValueError(f"pairs file {path} needs columns start_x, start_y, end_x, end_y "
-                                 f"(or start and end as 'X Y'); it has {', '.join(sorted(columns)) or 'none'}")
-        except (TypeError, ValueError) as err:
-            if "needs columns" in str(err):
-                raise
-            raise ValueError(f"pairs file {path}, row {k + 2}: not a pair of points ({err})") from None
-        names.append(row.get("name") or str(k + 1))
-        starts.append(start)
-        ends.append(end)
+    with path.open(newline="", encoding="utf-8-sig") as stream:
+        reader = csv.reader(stream)
+        rows = _filled_rows(path, reader)
+        header = next(rows, None)
+        columns = _pair_columns(path, [cell.strip() for cell in header or []])
+        for row in rows:
+            try:
+                start, end = _row_points(row, columns)
+            except ValueError as err:
+                raise ValueError(f"pairs file {path}, line {reader.line_num}: not a pair of points ({err})") from None
+            names.append(_cell(row, columns.get("name")) or str(len(names) + 1))
+            starts.append(start)
+            ends.append(end)
     return names, np.asarray(starts, np.float64).reshape(-1, 2), np.asarray(ends, np.float64).reshape(-1, 2)
+
+
+def _filled_rows(path: Path, reader):
+    """The rows of a CSV reader that hold something: an empty line, or a spreadsheet's ``,,,``, is no pair."""
+    try:
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                yield row
+    except UnicodeDecodeError as err:
+        raise ValueError(f"pairs file {path} is not UTF-8 text ({err})") from None
+    except csv.Error as err:
+        raise ValueError(f"pairs file {path}, line {reader.line_num}: not CSV ({err})") from None
+
+
+def _pair_columns(path: Path, header: list[str]) -> dict:
+    """The column index of each field of a pair (and of ``name`` when there is one), from the header row.
+
+    A file of no rows at all has no pairs (no columns needed).
+    """
+    if not header:
+        return {}
+    index = {name: k for k, name in enumerate(header)}
+    for wanted in (_XY_COLUMNS, ("start", "end")):
+        if set(wanted) <= set(index):
+            return {name: index[name] for name in (*wanted, "name") if name in index}
+    raise ValueError(f"pairs file {path} needs columns start_x, start_y, end_x, end_y "
+                     f"(or start and end as 'X Y'); it has {', '.join(sorted(filter(None, header))) or 'none'}")
+
+
+def _row_points(row: list[str], columns: dict) -> tuple[list[float], list[float]]:
+    """``(start, end)`` of a CSV row; ValueError saying which value is missing or not a number."""
+    values = {name: _cell(row, k) for name, k in columns.items() if name != "name"}
+    missing = [name for name, text in values.items() if not text.strip()]
+    if missing:
+        raise ValueError(f"no value for {', '.join(missing)}")
+    if "start" in values:
+        return _point(values["start"]), _point(values["end"])
+    x0, y0, x1, y1 = (_number(values[name], name) for name in _XY_COLUMNS)
+    return [x0, y0], [x1, y1]
+
+
+def _cell(row: list[str], k: int | None) -> str:
+    """The text of column ``k`` of a row ("" where the row is short or there is no such column)."""
+    return row[k] if k is not None and k < len(row) else ""
+
+
+def _number(text: str, column: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{column} is not a number: {text.strip()!r}") from None
 
 
 def _point(text: str) -> list[float]:

@@ -82,11 +82,21 @@ def _run(args) -> int:
     rate = (report.pieces - report.pieces_resumed) / report.compute_s if report.compute_s > 0 else 0.0
     print(f"linesnap: wrote {args.output}: {report.features} features ({counts}); {report.pieces} pieces "
           f"({report.pieces_resumed} resumed), {rate:.1f} pieces/s, {report.total_s:.1f} s", file=sys.stderr)
+    if report.renamed_fields:
+        _warn_renamed(args.output, report.renamed_fields)
     off = report.statuses.get("off_image", 0)
     if report.features and off == report.features:  # (written back unchanged, as every line is)
         print(f"linesnap: warning: none of the {off} lines lies on the imagery: check that {args.lines} and the "
               "images cover the same place (and the lines' CRS)", file=sys.stderr)
     return 0
+
+
+def _warn_renamed(output, renamed: dict) -> None:
+    """One line for the fields written under another name (instead of GDAL's raw warning for each)."""
+    pairs = ", ".join(f"{old!r} to {new!r}" for old, new in renamed.items())
+    print(f"linesnap: warning: {output}: renamed {'field' if len(renamed) == 1 else 'fields'} {pairs} (a Shapefile's "
+          "field names hold 10 characters at most and differ ignoring case; .gpkg or .fgb keep the names)",
+          file=sys.stderr)
 
 
 class _progress_bar:

@@ -6,6 +6,7 @@ import functools
 import http.server
 import json
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -164,6 +165,64 @@ def test_extract_pairs_from_csv_and_geojson_in_pixels_image_and_lonlat(scene, ca
     assert status == 0
     assert np.allclose(np.array(json.loads(out)["features"][0]["properties"]["pixel_coordinates"])[[0, -1]], ends[0],
                        atol=1e-4)
+
+
+@pytest.mark.parametrize("points", [["--start", "20,104"], ["--end", "140,104"],
+                                    ["--start", "20,104", "--end", "140,104"]])
+def test_pairs_with_start_or_end_is_a_usage_error(scene, tmp_path, capsys, points):
+    _, image, _ = scene
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("start_x,start_y,end_x,end_y\n154,10,154,90\n", encoding="utf-8")
+    out = tmp_path / "out.geojson"
+    status, stdout, err = run(extract_main, capsys, image, "--pairs", pairs, *points, "-o", out)
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1, err  # (the pairs silently won)
+    assert lines[0].startswith("linesnap: error: argument --pairs: not allowed with argument"), lines[0]
+    assert all(flag in lines[0] for flag in points if flag.startswith("--")), lines[0]
+    assert stdout == "" and not out.exists()
+
+
+def test_blank_rows_of_a_pairs_csv_are_skipped(scene, tmp_path, capsys):
+    _, image, _ = scene
+    pairs = tmp_path / "pairs.csv"
+    for text, names in [("name,start_x,start_y,end_x,end_y\n\nh,20,104,140,104\n   \n,,,,\nv,154,10,154,90\n , ,\n",
+                         ["h", "v"]),
+                        ("\nstart, end\n20 104,140 104\n\n154 10,154 90\n,\n", ["1", "2"])]:
+        pairs.write_text(text, encoding="utf-8")
+        status, out, err = run(extract_main, capsys, image, "--pairs", pairs)
+        assert status == 0 and err == "", err
+        assert [f["properties"]["name"] for f in json.loads(out)["features"]] == names
+
+
+@pytest.mark.parametrize("row, reason", [("20,104,x,104", "end_x is not a number: 'x'"),
+                                         ("20,104,140", "no value for end_y"),
+                                         ("20, ,140,104", "no value for start_y")])
+def test_a_malformed_pairs_row_is_named_by_its_file_and_line(scene, tmp_path, capsys, row, reason):
+    _, image, _ = scene
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(f"start_x,start_y,end_x,end_y\n\n154,10,154,90\n\n{row}\n", encoding="utf-8")
+    out = tmp_path / "out.geojson"
+    status, stdout, err = run(extract_main, capsys, image, "--pairs", pairs, "-o", out)
+    assert_one_error_line(status, err, f"pairs file {pairs}, line 5: not a pair of points ({reason})")
+    assert stdout == "" and not out.exists()
+
+
+def test_a_shapefile_output_says_in_one_line_which_fields_it_renamed(scene, tmp_path, capsys):
+    _, image, _ = scene
+    lanes = np.array(["2", "4"], dtype=object)
+    lines = write_lines(tmp_path / "long_names.geojson", LINES, {"ref": np.array(["A1", "B2"], dtype=object),
+                        "lane_numbe": lanes, "lane_number": lanes[::-1]}, crs="EPSG:4326", driver="GeoJSON")
+    out = tmp_path / "refined.shp"
+    with warnings.catch_warnings(record=True) as caught:  # (GDAL's warnings come through pyogrio as these)
+        warnings.simplefilter("always")
+        status, _, err = run(refine_main, capsys, lines, image, "-o", out, "--threads", "--workers", "1", "--quiet")
+    assert status == 0 and [str(w.message) for w in caught if "field" in str(w.message)] == []
+    wrote, renamed = err.strip().splitlines()
+    assert wrote.startswith(f"linesnap: wrote {out}: 2 features")
+    assert renamed.startswith(f"linesnap: warning: {out}: renamed field 'lane_number' to 'lane_num_1' (a Shapefile")
+    fields = _read(out)[2]
+    assert list(fields)[:4] == ["ref", "lane_numbe", "lane_num_1", "status"]
+    assert fields["lane_numbe"].tolist() == ["2", "4"] and fields["lane_num_1"].tolist() == ["4", "2"]
 
 
 def _write_layer(path, wkbs, geometry_type):
