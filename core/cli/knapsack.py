@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 
@@ -235,8 +236,35 @@ def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:
 
 
 def _generate(args) -> int:
-    from core.knapsack import generators
     from core.knapsack.io import KnapsackInstance, write_json
+
+    try:
+        problem, name = _generated(args)
+    except ValueError as exc:  # the generators name their Python arguments; here they are flags
+        exc.args = (_as_flags(str(exc)),)  # (the same exception: HostMemoryError keeps its sizes)
+        raise
+    write_json(args.output, KnapsackInstance(name, problem, None))
+    print(f"wrote {name} to {args.output}")
+    return 0
+
+
+#: The flag of each generator argument that the command sets under another name ("coefficient_range must be
+#: ..." reads "--range must be ..."; "n = 10 asks for" reads "-n 10 asks for").  One-word arguments (seed,
+#: instance, series, capacity, groups, spread, epsilon) read as their flag's word already, as in
+#: ``linesnap extract``; kind, klass and set_number are argparse choices: a bad one never reaches a generator.
+GENERATOR_FLAGS = {"n": "-n", "coefficient_range": "--range", "last_fraction": "--last-fraction",
+                   "items_per_class": "--items-per-class"}
+_GENERATOR_ARGUMENT = re.compile(r"\b(" + "|".join(GENERATOR_FLAGS) + r")\b(?: =)?")
+
+
+def _as_flags(text: str) -> str:
+    """A generator's message with its argument names as the command's flags."""
+    return _GENERATOR_ARGUMENT.sub(lambda match: GENERATOR_FLAGS[match.group(1)], text)
+
+
+def _generated(args):
+    """The instance that ``linesnap knapsack generate`` asks for, and its name."""
+    from core.knapsack import generators
 
     if args.family == "pisinger":
         problem = generators.pisinger(args.type, args.items, args.range, args.instance, args.series, args.seed)
@@ -254,6 +282,4 @@ def _generate(args) -> int:
     else:
         problem = generators.suri(args.set, args.seed, args.items_per_class)
         name = f"suri-set{args.set}-s{args.seed}"
-    write_json(args.output, KnapsackInstance(name, problem, None))
-    print(f"wrote {name} to {args.output}")
-    return 0
+    return problem, name

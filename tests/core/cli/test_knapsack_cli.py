@@ -127,6 +127,28 @@ def test_errors_are_one_line(capsys, argv, code, message):
     assert message in err
 
 
+@pytest.mark.parametrize(
+    "args, message, api_name",
+    [
+        (["pisinger", "--range", "5"], "--range must be an integer in [10, ", "coefficient_range"),
+        (["pisinger-hard", "--range", "2000000000000"], "--range must be an integer in [10, 1099511627776]; got ",
+         "coefficient_range"),
+        (["jooken", "--last-fraction", "2"], "--last-fraction must be in (0, 1]; got 2.0", "last_fraction"),
+        (["suri", "--items-per-class", "0"], "--items-per-class must be an integer >= 1; got 0", "items_per_class"),
+        (["suri", "--items-per-class", "1000000000"], "--items-per-class 1000000000 in 100 classes asks for ",
+         "items_per_class"),
+        (["curtis", "-n", "0"], "error: -n must be an integer >= 1; got 0", None),
+        (["pisinger", "--items", "1000000000"], "error: -n 1000000000 asks for 1,000,000,000 items", None),
+    ],
+)
+def test_generator_errors_name_the_commands_flags(capsys, tmp_path, args, message, api_name):
+    out = tmp_path / "g.json"
+    code, stdout, err = _run(capsys, "generate", *args, "-o", str(out))
+    assert code == 1 and stdout == "" and len(err.splitlines()) == 1
+    assert message in err and (api_name is None or api_name not in err), err
+    assert not out.exists()
+
+
 def test_wrong_problem_for_file(capsys, tmp_path):
     path = tmp_path / "k.json"
     write_json(path, KP2([1], [1], [1], 1, 1))
