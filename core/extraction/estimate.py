@@ -6,7 +6,6 @@ the intensity across the polyline, at stations along its middle.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -252,9 +251,7 @@ def _edge_pair(profiles, taus, significance=None):
     of the profile beyond them.  The pair whose weaker edge is stronger wins,
     unless the other lies inside it (:data:`_NESTED_SHARE`).
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        profile = np.nanmean(profiles, axis=0)
+    profile = _finite_mean(profiles, axis=0)
     # an offset seen by few stations (the image or the window ends there) gives a noisy mean: not read
     profile[np.isfinite(profiles).sum(axis=0) * 2 < len(profiles)] = np.nan
     finite = np.isfinite(profile)
@@ -298,11 +295,11 @@ def _inside_differs(profile, rise, fall, sign):
     of the profile just beyond either edge (which must be seen): a pair enclosing the clicks' object, not a
     band around it nor an edge where the data ends."""
     quarter = max(1, (fall - rise) // 4)
-    inside = np.nanmedian(profile[rise + quarter:fall - quarter + 1])
+    inside = np.median(profile[rise + quarter:fall - quarter + 1])  # (a run of data: no NaN)
     beyond = _EDGE_BEYOND
     outside = (profile[max(0, rise - beyond[1]):max(0, rise - beyond[0]) + 1],
                profile[fall + beyond[0]:fall + beyond[1] + 1])
-    return all(side.size > beyond[0] and sign * (inside - np.nanmedian(side)) > 0 for side in outside)
+    return all(side.size > beyond[0] and sign * (inside - np.median(side)) > 0 for side in outside)
 
 
 def _polarity(values, luminance, taus, width):
@@ -314,15 +311,27 @@ def _polarity(values, luminance, taus, width):
     if not inside.any() or not outside.any() or valid.size < 2:
         return "any", 0.0
     spread = 1.4826 * float(np.median(np.abs(valid - np.median(valid)))) or float(valid.std()) or 1.0
-    with warnings.catch_warnings():  # stations whose cross-section lies off the image give NaN
-        warnings.simplefilter("ignore", RuntimeWarning)
-        difference = np.nanmedian(np.nanmean(values[:, inside], axis=1) - np.nanmean(values[:, outside], axis=1))
-    if not np.isfinite(difference):
+    # stations whose cross-section lies off the image give NaN
+    differences = _finite_mean(values[:, inside], axis=1) - _finite_mean(values[:, outside], axis=1)
+    differences = differences[np.isfinite(differences)]
+    if differences.size == 0:
         return "any", 0.0
+    difference = np.median(differences)
     contrast = abs(float(difference)) / spread
     if contrast < _POLARITY_CONTRAST:
         return "any", contrast
     return ("bright" if difference > 0 else "dark"), contrast
+
+
+def _finite_mean(values, axis):
+    """The mean of the finite values along ``axis`` (NaN where there are none), as np.nanmean but without its
+    warning, whose filter (warnings.catch_warnings) is not thread-safe: extractions run in threads (refine
+    --threads), where one thread's filter could hide or let through another's warnings."""
+    finite = np.isfinite(values)
+    count = finite.sum(axis=axis)
+    total = np.where(finite, values, 0.0).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):  # (numpy's error state is per thread)
+        return np.where(count > 0, total / count, np.nan)
 
 
 def _confidence(window, vertices, width) -> float:

@@ -42,3 +42,4 @@ def test_where_the_window_ends_inside_the_cross_sections_the_road_keeps_its_widt
     estimate = _estimate(window, [start, end], col_off, row_off)
     assert estimate.polarity == "dark"
     assert estimate.width_px == pytest.approx(16.0, abs=2.0)
+
