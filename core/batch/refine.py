@@ -2,8 +2,9 @@
 
 Every input feature is written back with its properties and the refinement's
 result: ``status``, ``confidence`` and the displacement ``dmean_px``,
-``dmax_px``, ``dmean_m``, ``dmax_m``.  A line that cannot be refined is written
-unchanged with its status.
+``dmax_px``, ``dmean_m``, ``dmax_m`` (an input field of one of these names is
+kept as ``input_<name>``).  A line that cannot be refined is written unchanged
+with its status.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import numpy as np
 from core.batch.frames import transform_xy
 from core.batch.joints import joined_parts, node_positions
 from core.batch.layers import driver_for, read_line_layer, write_line_layer
-from core.batch.outcome import feature_outcomes, result_columns
+from core.batch.outcome import RESULT_COLUMNS, feature_outcomes, result_columns
 from core.batch.plan import plan_pieces
 from core.batch.runner import discard, run_tasks, task_key
 from core.batch.sources import list_sources
 from core.batch.work import refine_tile
 
-__all__ = ["RefineReport", "assign_tiles", "refine_layer", "resume_dir_for"]
+__all__ = ["RefineReport", "assign_tiles", "kept_input_fields", "refine_layer", "resume_dir_for"]
 
 #: Pieces are grouped by raster tiles of this size (px): a task opens its raster once.
 TILE_PX = 1024
@@ -54,6 +55,9 @@ class RefineReport:
     renamed_fields : dict of str to str
         Fields written under another name, ``{name: name written}`` (a Shapefile's
         names hold 10 characters at most: core.batch.layers.shapefile_field_names).
+    kept_fields : dict of str to str
+        The input's fields named like a result column, kept under another name
+        (:func:`kept_input_fields`), ``{name: name written}``.
     """
 
     features: int = 0
@@ -63,6 +67,7 @@ class RefineReport:
     compute_s: float = 0.0
     total_s: float = 0.0
     renamed_fields: dict = field(default_factory=dict)
+    kept_fields: dict = field(default_factory=dict)
 
 
 def resume_dir_for(output) -> Path:
@@ -136,15 +141,33 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         if outcome.parts_px is not None:
             geometries[k] = [transform_xy(reference.pixel_to_map(p), reference.crs, layer.crs)
                              for p in outcome.parts_px]
-    renamed = write_line_layer(output, geometries, {**layer.fields, **result_columns(len(layer), outcomes)},
-                               layer.crs)
+    fields, kept = kept_input_fields(layer.fields)
+    renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, layer.crs)
     discard(resume)
     statuses = {}
     for k in range(len(layer)):
         status = outcomes[k].status if k in outcomes else "not_a_line"
         statuses[status] = statuses.get(status, 0) + 1
     return RefineReport(len(layer), statuses, sum(weights.values()), sum(weights[k] for k in list(results)[:resumed]),
-                        compute_s, time.perf_counter() - began, renamed)
+                        compute_s, time.perf_counter() - began, renamed, kept)
+
+
+def kept_input_fields(fields: dict) -> tuple[dict, dict]:
+    """The input's fields with those named like a result column (ignoring case, as GeoPackage and Shapefile
+    compare names) renamed ``input_<name>`` (then ``input_<name>_2``, ...), so that the results do not overwrite
+    them: ``(fields, {name: new name})``.  A layer refined before keeps its earlier results so."""
+    results = {name.lower() for name in RESULT_COLUMNS}
+    taken = {name.lower() for name in fields} | results
+    out, kept = {}, {}
+    for name, values in fields.items():
+        if name.lower() in results:
+            new, number = f"input_{name}", 2
+            while new.lower() in taken:
+                new, number = f"input_{name}_{number}", number + 1
+            taken.add(new.lower())
+            kept[name] = name = new
+        out[name] = values
+    return out, kept
 
 
 def _checked_output(output) -> Path:

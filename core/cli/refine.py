@@ -82,6 +82,10 @@ def _run(args) -> int:
     rate = (report.pieces - report.pieces_resumed) / report.compute_s if report.compute_s > 0 else 0.0
     print(f"linesnap: wrote {args.output}: {report.features} features ({counts}); {report.pieces} pieces "
           f"({report.pieces_resumed} resumed), {rate:.1f} pieces/s, {report.total_s:.1f} s", file=sys.stderr)
+    if report.kept_fields:
+        pairs = ", ".join(f"{old!r} as {new!r}" for old, new in report.kept_fields.items())
+        print(f"linesnap: warning: {args.output}: kept the input's {pairs} (refine writes its results under "
+              "those names)", file=sys.stderr)
     if report.renamed_fields:
         _warn_renamed(args.output, report.renamed_fields)
     off = report.statuses.get("off_image", 0)

@@ -225,6 +225,22 @@ def test_a_shapefile_output_says_in_one_line_which_fields_it_renamed(scene, tmp_
     assert fields["lane_numbe"].tolist() == ["2", "4"] and fields["lane_num_1"].tolist() == ["4", "2"]
 
 
+def test_input_fields_named_like_the_results_are_kept_under_another_name(scene, tmp_path, capsys):
+    _, image, _ = scene
+    lines = write_lines(tmp_path / "planned.geojson", LINES, {"status": np.array(["planned", "built"], dtype=object),
+                        "Confidence": np.array(["high", "low"], dtype=object)}, crs="EPSG:4326", driver="GeoJSON")
+    out = tmp_path / "refined.gpkg"
+    status, _, err = run(refine_main, capsys, lines, image, "-o", out, "--threads", "--workers", "1", "--quiet")
+    assert status == 0
+    kept = err.strip().splitlines()[1]
+    assert kept == (f"linesnap: warning: {out}: kept the input's 'status' as 'input_status', 'Confidence' as "
+                    "'input_Confidence' (refine writes its results under those names)")
+    fields = _read(out)[2]
+    assert fields["input_status"].tolist() == ["planned", "built"]
+    assert fields["input_Confidence"].tolist() == ["high", "low"]
+    assert set(fields["status"]) <= {"refined", "partial"} and fields["confidence"].dtype.kind == "f"
+
+
 def _write_layer(path, wkbs, geometry_type):
     pyogrio.raw.write(str(path), np.array(wkbs, dtype=object), [np.arange(len(wkbs))], ["id"], crs=CRS,
                       geometry_type=geometry_type, driver="GPKG")
