@@ -58,6 +58,9 @@ class RefineReport:
     kept_fields : dict of str to str
         The input's fields named like a result column, kept under another name
         (:func:`kept_input_fields`), ``{name: name written}``.
+    assumed_image_crs : bool
+        The layer has no CRS and its coordinates were taken as in the (first)
+        image's CRS, as File > Import Lines takes them; it is written back without one.
     """
 
     features: int = 0
@@ -68,6 +71,7 @@ class RefineReport:
     total_s: float = 0.0
     renamed_fields: dict = field(default_factory=dict)
     kept_fields: dict = field(default_factory=dict)
+    assumed_image_crs: bool = False
 
 
 def resume_dir_for(output) -> Path:
@@ -122,7 +126,8 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     sources = list_sources(images)
     reference = sources[0]
     indices = layer.line_indices()
-    parts_px = [_to_pixels(part, layer.crs, reference) for k in indices for part in layer.parts[k]]
+    crs = layer.crs if layer.crs is not None else reference.crs  # no CRS: the image's, as File > Import takes it
+    parts_px = [_to_pixels(part, crs, reference) for k in indices for part in layer.parts[k]]
     plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
     tiles, placed = assign_tiles(plan, sources, reference, tile_px)
     tasks = {task_key(t): t for t in _tasks(tiles, settings, sources, ALIGN if align else None)}
@@ -139,7 +144,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     geometries = list(layer.wkb)
     for k, outcome in outcomes.items():
         if outcome.parts_px is not None:
-            geometries[k] = [transform_xy(reference.pixel_to_map(p), reference.crs, layer.crs)
+            geometries[k] = [transform_xy(reference.pixel_to_map(p), reference.crs, crs)
                              for p in outcome.parts_px]
     fields, kept = kept_input_fields(layer.fields)
     renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, layer.crs)
@@ -149,7 +154,8 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         status = outcomes[k].status if k in outcomes else "not_a_line"
         statuses[status] = statuses.get(status, 0) + 1
     return RefineReport(len(layer), statuses, sum(weights.values()), sum(weights[k] for k in list(results)[:resumed]),
-                        compute_s, time.perf_counter() - began, renamed, kept)
+                        compute_s, time.perf_counter() - began, renamed, kept,
+                        layer.crs is None and reference.crs is not None)
 
 
 def kept_input_fields(fields: dict) -> tuple[dict, dict]:

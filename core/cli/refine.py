@@ -82,6 +82,9 @@ def _run(args) -> int:
     rate = (report.pieces - report.pieces_resumed) / report.compute_s if report.compute_s > 0 else 0.0
     print(f"linesnap: wrote {args.output}: {report.features} features ({counts}); {report.pieces} pieces "
           f"({report.pieces_resumed} resumed), {rate:.1f} pieces/s, {report.total_s:.1f} s", file=sys.stderr)
+    if report.assumed_image_crs:
+        print(f"linesnap: warning: {args.lines} has no CRS: its coordinates were taken as in the image's CRS",
+              file=sys.stderr)
     if report.kept_fields:
         pairs = ", ".join(f"{old!r} as {new!r}" for old, new in report.kept_fields.items())
         print(f"linesnap: warning: {args.output}: kept the input's {pairs} (refine writes its results under "

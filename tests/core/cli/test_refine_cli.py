@@ -241,6 +241,22 @@ def test_input_fields_named_like_the_results_are_kept_under_another_name(scene, 
     assert set(fields["status"]) <= {"refined", "partial"} and fields["confidence"].dtype.kind == "f"
 
 
+def test_a_layer_without_a_crs_is_taken_in_the_images_crs(scene, tmp_path, capsys):
+    # as File > Import Lines takes it (the command refused it: "cannot relate coordinates ...")
+    _, image, _ = scene
+    lines = tmp_path / "no_crs.gpkg"
+    geometry = np.array([encode_lines([px_to_map(line)]) for line in LINES], dtype=object)
+    pyogrio.raw.write(str(lines), geometry, [np.array(["A1", "B2"], dtype=object)], ["ref"], crs=None,
+                      geometry_type="LineString", driver="GPKG")
+    out = tmp_path / "refined.gpkg"
+    status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST)
+    assert status == 0 and "2 refined" in err
+    assert f"linesnap: warning: {lines} has no CRS: its coordinates were taken as in the image's CRS" in err
+    meta, parts, _ = _read(out)
+    assert meta["crs"] is None
+    assert np.allclose(map_to_px(parts[0][0][-1:])[0], (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
+
+
 def _write_layer(path, wkbs, geometry_type):
     pyogrio.raw.write(str(path), np.array(wkbs, dtype=object), [np.arange(len(wkbs))], ["id"], crs=CRS,
                       geometry_type=geometry_type, driver="GPKG")
