@@ -75,7 +75,7 @@ def kp2_dp_cost(problem: KP2) -> DPCost:
     return DPCost(int(items.sum()), tuple(caps), cells, least, cells / KP2_DP_CELLS_PER_S)
 
 
-def check_solve_cost(problem, backend: str, budget_bytes: int | None, batched: bool = False) -> DPCost | None:
+def check_solve_cost(problem, backend: str, budget_bytes: int | None) -> DPCost | None:
     """Refuse at once a solve whose only method is a DP past the time limit or the budget.
 
     Parameters
@@ -86,8 +86,6 @@ def check_solve_cost(problem, backend: str, budget_bytes: int | None, batched: b
     budget_bytes : int or None
         The solver's memory budget (None: :func:`core.memory.resolve_budget`'s default, read only where a DP is
         estimated: a small solve of another kind spent 3 us reading it).
-    batched : bool
-        True for a KP2 of a ``solve_many`` batch (solved by the DP side by side).
 
     Returns
     -------
@@ -103,7 +101,7 @@ def check_solve_cost(problem, backend: str, budget_bytes: int | None, batched: b
     if backend != "cpu" or problem_kind(problem) != "kp2":
         return None
     cost = kp2_dp_cost(problem)
-    if not batched and cost.n_items <= KP2_STATES_MAX_ITEMS:
+    if cost.n_items <= KP2_STATES_MAX_ITEMS:  # (a batch's too: core.knapsack.kp2.solve_kp2_batch)
         return cost  # the state lists run first
     what = (f"KP2 with {cost.n_items:,} items and capacities {problem.capacity1:,} x {problem.capacity2:,} "
             f"(the capacity DP: {cost.cells:.1e} cells)")

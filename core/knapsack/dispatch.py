@@ -125,7 +125,7 @@ def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None 
     out = [None] * len(problems)
     keep_freed_memory()
     for k in batch:
-        check_solve_cost(problems[k], resolved, budget, batched=True)
+        check_solve_cost(problems[k], resolved, budget)
     with limits.time_limit(limit_s):
         if batch:
             for k, solution in zip(batch, _solve_kp2_batch([problems[k] for k in batch], resolved, budget)):
