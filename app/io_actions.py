@@ -119,18 +119,23 @@ class FeatureIO:
         ``.gpkg``, ``.shp``, ``.fgb`` in the image's CRS.  Flat fields (name,
         score, backend, confidence, the layer's attribute fields); the other
         extraction details (settings, timings, estimate, pieces) as JSON text in
-        one ``linesnap`` field, which import unpacks again.
+        one ``linesnap`` field, which import unpacks again.  A GeoPackage keeps
+        its other layers; fields the format renames or cuts are named in the status message.
         """
         raster = self.window.document.raster if self.window.document is not None else None
         export_format(path)  # an unknown extension is refused before the feature in progress is finished
         features = self.line_features()
-        write_lines(path, [_export_line(f) for f in features], raster, field_types=export_types(self.tool.fields))
+        changes = write_lines(path, [_export_line(f) for f in features], raster,
+                              field_types=export_types(self.tool.fields))
         self.tool.mark_saved()
         self.last_path = str(path)
         if self.window.document is not None and self.window.document.path:
             self._exported[self.window.document.path] = str(path)
         self.window.autosave()
-        self.window.status.showMessage(f"exported {len(features)} features to {path}", 8000)
+        message = f"exported {len(features)} features to {path}"
+        if changes.describe():  # fields the format renamed or cut: said once, instead of GDAL's raw warnings
+            message += f"; {changes.describe()}"
+        self.window.status.showMessage(message, 30000 if changes.describe() else 8000)
         return len(features)
 
     def import_geojson(self, path) -> list:

@@ -1,7 +1,9 @@
 """Line layers in and out through pyogrio: any vector format GDAL reads, written by extension, atomically.
 
 A layer is kept column-wise as pyogrio gives it (field arrays, WKB
-geometries), so every input property survives the round trip with its type.
+geometries), so every input property survives the round trip with its type
+(integer and boolean fields with nulls as masked arrays).  A write changes
+only what its format cannot hold, and says what (:class:`FieldChanges`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -16,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.fields import FieldChanges, fit_shapefile_text, layer_field_names, shapefile_field_names
 from core.batch.wkb import decode_lines, encode_lines
 from core.io.atomic import STALE_TEMPORARY_S
 
-__all__ = ["DRIVERS", "LineLayer", "driver_for", "read_line_layer", "shapefile_field_names", "write_line_layer"]
+__all__ = ["DRIVERS", "FieldChanges", "LineLayer", "check_writable", "driver_for", "read_line_layer",
+           "shapefile_field_names", "write_line_layer"]
 
-#: Bytes of a field name in a Shapefile (its dBASE table).
-_DBF_NAME_BYTES = 10
 #: Output formats by file extension.
 DRIVERS = {".geojson": "GeoJSON", ".json": "GeoJSON", ".gpkg": "GPKG", ".shp": "ESRI Shapefile",
            ".fgb": "FlatGeobuf"}
@@ -69,7 +72,8 @@ def read_line_layer(path, columns=None) -> LineLayer:
         Any vector file GDAL reads (GeoJSON, GeoPackage, Shapefile, FlatGeobuf, ...).
     columns : list of str, optional
         The fields to read (all by default; ``[]``: geometry only, much faster
-        for a large GeoJSON file).
+        for a large GeoJSON file).  Of a GeoPackage of several layers, the one
+        named like the file is read (the one :func:`write_line_layer` writes), else the first.
 
     Returns
     -------
@@ -86,15 +90,42 @@ def read_line_layer(path, columns=None) -> LineLayer:
     if not path.startswith("/vsi") and not Path(path).is_file():
         raise ValueError(f"lines file {path} does not exist")
     try:
-        meta, _, geometry, field_data = pyogrio.raw.read(path, columns=columns)
+        meta, _, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=_layer_named_like(path))
     except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
         raise ValueError(f"cannot read lines file {path}: {_first_line(err)}") from err
-    names = [str(name) for name in meta["fields"]]
     geometry = list(geometry) if geometry is not None else []
     layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"),
-                      dict(zip(names, field_data)), path)
+                      _typed_columns(meta, field_data), path)
     _check_has_lines(layer)
     return layer
+
+
+def _layer_named_like(path: str) -> str | None:
+    """Of a GeoPackage of several layers, the one named like the file (ignoring case); None: GDAL's first."""
+    import pyogrio
+
+    if Path(path).suffix.lower() != ".gpkg":  # (listing a GeoJSON's layers would parse it twice)
+        return None
+    try:
+        names = [str(name) for name in pyogrio.list_layers(path)[:, 0]]
+    except Exception:  # as in read_line_layer; the reading says what is wrong
+        return None
+    return next((name for name in names if name.lower() == Path(path).stem.lower()), None) if len(names) > 1 else None
+
+
+def _typed_columns(meta: dict, field_data) -> dict:
+    """The field columns by name; integer and boolean ones with nulls as masked arrays of their type.
+
+    pyogrio's raw reader gives such a column as float64 with NaN for the nulls,
+    which an export would write back as reals (a road_id 230 as 230.0).
+    """
+    columns = {}
+    for name, dtype, values in zip(meta["fields"], meta["dtypes"], field_data):
+        if np.dtype(dtype).kind in "iub" and values.dtype.kind == "f":
+            nulls = np.isnan(values)
+            values = np.ma.masked_array(np.where(nulls, 0, values).astype(dtype), mask=nulls)
+        columns[str(name)] = values
+    return columns
 
 
 def _check_has_lines(layer: LineLayer) -> None:
@@ -107,41 +138,55 @@ def _check_has_lines(layer: LineLayer) -> None:
 
 
 def driver_for(path) -> str:
-    """The GDAL driver of an output file, from its extension; ValueError for an unknown one."""
+    """The GDAL driver of an output file, from its extension (any case); ValueError for an unknown one."""
     suffix = Path(path).suffix.lower()
     if suffix not in DRIVERS:
         raise ValueError(f"output {path}: unknown format {suffix or '(no extension)'!r}; "
                          f"use one of {', '.join(sorted(set(DRIVERS)))}")
+    if suffix == ".shp" and Path(path).suffix not in (".shp", ".SHP"):
+        raise ValueError(f"output {path}: write a Shapefile as .shp or .SHP (GDAL opens no other case)")
     return DRIVERS[suffix]
 
 
-def write_line_layer(path, geometries, fields: dict, crs: str | None) -> dict[str, str]:
+def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldChanges:
     """Write features atomically (a temporary file beside ``path``, then a rename).
+
+    A GeoPackage keeps its other layers: the layer named like the file is
+    written (replaced) in a copy of it, which then replaces it.
 
     Parameters
     ----------
     path : str or os.PathLike
-        ``.geojson`` / ``.json`` (RFC 7946, WGS84), ``.gpkg``, ``.shp`` or ``.fgb`` (in ``crs``).
+        ``.geojson`` / ``.json`` (RFC 7946, WGS84), ``.gpkg``, ``.shp`` or ``.fgb`` (in ``crs``), any case.
     geometries : list
         Per feature, a list of (k, 2) vertex arrays in ``crs``, or WKB bytes written as they are.
     fields : dict of str to ndarray
-        Attribute columns, each as long as ``geometries``.
+        Attribute columns, each as long as ``geometries`` (masked arrays: nulls where masked).
     crs : str or None
 
     Returns
     -------
-    dict of str to str
-        The fields written under another name, ``{name: name written}``: a Shapefile's
-        field names hold 10 bytes at most and must differ ignoring case (see
-        :func:`shapefile_field_names`); empty for the other formats.
+    FieldChanges
+        ``{name: name written}`` for the fields written under another name (a
+        Shapefile's names hold 10 bytes and differ ignoring case, see
+        :func:`shapefile_field_names`; a GeoPackage's differ ignoring case and
+        are not ``fid`` or ``geom``), and for a Shapefile the text values cut
+        to 254 bytes and the JSON fields left out; ``describe()`` says it in one line.
+
+    Raises
+    ------
+    OSError
+        Naming ``path``: its folder cannot be written, GDAL failed, or the file does not read back whole.
     """
     import pyogrio.raw
 
     path = Path(path)
     driver = driver_for(path)
-    names = list(fields)
-    if driver == "ESRI Shapefile":  # named as GDAL would, so that it renames nothing behind a raw warning
-        names = shapefile_field_names(names, path)
+    changes = FieldChanges(driver=driver)
+    if driver == "ESRI Shapefile":
+        fields = fit_shapefile_text(fields, changes)
+    names = layer_field_names(list(fields), driver, path)
+    changes.update((old, new) for old, new in zip(fields, names) if old != new)
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
     # FlatGeobuf's spatial index would reorder the features: keep the input's order.
     options = {"GeoJSON": {"RFC7946": "YES"}, "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
@@ -149,55 +194,87 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> dict[st
     masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
     arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
     _remove_stale_folders(path)
-    folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    folder = _temporary_folder(path)
     try:
         temporary = folder / path.name
+        if driver == "GPKG" and _is_sqlite(path):  # its other layers are kept: the layer is written into a copy
+            _copy(path, temporary)
+            options = {"OVERWRITE": "YES"}  # the layer of that name, in any case
         try:
-            pyogrio.raw.write(str(temporary), wkb, arrays, names, crs=crs, driver=driver,
+            pyogrio.raw.write(str(temporary), wkb, arrays, names, layer=path.stem, crs=crs, driver=driver,
                               field_mask=masks if any(m is not None for m in masks) else None,
                               geometry_type=_geometry_type(geometries), layer_options=options)
         except Exception as err:  # pyogrio's errors share no public base besides Exception
             raise OSError(f"cannot write {path}: {_short(_first_line(err))}") from err
-        _check_written(temporary, len(geometries), path)
-        for produced in sorted(folder.iterdir()):  # a shapefile is several files
-            os.replace(produced, path.parent / produced.name)
+        written = next((f for f in folder.iterdir() if f.name.lower() == path.name.lower()), temporary)
+        _check_written(written, len(geometries), path, path.stem if driver == "GPKG" else None)
+        _move_into_place(folder, written, path)
     finally:
         for left in folder.iterdir():
             with contextlib.suppress(OSError):
                 left.unlink()
         with contextlib.suppress(OSError):
             folder.rmdir()
-    return {old: new for old, new in zip(fields, names) if old != new}
+    return changes
 
 
-def shapefile_field_names(names, path="") -> list[str]:
-    """The names that ``names`` get in a Shapefile, as GDAL's driver gives them, without its warnings.
+def check_writable(path) -> None:
+    """Check that ``path`` can be written (a file made and removed in its folder), before long work.
 
-    A dBASE field name holds 10 bytes: a longer name is cut (at a character's
-    end: GDAL cut ``é`` in two, and the file could not be read again), trailing
-    spaces dropped and ``:`` made ``_``; a name already taken, ignoring ASCII case,
-    becomes its first 8 bytes and ``_1`` .. ``_9``, then ``10`` .. ``99``
-    (``lane_number`` beside ``lane_numbe`` is ``lane_num_1``).  OSError naming
-    ``path`` when 99 are taken.
+    Raises
+    ------
+    OSError
+        The error :func:`write_line_layer` would raise after the work, naming ``path``.
     """
-    taken, written = set(), []
-    for name in names:
-        radix = _cut_utf8(str(name), _DBF_NAME_BYTES).rstrip().replace(":", "_")
-        candidate, number = radix, 1
-        while candidate.encode().upper() in taken:  # GDAL compares upper-case (ASCII letters only)
-            if number == 100:
-                raise OSError(f"cannot write {path}: too many fields named like {name!r} once cut to "
-                              f"{_DBF_NAME_BYTES} characters for a Shapefile")
-            candidate = _cut_utf8(radix, _DBF_NAME_BYTES - 2) + (f"_{number}" if number < 10 else f"{number}")
-            number += 1
-        taken.add(candidate.encode().upper())
-        written.append(candidate)
-    return written
+    path = Path(path)
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise OSError(_unwritable(path, err)) from err
+    os.close(handle)
+    os.unlink(name)
 
 
-def _cut_utf8(text: str, size: int) -> str:
-    """The longest start of ``text`` whose UTF-8 encoding holds at most ``size`` bytes."""
-    return text.encode()[:size].decode(errors="ignore")
+def _temporary_folder(path: Path) -> Path:
+    try:
+        return Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    except OSError as err:  # its message would name the hidden temporary folder
+        raise OSError(_unwritable(path, err)) from err
+
+
+def _unwritable(path: Path, err: OSError) -> str:
+    folder = os.path.abspath(path.parent)
+    if not os.path.isdir(folder):
+        return f"cannot write {path}: folder {folder} does not exist"
+    return f"cannot write {path}: folder {folder} cannot be written ({err.strerror or _first_line(err)})"
+
+
+def _is_sqlite(path: Path) -> bool:
+    """Whether ``path`` is an SQLite file (a GeoPackage to keep; anything else is replaced whole)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def _copy(path: Path, temporary: Path) -> None:
+    try:
+        shutil.copyfile(path, temporary)
+    except OSError as err:  # a full disk: name the user's file, not the temporary copy
+        raise OSError(f"cannot write {path}: {err.strerror or _first_line(err)}") from err
+
+
+def _move_into_place(folder: Path, written: Path, path: Path) -> None:
+    """Rename the files GDAL wrote (a Shapefile is several) beside ``path``.
+
+    The main one becomes ``path`` as given (GDAL writes ``X.SHP`` as ``X.shp``),
+    the others ``path``'s stem with their extension, upper-case when ``path``'s is.
+    """
+    upper = path.suffix.isupper()
+    for produced in sorted(folder.iterdir()):
+        name = path.name if produced == written else path.stem + (produced.suffix.upper() if upper else produced.suffix)
+        os.replace(produced, path.parent / name)
 
 
 def _remove_stale_folders(path: Path) -> None:
@@ -221,8 +298,8 @@ def _remove_stale_folders(path: Path) -> None:
                 folder.rmdir()
 
 
-def _check_written(temporary: Path, count: int, path: Path) -> None:
-    """OSError naming ``path`` unless ``temporary`` reads back with ``count`` features.
+def _check_written(temporary: Path, count: int, path: Path, layer: str | None = None) -> None:
+    """OSError naming ``path`` unless ``temporary`` (its ``layer``) reads back with ``count`` features.
 
     GDAL drops the write errors that come when it closes a file: a small layer
     is buffered until then, so on a full disk a Shapefile or FlatGeobuf was left
@@ -231,7 +308,7 @@ def _check_written(temporary: Path, count: int, path: Path) -> None:
     import pyogrio
 
     try:
-        found = pyogrio.read_info(str(temporary), force_feature_count=True)["features"]
+        found = pyogrio.read_info(str(temporary), layer=layer, force_feature_count=True)["features"]
     except Exception:  # as in write_line_layer; GDAL's words would name the hidden temporary file
         found, reason = None, "it does not open again"
     else:

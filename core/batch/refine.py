@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.fields import FieldChanges
 from core.batch.frames import transform_xy
 from core.batch.joints import joined_parts, node_positions
-from core.batch.layers import driver_for, read_line_layer, write_line_layer
+from core.batch.layers import check_writable, driver_for, read_line_layer, write_line_layer
 from core.batch.outcome import RESULT_COLUMNS, feature_outcomes, result_columns
 from core.batch.plan import plan_pieces
 from core.batch.runner import discard, run_tasks, task_key
@@ -52,9 +53,9 @@ class RefineReport:
         Wall time of the extraction phase (s).
     total_s : float
         Wall time of the whole call (s).
-    renamed_fields : dict of str to str
-        Fields written under another name, ``{name: name written}`` (a Shapefile's
-        names hold 10 characters at most: core.batch.layers.shapefile_field_names).
+    renamed_fields : core.batch.fields.FieldChanges
+        Fields written under another name, ``{name: name written}``, and text
+        cut or left out, as the format demanded (:meth:`FieldChanges.describe`).
     kept_fields : dict of str to str
         The input's fields named like a result column, kept under another name
         (:func:`kept_input_fields`), ``{name: name written}``.
@@ -69,7 +70,7 @@ class RefineReport:
     pieces_resumed: int = 0
     compute_s: float = 0.0
     total_s: float = 0.0
-    renamed_fields: dict = field(default_factory=dict)
+    renamed_fields: FieldChanges = field(default_factory=FieldChanges)
     kept_fields: dict = field(default_factory=dict)
     assumed_image_crs: bool = False
 
@@ -183,6 +184,7 @@ def _checked_output(output) -> Path:
         raise ValueError(f"output {output} is a folder; give a file name such as {output / 'refined.gpkg'}")
     if not output.parent.is_dir():
         raise ValueError(f"output folder {output.parent} does not exist")
+    check_writable(output)  # before the work (it named a hidden temporary file after it)
     return output
 
 

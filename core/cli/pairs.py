@@ -205,4 +205,6 @@ def write_features(output, features, raster) -> None:
     flat = ("score", "confidence")
     lines = [ExportLine(f.vertices_px, {"name": f.name, **{k: f.properties.get(k) for k in flat}},
                         {k: v for k, v in f.properties.items() if k not in flat}) for f in features]
-    write_lines(output, lines, raster)
+    changes = write_lines(output, lines, raster).describe()
+    if changes:  # (instead of GDAL's raw warnings)
+        print(f"linesnap: warning: {output}: {changes}", file=sys.stderr)

@@ -89,21 +89,14 @@ def _run(args) -> int:
         pairs = ", ".join(f"{old!r} as {new!r}" for old, new in report.kept_fields.items())
         print(f"linesnap: warning: {args.output}: kept the input's {pairs} (refine writes its results under "
               "those names)", file=sys.stderr)
-    if report.renamed_fields:
-        _warn_renamed(args.output, report.renamed_fields)
+    changes = report.renamed_fields.describe()
+    if changes:  # (instead of GDAL's raw warnings)
+        print(f"linesnap: warning: {args.output}: {changes}", file=sys.stderr)
     off = report.statuses.get("off_image", 0)
     if report.features and off == report.features:  # (written back unchanged, as every line is)
         print(f"linesnap: warning: none of the {off} lines lies on the imagery: check that {args.lines} and the "
               "images cover the same place (and the lines' CRS)", file=sys.stderr)
     return 0
-
-
-def _warn_renamed(output, renamed: dict) -> None:
-    """One line for the fields written under another name (instead of GDAL's raw warning for each)."""
-    pairs = ", ".join(f"{old!r} to {new!r}" for old, new in renamed.items())
-    print(f"linesnap: warning: {output}: renamed {'field' if len(renamed) == 1 else 'fields'} {pairs} (a Shapefile's "
-          "field names hold 10 characters at most and differ ignoring case; .gpkg or .fgb keep the names)",
-          file=sys.stderr)
 
 
 class _progress_bar:

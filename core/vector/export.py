@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.batch.layers import DRIVERS
+from core.batch.layers import DRIVERS, FieldChanges
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, atomic_write_text
 
 __all__ = ["COORDINATE_DECIMALS", "DETAILS_FIELD", "EXPORT_FORMATS", "ExportLine", "export_format", "write_lines"]
@@ -71,28 +71,43 @@ def export_format(path) -> str:
     return EXPORT_FORMATS[suffix]
 
 
-def write_lines(path, lines, raster=None, details: bool = True, field_types: dict | None = None) -> str:
-    """Write ``lines`` (ExportLine) to ``path`` atomically, in the format of its extension; returns the driver.
+def write_lines(path, lines, raster=None, details: bool = True, field_types: dict | None = None) -> FieldChanges:
+    """Write ``lines`` (ExportLine) to ``path`` atomically, in the format of its extension.
 
     ``raster`` (core.io.raster.Raster or None) places the pixel vertices;
-    ``details`` False leaves :data:`DETAILS_FIELD` out; ``field_types`` (name ->
-    ``"text"``, ``"integer"`` or ``"real"``) fixes the column type of those
-    attributes whatever their values (nulls included); the others are
-    inferred from their values.  Raises ValueError for
-    an unknown extension, and :class:`core.io.geojson.GeoJSONError` for GeoJSON
-    of an image whose CRS is not related to WGS84.
+    ``details`` False leaves :data:`DETAILS_FIELD` out (a Shapefile always
+    does); ``field_types`` (name -> ``"text"``, ``"integer"`` or ``"real"``)
+    fixes the column type of those attributes whatever their values (nulls
+    included); the others are inferred from their values.  A GeoPackage keeps
+    its other layers (the layer named like the file is replaced).
+
+    Returns
+    -------
+    core.batch.layers.FieldChanges
+        What the format changed: ``{name: name written}`` for the renamed fields
+        (a Shapefile's or GeoPackage's names), text cut to fit a Shapefile;
+        ``.describe()`` says it in one line ("" when nothing changed), ``.driver``
+        is the GDAL driver written.
+
+    Raises
+    ------
+    ValueError
+        An unknown extension.
+    core.io.geojson.GeoJSONError
+        GeoJSON of an image whose CRS is not related to WGS84.
+    OSError
+        Naming ``path``: it cannot be written.
     """
     driver = export_format(path)
     lines = list(lines)
     if driver == "GeoJSON":
         atomic_write_text(path, geojson_text(lines, raster, details))
-        return driver
+        return FieldChanges(driver=driver)
     from core.batch.layers import write_line_layer
 
     positions, crs = _layer_positions(lines, raster)
     records = [_record(line, details and driver != "ESRI Shapefile") for line in lines]
-    write_line_layer(path, [[p] for p in positions], _columns(records, field_types or {}), crs)
-    return driver
+    return write_line_layer(path, [[p] for p in positions], _columns(records, field_types or {}), crs)
 
 
 def geojson_text(lines, raster=None, details: bool = True) -> str:
@@ -139,18 +154,22 @@ def _plain(value):
     return value
 
 
+#: The integers a field holds (GDAL's Integer64).
+_INT64 = (-2**63, 2**63 - 1)
 _TYPED_COLUMNS = {
     "integer": lambda values: np.ma.masked_array([0 if v is None else int(v) for v in values],
                                                  mask=[v is None for v in values], dtype=np.int64),
+    "boolean": lambda values: np.ma.masked_array([bool(v) for v in values], mask=[v is None for v in values]),
     "real": lambda values: np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64),
     "text": lambda values: np.array([None if v is None else str(v) for v in values], dtype=object),
 }
 
 
 def _columns(records: list[dict], field_types: dict) -> dict:
-    """Attribute columns for pyogrio: integers, reals or text per field (None: null text, NaN reals).
+    """Attribute columns for pyogrio: booleans, integers, reals or text per field (None: null text, NaN reals).
 
-    A field of ``field_types`` gets that type (integers with nulls as a masked array).
+    A field of ``field_types`` gets that type; booleans and integers with nulls
+    are masked arrays (GDAL's nulls: an imported road_id 230 is not exported as 230.0).
     """
     names = list(dict.fromkeys(name for record in records for name in record))
     columns = {}
@@ -158,11 +177,13 @@ def _columns(records: list[dict], field_types: dict) -> dict:
         values = [record.get(name) for record in records]
         present = [v for v in values if v is not None]
         if name in field_types:
-            if field_types[name] not in _TYPED_COLUMNS:
+            if field_types[name] not in ("text", "integer", "real"):
                 raise ValueError(f"field_types[{name!r}] must be text, integer or real; got {field_types[name]!r}")
             columns[name] = _TYPED_COLUMNS[field_types[name]](values)
-        elif present and all(isinstance(v, (int, bool)) for v in present) and len(present) == len(values):
-            columns[name] = np.array([int(v) for v in values], dtype=np.int64)
+        elif present and all(isinstance(v, bool) for v in present):
+            columns[name] = _TYPED_COLUMNS["boolean"](values)
+        elif present and all(isinstance(v, int) and _INT64[0] <= v <= _INT64[1] for v in present):
+            columns[name] = _TYPED_COLUMNS["integer"](values)
         elif present and all(isinstance(v, (int, float, bool)) for v in present):
             columns[name] = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
         else:

@@ -206,6 +206,8 @@ def layer_crs_label(crs: str) -> str:
 
 def _plain(value):
     """A numpy field value as a JSON-able Python value (NaN and masked values as None)."""
+    if value is np.ma.masked:  # an integer or boolean field's null
+        return None
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and value != value:
