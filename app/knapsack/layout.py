@@ -53,8 +53,9 @@ def build_panel(panel) -> None:
 def _instances_box(panel) -> QGroupBox:
     box = QGroupBox("Instances")
     panel.load_button = QPushButton("Load Files...", clicked=lambda: panel.load_files(),
-                                    toolTip="knapPI_* and Pisinger .csv (KP1), .ins2D and class-A lines (KP2), "
-                                            "LineSnap JSON (every problem); several files for a batch.")
+                                    toolTip="knapPI_* and Pisinger .csv (KP1), Jooken's test.in (KP1), .ins2D "
+                                            "and class-A lines (KP2), LineSnap JSON (every problem); several "
+                                            "files for a batch.")
     panel.family_label = QLabel()
     panel.kind_combo = QComboBox(toolTip="The generator's instance type.")
     panel.items_spin = spin(0, 1_000_000, 1000, "Number of items (MCKP: items per class).")

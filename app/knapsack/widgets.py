@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog, QSpinBox, QTableView
 
 __all__ = ["RowsModel", "ask_export_path", "ask_instance_files", "make_table", "spin"]
 
-INSTANCE_FILTER = "Knapsack instances (*.json *.ins2D *.csv *.txt knapPI_*);;All files (*)"
+INSTANCE_FILTER = "Knapsack instances (*.json *.ins2D *.csv *.txt *.in knapPI_*);;All files (*)"
 
 
 def ask_instance_files(parent, folder: str = "") -> list[str]:

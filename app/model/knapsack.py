@@ -11,7 +11,7 @@ import numpy as np
 
 from core.io.geojson import atomic_write_text
 from core.knapsack import generators
-from core.knapsack.io import KnapsackInstance, read_instances, solution_to_dict
+from core.knapsack.io import KnapsackInstance, instance_files, read_instances, solution_to_dict
 from core.knapsack.problems import SubsetSum, problem_kind
 
 __all__ = [
@@ -86,7 +86,7 @@ def load_instance_files(paths, problem: str) -> LoadedInstances:
     """
     if problem not in PROBLEMS:
         raise ValueError(f"problem must be one of {', '.join(PROBLEMS)}; got {problem!r}")
-    paths = [str(p) for p in paths]
+    paths = instance_files(paths)  # (a Pisinger folder's .opt files are its instances' optima)
     if not paths:
         raise ValueError("choose at least one instance file")
     pairs = [(inst, path) for path in paths for inst in read_instances(path)]

@@ -181,9 +181,10 @@ def _load(path: str, kind: str | None):
 
 def _solve_files(args) -> int:
     from core.knapsack import limits, solve, solve_many
+    from core.knapsack.io import instance_files
     from core.knapsack.problems import problem_kind
 
-    files = [args.file] if args.command == "solve" else args.files
+    files = [args.file] if args.command == "solve" else instance_files(args.files)
     kind = getattr(args, "problem", None)
     instances = [(path, inst) for path in files for inst in _load(path, kind)]
     budget, limit_s = args.memory_budget, args.time_limit

@@ -38,6 +38,7 @@ __all__ = [
     "FORMAT_NAME",
     "KnapsackFormatError",
     "KnapsackInstance",
+    "instance_files",
     "instance_from_dict",
     "instance_to_dict",
     "read_class_a",
@@ -62,8 +63,8 @@ def read_pisinger(path) -> list[KnapsackInstance]:
     (n,) = lines.ints(1, 1)
     (capacity,) = lines.ints(2, 1)
     items = np.array([lines.ints(3 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
-    lines.check_nonnegative(2, [capacity], "the capacity")
-    lines.check_nonnegative(range(3, 3 + n), items, "an item's profit and weight")
+    lines.check_in_range(2, [capacity], "the capacity")
+    lines.check_in_range(range(3, 3 + n), items, "an item's profit and weight")
     problem = build_problem(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity))
     choice = None
     if len(lines.lines) > 2 + n and lines.lines[2 + n].strip():
@@ -85,8 +86,8 @@ def read_jooken(path) -> list[KnapsackInstance]:
     (n,) = lines.ints(1, 1)
     items = np.array([lines.ints(2 + k, 3) for k in range(n)], dtype=np.int64).reshape(n, 3)
     (capacity,) = lines.ints(2 + n, 1)
-    lines.check_nonnegative(range(2, 2 + n), items[:, 1:], "an item's profit and weight")
-    lines.check_nonnegative(2 + n, [capacity], "the capacity")
+    lines.check_in_range(range(2, 2 + n), items[:, 1:], "an item's profit and weight")
+    lines.check_in_range(2 + n, [capacity], "the capacity")
     problem = build_problem(lines, 1, lambda: KP1(items[:, 1], items[:, 2], capacity))
     name = path.parent.name if path.name == "test.in" and path.parent.name else path.stem
     return [KnapsackInstance(name, problem, _combo_optimum(path.with_name("outp.out")))]
@@ -132,8 +133,8 @@ def _csv_block(lines: NumberedLines, start: int):
     end = first + n
     if end > len(lines.lines) or lines.lines[end - 1].strip() != "-----":
         raise lines.error(end, f"expected '-----' after the {n} items of block {name!r}")
-    lines.check_nonnegative(start + 2, [capacity], "the capacity")
-    lines.check_nonnegative(range(first, end), rows[:, 1:3], "an item's profit and weight")
+    lines.check_in_range(start + 2, [capacity], "the capacity")
+    lines.check_in_range(range(first, end), rows[:, 1:3], "an item's profit and weight")
     problem = build_problem(lines, start, lambda: KP1(rows[:, 1], rows[:, 2], capacity))
     return KnapsackInstance(name, problem, optimum, np.flatnonzero(rows[:, 3])), end + 1
 
@@ -151,8 +152,8 @@ def read_ins2d(path) -> list[KnapsackInstance]:
     if int(demand.sum(dtype=object)) > MAX_EXPANDED_ITEMS:
         raise lines.error(3, f"the demands add up to {int(demand.sum(dtype=object)):,} items; "
                              f"at most {MAX_EXPANDED_ITEMS:,} are supported")
-    lines.check_nonnegative(2, [width, height], "the bin's width and height")
-    lines.check_nonnegative(range(3, 3 + m), rows[:, 1:3], "an item's width and height")
+    lines.check_in_range(2, [width, height], "the bin's width and height")
+    lines.check_in_range(range(3, 3 + m), rows[:, 1:3], "an item's width and height")
     areas = _areas(lines, rows[:, 1], rows[:, 2], range(3, 3 + m))
     w, h, areas = (np.repeat(column, demand) for column in (rows[:, 1], rows[:, 2], areas))
     problem = build_problem(lines, 1, lambda: KP2(areas, h, w, height, width))
@@ -203,7 +204,7 @@ def _class_a_line(lines: NumberedLines, number: int, line: str) -> KnapsackInsta
     lines.check_int64(number, (width, height, *(v for t in types for v in t)))
     w = np.array([t[0] for t in types], np.int64)
     h = np.array([t[1] for t in types], np.int64)
-    lines.check_nonnegative(number, [width, height, *w, *h], "widths and heights")
+    lines.check_in_range(number, [width, height, *w, *h], "widths and heights")
     areas = _areas(lines, w, h, [number] * len(w))
     problem = build_problem(lines, number, lambda: KP2(areas, w, h, width, height))
     return KnapsackInstance(fields[0], problem, None)
@@ -320,6 +321,14 @@ def solution_to_dict(solution, instance: KnapsackInstance | None = None) -> dict
     return out
 
 
+def instance_files(paths) -> list[str]:
+    """``paths`` without the ``X.opt`` files whose instance ``X`` is among them (its known optimum, read with
+    it: a whole folder of Pisinger's files selected at once holds both)."""
+    paths = [str(p) for p in paths]
+    given = set(paths)
+    return [p for p in paths if not (p.endswith(".opt") and p[:-len(".opt")] in given)]
+
+
 def read_instances(path) -> list[KnapsackInstance]:
     """Every instance of a file, its format told by the extension or else the content.
 
@@ -334,6 +343,8 @@ def read_instances(path) -> list[KnapsackInstance]:
     if suffix in readers:
         return readers[suffix](path)
     first = next((line.strip() for line in NumberedLines(path).lines if line.strip()), "")
+    if not first:
+        raise KnapsackFormatError(f"{path}: the file is empty")
     if first.startswith("{"):
         return read_json(path)
     if ";" in first:

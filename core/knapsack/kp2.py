@@ -265,7 +265,7 @@ def _solve_large(p, w1, w2, cap1, cap2, budget, method, state):
     if method == "auto" and dp_fits:
         report("dp")
         return _solve_items(p, w1, w2, cap1, cap2, budget, state)
-    raise MemoryBudgetError(f"KP2 with capacities {rc1} x {rc2} (the state lists outgrew the budget; the "
+    raise MemoryBudgetError(f"KP2 with capacities {rc1:,} x {rc2:,} (the state lists outgrew the budget; the "
                             f"capacity DP needs {least:,} bytes)", least if method == "auto" else budget + 1, budget)
 
 

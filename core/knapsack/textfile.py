@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.knapsack.problems import MAX_TOTAL
+
 __all__ = ["KnapsackFormatError", "KnapsackInstance", "NumberedLines", "build_problem"]
 
 
@@ -62,17 +64,20 @@ class NumberedLines:
         self.check_int64(number, values)
         return values
 
-    def check_nonnegative(self, numbers, values, what: str) -> None:
-        """Refuse, naming its line (``numbers``: each row's line number, or one for all), the first negative
-        value of ``values`` (a row of several values each: an item's): before a problem's own check, which
-        knows item indices only (or a profit the file never held, such as a 2DPackLib item's area)."""
+    def check_in_range(self, numbers, values, what: str) -> None:
+        """Refuse, naming its line (``numbers``: each row's line number, or one for all), the first value of
+        ``values`` (a row of several values each: an item's) outside [0, 2**62): before a problem's own check,
+        which knows item indices only (or a profit the file never held, such as a 2DPackLib item's area), and
+        would take a profit past 2**62 for a sum past it, on the instance's first line."""
         values = np.asarray(values)
         rows = values.reshape(len(values), -1)
-        negative = np.flatnonzero((rows < 0).any(axis=1))
-        if len(negative):
-            k = int(negative[0])
+        outside = np.flatnonzero(((rows < 0) | (rows >= MAX_TOTAL)).any(axis=1))
+        if len(outside):
+            k = int(outside[0])
             number = numbers if isinstance(numbers, int) else numbers[k]
-            raise self.error(number, f"{what} must be non-negative; got {int(rows[k].min())}")
+            if rows[k].min() < 0:
+                raise self.error(number, f"{what} must be non-negative; got {int(rows[k].min())}")
+            raise self.error(number, f"{what} must be below 2**62; got {int(rows[k].max())}")
 
     def check_int64(self, number: int, values) -> None:
         """Refuse, naming line ``number``, integers that numpy's int64 cannot hold (it would raise OverflowError)."""

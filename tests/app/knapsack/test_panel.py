@@ -409,6 +409,21 @@ def test_a_cpu_warm_up_loads_every_path_of_the_kind_once_per_process(monkeypatch
     assert loaded == [("kp1",)]  # two sizes of KP1, two jobs: the kind's paths are loaded once
 
 
+def test_an_error_of_the_warm_up_copy_is_not_the_jobs(monkeypatch):
+    # past a small budget the scaled-down copy failed first, and the dialog described an instance the user
+    # never loaded (its 70 free items, or a KP2 copy "with 2 items and capacities 1,181 x 961"); the
+    # instance's own error comes instead
+    from app.knapsack import jobs
+    from core.knapsack import MemoryBudgetError
+
+    monkeypatch.setattr(jobs, "_warmed", set())
+    rng = np.random.default_rng(0)
+    weights = rng.integers(1, 100_000, 300)
+    problem = KP1(weights + rng.integers(0, 10, 300), weights, int(weights.sum() // 2))
+    with pytest.raises(MemoryBudgetError, match=r"\(300 free items\)"):
+        run_job(SolveJob((KnapsackInstance("big", problem),), ("cpu",), memory_budget_bytes=1000))
+
+
 def test_run_job_reports_progress_and_refuses_a_backend_twice(tmp_path):
     instances = tuple(KnapsackInstance(f"i{k}", KP1([3, 4, k + 1], [2, 3, 1], 4)) for k in range(3))
     steps = []

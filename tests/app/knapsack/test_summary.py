@@ -46,3 +46,13 @@ def test_run_job_times_the_whole_job_and_its_warm_up(monkeypatch):
     for result in (cold, warm):
         assert result.job_ms >= result.warm_up_ms + result.wall_ms["cpu"]
         assert result.wall_ms["cpu"] >= result.solve_ms("cpu") == sum(s.time_ms for s in result.solutions["cpu"])
+
+
+def test_loading_a_pisinger_folder_whole_reads_its_opt_files_as_optima(tmp_path):
+    from app.model.knapsack import load_instance_files
+
+    for k in (1, 2):
+        (tmp_path / f"knapPI_1_3_1000_{k}").write_text("3\n10\n5 4\n3 2\n6 7\n")
+        (tmp_path / f"knapPI_1_3_1000_{k}.opt").write_text("11\n")
+    loaded = load_instance_files(sorted(tmp_path.iterdir()), "kp1")
+    assert [(i.name, i.optimum) for i in loaded.instances] == [("knapPI_1_3_1000_1", 11), ("knapPI_1_3_1000_2", 11)]

@@ -131,6 +131,11 @@ def test_class_a_as_kp2():
         ("knap", "1\n-10\n1 2\n", r"knap:2: the capacity must be non-negative; got -10"),
         ("j.in", "2\n1 5 4\n2 3 -2\n9\n", r"j.in:3: an item's profit and weight must be non-negative"),
         ("j.in", "2\n1 5 4\n2 3 2\n-9\n", r"j.in:4: the capacity must be non-negative"),
+        # one value past 2**62: its own line, not the sum's check on the first line
+        ("knap", "3\n100\n5 10\n4611686018427387909 20\n7 30\n",
+         r"knap:4: an item's profit and weight must be below 2\*\*62; got 4611686018427387909"),
+        ("knap", "2\n4611686018427387905\n5 10\n7 30\n", r"knap:2: the capacity must be below 2\*\*62"),
+        ("j.in", "2\n1 5 4\n2 3 4611686018427387904\n9\n", r"j.in:3: an item's profit and weight must be below"),
         ("b.csv", "kp\nn 1\nc -5\nz 3\ntime 0\n1,3,2,1\n-----\n", r"b.csv:3: the capacity must be non-negative"),
         ("b.csv", "kp\nn 1\nc 5\nz 3\ntime 0\n1,-3,2,1\n-----\n", r"b.csv:6: an item's profit and weight"),
         ("m.ins2D", "1\n10 10\n2 -4 4 1 1 0\n", r"m.ins2D:3: an item's width and height must be non-negative"),
@@ -306,3 +311,26 @@ def test_suri_sets(set_number):
 def test_generator_validation(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_a_selection_with_pisinger_opt_files_reads_them_as_optima(tmp_path):
+    # a whole folder selected at once (the panel's dialog, a shell's *) holds knapPI_x and knapPI_x.opt:
+    # the .opt was read as an instance ("knapPI_x.opt:2: unexpected end of file") and nothing loaded
+    from core.knapsack.io import instance_files
+
+    instance = tmp_path / "knapPI_1_3_1000_1"
+    instance.write_text("3\n10\n5 4\n3 2\n6 7\n")
+    (tmp_path / "knapPI_1_3_1000_1.opt").write_text("11\n")
+    lone = tmp_path / "other.opt"
+    paths = sorted(str(p) for p in tmp_path.iterdir())
+    assert instance_files(paths) == [str(instance)]
+    assert instance_files([*paths, str(lone)]) == [str(instance), str(lone)]  # no instance of that name
+    (loaded,) = [i for p in instance_files(paths) for i in read_instances(p)]
+    assert loaded.optimum == 11
+
+
+def test_an_empty_file_is_called_empty(tmp_path):
+    empty = tmp_path / "blank.txt"
+    empty.write_text("\n  \n")
+    with pytest.raises(KnapsackFormatError, match="blank.txt: the file is empty"):
+        read_instances(empty)
