@@ -88,7 +88,7 @@ class Beams:
 
     def __init__(self, profits, weights, capacity, efficiency, removable, addable, break_item, incumbent,
                  upper_bound, max_states):
-        self.shared = np.array([incumbent], np.int64)
+        self.shared = np.array([incumbent, incumbent, 0], np.int64)  # (the exact lists' progress in [1:3])
         self.value, self.taken = int(incumbent), None
         self.widths = []  # the beams run, in order: (width, best value found or None)
         self._stop = np.zeros(1, np.uint8)

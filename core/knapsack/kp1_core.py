@@ -20,7 +20,7 @@ from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
 from core.knapsack.kp1_first import BROKEN, FIRST_PASS_ITEMS, FITS, HANDOVER, REDUCED, SOLVED, first_pass
 from core.knapsack.kp1_greedy import free_items, in_caller_order, ordered, reduced_by
 from core.knapsack.lp_bound import surrogate_lp
-from core.knapsack.progress import report
+from core.knapsack.progress import report, watching
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, surrogate_bound
 
@@ -203,14 +203,14 @@ def solve_by_states(setup: CoreSetup, max_work: int, max_states: int, upper_boun
     beam_share = max_states // BUDGET_SHARE if beams and setup.lower_bound < upper_bound else 0
     helpers = Beams(setup.profits, setup.weights, setup.capacity, setup.efficiency, removable, addable, b,
                     setup.lower_bound, upper_bound, beam_share) if beam_share else NO_BEAMS
-    with helpers:
+    shared = helpers.shared if helpers.running else np.array([setup.lower_bound] * 2 + [0], np.int64)
+    with helpers, watching("states", shared, upper_bound, len(removable) + len(addable)):
         run = StateRun(expand_core(  # (Python ints type as int64 too, without np.int64's 0.8 us each)
             setup.profits, setup.weights, setup.capacity, setup.efficiency, removable, addable,
             setup.break_weight, setup.break_profit, float(setup.efficiency[b]) if SKIP_HOPELESS else -1.0,
             setup.lower_bound, upper_bound, max_work, max_held,
             max_states - beam_share if helpers.running else max_states,
-            eager, limits.stop_flag(), 0,
-            helpers.shared if helpers.running else np.array([setup.lower_bound], np.int64),
+            eager, limits.stop_flag(), 0, shared,
         ))
     run.beams = list(helpers.widths)
     if run.status == OUT_OF_TIME:

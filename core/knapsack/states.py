@@ -77,9 +77,11 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     width : int64, 0 for the exact lists; otherwise a beam (a heuristic): after each step only the
         ``width`` states of highest Dantzig bound are kept, and ``shared[0]`` is raised to every
         better value found
-    shared : (1,) int64, a value another run has found a solution of: the exact lists read it before
-        every step and prune against it when it beats their own (``best_step`` then goes back to -1:
-        the solution is that run's); a beam writes it
+    shared : (1,) or (3,) int64, ``shared[0]`` a value another run has found a solution of: the exact
+        lists read it before every step and prune against it when it beats their own (``best_step`` then
+        goes back to -1: the solution is that run's); a beam writes it.  With three, the exact lists write
+        their best value and the items decided so far to ``shared[1:3]`` before every step (for a watcher
+        of their progress, :func:`core.knapsack.progress.watching`)
 
     Returns
     -------
@@ -114,7 +116,10 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     status = DONE
     keys = np.empty(0, np.float64)
     paired_once = False
+    watched = width == 0 and len(shared) > 2  # (core.knapsack.progress.watching reads shared[1:3])
     while n > 0 and best < upper_bound and (r < len(removable) or a < len(addable)):
+        if watched:
+            shared[1], shared[2] = best, r + a
         if width == 0 and shared[0] > best:
             best, best_step, best_extra = shared[0], -1, -1
             if best >= upper_bound:

@@ -44,3 +44,20 @@ def test_without_a_listener_a_report_is_silent_and_stages_describe_themselves():
     report("states", 3.0, 100)
     assert Stage("states", 12.0, 4000).describe() == "states, bound gap 12 (0.3%)"
     assert Stage("dp").describe() == "dp"
+
+
+def test_kp1s_exact_lists_report_their_progress_while_they_run(monkeypatch):
+    # a hard instance spends seconds in one compiled run: the panel showed its gap once, then nothing
+    from core.knapsack import progress
+    from core.knapsack.generators import jooken
+
+    monkeypatch.setattr(progress, "WATCH_INTERVAL_S", 0.01)
+    solution, stages = _stages(jooken(400, 10**7, 10, 0.1, 0.01, 100, seed=1))  # ~0.7 s in its exact lists
+    watched = [s for s in stages if s.total]
+    assert solution.method == "states" and len(watched) >= 5
+    done = [s.done for s in watched]
+    assert done == sorted(done) and done[-1] > done[0] and all(d <= watched[0].total for d in done)
+    assert all(0 <= s.gap and s.best <= solution.value for s in watched)
+    assert ", of " not in watched[-1].describe() and "items decided" in watched[-1].describe()
+    assert Stage("states", 12.0, 4000, 3, 400).describe() == "states, bound gap 12 (0.3%), 3 of 400 items decided"
+
