@@ -7,12 +7,15 @@ The dialogs are module functions so that tests replace them
 from __future__ import annotations
 
 import numbers
+import re
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtWidgets import QFileDialog, QSpinBox, QTableView
 
 __all__ = ["RowsModel", "ask_export_path", "ask_instance_files", "make_table", "spin"]
 
+#: Text the tables show as a number (right-aligned): the instances table's optima, sizes and times.
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 INSTANCE_FILTER = "Knapsack instances (*.json *.ins2D *.csv *.txt *.in knapPI_*);;All files (*)"
 
 
@@ -73,8 +76,9 @@ class RowsModel(QAbstractTableModel):
         value = self._rows[index.row()][index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return str(value)
-        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, numbers.Integral):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.TextAlignmentRole and (
+                isinstance(value, numbers.Integral) or (isinstance(value, str) and _NUMBER.fullmatch(value))):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # numbers line up by digit
         return None
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):

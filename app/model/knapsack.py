@@ -17,6 +17,7 @@ from core.knapsack.problems import SubsetSum, problem_kind
 __all__ = [
     "CORE_KIND",
     "GENERATORS",
+    "HARD_KINDS",
     "PROBLEMS",
     "InstanceOutcome",
     "LoadedInstances",
@@ -45,8 +46,10 @@ CORE_KIND = {"kp1": "kp1", "kp2": "kp2", "kp2-batch": "kp2", "subset-sum": "subs
 
 
 #: The generators of each choice: (family, instance types).
+#: The panel's names of Pisinger's hard classes 11-16 (core.knapsack.generators.pisinger_hard).
+HARD_KINDS = {f"hard {k}: {name}": k for k, name in generators.PISINGER_HARD_CLASSES.items()}
 GENERATORS = {
-    "kp1": ("Pisinger", generators.PISINGER_KINDS),
+    "kp1": ("Pisinger", generators.PISINGER_KINDS + tuple(HARD_KINDS)),
     "subset-sum": ("Curtis", generators.CURTIS_KINDS),
     "mckp": ("Suri et al.", tuple(f"set {k}" for k in generators.SURI_SETS)),
 }
@@ -108,7 +111,8 @@ def generate_instance(problem: str, kind: str, size: int, seed: int, coefficient
                       capacity_instance: int = 1) -> KnapsackInstance:
     """One generated instance (core.knapsack.generators), named after its parameters.
 
-    ``kind`` is a type of :data:`GENERATORS` ``[problem]``; ``size`` the items
+    ``kind`` is a type of :data:`GENERATORS` ``[problem]`` (KP1: Pisinger's classes 1-6 and his hard classes
+    11-16, :data:`HARD_KINDS`); ``size`` the items
     (per class for MCKP; 0 draws 10..1024); ``coefficient_range`` and
     ``capacity_instance`` are Pisinger's ``R`` and ``v``.
     """
@@ -116,7 +120,11 @@ def generate_instance(problem: str, kind: str, size: int, seed: int, coefficient
         raise ValueError(f"no generator for {PROBLEMS.get(problem, problem)!r}: load its instances from files")
     if kind not in GENERATORS[problem][1]:
         raise ValueError(f"kind must be one of {', '.join(GENERATORS[problem][1])}; got {kind!r}")
-    if problem == "kp1":
+    if problem == "kp1" and kind in HARD_KINDS:
+        klass = HARD_KINDS[kind]
+        made = generators.pisinger_hard(klass, size, coefficient_range, capacity_instance, 100, seed)
+        name = f"pisinger-hard{klass}-n{size}-R{coefficient_range}-v{capacity_instance}-s{seed}"
+    elif problem == "kp1":
         made = generators.pisinger(kind, size, coefficient_range, capacity_instance, 100, seed)
         name = f"pisinger-{kind}-n{size}-R{coefficient_range}-v{capacity_instance}-s{seed}"
     elif problem == "subset-sum":

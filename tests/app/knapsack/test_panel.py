@@ -32,7 +32,7 @@ from app.model.knapsack import (
 )
 from core.engine import gpu_available
 from core.knapsack import KP1, KP2, MCKP, SubsetSum, solve, solve_many
-from core.knapsack.generators import curtis, pisinger, suri
+from core.knapsack.generators import curtis, pisinger, pisinger_hard, suri
 from core.knapsack.io import KnapsackInstance, instance_to_dict, write_json
 from tests.shared_data import shared_file
 
@@ -110,6 +110,7 @@ def load_random_kp2(panel, path, n, capacity):
 # ------------------------------------------------------------------ the panel and its worker
 @pytest.mark.parametrize("problem, kind, items, direct", [
     ("kp1", "strongly", 300, lambda: pisinger("strongly", 300, 1000, 1, 100, 7)),
+    ("kp1", "hard 14: multiple strongly correlated", 300, lambda: pisinger_hard(14, 300, 1000, 1, 100, 7)),
     ("subset-sum", "half", 60, lambda: curtis("half", 60, 7)),
     ("mckp", "set 2", 30, lambda: suri(2, 7, 30)),
 ])

@@ -1,4 +1,5 @@
-"""The line under a finished solve: the table's solve times, then the job's wall time under its own label (Qt-free)."""
+"""The line under a finished solve (the table's solve times, then the job's wall time under its own label), loading
+a Pisinger folder, and the tables' alignment of numbers."""
 
 from __future__ import annotations
 
@@ -56,3 +57,16 @@ def test_loading_a_pisinger_folder_whole_reads_its_opt_files_as_optima(tmp_path)
         (tmp_path / f"knapPI_1_3_1000_{k}.opt").write_text("11\n")
     loaded = load_instance_files(sorted(tmp_path.iterdir()), "kp1")
     assert [(i.name, i.optimum) for i in loaded.instances] == [("knapPI_1_3_1000_1", 11), ("knapPI_1_3_1000_2", 11)]
+
+
+def test_the_tables_right_align_numbers_shown_as_text(qapp):
+    from PySide6.QtCore import Qt
+
+    from app.knapsack.widgets import RowsModel
+
+    model = RowsModel()
+    model.set_rows(["Instance", "Items", "Capacity", "Known optimum", "Time ms (CPU)"],
+                   [["knapPI_1_100", "100", "2750 × 1220", "–", "78.5"]])
+    right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    aligned = [model.data(model.index(0, c), Qt.ItemDataRole.TextAlignmentRole) == right for c in range(5)]
+    assert aligned == [False, True, False, False, True]
