@@ -47,6 +47,8 @@ class LineLayer:
     fields : dict of str to ndarray
         The attribute columns, one array per field, in file order.
     path : str
+    has_z : bool
+        The geometries carry Z values (``parts`` holds their x and y only).
     """
 
     parts: list
@@ -54,6 +56,7 @@ class LineLayer:
     crs: str | None
     fields: dict = field(default_factory=dict)
     path: str = ""
+    has_z: bool = False
 
     def __len__(self) -> int:
         return len(self.parts)
@@ -95,7 +98,7 @@ def read_line_layer(path, columns=None) -> LineLayer:
         raise ValueError(f"cannot read lines file {path}: {_first_line(err)}") from err
     geometry = list(geometry) if geometry is not None else []
     layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"),
-                      _typed_columns(meta, field_data), path)
+                      _typed_columns(meta, field_data), path, " Z" in str(meta.get("geometry_type") or ""))
     _check_has_lines(layer)
     return layer
 

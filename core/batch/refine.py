@@ -62,6 +62,9 @@ class RefineReport:
     assumed_image_crs : bool
         The layer has no CRS and its coordinates were taken as in the (first)
         image's CRS, as File > Import Lines takes them; it is written back without one.
+    dropped_z : bool
+        The layer has Z values and some of its lines were refined: those are
+        written in x and y only (the imagery has no heights).
     """
 
     features: int = 0
@@ -73,6 +76,7 @@ class RefineReport:
     renamed_fields: FieldChanges = field(default_factory=FieldChanges)
     kept_fields: dict = field(default_factory=dict)
     assumed_image_crs: bool = False
+    dropped_z: bool = False
 
 
 def resume_dir_for(output) -> Path:
@@ -156,7 +160,8 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         statuses[status] = statuses.get(status, 0) + 1
     return RefineReport(len(layer), statuses, sum(weights.values()), sum(weights[k] for k in list(results)[:resumed]),
                         compute_s, time.perf_counter() - began, renamed, kept,
-                        layer.crs is None and reference.crs is not None)
+                        layer.crs is None and reference.crs is not None,
+                        layer.has_z and any(o.parts_px is not None for o in outcomes.values()))
 
 
 def kept_input_fields(fields: dict) -> tuple[dict, dict]:

@@ -85,6 +85,9 @@ def _run(args) -> int:
     if report.assumed_image_crs:
         print(f"linesnap: warning: {args.lines} has no CRS: its coordinates were taken as in the image's CRS",
               file=sys.stderr)
+    if report.dropped_z:
+        print(f"linesnap: warning: {args.output}: the refined lines have no Z values ({args.lines} has them; the "
+              "imagery gives none)", file=sys.stderr)
     if report.kept_fields:
         pairs = ", ".join(f"{old!r} as {new!r}" for old, new in report.kept_fields.items())
         print(f"linesnap: warning: {args.output}: kept the input's {pairs} (refine writes its results under "

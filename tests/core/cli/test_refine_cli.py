@@ -257,6 +257,25 @@ def test_a_layer_without_a_crs_is_taken_in_the_images_crs(scene, tmp_path, capsy
     assert np.allclose(map_to_px(parts[0][0][-1:])[0], (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
 
 
+def test_a_layer_with_z_values_says_the_refined_lines_have_none(scene, tmp_path, capsys):
+    import struct
+
+    _, image, _ = scene
+
+    def line_z(points):  # ISO WKB LineString Z
+        xyz = [(x, y, 100.0) for x, y in px_to_map(points)]
+        return struct.pack("<BII", 1, 1002, len(xyz)) + np.array(xyz, "<f8").tobytes()
+
+    lines = tmp_path / "heights.gpkg"
+    pyogrio.raw.write(str(lines), np.array([line_z(line) for line in LINES], dtype=object),
+                      [np.array(["A1", "B2"], dtype=object)], ["ref"], crs=CRS, geometry_type="LineString Z",
+                      driver="GPKG")
+    out = tmp_path / "refined.gpkg"
+    status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST)
+    assert status == 0 and "2 refined" in err
+    assert f"linesnap: warning: {out}: the refined lines have no Z values ({lines} has them" in err
+
+
 def _write_layer(path, wkbs, geometry_type):
     pyogrio.raw.write(str(path), np.array(wkbs, dtype=object), [np.arange(len(wkbs))], ["id"], crs=CRS,
                       geometry_type=geometry_type, driver="GPKG")
