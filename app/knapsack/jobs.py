@@ -2,7 +2,7 @@
 
 The processes exchange pickled tuples over a ``multiprocessing`` pipe::
 
-    parent -> child   ("job", job_id, SolveJob) | ("stop",)
+    parent -> child   ("job", job_id, SolveJob) | ("warm", kinds) | ("stop",)
     child -> parent   ("ready",)
                       ("progress", job_id, done_steps, total_steps, text)
                       ("done", job_id, JobResult)
@@ -26,7 +26,7 @@ from core.knapsack import KP1, KP2, MCKP, SubsetSum, solve, solve_many
 from core.knapsack.problems import MemoryBudgetError, TimeLimitError, problem_kind
 from core.knapsack.progress import listening
 
-__all__ = ["JobResult", "SolveJob", "error_title", "run_job", "worker_main"]
+__all__ = ["JobResult", "SolveJob", "error_title", "run_job", "warm_cpu_paths", "worker_main"]
 
 #: Least seconds between two reports of the same solver stage (its bound gap moving).
 STAGE_INTERVAL_S = 0.25
@@ -216,8 +216,6 @@ def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> float:
 
     Returns the milliseconds it spent preparing solvers: 0.0 when all of them were ready.
     """
-    from core import warmup
-
     start, cold, prepared = time.perf_counter(), {}, False
     for instance in job.instances:
         cold.setdefault(_warm_key(backend, instance.problem, job.batch), []).append(instance.problem)
@@ -225,9 +223,8 @@ def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> float:
         if key in _warmed:
             continue
         say(f"preparing the {backend.upper()} {key[1]} solver for this size (first use)")
-        if backend == "cpu" and ("paths", key[1]) not in _warmed:
-            warmup.compile_knapsack_kernels((key[1],))
-            _warmed.add(("paths", key[1]))
+        if backend == "cpu":
+            warm_cpu_paths((key[1],))
         try:
             if job.batch:
                 solve_many([scaled_down(p) for p in problems], backend, job.memory_budget_bytes)
@@ -239,6 +236,17 @@ def _warm_up(backend: str, job: SolveJob, say: Callable[[str], None]) -> float:
         _warmed.add(key)
         prepared = True
     return (time.perf_counter() - start) * 1e3 if prepared else 0.0
+
+
+def warm_cpu_paths(kinds) -> None:
+    """Load every path of the CPU solvers of these problem kinds (core.warmup.compile_knapsack_kernels), once
+    per process and kind."""
+    from core import warmup
+
+    for kind in kinds:
+        if ("paths", kind) not in _warmed:
+            warmup.compile_knapsack_kernels((kind,))
+            _warmed.add(("paths", kind))
 
 
 def error_title(err: BaseException) -> str:
@@ -264,6 +272,9 @@ def worker_main(conn) -> None:
             message = conn.recv()
         except (EOFError, OSError):  # the window went away
             return
+        if message[0] == "warm":  # load the CPU solvers of these kinds ahead of the next job
+            warm_cpu_paths(message[1])
+            continue
         if message[0] != "job":
             return
         _, job_id, job = message

@@ -70,6 +70,7 @@ class KnapsackPanel(QWidget):
         self.runner = runner if runner is not None else KnapsackRunner(self)
         self._owns_runner = runner is None
         self._job_id: int | None = None
+        self._closing = False
         self._stage = ""
         self._clock = QElapsedTimer()
         self._tick = QTimer(self, interval=100, timeout=self._show_progress_text)
@@ -279,6 +280,7 @@ class KnapsackPanel(QWidget):
         self._show_results()
         self.status_label.setText(f"Failed: {report.message}")
         errors.log.error("%s: %s\n%s", report.title, report.message, report.details)
+        self._replace_worker()  # (where it died)
         errors.show_error(self, report)
 
     def _on_cancelled(self, job_id: int) -> None:
@@ -286,10 +288,19 @@ class KnapsackPanel(QWidget):
         if self._finish(job_id):
             self._show_results()
             self.status_label.setText(f"Cancelled after {elapsed:.1f} s.")
+            self._replace_worker()
+
+    def _replace_worker(self) -> None:
+        """After a cancel (or a worker that died), start the next worker at once, loading the solvers of the
+        instances shown, so that the next solve does not wait for both (about 1-3 s); not while closing."""
+        if self._closing or not self.isVisible() or self.runner.process is not None:
+            return
+        self.runner.start(warm_kinds=tuple(dict.fromkeys(problem_kind(i.problem) for i in self.instances)))
 
     # ------------------------------------------------------------ lifetime
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        self._closing = False
         self.runner.start()  # start the worker process early: the first solve then starts at once
 
     def closeEvent(self, event) -> None:
@@ -298,6 +309,7 @@ class KnapsackPanel(QWidget):
 
     def shutdown(self) -> None:
         """Stop this panel's solve and, when the panel owns it, the worker process."""
+        self._closing = True
         if self._owns_runner:
             self.runner.shutdown()
         elif self.busy:

@@ -54,6 +54,7 @@ class KnapsackRunner(QObject):
         self._job_id = 0
         self._running: int | None = None
         self._unsent = None
+        self._warm_kinds: tuple = ()
         self._timer = QTimer(self, interval=POLL_MS, timeout=self._poll)
 
     @property
@@ -66,11 +67,17 @@ class KnapsackRunner(QObject):
         """The worker's ``multiprocessing.Process``, or None when there is none."""
         return self._process
 
-    def start(self) -> None:
-        """Start the worker process now if there is none (a job then starts at once)."""
+    def start(self, warm_kinds: tuple = ()) -> None:
+        """Start the worker process now if there is none (a job then starts at once).
+
+        ``warm_kinds``: problem kinds ("kp1", "kp2", "subset-sum", "mckp") whose CPU solvers the new worker
+        loads as soon as it is ready, before any job (a worker started after a cancel: the next solve of the
+        same kind then pays no loading).
+        """
         if self._process is not None and self._process.is_alive():
             return
         self._stop_process()
+        self._warm_kinds = tuple(warm_kinds)
         parent_end, child_end = self._context.Pipe()
         process = self._context.Process(target=self._target, args=(child_end,), daemon=True,
                                         name="linesnap-knapsack-worker")
@@ -122,11 +129,19 @@ class KnapsackRunner(QObject):
         process.close()
 
     def _send_unsent(self) -> None:
-        if not self._ready or self._unsent is None or self._conn is None:
+        if not self._ready or self._conn is None:
+            return
+        if self._warm_kinds:
+            kinds, self._warm_kinds = self._warm_kinds, ()
+            self._send(("warm", kinds))
+        if self._unsent is None:
             return
         job, self._unsent = self._unsent, None
+        self._send(("job", self._running, job))
+
+    def _send(self, message) -> None:
         try:
-            self._conn.send(("job", self._running, job))
+            self._conn.send(message)
         except (OSError, ValueError):  # the worker is gone; _poll reports it
             pass
 

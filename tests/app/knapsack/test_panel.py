@@ -209,9 +209,16 @@ def test_cancel_ends_a_long_solve_and_its_process(qtbot, panel, shared_runner, s
     started = time.perf_counter()
     click(qtbot, panel.cancel_button)
     assert time.perf_counter() - started < 5
-    assert not panel.busy and not shared_runner.busy and shared_runner.process is None
+    assert not panel.busy and not shared_runner.busy
     assert "Cancelled" in panel.status_label.text() and panel.solve_button.isEnabled()
     assert not Path(f"/proc/{pid}").exists(), "the cancelled worker was not reaped (a zombie has a /proc entry)"
+    # the next worker starts at once (loading the KP2 solvers), so the next solve does not wait for it
+    fresh = shared_runner.process
+    assert fresh is not None and fresh.pid != pid and fresh.is_alive()
+    load_random_kp2(panel, tmp_path / "short.json", 30, 40)
+    result = solve_and_wait(qtbot, panel)
+    assert shared_runner.process is fresh and result.solutions["cpu"][0].value == solve(
+        panel.instances[0].problem, "cpu").value
     assert shown_errors == []
     panel.budget_spin.setValue(0)
     generate(qtbot, panel, "kp1", "weakly", 50)
@@ -408,6 +415,52 @@ def test_a_cpu_warm_up_loads_every_path_of_the_kind_once_per_process(monkeypatch
     run_job(SolveJob((KnapsackInstance("small", small), KnapsackInstance("large", large)), ("cpu",)))
     run_job(SolveJob((KnapsackInstance("again", small),), ("cpu",)))
     assert loaded == [("kp1",)]  # two sizes of KP1, two jobs: the kind's paths are loaded once
+
+
+def test_a_warm_message_loads_the_kinds_before_the_next_job(monkeypatch):
+    # the worker started after a cancel is told the kinds shown, and loads their solvers while idle
+    import multiprocessing
+    import threading
+
+    from app.knapsack import jobs
+    from app.knapsack.jobs import worker_main
+    from core import warmup
+
+    loaded = []
+    monkeypatch.setattr(warmup, "compile_knapsack_kernels", lambda kinds: loaded.append(kinds))
+    monkeypatch.setattr(jobs, "_warmed", set())
+    parent_end, child_end = multiprocessing.Pipe()
+    worker = threading.Thread(target=worker_main, args=(child_end,), daemon=True)
+    worker.start()
+    assert parent_end.recv() == ("ready",)
+    parent_end.send(("warm", ("subset-sum", "kp1")))
+    parent_end.send(("job", 7, SolveJob((KnapsackInstance("s", SubsetSum([3, 5, 7], 10)),), ("cpu",))))
+    while (message := parent_end.recv())[0] == "progress":
+        pass
+    parent_end.send(("stop",))
+    worker.join(10)
+    assert message[:2] == ("done", 7) and message[2].solutions["cpu"][0].value == 10
+    assert loaded == [("subset-sum",), ("kp1",)]  # before the job, which then loads nothing again
+
+
+def test_a_runner_started_with_kinds_sends_them_before_the_first_job(qtbot):
+    runner = KnapsackRunner(target=_recording_worker)
+    runner.start(warm_kinds=("mckp",))
+    messages = []
+    runner.failed.connect(lambda job_id, report: messages.append(report.message))
+    runner.submit(SolveJob((KnapsackInstance("tiny", KP1([1], [1], 1)),)))
+    qtbot.waitUntil(lambda: not runner.busy, timeout=WAIT_MS)
+    assert messages == ["warm ('mckp',), then job"]
+    runner.shutdown()
+
+
+def _recording_worker(conn):
+    from app.errors import ErrorReport
+
+    conn.send(("ready",))
+    first, second = conn.recv(), conn.recv()
+    conn.send(("failed", second[1], ErrorReport("t", f"{first[0]} {first[1]}, then {second[0]}", "", "x")))
+    conn.recv()
 
 
 def test_an_error_of_the_warm_up_copy_is_not_the_jobs(monkeypatch):
