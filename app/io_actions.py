@@ -165,6 +165,8 @@ class FeatureIO:
         added, outcomes = with_imported_values(self.tool.fields, prepared.features, prepared.outcomes)
         self.tool.add_built_features(added, outcomes, prepared.vertices)
         message = f"imported {len(added)} feature{'' if len(added) == 1 else 's'} from {Path(prepared.path).name}"
+        if not prepared.features and not prepared.outside and not again:
+            message += ": the file holds no lines"
         if prepared.outside:
             message += f"; {prepared.outside} of them lie outside the image"
         if again:

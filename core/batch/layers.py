@@ -66,7 +66,7 @@ class LineLayer:
         return [k for k, parts in enumerate(self.parts) if isinstance(parts, list)]
 
 
-def read_line_layer(path, columns=None) -> LineLayer:
+def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
     """Read a vector layer whose features are LineStrings or MultiLineStrings.
 
     Parameters
@@ -77,6 +77,9 @@ def read_line_layer(path, columns=None) -> LineLayer:
         The fields to read (all by default; ``[]``: geometry only, much faster
         for a large GeoJSON file).  Of a GeoPackage of several layers, the one
         named like the file is read (the one :func:`write_line_layer` writes), else the first.
+    empty_ok : bool
+        Read a layer of no features as an empty LineLayer (what an export of no
+        lines writes) instead of refusing it.
 
     Returns
     -------
@@ -85,7 +88,8 @@ def read_line_layer(path, columns=None) -> LineLayer:
     Raises
     ------
     ValueError
-        A missing or unreadable file, an empty layer, or a layer without lines.
+        A missing or unreadable file, an empty layer (unless ``empty_ok``), or a
+        layer whose features are not lines.
     """
     import pyogrio.raw
 
@@ -99,7 +103,8 @@ def read_line_layer(path, columns=None) -> LineLayer:
     geometry = list(geometry) if geometry is not None else []
     layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"),
                       _typed_columns(meta, field_data), path, " Z" in str(meta.get("geometry_type") or ""))
-    _check_has_lines(layer)
+    if len(layer) or not empty_ok:
+        _check_has_lines(layer)
     return layer
 
 

@@ -196,8 +196,9 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     ------
     GeoJSONError
         Missing or unreadable file, invalid JSON, not a FeatureCollection, a
-        broken feature, no line at all, a ``crs`` other than WGS84, or lon/lat
-        with no georeferenced raster.
+        broken feature, features none of which is a line, a ``crs`` other than
+        WGS84, or lon/lat with no georeferenced raster.  A collection of no
+        features gives an empty list.
     """
     path = _check_path(path)
     _check_raster(raster)
@@ -220,7 +221,7 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     lines = []
     for k, item in enumerate(features):
         lines += _line_features(item, f"{path}: feature {k}", ours, kind == "lonlat")
-    if not lines and not ours:
+    if not lines and not ours and features:  # (no features at all: an export of no lines)
         raise GeoJSONError(f"{path} holds no LineString or MultiLineString feature")
     if kind == "lonlat" and georeferenced:
         lines = [_placed_on(raster, feature, saved) for feature, saved in lines]

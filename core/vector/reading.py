@@ -47,7 +47,9 @@ def read_lines(path, raster=None) -> list[LineFeature]:
     Raises
     ------
     GeoJSONError
-        Unreadable file, no line, or a CRS that cannot be related to the image's.
+        Unreadable file, features none of which is a line, or a CRS that cannot
+        be related to the image's.  A file of no features (an export of no
+        lines) gives an empty list.
     """
     path = Path(path)
     if path.suffix.lower() in _GEOJSON_SUFFIXES and _plain_geojson(path):
@@ -55,7 +57,7 @@ def read_lines(path, raster=None) -> list[LineFeature]:
     from core.batch.layers import read_line_layer
 
     try:
-        layer = read_line_layer(path)
+        layer = read_line_layer(path, empty_ok=True)
     except ValueError as err:
         raise GeoJSONError(str(err)) from err
     names = list(layer.fields)
@@ -98,14 +100,15 @@ def read_line_geometry(path, raster=None) -> list[np.ndarray]:
     Raises
     ------
     GeoJSONError
-        One line naming the file: unreadable (GDAL's message quoted), no line,
-        or a CRS that cannot be related to the image's.
+        One line naming the file: unreadable (GDAL's message quoted), features
+        none of which is a line, or a CRS that cannot be related to the image's
+        (a file of no features gives an empty list).
     """
     from core.batch.layers import read_line_layer
 
     path = Path(path)
     try:
-        layer = read_line_layer(path, columns=[])
+        layer = read_line_layer(path, columns=[], empty_ok=True)
     except ValueError as err:
         raise GeoJSONError(str(err)) from err
     crs = PIXEL_CRS_WKT if _says_pixel(path) else layer.crs

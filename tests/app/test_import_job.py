@@ -70,3 +70,18 @@ def test_closing_the_window_stops_a_running_import(qtbot, make_window, many_line
     job = window.feature_io.start_import(many_lines)
     window.shutdown()
     assert job.wait(0)
+
+
+@pytest.mark.parametrize("suffix", [".geojson", ".gpkg", ".shp"])
+def test_an_export_of_no_lines_imports_as_no_features_with_a_message(qtbot, make_window, tmp_path, suffix,
+                                                                     shown_errors):
+    # Export with no features writes an empty layer; importing it was an error dialog ("holds no features")
+    window = make_window()
+    window.open_image(None)
+    path = tmp_path / f"none{suffix}"
+    assert window.feature_io.export_geojson(path) == 0
+    job = window.feature_io.start_import(path)
+    assert job is not None
+    qtbot.waitUntil(lambda: window.feature_io.job is None, timeout=60_000)
+    assert window.tool.features == () and shown_errors == []
+    assert window.status.currentMessage() == f"imported 0 features from none{suffix}: the file holds no lines"

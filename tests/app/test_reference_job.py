@@ -92,6 +92,20 @@ def test_a_file_that_cannot_be_read_is_one_error_dialog_and_no_layer(qtbot, make
     assert "broken.gpkg" in shown_errors[0].message
 
 
+def test_an_empty_layer_is_added_as_a_layer_of_no_lines(qtbot, make_window, tmp_path, shown_errors):
+    empty = tmp_path / "planned.gpkg"
+    with open_raster(str(sample_scene_path())) as raster:
+        write_lines(empty, [], raster)
+    window = make_window()
+    window.open_image(None)
+    window.projects.start_reference(empty)
+    qtbot.waitUntil(lambda: window.projects.reference_job is None, timeout=30_000)
+    (layer,) = window.projects.references.layers
+    assert len(layer.lines_px) == 0 and shown_errors == []
+    assert "reference layer planned: 0 lines" in window.status.currentMessage()
+    assert not window.viewer.grab().toImage().isNull()  # drawn (no lines) without an error
+
+
 def test_closing_the_window_stops_a_running_reading(qtbot, make_window, layer_path, held_at_line):
     reached, release, placed = held_at_line
     window = make_window()
