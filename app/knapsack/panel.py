@@ -31,6 +31,7 @@ from app.model.knapsack import (
     item_columns,
     item_rows,
     load_instance_files,
+    load_text,
     loaded_summary,
     result_summary,
 )
@@ -155,7 +156,8 @@ class KnapsackPanel(QWidget):
         kind = problem_kind(instance.problem)
         self.items_model.set_rows(list(item_columns(kind)), item_rows(instance.problem, solution.selected))
         what = "item chosen in each class" if kind == "mckp" else f"{len(solution.selected)} items chosen"
-        self.items_label.setText(f"{instance.name}: optimum {solution.value}, {what} "
+        self.items_label.setText(f"{instance.name}: optimum {solution.value}, {what}, "
+                                 f"{load_text(instance.problem, solution.selected)} "
                                  f"({backend.upper()} solution, {solution.method}, {solution.time_ms:.1f} ms)")
 
     def _update_enabled(self) -> None:

@@ -49,6 +49,7 @@ __all__ = [
     "read_pisinger",
     "read_pisinger_csv",
     "solution_to_dict",
+    "used_capacity",
     "write_json",
 ]
 
@@ -316,9 +317,24 @@ def solution_to_dict(solution, instance: KnapsackInstance | None = None) -> dict
     }
     if instance is not None:
         out = {"name": instance.name, "problem": problem_kind(instance.problem), **out}
+        used, capacity = used_capacity(instance.problem, solution.selected)
+        out["weight_used"], out["capacity"] = (list(used), list(capacity)) if len(used) > 1 else (used[0], capacity[0])
         if instance.optimum is not None:
             out["known_optimum"] = int(instance.optimum)
     return out
+
+
+def used_capacity(problem, selected) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The weight a solution's ``selected`` items take and the capacity, per constraint (two for a KP2; an MCKP's
+    ``selected`` holds one item per class)."""
+    selected = np.asarray(selected, np.int64)
+    kind = problem_kind(problem)
+    if kind == "mckp":
+        return (sum(int(w[j]) for (_, w), j in zip(problem.classes, selected)),), (int(problem.capacity),)
+    if kind == "kp2":
+        return ((int(problem.weights1[selected].sum()), int(problem.weights2[selected].sum())),
+                (int(problem.capacity1), int(problem.capacity2)))
+    return (int(problem.weights[selected].sum()),), (int(problem.capacity),)
 
 
 def instance_files(paths) -> list[str]:

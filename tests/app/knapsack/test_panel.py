@@ -28,7 +28,9 @@ from app.model.knapsack import (
     instance_table,
     item_rows,
     load_instance_files,
+    load_text,
     result_summary,
+    solutions_document,
 )
 from core.engine import gpu_available
 from core.knapsack import KP1, KP2, MCKP, SubsetSum, solve, solve_many
@@ -402,6 +404,20 @@ def test_item_rows_and_summaries_on_a_hand_made_case():
     headers, rows = instance_table([instance], result)
     assert rows == [["hand", "3", "4 × 4", "14", "14", rows[0][5], "yes"]]
     assert "matches the file's known optimum" in result_summary([instance], result)
+
+
+def test_the_chosen_items_say_how_much_capacity_they_take():
+    kp1 = KP1([5, 4, 3], [4, 3, 2], 6)
+    assert load_text(kp1, [1, 2]) == "weight 5 of 6 (1 left)"
+    kp2 = KP2([5, 4, 3], [4, 3, 2], [1, 7, 2], 3000, 9)
+    assert load_text(kp2, [0, 1]) == "weights 7 of 3,000 (2,993 left) and 8 of 9 (1 left)"
+    mckp = MCKP([([1, 2], [3, 5]), ([4], [6])], 12)
+    assert load_text(mckp, [1, 0]) == "weight 11 of 12 (1 left)"
+    assert load_text(SubsetSum([3, 5, 7], 11), []) == "weight 0 of 11 (11 left)"
+    # the JSON export carries the same figures
+    record = solutions_document([KnapsackInstance("k", kp2)], run_job(SolveJob((KnapsackInstance("k", kp2),),
+                                                                                ("cpu",))))["solutions"][0]
+    assert record["weight_used"] == [7, 8] and record["capacity"] == [3000, 9] and record["value"] == 9
 
 
 def test_a_cpu_warm_up_loads_every_path_of_the_kind_once_per_process(monkeypatch):
