@@ -197,7 +197,8 @@ def test_a_preview_failure_is_cleared_by_the_next_preview_and_read_outs_leave_it
     assert message.startswith("preview: ")
     window.status.show_run(results[-1])  # the estimate's read-out comes back while the message shows
     assert window.status.message_room_px() >= window.status.fontMetrics().horizontalAdvance(message)
+    earlier = window.tool.preview  # (a preview shown before the failure: the wait below is for the next one)
     window.tool.move_cursor((860.0, 700.0))
-    qtbot.waitUntil(lambda: window.tool.preview is not None and window.tool.preview.estimate is not None,
-                    timeout=60_000)
+    qtbot.waitUntil(lambda: window.tool.preview is not None and window.tool.preview is not earlier
+                    and window.tool.preview.estimate is not None, timeout=60_000)
     assert window.status.currentMessage() == ""
