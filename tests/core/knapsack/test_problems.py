@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -28,6 +31,29 @@ def test_arrays_are_read_only_int64_copies():
     assert not problem.profits.flags.writeable
     profits[0] = 99
     assert problem.profits[0] == 3
+
+
+@pytest.mark.parametrize("problem", [KP1([3, 4], [1, 2], 2), KP2([3, 4], [1, 2], [2, 1], 2, 2),
+                                     SubsetSum([3, 4], 5), MCKP([([1, 2], [3, 4]), ([5], [1])], 5)])
+def test_an_unpickled_or_copied_problem_keeps_its_arrays_read_only(problem):
+    # numpy restores arrays writable: a problem sent to the panel's worker could be changed after its
+    # checks, and the compiled solvers saw another type there (each function loaded twice)
+    for back in (pickle.loads(pickle.dumps(problem)), copy.deepcopy(problem)):
+        arrays = [a for pair in back.classes for a in pair] if problem_kind(back) == "mckp" else [
+            v for v in vars(back).values() if isinstance(v, np.ndarray)]
+        assert arrays and not any(a.flags.writeable for a in arrays)
+        assert vars(back).keys() == vars(problem).keys() and solve(back, "cpu").value == solve(problem, "cpu").value
+
+
+def test_an_unpickled_problem_runs_the_compiled_code_of_the_original():
+    from core.knapsack import kp1_first
+    from core.knapsack.generators import pisinger
+
+    problem = pisinger("strongly", 200, 1000, 50, 100, seed=3)
+    solve(problem, "cpu")
+    loaded = len(kp1_first.first_pass.signatures)
+    assert solve(pickle.loads(pickle.dumps(problem)), "cpu").value == solve(problem, "cpu").value
+    assert len(kp1_first.first_pass.signatures) == loaded
 
 
 @pytest.mark.parametrize(
