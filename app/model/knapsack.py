@@ -11,7 +11,7 @@ import numpy as np
 
 from core.io.geojson import atomic_write_text
 from core.knapsack import generators
-from core.knapsack.io import KnapsackInstance, instance_files, read_instances, solution_to_dict, used_capacity
+from core.knapsack.io import KnapsackInstance, instance_files, load_text, read_instances, solution_to_dict
 from core.knapsack.problems import SubsetSum, problem_kind
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
     "item_columns",
     "item_rows",
     "load_instance_files",
-    "load_text",
+    "load_text",  # (core.knapsack.io's, for the panel)
     "loaded_summary",
     "result_summary",
 ]
@@ -302,14 +302,6 @@ def _job_time_text(result) -> str:
     if result.warm_up_ms > 0:
         text += f" including {result.warm_up_ms:.1f} ms preparing the solvers"
     return text
-
-
-def load_text(problem, selected) -> str:
-    """How much of the capacity the chosen items take: ``"weight 995 of 1,000 (5 left)"``; a KP2 both
-    constraints (``"weights 90 of 100 (10 left) and 40 of 40 (0 left)"``)."""
-    used, capacity = used_capacity(problem, selected)
-    parts = [f"{u:,} of {c:,} ({c - u:,} left)" for u, c in zip(used, capacity)]
-    return ("weights " if len(parts) > 1 else "weight ") + " and ".join(parts)
 
 
 # ------------------------------------------------------------------ items and export

@@ -41,6 +41,7 @@ __all__ = [
     "instance_files",
     "instance_from_dict",
     "instance_to_dict",
+    "load_text",
     "read_class_a",
     "read_ins2d",
     "read_instances",
@@ -322,6 +323,14 @@ def solution_to_dict(solution, instance: KnapsackInstance | None = None) -> dict
         if instance.optimum is not None:
             out["known_optimum"] = int(instance.optimum)
     return out
+
+
+def load_text(problem, selected) -> str:
+    """How much of the capacity the chosen items take: ``"weight 995 of 1,000 (5 left)"``; a KP2 both
+    constraints (``"weights 90 of 100 (10 left) and 40 of 40 (0 left)"``)."""
+    used, capacity = used_capacity(problem, selected)
+    parts = [f"{u:,} of {c:,} ({c - u:,} left)" for u, c in zip(used, capacity)]
+    return ("weights " if len(parts) > 1 else "weight ") + " and ".join(parts)
 
 
 def used_capacity(problem, selected) -> tuple[tuple[int, ...], tuple[int, ...]]:

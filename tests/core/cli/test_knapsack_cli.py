@@ -33,7 +33,7 @@ def test_solve_prints_optimum_items_time_backend(capsys, kp1_file):
     assert code == 0 and err == ""
     first, second = out.splitlines()
     assert first.startswith("toy: optimum 220 (known optimum 220); ") and first.endswith(" ms on cpu (dp)")
-    assert second == "  2 items chosen: 1 2"
+    assert second == "  2 items chosen, weight 50 of 50 (0 left): 1 2"
 
 
 def test_a_known_optimum_that_differs_is_flagged(capsys, tmp_path):
