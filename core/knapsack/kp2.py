@@ -249,7 +249,7 @@ def _solve_large(p, w1, w2, cap1, cap2, budget, method, state):
     if reduced is None:
         return fits
     cells, least = _dp_cost(reduced)
-    if method == "auto" and cells <= DP_OUTRIGHT_CELLS and least <= budget:
+    if method == "auto" and _outright(cells, least, budget):
         report("dp")
         return _solve_items(p, w1, w2, cap1, cap2, budget, state)
     dp_fits = least <= budget
@@ -338,7 +338,11 @@ def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[So
 
 def _dp_outright(reduced, budget) -> bool:
     """Whether :func:`solve_kp2`'s ``auto`` runs the capacity DP outright on a :func:`_prepare`'d instance."""
-    cells, least = _dp_cost(reduced)
+    return _outright(*_dp_cost(reduced), budget)
+
+
+def _outright(cells: int, least: int, budget: int) -> bool:
+    """``auto``'s rule: the DP outright where it has at most DP_OUTRIGHT_CELLS cells and fits the budget."""
     return cells <= DP_OUTRIGHT_CELLS and least <= budget
 
 
