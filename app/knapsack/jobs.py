@@ -273,7 +273,10 @@ def worker_main(conn) -> None:
         except (EOFError, OSError):  # the window went away
             return
         if message[0] == "warm":  # load the CPU solvers of these kinds ahead of the next job
-            warm_cpu_paths(message[1])
+            try:
+                warm_cpu_paths(message[1])
+            except Exception:  # noqa: BLE001 - not a job's error: the next job's own warm-up reports it
+                pass
             continue
         if message[0] != "job":
             return
