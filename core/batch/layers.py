@@ -101,8 +101,9 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
     except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
         raise ValueError(f"cannot read lines file {path}: {_first_line(err)}") from err
     geometry = list(geometry) if geometry is not None else []
-    layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"),
-                      _typed_columns(meta, field_data), path, " Z" in str(meta.get("geometry_type") or ""))
+    columns = _typed_columns(meta, field_data, lambda name: _exact_integers(path, name, len(geometry)))
+    layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"), columns, path,
+                      " Z" in str(meta.get("geometry_type") or ""))
     if len(layer) or not empty_ok:
         _check_has_lines(layer)
     return layer
@@ -121,19 +122,45 @@ def _layer_named_like(path: str) -> str | None:
     return next((name for name in names if name.lower() == Path(path).stem.lower()), None) if len(names) > 1 else None
 
 
-def _typed_columns(meta: dict, field_data) -> dict:
+#: Integers from this magnitude on are not all exact in a float64.
+_FLOAT_EXACT_BELOW = 2**53
+
+
+def _typed_columns(meta: dict, field_data, exact=None) -> dict:
     """The field columns by name; integer and boolean ones with nulls as masked arrays of their type.
 
     pyogrio's raw reader gives such a column as float64 with NaN for the nulls,
-    which an export would write back as reals (a road_id 230 as 230.0).
+    which an export would write back as reals (a road_id 230 as 230.0), and which
+    rounds integers of 2^53 and more (two 64-bit ids 2^60 + 7 and 2^60 + 9 both
+    read 2^60): such a column is read again as text by ``exact(name)``, which
+    returns its values as Python ints or None.
     """
     columns = {}
     for name, dtype, values in zip(meta["fields"], meta["dtypes"], field_data):
         if np.dtype(dtype).kind in "iub" and values.dtype.kind == "f":
             nulls = np.isnan(values)
-            values = np.ma.masked_array(np.where(nulls, 0, values).astype(dtype), mask=nulls)
+            if exact is not None and np.any(np.abs(values[~nulls]) >= _FLOAT_EXACT_BELOW):
+                values = np.array([0 if v is None else v for v in exact(str(name))], dtype)
+            else:
+                values = np.where(nulls, 0, values).astype(dtype)
+            values = np.ma.masked_array(values, mask=nulls)
         columns[str(name)] = values
     return columns
+
+
+def _exact_integers(path: str, name: str, count: int) -> list:
+    """The values of integer field ``name`` as Python ints (None where null), read as text by GDAL's SQL."""
+    import pyogrio
+    import pyogrio.raw
+
+    layer = _layer_named_like(path) or str(pyogrio.list_layers(path)[0, 0])
+    quoted = name.replace('"', '""')
+    sql = f'SELECT CAST("{quoted}" AS CHARACTER(24)) AS v FROM "{layer.replace(chr(34), chr(34) * 2)}"'
+    _, _, _, (text,) = pyogrio.raw.read(path, sql=sql, sql_dialect="OGRSQL", read_geometry=False)
+    if len(text) != count:
+        raise ValueError(f"lines file {path}: field {name!r} read again as text gave {len(text)} values "
+                         f"for {count} features")
+    return [None if v is None else int(v) for v in text]
 
 
 def _check_has_lines(layer: LineLayer) -> None:

@@ -133,6 +133,19 @@ def test_integer_and_boolean_fields_with_nulls_come_back_as_masked_integers_and_
     assert pyogrio.read_info(again)["dtypes"][0].startswith("int")
 
 
+@pytest.mark.parametrize("extension", [".gpkg", ".fgb", ".geojson"])
+def test_64_bit_integers_with_nulls_come_back_exact(tmp_path, extension):
+    # pyogrio reads an integer field with nulls as float64, which rounded 2^60 + 7 and 2^60 + 9 both to 2^60
+    big = 2**60 + 7
+    ids = np.ma.masked_array(np.array([big, 0, big + 2, -3], np.int64), mask=[False, True, False, False])
+    path = tmp_path / f"ids{extension}"
+    write_line_layer(path, LINE * 4, {"osm_id": ids, "small": np.ma.masked_array([1, 2, 3, 4], mask=[1, 0, 0, 0])},
+                     "EPSG:4326")
+    back = read_line_layer(path).fields
+    assert back["osm_id"].dtype == np.int64 and back["osm_id"].tolist() == [big, None, big + 2, -3]
+    assert back["small"].tolist() == [None, 2, 3, 4]
+
+
 def test_an_unwritable_folder_is_named_with_the_output_not_a_hidden_file(tmp_path, monkeypatch):
     import tempfile
 
