@@ -216,8 +216,8 @@ def _compile_outside_the_limit(kinds) -> None:
 
 
 def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:
-    from core.knapsack.io import load_text, solution_to_dict
-    from core.knapsack.problems import MCKP
+    from core.knapsack.io import solution_to_dict
+    from core.knapsack.problems import MCKP, load_text
 
     if as_json:
         rows = [{"file": path, **solution_to_dict(sol, inst)} for (path, inst), sol in zip(instances, solutions)]

@@ -5,6 +5,9 @@ Readers (each returns a list of :class:`KnapsackInstance`):
 - Pisinger's large-scale ``knapPI_*`` files (KP1): ``n``, ``c``, then ``p w``
   per item, then (optionally) the optimal 0/1 vector; the ``.opt`` file beside
   one holds its optimum.
+- Files of ``n c`` on the first line, then ``p w`` per item (KP1; the layout of
+  many published small instances, e.g. the low-dimensional set's
+  ``f1_l-d_kp_10_269``), named after the file.
 - Jooken, Leyman and De Causmaecker's ``test.in`` files (KP1): ``n``, then
   ``id p w`` per item, then ``c``; named after their folder, with the optimum
   of an ``outp.out`` beside them (its first line, when combo solved it).
@@ -31,7 +34,7 @@ import numpy as np
 
 from core.io.geojson import atomic_write_text
 from core.io.jsonfile import load_json
-from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, exact_int, problem_kind
+from core.knapsack.problems import KP1, KP2, MCKP, SubsetSum, exact_int, problem_kind, used_capacity
 from core.knapsack.textfile import KnapsackFormatError, KnapsackInstance, NumberedLines, build_problem
 
 __all__ = [
@@ -41,8 +44,8 @@ __all__ = [
     "instance_files",
     "instance_from_dict",
     "instance_to_dict",
-    "load_text",
     "read_class_a",
+    "read_header_pairs",
     "read_ins2d",
     "read_instances",
     "read_jooken",
@@ -50,7 +53,6 @@ __all__ = [
     "read_pisinger",
     "read_pisinger_csv",
     "solution_to_dict",
-    "used_capacity",
     "write_json",
 ]
 
@@ -79,6 +81,21 @@ def read_pisinger(path) -> list[KnapsackInstance]:
     if opt_path.exists():
         (optimum,) = NumberedLines(opt_path).ints(1, 1)
     return [KnapsackInstance(path.name, problem, optimum, choice)]
+
+
+def read_header_pairs(path) -> list[KnapsackInstance]:
+    """A file of ``n c`` on its first line, then ``p w`` per item (one KP1); nothing but blank lines after."""
+    path = Path(path)
+    lines = NumberedLines(path)
+    n, capacity = lines.ints(1, 2)
+    items = np.array([lines.ints(2 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
+    extra = next((k + 1 for k in range(1 + n, len(lines.lines)) if lines.lines[k].strip()), None)
+    if extra is not None:
+        raise lines.error(extra, f"the first line says {n} item{'' if n == 1 else 's'} ('n c'), but more lines "
+                                 "follow them")
+    lines.check_in_range(1, [capacity], "the capacity")
+    lines.check_in_range(range(2, 2 + n), items, "an item's profit and weight")
+    return [KnapsackInstance(path.stem, build_problem(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity)))]
 
 
 def read_jooken(path) -> list[KnapsackInstance]:
@@ -325,27 +342,6 @@ def solution_to_dict(solution, instance: KnapsackInstance | None = None) -> dict
     return out
 
 
-def load_text(problem, selected) -> str:
-    """How much of the capacity the chosen items take: ``"weight 995 of 1,000 (5 left)"``; a KP2 both
-    constraints (``"weights 90 of 100 (10 left) and 40 of 40 (0 left)"``)."""
-    used, capacity = used_capacity(problem, selected)
-    parts = [f"{u:,} of {c:,} ({c - u:,} left)" for u, c in zip(used, capacity)]
-    return ("weights " if len(parts) > 1 else "weight ") + " and ".join(parts)
-
-
-def used_capacity(problem, selected) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The weight a solution's ``selected`` items take and the capacity, per constraint (two for a KP2; an MCKP's
-    ``selected`` holds one item per class)."""
-    selected = np.asarray(selected, np.int64)
-    kind = problem_kind(problem)
-    if kind == "mckp":
-        return (sum(int(w[j]) for (_, w), j in zip(problem.classes, selected)),), (int(problem.capacity),)
-    if kind == "kp2":
-        return ((int(problem.weights1[selected].sum()), int(problem.weights2[selected].sum())),
-                (int(problem.capacity1), int(problem.capacity2)))
-    return (int(problem.weights[selected].sum()),), (int(problem.capacity),)
-
-
 def instance_files(paths) -> list[str]:
     """``paths`` without the ``X.opt`` files whose instance ``X`` is among them (its known optimum, read with
     it: a whole folder of Pisinger's files selected at once holds both)."""
@@ -361,6 +357,8 @@ def read_instances(path) -> list[KnapsackInstance]:
     of no known format.
     """
     path = Path(path)
+    if path.is_dir():
+        raise KnapsackFormatError(f"{path} is a folder: give the instance files in it")
     if not path.is_file():
         raise KnapsackFormatError(f"{path}: no such file")
     suffix = path.suffix.lower()
@@ -377,5 +375,7 @@ def read_instances(path) -> list[KnapsackInstance]:
     if first.isdigit():
         second = next((line.split() for line in NumberedLines(path).lines[1:] if line.strip()), [])
         return read_jooken(path) if len(second) == 3 else read_pisinger(path)
-    raise KnapsackFormatError(f"{path}: unknown instance format "
-                              "(expected knapPI, Jooken, .csv, .ins2D, class-A lines or JSON)")
+    if len(first.split()) == 2 and all(field.lstrip("-").isdigit() for field in first.split()):
+        return read_header_pairs(path)
+    raise KnapsackFormatError(f"{path}: unknown instance format (expected knapPI, 'n c' then 'p w' lines, Jooken, "
+                              ".csv, .ins2D, class-A lines or JSON)")

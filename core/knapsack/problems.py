@@ -25,7 +25,9 @@ __all__ = [
     "SubsetSum",
     "TimeLimitError",
     "exact_int",
+    "load_text",
     "problem_kind",
+    "used_capacity",
     "weights_gcd",
 ]
 
@@ -355,3 +357,24 @@ def problem_kind(problem) -> str:
 
 #: :func:`problem_kind`'s answers.
 _KINDS = {KP1: "kp1", KP2: "kp2", SubsetSum: "subset-sum", MCKP: "mckp"}
+
+
+def load_text(problem, selected) -> str:
+    """How much of the capacity the chosen items take: ``"weight 995 of 1,000 (5 left)"``; a KP2 both
+    constraints (``"weights 90 of 100 (10 left) and 40 of 40 (0 left)"``)."""
+    used, capacity = used_capacity(problem, selected)
+    parts = [f"{u:,} of {c:,} ({c - u:,} left)" for u, c in zip(used, capacity)]
+    return ("weights " if len(parts) > 1 else "weight ") + " and ".join(parts)
+
+
+def used_capacity(problem, selected) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The weight a solution's ``selected`` items take and the capacity, per constraint (two for a KP2; an MCKP's
+    ``selected`` holds one item per class)."""
+    selected = np.asarray(selected, np.int64)
+    kind = problem_kind(problem)
+    if kind == "mckp":
+        return (sum(int(w[j]) for (_, w), j in zip(problem.classes, selected)),), (int(problem.capacity),)
+    if kind == "kp2":
+        return ((int(problem.weights1[selected].sum()), int(problem.weights2[selected].sum())),
+                (int(problem.capacity1), int(problem.capacity2)))
+    return (int(problem.weights[selected].sum()),), (int(problem.capacity),)

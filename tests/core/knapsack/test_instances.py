@@ -164,6 +164,10 @@ def test_class_a_as_kp2():
         ("p.json", "{\"problem\": \"kp1\",\n", r"p.json:2: invalid JSON"),
         ("p.json", "{\"instances\": []}", r"'instances' must be a non-empty list"),
         ("what", "hello world\n", r"unknown instance format"),
+        ("nc", "3 10\n5 4\n4 -3\n3 2\n", r"nc:3: an item's profit and weight must be non-negative; got -3"),
+        ("nc", "2 10\n5 4\n", r"nc:3: unexpected end of file"),
+        ("nc", "1 10\n5 4\n7 7\n", r"nc:3: the first line says 1 item \('n c'\), but more lines follow"),
+        ("nc", "1 99999999999999999999\n5 4\n", r"nc:1: 99999999999999999999 does not fit"),
     ],
 )
 def test_malformed_files_name_file_and_line(tmp_path, name, text, match):
@@ -176,6 +180,18 @@ def test_malformed_files_name_file_and_line(tmp_path, name, text, match):
 def test_missing_file(tmp_path):
     with pytest.raises(KnapsackFormatError, match="no such file"):
         read_instances(tmp_path / "absent.json")
+    with pytest.raises(KnapsackFormatError, match="is a folder: give the instance files in it"):
+        read_instances(tmp_path)
+
+
+def test_n_c_then_p_w_lines_read_as_a_kp1(tmp_path):
+    # the layout of many published small instances: the low-dimensional set's f1_l-d_kp_10_269, optimum 295
+    path = tmp_path / "f1_l-d_kp_10_269"
+    path.write_text("10 269\n55 95\n10 4\n47 60\n5 32\n4 23\n50 72\n8 80\n61 62\n85 65\n87 46\n\n")
+    (instance,) = read_instances(path)
+    assert instance.name == "f1_l-d_kp_10_269" and instance.problem.capacity == 269
+    assert instance.problem.profits.tolist()[:2] == [55, 10] and instance.problem.weights.tolist()[:2] == [95, 4]
+    assert solve(instance.problem, "cpu").value == 295
 
 
 def test_format_error_is_a_value_error():
