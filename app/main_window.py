@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.features_panel = FeaturesPanel(self.tool)
         self.feature_io = FeatureIO(self)
         self.projects = ProjectActions(self)
+        self.refine_job = None  # the line layer being refined on a worker (app.refine_job), if any
         self.status = StatusBar()
         self.setStatusBar(self.status)
         self._build_docks()
@@ -384,7 +385,8 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop the workers and close the image (no worker outlives the window)."""
         self._autosave_timer.stop()
-        for job in (self.feature_io.job, self.projects.reference_job):  # reading on a worker: stops at its next line
+        # reading on a worker stops at its next line, a refinement at its next raster tile
+        for job in (self.feature_io.job, self.projects.reference_job, self.refine_job):
             if job is not None:
                 job.cancel()
                 job.wait()

@@ -61,3 +61,14 @@ def test_the_layers_dock_refines_the_selected_reference_layer(qtbot, make_window
     vertices = window.tool.feature_vertices(window.tool.features[0])
     assert np.abs(vertices[:, 1] - ROAD_Y_PX).max() <= 1.5  # the layer itself stays as it was
     assert len(window.projects.references.layers) == 1
+
+
+def test_closing_the_window_stops_a_running_refinement(qtbot, make_window, tmp_path, shown_errors):
+    image, lines = _scene(tmp_path)
+    window = make_window()
+    assert window.open_image(image)
+    job = start_refine(window, lines)
+    window.tool.mark_saved()
+    window.close()  # its shutdown cancels the refinement and waits for its worker
+    assert job.wait(0), "the refinement's worker outlived the window"
+    assert window.tool.features == () and shown_errors == []
