@@ -385,16 +385,14 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop the workers and close the image (no worker outlives the window)."""
         self._autosave_timer.stop()
-        # reading on a worker stops at its next line, a refinement at its next raster tile
-        for job in (self.feature_io.job, self.projects.reference_job, self.refine_job):
-            if job is not None:
+        for job in (self.feature_io.job, self.projects.reference_job, self.refine_job):  # each stops at its next
+            if job is not None:  # line read, or raster tile refined
                 job.cancel()
                 job.wait()
         self.autosaver.wait()  # a write in flight finishes before the session file may be removed
         self.runner.shutdown()
         for index in range(self.tabs.count()):  # panels with workers of their own (the knapsack panel)
-            stop = getattr(self.tabs.widget(index), "shutdown", None)
-            if callable(stop):
+            if callable(stop := getattr(self.tabs.widget(index), "shutdown", None)):
                 stop()
         if self.loader is not None:
             self.loader.close()
