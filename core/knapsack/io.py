@@ -65,6 +65,7 @@ def read_pisinger(path) -> list[KnapsackInstance]:
     path = Path(path)
     lines = NumberedLines(path)
     (n,) = lines.ints(1, 1)
+    _check_count(lines, n)
     (capacity,) = lines.ints(2, 1)
     items = np.array([lines.ints(3 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
     lines.check_in_range(2, [capacity], "the capacity")
@@ -88,6 +89,7 @@ def read_header_pairs(path) -> list[KnapsackInstance]:
     path = Path(path)
     lines = NumberedLines(path)
     n, capacity = lines.ints(1, 2)
+    _check_count(lines, n)
     items = np.array([lines.ints(2 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
     extra = next((k + 1 for k in range(1 + n, len(lines.lines)) if lines.lines[k].strip()), None)
     if extra is not None:
@@ -98,11 +100,18 @@ def read_header_pairs(path) -> list[KnapsackInstance]:
     return [KnapsackInstance(path.stem, build_problem(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity)))]
 
 
+def _check_count(lines: NumberedLines, n: int) -> None:
+    """A file's item count (its first line) must be at least 1."""
+    if n < 1:
+        raise lines.error(1, f"the item count must be at least 1; got {n}")
+
+
 def read_jooken(path) -> list[KnapsackInstance]:
     """A Jooken-style file (one KP1): ``n``, ``id p w`` per item, ``c``."""
     path = Path(path)
     lines = NumberedLines(path)
     (n,) = lines.ints(1, 1)
+    _check_count(lines, n)
     items = np.array([lines.ints(2 + k, 3) for k in range(n)], dtype=np.int64).reshape(n, 3)
     (capacity,) = lines.ints(2 + n, 1)
     lines.check_in_range(range(2, 2 + n), items[:, 1:], "an item's profit and weight")

@@ -168,6 +168,10 @@ def test_class_a_as_kp2():
         ("nc", "2 10\n5 4\n", r"nc:3: unexpected end of file"),
         ("nc", "1 10\n5 4\n7 7\n", r"nc:3: the first line says 1 item \('n c'\), but more lines follow"),
         ("nc", "1 99999999999999999999\n5 4\n", r"nc:1: 99999999999999999999 does not fit"),
+        ("nc", "0 10\n", r"nc:1: the item count must be at least 1; got 0"),  # (numpy's reshape error before)
+        ("nc", "-3 10\n5 4\n", r"nc:1: the item count must be at least 1; got -3"),
+        ("knap", "0\n10\n", r"knap:1: the item count must be at least 1; got 0"),
+        ("test.in", "0\n10\n", r"test.in:1: the item count must be at least 1; got 0"),
     ],
 )
 def test_malformed_files_name_file_and_line(tmp_path, name, text, match):
