@@ -31,12 +31,11 @@ from app.model.knapsack import (
     item_columns,
     item_rows,
     load_instance_files,
-    load_text,
     loaded_summary,
     result_summary,
 )
 from core.engine import gpu_available
-from core.knapsack.problems import problem_kind
+from core.knapsack.problems import chosen_text, problem_kind
 
 __all__ = ["KnapsackPanel"]
 
@@ -155,9 +154,8 @@ class KnapsackPanel(QWidget):
         solution = self.result.solutions[backend][row]
         kind = problem_kind(instance.problem)
         self.items_model.set_rows(list(item_columns(kind)), item_rows(instance.problem, solution.selected))
-        what = "item chosen in each class" if kind == "mckp" else f"{len(solution.selected)} items chosen"
-        self.items_label.setText(f"{instance.name}: optimum {solution.value}, {what}, "
-                                 f"{load_text(instance.problem, solution.selected)} "
+        self.items_label.setText(f"{instance.name}: optimum {solution.value}, "
+                                 f"{chosen_text(instance.problem, solution.selected)} "
                                  f"({backend.upper()} solution, {solution.method}, {solution.time_ms:.1f} ms)")
 
     def _update_enabled(self) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from core.io.geojson import atomic_write_text
 from core.knapsack import generators
 from core.knapsack.io import KnapsackInstance, instance_files, read_instances, solution_to_dict
-from core.knapsack.problems import SubsetSum, load_text, problem_kind
+from core.knapsack.problems import SubsetSum, problem_kind
 
 __all__ = [
     "CORE_KIND",
@@ -29,7 +29,6 @@ __all__ = [
     "item_columns",
     "item_rows",
     "load_instance_files",
-    "load_text",  # (core.knapsack.problems's, for the panel)
     "loaded_summary",
     "result_summary",
 ]

@@ -97,11 +97,12 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
     if not path.startswith("/vsi") and not Path(path).is_file():
         raise ValueError(f"lines file {path} does not exist")
     try:
-        meta, _, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=_layer_named_like(path))
+        named = _layer_named_like(path)
+        meta, _, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=named)
     except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
         raise ValueError(f"cannot read lines file {path}: {_first_line(err)}") from err
     geometry = list(geometry) if geometry is not None else []
-    columns = _typed_columns(meta, field_data, lambda name: _exact_integers(path, name, len(geometry)))
+    columns = _typed_columns(meta, field_data, lambda name: _exact_integers(path, named, name, len(geometry)))
     layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"), columns, path,
                       " Z" in str(meta.get("geometry_type") or ""))
     if len(layer) or not empty_ok:
@@ -148,12 +149,13 @@ def _typed_columns(meta: dict, field_data, exact=None) -> dict:
     return columns
 
 
-def _exact_integers(path: str, name: str, count: int) -> list:
-    """The values of integer field ``name`` as Python ints (None where null), read as text by GDAL's SQL."""
+def _exact_integers(path: str, layer: str | None, name: str, count: int) -> list:
+    """The values of integer field ``name`` of ``layer`` (None: the first) as Python ints (None where null), read
+    as text by GDAL's SQL."""
     import pyogrio
     import pyogrio.raw
 
-    layer = _layer_named_like(path) or str(pyogrio.list_layers(path)[0, 0])
+    layer = layer or str(pyogrio.list_layers(path)[0, 0])
     quoted = name.replace('"', '""')
     sql = f'SELECT CAST("{quoted}" AS CHARACTER(24)) AS v FROM "{layer.replace(chr(34), chr(34) * 2)}"'
     _, _, _, (text,) = pyogrio.raw.read(path, sql=sql, sql_dialect="OGRSQL", read_geometry=False)

@@ -217,7 +217,7 @@ def _compile_outside_the_limit(kinds) -> None:
 
 def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:
     from core.knapsack.io import solution_to_dict
-    from core.knapsack.problems import MCKP, load_text
+    from core.knapsack.problems import chosen_text
 
     if as_json:
         rows = [{"file": path, **solution_to_dict(sol, inst)} for (path, inst), sol in zip(instances, solutions)]
@@ -230,10 +230,7 @@ def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:
             print(f"linesnap: warning: {path}: {inst.name}: the optimum found, {sol.value}, differs from the "
                   f"known optimum {inst.optimum} the file states", file=sys.stderr)
         print(f"{inst.name}: optimum {sol.value}{known}; {sol.time_ms:.1f} ms on {sol.backend} ({sol.method})")
-        count = len(sol.selected)
-        what = ("item chosen in each class" if isinstance(inst.problem, MCKP)
-                else f"{count} item{'' if count == 1 else 's'} chosen")
-        print(f"  {what}, {load_text(inst.problem, sol.selected)}: " + " ".join(str(int(i)) for i in sol.selected))
+        print(f"  {chosen_text(inst.problem, sol.selected)}: " + " ".join(str(int(i)) for i in sol.selected))
     if len(solutions) > 1:
         print(f"{len(solutions)} instances solved in {wall_ms:.1f} ms")
 

@@ -24,6 +24,7 @@ __all__ = [
     "SolverResult",
     "SubsetSum",
     "TimeLimitError",
+    "chosen_text",
     "exact_int",
     "load_text",
     "problem_kind",
@@ -357,6 +358,15 @@ def problem_kind(problem) -> str:
 
 #: :func:`problem_kind`'s answers.
 _KINDS = {KP1: "kp1", KP2: "kp2", SubsetSum: "subset-sum", MCKP: "mckp"}
+
+
+def chosen_text(problem, selected) -> str:
+    """The chosen items in a few words: ``"3 items chosen, weight 924 of 970 (46 left)"`` (an MCKP: "item chosen
+    in each class, ..."), as the command line and the knapsack panel say it."""
+    count = len(selected)
+    what = ("item chosen in each class" if problem_kind(problem) == "mckp"
+            else f"{count} item{'' if count == 1 else 's'} chosen")
+    return f"{what}, {load_text(problem, selected)}"
 
 
 def load_text(problem, selected) -> str:

@@ -28,7 +28,6 @@ from app.model.knapsack import (
     instance_table,
     item_rows,
     load_instance_files,
-    load_text,
     result_summary,
     solutions_document,
 )
@@ -36,6 +35,7 @@ from core.engine import gpu_available
 from core.knapsack import KP1, KP2, MCKP, SubsetSum, solve, solve_many
 from core.knapsack.generators import curtis, pisinger, pisinger_hard, suri
 from core.knapsack.io import KnapsackInstance, instance_to_dict, write_json
+from core.knapsack.problems import load_text
 from tests.shared_data import shared_file
 
 WAIT_MS = 60_000  # a fresh checkout compiles the solvers in the worker on first use
