@@ -131,9 +131,11 @@ def _touches_image(vertices, width: int, height: int) -> bool:
 def _export_keys(lines, raster) -> list[tuple]:
     """Per (k, 2) pixel line a key, equal for lines that export to the same positions (a set: n + m, not n m).
 
-    GeoJSON holds lon/lat to 7 decimals (:mod:`core.vector.export`), so a line
-    exported and imported again comes back within that rounding: the key is the
-    rounded lon/lat on a georeferenced image, the pixels to 6 decimals otherwise.
+    GeoJSON holds lon/lat, or a plain image's pixels, to 7 decimals (:mod:`core.vector.export`), so a line
+    exported and imported again comes back as that rounding: the key is the lon/lat on a georeferenced image,
+    the pixels otherwise, rounded as the export rounds them (rounding is idempotent, so the file's values give
+    their own key; a coarser key would round a second time, and a value the export put on a half-step of it
+    would miss its original's).
     """
     if not lines:
         return []
@@ -142,9 +144,9 @@ def _export_keys(lines, raster) -> list[tuple]:
         if raster is not None and raster.georeferenced:  # one transform for all lines
             vertices = np.round(np.column_stack(raster.pixel_to_lonlat(*vertices.T)), COORDINATE_DECIMALS)
         else:
-            vertices = np.round(vertices, COORDINATE_DECIMALS - 1)
+            vertices = np.round(vertices, COORDINATE_DECIMALS)
     except ValueError:  # core.io.raster.RasterError: positions PROJ cannot map (far off the image)
-        vertices = np.round(vertices, COORDINATE_DECIMALS - 1)
+        vertices = np.round(vertices, COORDINATE_DECIMALS)
     vertices = vertices + 0.0  # + 0.0 turns -0.0 into 0.0
     ends = np.cumsum([len(line) for line in lines])[:-1]
     return [(part.shape, part.tobytes()) for part in np.split(vertices, ends)]

@@ -85,3 +85,17 @@ def test_an_export_of_no_lines_imports_as_no_features_with_a_message(qtbot, make
     qtbot.waitUntil(lambda: window.feature_io.job is None, timeout=60_000)
     assert window.tool.features == () and shown_errors == []
     assert window.status.currentMessage() == f"imported 0 features from none{suffix}: the file holds no lines"
+
+
+def test_a_plain_images_geojson_export_keys_as_its_lines():
+    """Re-import of a plain image's GeoJSON finds every line already here: the export rounds pixels to 7
+    decimals, and the duplicate key must not round them again more coarsely (a value the export put on a
+    half-step of 6 decimals then missed its original's key)."""
+    from app.import_job import _export_keys
+    from core.vector.export import ExportLine, geojson_text
+
+    rng = np.random.default_rng(5)
+    lines = [rng.uniform(0, 2000, (16, 2)) for _ in range(200)]
+    written = json.loads(geojson_text([ExportLine(line) for line in lines], None))
+    back = [np.array(f["geometry"]["coordinates"]) for f in written["features"]]
+    assert _export_keys(back, None) == _export_keys(lines, None)
