@@ -106,11 +106,13 @@ class KnapsackPanel(QWidget):
         self.problem_combo.setCurrentIndex(self.problem_combo.findData(problem))
 
     def set_instances(self, instances, sources=None) -> None:
-        """Show ``instances`` (KnapsackInstance objects of the current problem); results are cleared."""
+        """Show ``instances`` (KnapsackInstance objects of the current problem); results, and the line that
+        spoke of them, are cleared."""
         self.instances = tuple(instances)
         self.sources = tuple(sources) if sources is not None else ("",) * len(self.instances)
         self.result = None
         self.summary_label.setText(loaded_summary(self.problem, self.instances))
+        self.status_label.setText("")
         self._show_results()
 
     def _show_generator(self) -> None:

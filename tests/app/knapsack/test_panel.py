@@ -129,6 +129,8 @@ def test_generated_instance_optimum_equals_core_solve(qtbot, panel, shown_errors
                    for r in range(panel.items_model.rowCount())]
     np.testing.assert_array_equal(shown_items, item_rows(instance.problem, solution.selected))
     assert panel.export_json_button.isEnabled() and shown_errors == []
+    panel.set_problem("kp2" if problem != "kp2" else "kp1")  # no instances left: nor the line on their result
+    assert panel.instances == () and panel.status_label.text() == ""
 
 
 def test_real_instance_known_optimum_is_matched(qtbot, panel, shown_errors, monkeypatch):
