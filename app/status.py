@@ -130,10 +130,15 @@ class StatusBar(QStatusBar):
 
     def show_position(self, text: PositionText) -> None:
         """Show the read-outs (hiding the empty ones, and those that leave a message its room)."""
+        appeared = False
         for label, value in ((self.pixel_label, text.pixel), (self.map_label, text.map),
                              (self.lonlat_label, text.lonlat)):
             label.setText(value)
-            label.setVisible(bool(value) and label not in self._yielding)
+            visible = bool(value) and label not in self._yielding
+            appeared = appeared or (visible and not label.isVisibleTo(self))
+            label.setVisible(visible)
+        if appeared and self.currentMessage():  # (read-outs empty when the message came took none of its room)
+            self._make_room(self.currentMessage())
 
     def _make_room(self, message: str) -> None:
         """A message is never cut off by the read-outs: the estimate, lon/lat, map and pixel ones give way to it."""

@@ -77,6 +77,7 @@ def test_a_status_message_is_not_cut_off_by_the_position_read_outs(qtbot, make_w
     window = make_window()  # 1200 px wide
     window.open_image(None)  # georeferenced: pixel, map and lon/lat read-outs
     wait_idle(qtbot, window)
+    window.status.clearMessage()  # (the image's own message would keep them hidden)
     move_to_image(qtbot, window, 700, 700)
     assert window.status.lonlat_label.isVisibleTo(window.status)
     message = "imported 9 features from some_long_file_name_of_roads.geojson; 3 of them lie outside the image"
@@ -84,6 +85,12 @@ def test_a_status_message_is_not_cut_off_by_the_position_read_outs(qtbot, make_w
     assert window.status.message_room_px() >= window.status.fontMetrics().horizontalAdvance(message)
     window.status.clearMessage()
     assert window.status.lonlat_label.isVisibleTo(window.status)  # back once the message is gone
+    window.open_image(None)  # the read-outs empty, then a message, then the cursor comes onto the image
+    wait_idle(qtbot, window)
+    window.status.showMessage(message, 5000)
+    move_to_image(qtbot, window, 650, 650)
+    assert window.status.pixel_label.isVisibleTo(window.status)
+    assert window.status.message_room_px() >= window.status.fontMetrics().horizontalAdvance(message)
 
 
 def test_the_status_bar_forgets_the_previous_images_position(qtbot, make_window, tmp_path):
