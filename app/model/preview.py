@@ -13,7 +13,7 @@ from app.model.events import Event
 from app.model.pieces import PieceOutcome, PreviewRequest, as_xy, straight_outcome
 from core.extraction.cost import guides_too_close
 
-__all__ = ["LivePreview"]
+__all__ = ["LivePreview", "too_short"]
 
 
 class LivePreview:
@@ -66,7 +66,7 @@ class LivePreview:
             return
         self._newest_seq += 1
         settings = self._settings()
-        if straight or _too_short(start, end, settings):
+        if straight or too_short(start, end, settings):
             self._oldest_seq = self._newest_seq
             self._show(self._newest_seq, straight_outcome(start, end))
         else:
@@ -99,10 +99,11 @@ class LivePreview:
             self._changed.emit()
 
 
-def _too_short(start, end, settings) -> bool:
+def too_short(start, end, settings) -> bool:
     """Whether the span is too short for the settings' guides (core.extraction.cost.guides_too_close, which an
     extraction refuses): the cursor a few pixels from the anchor, which every move after a click passes
-    through; its preview is the straight segment, not a refusal in the status bar."""
+    through; its preview is the straight segment, not a refusal in the status bar, and a click there (a slip
+    beside the last vertex) adds that straight segment, not a failed extraction."""
     nodes = getattr(settings, "nodes", None)
     if not isinstance(nodes, int) or isinstance(nodes, bool):
         return False

@@ -30,7 +30,7 @@ from app.model.pieces import (
     start_is_final,
     straight_outcome,
 )
-from app.model.preview import LivePreview
+from app.model.preview import LivePreview, too_short
 from app.model.tool_edits import FeatureEdits
 
 __all__ = ["ExtractionTool"]
@@ -209,7 +209,8 @@ class ExtractionTool(FeatureEdits):
 
     # ---------------------------------------------------------------- drawing
     def click(self, point, straight: bool = False) -> None:
-        """A click at ``point`` (x, y) px: starts a feature or chains a piece onto it."""
+        """A click at ``point`` (x, y) px: starts a feature or chains a piece onto it (straight where
+        ``straight``, or where the span is too short for the settings' guides)."""
         xy = as_xy(point)
         current = self.state.current
         self._preview.paused = False
@@ -219,10 +220,12 @@ class ExtractionTool(FeatureEdits):
             return
         if xy == current.anchor_xy:
             return  # a second click on the same spot adds nothing
+        start = self.anchor_start() or current.anchor_xy
+        straight = straight or too_short(start, xy, self.settings)  # a slip beside the last vertex: as its preview
         kind = "straight" if straight else "extract"
         piece = PieceSpec(next(self._ids), current.anchor_xy, xy, kind, None if straight else self.settings)
         if straight:
-            self.outcomes[piece.id] = straight_outcome(self.anchor_start(), xy)
+            self.outcomes[piece.id] = straight_outcome(start, xy)
         self._commit(editing.with_piece(self.state, piece))
 
     def finish(self) -> Feature | None:

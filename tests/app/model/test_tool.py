@@ -522,3 +522,22 @@ def test_a_preview_too_short_for_the_guides_is_the_straight_segment_at_once():
     assert rec.previews == [] and tool.preview.vertices_px.tolist() == [[100, 100], [102, 101]]
     tool.move_cursor((104, 101))  # 4.1 px: guides 0.59 px apart
     assert len(rec.previews) == 1
+
+
+def test_a_click_too_short_for_the_guides_adds_the_straight_segment_its_preview_showed():
+    @dataclass(frozen=True)
+    class Nodes:
+        nodes: int = 8
+
+    tool = ExtractionTool(settings=Nodes())
+    rec = Recorder(tool)
+    tool.click((100, 100))
+    tool.click((200, 100))  # a piece to extract
+    assert len(rec.pieces) == 1
+    tool.complete_piece(rec.pieces[0].id, fake_outcome((100, 100), (200, 100)))
+    tool.click((201.5, 101.5))  # a slip 2.1 px on: no extraction asked for (it would be refused)
+    assert len(rec.pieces) == 1
+    assert tool.current.pieces[-1].kind == "straight" and not tool.is_pending(tool.current.pieces[-1])
+    assert feature_vertices(tool.current, tool.outcomes)[-2:].tolist() == [[200, 100], [201.5, 101.5]]
+    tool.click((230, 101.5))  # a span long enough is extracted again
+    assert len(rec.pieces) == 2
