@@ -155,9 +155,12 @@ def _reason(err):
 
 
 class ArrayReader:
-    """A numpy array as a raster: ``(H, W)`` or ``(H, W, C)``, no georeference."""
+    """A numpy array as a raster: ``(H, W)`` or ``(H, W, C)``, no georeference; a masked array's masked
+    pixels (``rasterio``'s ``read(masked=True)``) are no data, as ``nodata`` and NaN are."""
 
     def __init__(self, array: np.ndarray, nodata):
+        mask = np.ma.getmaskarray(array) if np.ma.isMaskedArray(array) else None
+        array = np.asarray(array.data) if mask is not None else array
         if array.ndim not in (2, 3):
             raise RasterError(f"image array must have shape (H, W) or (H, W, C); got shape {array.shape}")
         if array.dtype.kind not in "uif":
@@ -167,11 +170,15 @@ class ArrayReader:
         if nodata is not None and not isinstance(nodata, numbers.Real):
             raise TypeError(f"nodata must be a number; got {nodata!r}")
         self._array = array if array.ndim == 3 else array[:, :, np.newaxis]
+        self._mask = None if mask is None or not mask.any() else mask.reshape(self._array.shape)
         self.height, self.width, self.band_count = self._array.shape
         self.dtype, self.nodata, self.path = array.dtype, nodata, None
         _, rows, cols = sample_shape(self.height, self.width, 1)
-        self.value_scale = float64_scale(self._array[::max(1, self.height // rows), ::max(1, self.width // cols)],
-                                         nodata)
+        every = (slice(None, None, max(1, self.height // rows)), slice(None, None, max(1, self.width // cols)))
+        sample = self._array[every]
+        if self._mask is not None and sample.dtype.kind == "f":  # (a masked fill value must not set the scale)
+            sample = np.where(self._mask[every], np.nan, sample)
+        self.value_scale = float64_scale(sample, nodata)
         self.crs, self.transform = None, _identity_transform()
         self.closed = False
 
@@ -190,9 +197,12 @@ class ArrayReader:
         # Nearest-neighbour resampling: the source pixel under each output cell's centre.
         rows = r0 + ((np.arange(out_shape[0]) + 0.5) * (r1 - r0) / out_shape[0]).astype(np.intp)
         cols = c0 + ((np.arange(out_shape[1]) + 0.5) * (c1 - c0) / out_shape[1]).astype(np.intp)
-        raw = np.moveaxis(self._array[rows[:, None], cols[None, :]][:, :, [b - 1 for b in bands]], -1, 0)
+        picked = [b - 1 for b in bands]
+        raw = np.moveaxis(self._array[rows[:, None], cols[None, :]][:, :, picked], -1, 0)
         data = _to_float32(raw, self.value_scale)
         invalid = ~np.isfinite(raw) if raw.dtype.kind == "f" else np.zeros(raw.shape, bool)
+        if self._mask is not None:
+            invalid |= np.moveaxis(self._mask[rows[:, None], cols[None, :]][:, :, picked], -1, 0)
         if self.nodata is not None and np.isnan(self.nodata):
             invalid |= np.isnan(raw)
         elif self.nodata is not None:

@@ -276,6 +276,25 @@ def test_array_source_is_not_modified_and_nan_is_masked():
     np.testing.assert_array_equal(data, before)
 
 
+def test_a_masked_arrays_masked_pixels_are_no_data_and_its_fill_sets_no_scale():
+    data = np.arange(24, dtype=np.float64).reshape(4, 6) + 1.0
+    mask = np.zeros(data.shape, bool)
+    mask[1, 2] = mask[3, 0] = True
+    filled = data.copy()
+    filled[mask] = 1e30  # what a masked array may hold under its mask
+    raster = open_raster(np.ma.masked_array(filled, mask))
+    expected = np.where(mask, np.nan, data)
+    np.testing.assert_array_equal(raster.read_window(0, 0, 6, 4), expected)  # not scaled by the 1e30 fill
+    rgb = np.ma.masked_array(np.stack([data] * 3, axis=-1).astype(np.uint16), np.stack([mask] * 3, axis=-1))
+    bands = open_raster(rgb).read_bands(0, 0, 6, 4)
+    assert bands.shape == (4, 6, 3)
+    for k in range(3):
+        np.testing.assert_array_equal(bands[:, :, k], expected)
+    reduced = open_raster(np.ma.masked_array(filled, mask)).read_reduced(0, 0, 6, 4, 2)  # means of 2 x 2 cells
+    np.testing.assert_allclose(reduced[0, 0], np.mean(data[:2, :2]))
+    np.testing.assert_allclose(reduced[0, 1], np.mean([data[0, 2], data[0, 3], data[1, 3]]))  # (1, 2) left out
+
+
 # --- coordinates ------------------------------------------------------------------------------
 
 
