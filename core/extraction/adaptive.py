@@ -36,7 +36,7 @@ from core.cancel import check
 from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_samples
 from core.extraction.centre import centre_map
 from core.extraction.estimate import edge_centres, likelihood_run_width, path_support, turn_at_clicks_deg
-from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets
+from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets, offset_range_on_raster
 from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
 from core.polyline import cpu as polyline_cpu
 from core.polyline.prepare import prepare
@@ -142,7 +142,8 @@ def adaptive_window_box(start, end, half_width_px: float) -> tuple[int, int, int
     return int(lo[0]), int(lo[1]), int(hi[0] - lo[0]), int(hi[1] - lo[1])
 
 
-def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, cancel=None) -> AdaptiveOutcome:
+def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, cancel=None,
+                     size=None) -> AdaptiveOutcome:
     """The adaptive extraction between two clicks, on a window's bands.
 
     Parameters
@@ -162,6 +163,8 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     backend : {"cpu", "gpu"}
         The resolved backend of the link scores and the DP.
     cancel : core.cancel.CancelToken, optional
+    size : (width, height), optional
+        The raster's: the ends neither slide nor move off it (:func:`core.extraction.guides.offsets_on_raster`).
 
     Returns
     -------
@@ -172,7 +175,7 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     intensity = LikelihoodWindow(np.asarray(intensity, np.float32), box[0], box[1])
     timings = {"appearance": (time.perf_counter() - started) * 1e3, "scoring": 0.0, "dp": 0.0, "backtrack": 0.0}
     check(cancel)
-    course = _course(window, start, end, settings.solver, backend, cancel, timings)
+    course = _course(window, start, end, settings.solver, backend, cancel, timings, size)
     corner, corner_support = _corner(window, start, end, backend)
     course_support = path_support(window, course)
     if corner_support > course_support:
@@ -184,12 +187,12 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
         least = TURN_DEG if chord_support < TURN_SUPPORT else SHARP_TURN_DEG
         bent = turn_at_clicks_deg(bands, box[0], box[1], start, end, TURN_SIGMA_PX) >= least
     if bent:
-        guides, solution = _refine(window, start, end, course, settings, backend, cancel, timings)
+        guides, solution = _refine(window, start, end, course, settings, backend, cancel, timings, size)
         vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
     else:
-        guides, solution = _segment(window, start, end, settings, backend, cancel, timings)
+        guides, solution = _segment(window, start, end, settings, backend, cancel, timings, size)
         vertices = _chord_points(start, end, settings.nodes)
-        centred = _centred(vertices, intensity, window, start, end, _end_offsets(settings)[-1]) \
+        centred = _centred(vertices, intensity, window, start, end, _end_offsets(settings)[-1], size) \
             if settings.snap_endpoints else vertices
         if centred is not vertices:  # the clicks were off the object: learn its appearance where it is
             vertices = centred
@@ -197,12 +200,13 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     return AdaptiveOutcome(solution, vertices, guides, window, bent, timings)
 
 
-def _centred(vertices, intensity, window, start, end, reach_px):
+def _centred(vertices, intensity, window, start, end, reach_px, size=None):
     """The segment moved onto the object's edge-pair centre at its ends, where both pairs are clear.
 
     Moves of less than CENTRING_DEADBAND_PX, or past ``reach_px`` (the snapping
     half-width), leave it where it is, as do pairs much wider than the run of
-    road-likeness in ``window`` around the segment (CENTRING_WIDTH_RATIO and _EXCESS_PX).
+    road-likeness in ``window`` around the segment (CENTRING_WIDTH_RATIO and _EXCESS_PX).  An end is not
+    moved off the raster (``size``: its width and height).
     """
     found = edge_centres(intensity, start, end, CENTRING_SIGNIFICANCE)
     if found is None:
@@ -215,12 +219,16 @@ def _centred(vertices, intensity, window, start, end, reach_px):
                                                   run_width + CENTRING_WIDTH_EXCESS_PX):
         return vertices
     axis = (end - start) / float(np.hypot(*(end - start)))
+    if size is not None:
+        normal = np.array([-axis[1], axis[0]])
+        offsets = [float(np.clip(offset, *offset_range_on_raster(xy, normal, size)))
+                   for offset, xy in zip(offsets, (start, end))]
     fraction = np.linspace(0.0, 1.0, len(vertices))[:, None]
     across = (1 - fraction) * offsets[0] + fraction * offsets[1]
     return vertices + across * np.array([-axis[1], axis[0]])
 
 
-def _course(window, start, end, solver, backend, cancel, timings) -> np.ndarray:
+def _course(window, start, end, solver, backend, cancel, timings, size=None) -> np.ndarray:
     """The course's vertices: the exact DP over coarse guides across the whole corridor."""
     length = float(np.hypot(*(end - start)))
     nodes = int(np.clip(round(length / COURSE_SPACING_PX) + 1, *COURSE_NODES_RANGE))
@@ -228,7 +236,7 @@ def _course(window, start, end, solver, backend, cancel, timings) -> np.ndarray:
     offsets = np.arange(-reach, reach + 1e-9, COURSE_STEP_PX)
     offsets -= offsets[np.argmin(np.abs(offsets))]  # the segment itself is a candidate
     ends = np.arange(-COURSE_END_PX, COURSE_END_PX + 1e-9, COURSE_END_STEP_PX)
-    guides = guides_with_offsets(start, end, nodes, offsets, ends)
+    guides = guides_with_offsets(start, end, nodes, offsets, ends, size)
     solution = _solve(window, guides, None, COURSE_MAX_TURN_DEG, "mitm" if solver == "mitm" else "window",
                       backend, cancel, timings, step=COURSE_SAMPLE_STEP_PX)
     return guides.vertices(solution.start_index, solution.indices, solution.end_index)
@@ -270,7 +278,7 @@ def _best_corner(window, start, end, along, across, axis, normal, backend):
     return grid[best], float(means[best])
 
 
-def _refine(window, start, end, course, settings, backend, cancel, timings):
+def _refine(window, start, end, course, settings, backend, cancel, timings, size=None):
     """The exact DP on fine guides within ``half_width_px`` of the course."""
     length = float(np.hypot(*(end - start)))
     nodes = max(settings.nodes, int(math.ceil(length / FINE_SPACING_PX)) + 1)
@@ -282,10 +290,10 @@ def _refine(window, start, end, course, settings, backend, cancel, timings):
     lo = math.floor((reference.min() - settings.half_width_px) / step)
     hi = math.ceil((reference.max() + settings.half_width_px) / step)
     offsets = np.arange(lo, hi + 1) * step
-    ends = _end_offsets(settings)
-    guides = guides_with_offsets(start, end, nodes, offsets, ends)
+    guides = guides_with_offsets(start, end, nodes, offsets, _end_offsets(settings), size)
     far = np.abs(offsets[None, :] - reference[:, None]) > settings.half_width_px + 1e-9
-    excluded = np.concatenate([np.zeros(ends.size, bool), far.ravel(), np.zeros(ends.size, bool)])
+    excluded = np.concatenate([np.zeros(guides.start_offsets.size, bool), far.ravel(),
+                               np.zeros(guides.end_offsets.size, bool)])
     sampled = np.concatenate(guides.layer_points())[~excluded]  # links from excluded points are not sampled
     centre = centre_map(window, course, settings.half_width_px, sampled)
     solution = _solve(centre, guides, excluded, COURSE_MAX_TURN_DEG, settings.solver, backend, cancel, timings,
@@ -293,17 +301,17 @@ def _refine(window, start, end, course, settings, backend, cancel, timings):
     return guides, solution
 
 
-def _segment(window, start, end, settings, backend, cancel, timings):
+def _segment(window, start, end, settings, backend, cancel, timings, size=None):
     """The straight course: the segment's own score, on the settings' guides (for overlays)."""
     guides = guides_with_offsets(start, end, settings.nodes, np.zeros(1), np.zeros(1))
     solution = _solve(window, guides, None, settings.max_turn_deg, "window", backend, cancel, timings)
     shown = guides_with_offsets(start, end, settings.nodes,
                                 np.linspace(-settings.half_width_px, settings.half_width_px, settings.points),
-                                _end_offsets(settings))
-    centre = int(np.argmin(np.abs(shown.offsets)))
-    end_centre = int(np.argmin(np.abs(shown.end_offsets)))
+                                _end_offsets(settings), size)
+    centre, start_centre, end_centre = (int(np.argmin(np.abs(offsets)))
+                                        for offsets in (shown.offsets, shown.start_offsets, shown.end_offsets))
     indices = np.full(shown.n_guides, centre, dtype=np.int64)
-    return shown, PolylineSolution(solution.score, indices, end_centre, end_centre, solution.method,
+    return shown, PolylineSolution(solution.score, indices, start_centre, end_centre, solution.method,
                                    solution.backend, solution.timings_ms)
 
 

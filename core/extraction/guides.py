@@ -6,7 +6,9 @@ Endpoints ``a``, ``b`` (``(x, y) = (col, row)``) span the axis
 the axis at ``a + t h u`` and carries ``points`` candidates at offsets in
 ``[-W, W]`` along ``n``.  The start and end are layers of one point at offset
 0, or of ``points`` candidates across the axis with endpoint snapping, so
-every link advances by ``h`` along the axis.
+every link advances by ``h`` along the axis.  Given the raster's size, an
+endpoint's candidates off the raster are left out (a click at its border
+would otherwise snap beyond it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 
 from core import validation
 
-__all__ = ["Guides", "build_guides", "guides_with_offsets", "DEFAULT_SNAP_HALF_WIDTH_PX"]
+__all__ = ["Guides", "build_guides", "guides_with_offsets", "offset_range_on_raster", "offsets_on_raster",
+           "DEFAULT_SNAP_HALF_WIDTH_PX"]
 
 #: Half-width (px) of the endpoint guides when snapping and none is given
 #: (capped at the guide half-width): clicks are typically a few pixels off the
@@ -108,6 +111,7 @@ def build_guides(
     half_width_px: float,
     snap_endpoints: bool = False,
     snap_half_width_px: float | None = None,
+    size=None,
 ) -> Guides:
     """Lay out the guides between two endpoints.
 
@@ -126,6 +130,8 @@ def build_guides(
     snap_half_width_px : float, optional
         Half-width of the endpoint guides (> 0); default
         ``min(half_width_px, DEFAULT_SNAP_HALF_WIDTH_PX)``.
+    size : (width, height), optional
+        The raster's: endpoint candidates off ``[0, width] x [0, height]`` are left out.
 
     Returns
     -------
@@ -161,10 +167,10 @@ def build_guides(
         snap_half_width_px = validation.real(snap_half_width_px, "snap_half_width_px", 0.0, low_open=True,
                                              unit="pixels")
         end_offsets = np.linspace(-snap_half_width_px, snap_half_width_px, points)
-    return guides_with_offsets(a, b, nodes, offsets, end_offsets)
+    return guides_with_offsets(a, b, nodes, offsets, end_offsets, size)
 
 
-def guides_with_offsets(start_xy, end_xy, nodes: int, offsets, end_offsets) -> Guides:
+def guides_with_offsets(start_xy, end_xy, nodes: int, offsets, end_offsets, size=None) -> Guides:
     """Guides between two endpoints with given candidate offsets.
 
     Parameters
@@ -177,6 +183,8 @@ def guides_with_offsets(start_xy, end_xy, nodes: int, offsets, end_offsets) -> G
         Ascending offsets (px) of every inner guide's candidates.
     end_offsets : (n,) array_like of float
         Ascending offsets (px) of the start's and the end's candidates (``[0]`` for fixed endpoints).
+    size : (width, height), optional
+        The raster's: each end keeps those of its candidates that lie on it (:func:`offsets_on_raster`).
     """
     a = _endpoint(start_xy, "start_xy")
     b = _endpoint(end_xy, "end_xy")
@@ -185,18 +193,43 @@ def guides_with_offsets(start_xy, end_xy, nodes: int, offsets, end_offsets) -> G
     if length == 0.0:
         raise ValueError(f"start and end must differ; both are ({a[0]:g}, {a[1]:g})")
     axis = (b - a) / length
+    normal = np.array([-axis[1], axis[0]])
+    start_offsets = end_offsets = np.array(end_offsets, dtype=np.float64)
+    if size is not None:
+        start_offsets = offsets_on_raster(end_offsets, a, normal, size)
+        end_offsets = offsets_on_raster(end_offsets, b, normal, size)
     arrays = dict(
         start_xy=a,
         end_xy=b,
         axis=axis,
-        normal=np.array([-axis[1], axis[0]]),
+        normal=normal,
         offsets=np.array(offsets, dtype=np.float64),
-        start_offsets=np.array(end_offsets, dtype=np.float64),
-        end_offsets=np.array(end_offsets, dtype=np.float64),
+        start_offsets=start_offsets.copy(),
+        end_offsets=end_offsets.copy(),
     )
     for array in arrays.values():
         array.flags.writeable = False  # a frozen dataclass should not hide mutable arrays
     return Guides(spacing=length / (nodes - 1), n_guides=nodes - 2, **arrays)
+
+
+def offsets_on_raster(offsets, xy, normal, size) -> np.ndarray:
+    """Those of ``offsets`` (ascending) whose points ``xy + offset normal`` lie within ``[0, width] x [0,
+    height]`` (``size``); ``[0.0]``, the point itself, where none does (``xy`` is on the raster: a click)."""
+    offsets = np.asarray(offsets, dtype=np.float64)
+    lo, hi = offset_range_on_raster(xy, normal, size)
+    kept = offsets[(offsets >= lo - 1e-9) & (offsets <= hi + 1e-9)]  # (a margin for rounding)
+    return kept if kept.size else np.zeros(1)
+
+
+def offset_range_on_raster(xy, normal, size) -> tuple[float, float]:
+    """``(lo, hi)``: the offsets ``t`` for which ``xy + t normal`` lies within ``[0, width] x [0, height]``
+    (``size``); ``xy`` on the raster gives ``lo <= 0 <= hi``."""
+    lo, hi = -np.inf, np.inf
+    for k in range(2):
+        if normal[k] != 0.0:
+            first, second = (0.0 - xy[k]) / normal[k], (size[k] - xy[k]) / normal[k]
+            lo, hi = max(lo, min(first, second)), min(hi, max(first, second))
+    return lo, hi
 
 
 def _endpoint(value, name: str) -> np.ndarray:

@@ -213,7 +213,8 @@ def _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_beg
     bands, intensity = _read_bands(raster, box)
     t_read = time.perf_counter()
     check(cancel)
-    outcome = extract_adaptive(bands, intensity, box, start_xy, end_xy, settings, backend, cancel)
+    outcome = extract_adaptive(bands, intensity, box, start_xy, end_xy, settings, backend, cancel,
+                               (raster.width, raster.height))
     estimate = estimate_road(outcome.window, intensity, outcome.vertices_px, "bent" if outcome.bent else "straight")
     solution = outcome.solution
     timings = {"read": (t_read - t_begin) * 1e3, "gradient": 0.0, **outcome.timings_ms}
@@ -225,7 +226,7 @@ def _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_beg
 
 def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin) -> ExtractionResult:
     """Modes ``ribbon`` and ``edge``: gradient link scores on the settings' guides."""
-    guides = _guides(start_xy, end_xy, settings)
+    guides = _guides(start_xy, end_xy, settings, (raster.width, raster.height))
     box = guides.bounds_px(_ESTIMATE_MARGIN_PX)
     bands, intensity = _read_bands(raster, box)
     t_bands = time.perf_counter()
@@ -376,10 +377,10 @@ def _clicks_on_raster(raster, start, end):
     return clicks
 
 
-def _guides(start_xy, end_xy, settings: ExtractionSettings) -> Guides:
+def _guides(start_xy, end_xy, settings: ExtractionSettings, size=None) -> Guides:
     return build_guides(
         start_xy, end_xy, settings.nodes, settings.points, settings.half_width_px,
-        snap_endpoints=settings.snap_endpoints, snap_half_width_px=settings.snap_half_width_px,
+        snap_endpoints=settings.snap_endpoints, snap_half_width_px=settings.snap_half_width_px, size=size,
     )
 
 

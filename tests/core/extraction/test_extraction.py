@@ -130,6 +130,22 @@ def test_window_overhanging_the_raster_edge_works():
     np.testing.assert_allclose(result.vertices_px[1:-1, 1], 60.5, atol=1.5)
 
 
+@pytest.mark.parametrize("mode", ["auto", "ribbon", "edge"])
+def test_snapped_ends_stay_on_the_raster(mode):
+    # A road along the image's top edge, clicked on the edge and in the corners: snapping would move the ends
+    # up to 8 px across the chord, off the image (they came back at y = -4.5 and x = 163.6 on 160 x 80)
+    rng = np.random.default_rng(0)
+    image = rng.normal(0, 0.05, (80, 160)).astype(np.float32)
+    image[:6] += 1.0
+    image[36:44] += 1.0
+    for start, end in (((0.0, 0.0), (160.0, 80.0)), ((10.0, 0.0), (150.0, 0.0)), ((0.0, 2.0), (160.0, 3.0)),
+                       ((160.0, 38.0), (0.0, 43.0))):
+        vertices = extract(image, start, end, backend="cpu", mode=mode).vertices_px
+        assert (vertices >= 0).all() and (vertices <= [160, 80]).all(), (start, end, vertices)
+    result = extract(image, (20.0, 36.0), (140.0, 37.0), backend="cpu", mode="ribbon")  # away from the edges
+    assert result.guides.start_offsets.size == result.guides.end_offsets.size == result.settings.points
+
+
 def test_settings_round_trip_and_overrides():
     settings = ExtractionSettings(nodes=6, points=33, mode="edge", polarity="dark", band=2, snap_half_width_px=3.0)
     data = json.loads(json.dumps(settings.to_dict()))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, build_guides
+from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, build_guides, offsets_on_raster
 
 
 def test_horizontal_layout_exact():
@@ -64,6 +64,21 @@ def test_snapping_gives_the_endpoints_guides_of_their_own():
     assert narrow.start_offsets[-1] == 3.0  # default capped at the guide half-width
     explicit = build_guides((0, 0), (100, 0), 6, 9, 20.0, snap_endpoints=True, snap_half_width_px=2.0)
     assert explicit.end_offsets[0] == -2.0
+
+
+def test_an_ends_candidates_off_the_raster_are_left_out():
+    guides = build_guides((0, 3), (100, 48), nodes=6, points=9, half_width_px=8.0, snap_endpoints=True,
+                          size=(100, 50))
+    for layer in (guides.layer_points()[0], guides.layer_points()[-1]):
+        assert (layer >= -1e-9).all() and (layer <= [100 + 1e-9, 50 + 1e-9]).all()
+    full = np.linspace(-8.0, 8.0, 9)  # the normal (-0.41, 0.91): the start keeps t in [-3.3, 0], the end [0, 2.2]
+    np.testing.assert_array_equal(guides.start_offsets, [-2.0, 0.0])
+    np.testing.assert_array_equal(guides.end_offsets, [0.0, 2.0])
+    free = build_guides((0, 3), (100, 48), nodes=6, points=9, half_width_px=8.0, snap_endpoints=True)
+    np.testing.assert_array_equal(free.start_offsets, full)  # without the size: all of them
+    corner = offsets_on_raster(np.array([-2.0, -1.0, 1.0, 2.0]), np.array([0.0, 0.0]), np.array([-0.6, 0.8]),
+                               (100, 50))
+    np.testing.assert_array_equal(corner, [0.0])  # every candidate off the raster: the click
 
 
 def test_bounds_cover_every_point_plus_margin():
