@@ -240,7 +240,7 @@ def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin
     t_gradient = time.perf_counter()
     check(cancel)
     solution = score_and_solve_on(backend, gradient, guides, options, settings.solver, settings.max_turn_deg, cancel)
-    if solution.score == 0.0:
+    if solution.score == 0.0 or _flat(window):  # (a flat window's gradient is float32 rounding, not zero)
         solution = _straight_among_ties(solution, guides, settings)
     vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
     estimate = estimate_road(likelihood, intensity, vertices, "straight")
@@ -282,6 +282,11 @@ def _extract_coarse_to_fine(raster, start_xy, end_xy, settings, factor, budget, 
                             pieces[0].backend, pieces[0].method, timings,
                             estimate=combined_estimate(coarse.estimate, [p.estimate for p in pieces]),
                             coarse_factor=factor, pieces=len(pieces))
+
+
+def _flat(window) -> bool:
+    """Whether the window's valid pixels (it holds some: :func:`_check_valid`) all hold one value."""
+    return bool(np.nanmin(window) == np.nanmax(window))
 
 
 def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):

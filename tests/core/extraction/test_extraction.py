@@ -146,6 +146,19 @@ def test_snapped_ends_stay_on_the_raster(mode):
     assert result.guides.start_offsets.size == result.guides.end_offsets.size == result.settings.points
 
 
+@pytest.mark.parametrize("mode", ["auto", "ribbon", "edge"])
+@pytest.mark.parametrize("value", [0.0, 7.0, 1000.0])
+def test_a_blank_image_gives_the_straight_segment(mode, value):
+    # a constant but non-zero window's smoothed gradient is float32 rounding (1e-8), not 0: the ribbon and edge
+    # modes bowed the line the whole half-width off the chord on it
+    image = np.full((80, 160), value, np.float32)
+    image[:, :3] = np.nan  # no data beside it changes nothing
+    result = extract(image, (10.0, 40.0), (150.0, 44.0), backend="cpu", mode=mode)
+    chord = np.interp(result.vertices_px[:, 0], [10.0, 150.0], [40.0, 44.0])
+    np.testing.assert_allclose(result.vertices_px[:, 1], chord, atol=1e-9)
+    np.testing.assert_allclose(result.vertices_px[[0, -1]], [[10.0, 40.0], [150.0, 44.0]], atol=1e-9)
+
+
 def test_settings_round_trip_and_overrides():
     settings = ExtractionSettings(nodes=6, points=33, mode="edge", polarity="dark", band=2, snap_half_width_px=3.0)
     data = json.loads(json.dumps(settings.to_dict()))
