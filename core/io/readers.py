@@ -68,6 +68,8 @@ class DatasetReader:
     def data_bands(self):
         from rasterio.enums import ColorInterp
 
+        if self._ds.closed:  # (rasterio's own error is an OSError)
+            raise RasterError(f"{self.path} is closed")
         with gdal_messages():
             interpretations = self._ds.colorinterp
         return [b for b in range(1, self.band_count + 1) if interpretations[b - 1] != ColorInterp.alpha]

@@ -340,8 +340,15 @@ def test_closed_raster_refuses_reads(tmp_path):
     with open_raster(write_tif(tmp_path / "x.tif", random_bands(14, (8, 8)))) as raster:
         raster.read_window(0, 0, 2, 2)
     assert raster.closed
-    with pytest.raises(RasterError, match="closed"):
-        raster.read_window(0, 0, 2, 2)
+    for read in (lambda: raster.read_window(0, 0, 2, 2), lambda: raster.read_bands(0, 0, 2, 2),
+                 lambda: raster.read_decimated(0, 0, 8, 8, 2, 2), lambda: raster.read_reduced(0, 0, 8, 8, 2)):
+        with pytest.raises(RasterError, match="closed"):  # (not rasterio's own error, an OSError)
+            read()
+    from core.extraction import extract
+
+    for mode in ("auto", "ribbon"):
+        with pytest.raises(RasterError, match="closed"):
+            extract(raster, (1, 1), (7, 6), backend="cpu", mode=mode, nodes=3)
 
 
 def test_concurrent_reads_agree_with_sequential(tmp_path):
