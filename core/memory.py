@@ -15,7 +15,7 @@ import time
 from core import validation
 
 __all__ = ["DEFAULT_SHARE", "HostMemoryError", "available_host_bytes", "check_allocation", "default_budget_bytes",
-           "keep_freed_memory", "resolve_budget"]
+           "keep_freed_memory", "resolve_budget", "size_text"]
 
 #: Share of the available host memory that one computation may use by default.
 DEFAULT_SHARE = 0.5
@@ -136,11 +136,19 @@ def check_allocation(nbytes: int, what: str, budget_bytes: int | None = None, *,
     budget = resolve_budget(budget_bytes)
     if nbytes <= budget:
         return
-    limit = (f"the {budget / 2**30:.1f} GiB of memory of this machine that one computation may take "
+    limit = (f"the {size_text(budget)} of memory of this machine that one computation may take "
              f"({DEFAULT_SHARE:.0%} of what is available)" if budget_bytes is None
-             else f"the memory budget of {budget / 2**30:.1f} GiB")
-    message = f"{what} would need {nbytes / 2**30:.1f} GiB of memory, more than {limit}"
+             else f"the memory budget of {size_text(budget)}")
+    message = f"{what} would need {size_text(nbytes)} of memory, more than {limit}"
     raise HostMemoryError(f"{message}; {advice}" if advice else message, nbytes, budget)
+
+
+def size_text(nbytes: int) -> str:
+    """``nbytes`` for a message, in the largest binary unit it reaches: "8.0 MiB", "1.5 GiB", "512 bytes"."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):.1f} {unit}"
+    return f"{int(nbytes)} bytes"
 
 
 #: glibc's malloc settings of :func:`keep_freed_memory` (mallopt's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD):

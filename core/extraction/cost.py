@@ -142,9 +142,12 @@ def check_extraction_cost(settings: ExtractionSettings, start_xy, end_xy, band_c
     """The cost, or ValueError (core.memory.HostMemoryError for memory) saying what it needs and what to change."""
     cost = extraction_cost(settings, start_xy, end_xy, band_count, backend)
     if guides_too_close(settings.nodes, cost.span_px):
-        most = max(3, int(cost.span_px / MIN_GUIDE_SPACING_PX) + 1)
+        most = int(cost.span_px / MIN_GUIDE_SPACING_PX) + 1
+        if most < 3:  # (no setting helps: the clicks are closer than the fewest guides need)
+            raise ValueError(f"the clicks are {cost.span_px:.2g} px apart, too close for any guides (3 nodes need "
+                             f"them at least {2 * MIN_GUIDE_SPACING_PX:g} px apart): click farther apart")
         raise ValueError(f"nodes = {settings.nodes} puts guides {cost.guide_spacing_px:.2g} px apart on this "
-                         f"{cost.span_px:.0f} px span; use at most {most} nodes (guides at least "
+                         f"{cost.span_px:.3g} px span; use at most {most} nodes (guides at least "
                          f"{MIN_GUIDE_SPACING_PX:g} px apart)")
     what = f"{cost.links:,} candidate links ({settings.nodes} nodes x {settings.points} points)"
     check_allocation(cost.memory_bytes, f"scoring and solving {what} on a window of {cost.window_px[0]} x "

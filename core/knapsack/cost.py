@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.knapsack.problems import KP2, MemoryBudgetError, problem_kind, weights_gcd
-from core.memory import resolve_budget
+from core.memory import resolve_budget, size_text
 
 __all__ = ["KP2_DP_CELLS_PER_S", "KP2_STATES_MAX_ITEMS", "MAX_ESTIMATED_S", "DPCost", "check_solve_cost",
            "kp2_dp_cost"]
@@ -109,7 +109,7 @@ def check_solve_cost(problem, backend: str, budget_bytes: int | None) -> DPCost 
               + " or smaller capacities")
     if cost.estimated_s > MAX_ESTIMATED_S:
         raise ValueError(f"{what} would take about {_duration(cost.estimated_s)} (more than "
-                         f"{MAX_ESTIMATED_S:.0f} s) and need {cost.least_bytes / 2**30:.1f} GiB; {change}")
+                         f"{MAX_ESTIMATED_S:.0f} s) and need {size_text(cost.least_bytes)}; {change}")
     budget_bytes = resolve_budget(budget_bytes)
     if cost.least_bytes > budget_bytes:
         raise MemoryBudgetError(what, cost.least_bytes, budget_bytes)

@@ -52,3 +52,13 @@ def test_freed_blocks_are_reused_without_page_faults():
 def test_keeping_freed_memory_is_set_once_and_reports_whether_it_could():
     assert keep_freed_memory() is GLIBC
     assert keep_freed_memory() is GLIBC
+
+
+def test_a_refusal_says_sizes_in_the_unit_they_reach():
+    from core.memory import HostMemoryError, check_allocation, size_text
+
+    assert [size_text(n) for n in (512, 3 << 10, 8 << 20, 3 << 29, 5 << 40)] == [
+        "512 bytes", "3.0 KiB", "8.0 MiB", "1.5 GiB", "5.0 TiB"]
+    with pytest.raises(HostMemoryError, match=r"would need 100.0 MiB of memory, more than the memory budget of 8.0 MiB"
+                       ):
+        check_allocation(100 << 20, "a read", 8 << 20)  # (it said 0.1 GiB against 0.0 GiB)

@@ -40,6 +40,11 @@ def test_guides_closer_than_half_a_pixel_are_refused_at_once():
                                          r"use at most 353 nodes"):
         extract(IMAGE, (10.0, 20.0), (186.0, 20.0), nodes=1_000_000, backend="cpu")
     assert time.perf_counter() - begin < 5.0
+    with pytest.raises(ValueError, match=r"nodes = 8 puts guides 0.3 px apart on this 2.1 px span; use at most 5"):
+        extract(IMAGE, (10.0, 20.0), (12.1, 20.0), nodes=8, backend="cpu")
+    for nodes in (3, 8):  # where no nodes setting would do, it is not advised
+        with pytest.raises(ValueError, match=r"the clicks are 0.4 px apart, too close for any guides .*click farther"):
+            extract(IMAGE, (10.0, 20.0), (10.4, 20.0), nodes=nodes, backend="cpu")
 
 
 def test_hours_of_work_are_refused_with_what_to_change():
@@ -54,7 +59,7 @@ def test_hours_of_work_are_refused_with_what_to_change():
 
 def test_memory_beyond_the_budget_says_what_it_needs():
     options = ExtractionSettings(nodes=40, points=200)
-    with pytest.raises(HostMemoryError, match=r"would need [\d.]+ GiB .* budget of 0.0 GiB; use fewer points") as err:
+    with pytest.raises(HostMemoryError, match=r"would need [\d.]+ MiB .* budget of 1000 bytes; use fewer") as err:
         check_extraction_cost(options, (0.0, 0.0), (150.0, 0.0), budget_bytes=1000)
     assert err.value.needed_bytes == extraction_cost(options, (0.0, 0.0), (150.0, 0.0)).memory_bytes
 
