@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -390,7 +391,9 @@ def _guides(start_xy, end_xy, settings: ExtractionSettings, size=None) -> Guides
 
 
 def _is_pair(point) -> bool:
+    """Two real numbers, each of them (a bool is no coordinate, even beside a number)."""
     try:
-        return np.shape(point) == (2,) and np.asarray(point).dtype.kind in "iuf"
-    except (TypeError, ValueError):
+        return np.shape(point) == (2,) and all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                                               for v in (point[0], point[1]))
+    except (TypeError, ValueError, IndexError, KeyError):
         return False

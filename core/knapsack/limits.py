@@ -77,7 +77,7 @@ def resolve_time_limit(time_limit_s) -> float | None:
         value = float(time_limit_s)
     except (TypeError, ValueError):
         value = float("nan")
-    if isinstance(time_limit_s, bool) or not (0 < value < float("inf")):
+    if isinstance(time_limit_s, (bool, str, bytes)) or not (0 < value < float("inf")):  # ("5" is text)
         raise ValueError(f"time_limit_s must be a positive number of seconds or None; got {time_limit_s!r}")
     return value
 

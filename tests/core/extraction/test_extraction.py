@@ -227,6 +227,11 @@ def test_bad_endpoints(start, end, match):
 def test_endpoint_that_is_not_a_pair():
     with pytest.raises(TypeError, match="start must be a pair"):
         extract(_band_image(), (1, 2, 3), (50, 50), **FAST)
+    for bad in ((True, 40), np.array([True, False]), ("10", 40), {0: 10, 1: 40}):  # (True, 40) read as x = 1
+        with pytest.raises(TypeError, match="end must be a pair"):
+            extract(_band_image(), (50, 50), bad, **FAST)
+    result = extract(_band_image(), (np.float32(20), np.int64(57)), np.array([180, 64], np.uint16), **FAST)
+    assert result.vertices_px.shape[1] == 2  # numpy numbers are numbers
 
 
 def test_all_nodata_window():

@@ -195,7 +195,7 @@ def test_a_capacity_dp_that_would_outlast_the_limit_is_refused_before_it_starts(
     assert time.perf_counter() - begin < 2.0
 
 
-@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "soon", True])
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "soon", "5", True])
 def test_a_bad_time_limit_names_the_argument(bad):
     with pytest.raises(ValueError, match="time_limit_s must be a positive number of seconds or None"):
         solve(KP1([1], [1], 1), backend="cpu", time_limit_s=bad)
