@@ -39,6 +39,7 @@ from core.extraction.estimate import edge_centres, likelihood_run_width, path_su
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets, offset_range_on_raster
 from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
 from core.polyline import cpu as polyline_cpu
+from core.polyline.brute import MAX_BRUTE_PATHS
 from core.polyline.prepare import prepare
 from core.polyline.problem import PolylineProblem, PolylineSolution
 
@@ -291,6 +292,11 @@ def _refine(window, start, end, course, settings, backend, cancel, timings, size
     hi = math.ceil((reference.max() + settings.half_width_px) / step)
     offsets = np.arange(lo, hi + 1) * step
     guides = guides_with_offsets(start, end, nodes, offsets, _end_offsets(settings), size)
+    paths = guides.start_offsets.size * offsets.size ** guides.n_guides * guides.end_offsets.size
+    if settings.solver == "brute" and paths > MAX_BRUTE_PATHS:  # (the settings' nodes and points allow fewer)
+        raise ValueError(f"auto mode follows this bend on guides of its own ({nodes} nodes, {offsets.size} points "
+                         f"across), {paths:.1e} polylines: too many for solver 'brute' (a reference for at most "
+                         f"{MAX_BRUTE_PATHS:,}); use solver 'window' or 'mitm', or mode 'ribbon' or 'edge'")
     far = np.abs(offsets[None, :] - reference[:, None]) > settings.half_width_px + 1e-9
     excluded = np.concatenate([np.zeros(guides.start_offsets.size, bool), far.ravel(),
                                np.zeros(guides.end_offsets.size, bool)])

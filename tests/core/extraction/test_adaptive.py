@@ -101,6 +101,10 @@ def test_a_corner_between_the_clicks_is_followed():
     result = core.extract(image, (60.0, 40.0), (200.0, 220.0), backend="cpu")
     assert result.estimate.course == "bent"
     assert mean_error(result, truth) <= 2.0
+    # solver 'brute' on a bend: the mode's own guides are too many for it, and the refusal says so
+    with pytest.raises(ValueError, match=r"auto mode follows this bend on guides of its own \(\d+ nodes, \d+ points "
+                                         r"across\), .* too many for solver 'brute'"):
+        core.extract(image, (60.0, 40.0), (200.0, 220.0), backend="cpu", nodes=5, points=7, solver="brute")
 
 
 def test_a_sharp_corner_whose_chord_crosses_a_plaza_is_followed(monkeypatch):
