@@ -310,7 +310,7 @@ def _polarity(values, luminance, taus, width):
     valid = luminance.values[np.isfinite(luminance.values)]
     if not inside.any() or not outside.any() or valid.size < 2:
         return "any", 0.0
-    spread = 1.4826 * float(np.median(np.abs(valid - np.median(valid)))) or float(valid.std()) or 1.0
+    spread = 1.4826 * float(np.median(np.abs(valid - np.median(valid)))) or float(valid.std(dtype=np.float64)) or 1.0
     # stations whose cross-section lies off the image give NaN
     differences = _finite_mean(values[:, inside], axis=1) - _finite_mean(values[:, outside], axis=1)
     differences = differences[np.isfinite(differences)]

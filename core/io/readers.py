@@ -235,7 +235,7 @@ def _cell_sums(plane, row_starts, col_starts):
 
 def _to_float32(raw: np.ndarray, scale: float) -> np.ndarray:
     """float32 of ``raw``: scaled first (and clipped into range) when ``scale`` is not 1."""
-    if raw.dtype.kind != "f":
+    if raw.dtype.kind != "f" or raw.dtype == np.float16:  # (float16 fits float32: nothing to clip)
         return raw.astype(np.float32)
     return np.clip(raw * scale if scale != 1.0 else raw, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
 

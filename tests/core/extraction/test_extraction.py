@@ -159,6 +159,18 @@ def test_a_blank_image_gives_the_straight_segment(mode, value):
     np.testing.assert_allclose(result.vertices_px[[0, -1]], [[10.0, 40.0], [150.0, 44.0]], atol=1e-9)
 
 
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("mode", ["auto", "ribbon", "edge"])
+def test_float16_and_huge_integer_images_raise_no_numpy_warnings(mode):
+    rng = np.random.default_rng(0)
+    small = (rng.random((80, 160)) * 100).astype(np.float16)
+    small[36:44] += 200
+    huge = np.full((80, 160), 2**63 - 5, np.uint64)
+    huge[36:44] = 2**62
+    for image in (small, huge):  # (a float16 clip overflowed its cast; a float32 spread of 9e18 its sum)
+        assert extract(image, (10.0, 40.0), (150.0, 41.0), backend="cpu", mode=mode).vertices_px.shape[1] == 2
+
+
 def test_settings_round_trip_and_overrides():
     settings = ExtractionSettings(nodes=6, points=33, mode="edge", polarity="dark", band=2, snap_half_width_px=3.0)
     data = json.loads(json.dumps(settings.to_dict()))
