@@ -9,6 +9,7 @@ with its status.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,7 +127,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
 
     began = time.perf_counter()
     settings = ExtractionSettings() if settings is None else settings
-    output = _checked_output(output)
+    output = _checked_output(output, lines)
     layer = read_line_layer(lines)
     sources = list_sources(images)
     reference = sources[0]
@@ -182,13 +183,17 @@ def kept_input_fields(fields: dict) -> tuple[dict, dict]:
     return out, kept
 
 
-def _checked_output(output) -> Path:
+def _checked_output(output, lines) -> Path:
     output = Path(output)
     driver_for(output)
     if output.is_dir():
         raise ValueError(f"output {output} is a folder; give a file name such as {output / 'refined.gpkg'}")
     if not output.parent.is_dir():
         raise ValueError(f"output folder {output.parent} does not exist")
+    source = Path(lines) if isinstance(lines, (str, os.PathLike)) else None
+    if output.exists() and source is not None and source.exists() and output.samefile(source):
+        raise ValueError(f"output {output} is the input layer, which the refined lines would replace; give "
+                         "another file name")
     check_writable(output)  # before the work (it named a hidden temporary file after it)
     return output
 

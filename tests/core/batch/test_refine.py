@@ -160,3 +160,16 @@ def test_the_local_clusters_processes_start_with_ctrl_c_left_to_the_command():
     thread.start()
     thread.join()
     assert seen == [before]
+
+
+def test_the_input_layer_is_never_the_output(scene, tmp_path):
+    folder, image, lines = scene
+    copy = tmp_path / "lines.gpkg"
+    copy.write_bytes(open(lines, "rb").read())
+    before = copy.read_bytes()
+    link = tmp_path / "link.gpkg"
+    link.symlink_to(copy)
+    for output in (copy, link):  # (it was replaced by the refined lines, the originals lost)
+        with pytest.raises(ValueError, match="is the input layer, which the refined lines would replace"):
+            refine_layer(copy, [image], output, client_factory=THREADS, tile_px=64)
+    assert copy.read_bytes() == before
