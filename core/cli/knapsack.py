@@ -142,9 +142,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     except SystemError as exc:  # Ctrl+C inside a compiled call: numba reports the interrupt as this
-        if isinstance(exc.__context__, KeyboardInterrupt) or isinstance(exc.__cause__, KeyboardInterrupt):
+        if _interrupt_within(exc):
             return _interrupted()
         raise
+
+
+def _interrupt_within(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt lies anywhere down ``exc``'s chain (numba wraps it in several SystemErrors,
+    one a compiled frame)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _interrupted() -> int:

@@ -282,16 +282,21 @@ def test_no_time_limit_compiles_as_it_goes(capsys, monkeypatch, kp1_file):
     assert code == 0 and not compiled and "compiling" not in err
 
 
-@pytest.mark.parametrize("interrupt", [KeyboardInterrupt(), "in compiled code"])
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt(), "in compiled code", "deep in compiled code"])
 def test_ctrl_c_is_one_line_and_status_130(capsys, monkeypatch, kp1_file, interrupt):
     import core.knapsack
 
+    def wrapped(depth):  # numba reports an interrupt inside a compiled call as SystemError, in nested calls several
+        if depth == 0:
+            raise KeyboardInterrupt
+        try:
+            wrapped(depth - 1)
+        except BaseException:
+            raise SystemError("CPUDispatcher(<function expand_core>) returned a result with an exception set")
+
     def stopped(*args, **kwargs):
-        if interrupt == "in compiled code":  # numba reports an interrupt inside a compiled call as SystemError
-            try:
-                raise KeyboardInterrupt
-            except KeyboardInterrupt:
-                raise SystemError("CPUDispatcher(<function expand_core>) returned a result with an exception set")
+        if isinstance(interrupt, str):
+            wrapped(4 if interrupt.startswith("deep") else 1)
         raise interrupt
 
     monkeypatch.setattr(core.knapsack, "solve", stopped)
