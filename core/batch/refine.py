@@ -127,6 +127,10 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
 
     began = time.perf_counter()
     settings = ExtractionSettings() if settings is None else settings
+    if settings.backend == "gpu":  # refused here, not in every worker after the cluster started
+        from core.engine import resolve_backend
+
+        resolve_backend("gpu")
     output = _checked_output(output, lines)
     layer = read_line_layer(lines)
     sources = list_sources(images)

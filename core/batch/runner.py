@@ -8,6 +8,7 @@ done, while a changed input or setting is computed afresh.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -55,7 +56,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, thread
     count = workers or os.cpu_count() or 1
     shape = dict(n_workers=1, threads_per_worker=count) if threads else dict(n_workers=count, threads_per_worker=1)
     with _workers_leave_ctrl_c_to_us():
-        cluster = LocalCluster(processes=not threads, dashboard_address=None, silence_logs=logging.ERROR, **shape)
+        cluster = LocalCluster(processes=not threads, dashboard_address=None, silence_logs=logging.CRITICAL, **shape)
     with cluster, Client(cluster) as client:
         yield client
 
@@ -120,7 +121,8 @@ def run_tasks(function, tasks: dict, resume_dir: Path | None = None, *, client_f
     if not todo:
         return results, resumed
     with client_factory() as client:
-        futures = client.map(function, [tasks[key] for key in todo], key=[f"linesnap-{key}" for key in todo])
+        futures = client.map(functools.partial(_unchained, function), [tasks[key] for key in todo],
+                             key=[f"linesnap-{key}" for key in todo])
         keys = {future.key: key for future, key in zip(futures, todo)}
         try:
             _collect(futures, keys, results, resume_dir, progress, weights, done, total)
@@ -128,6 +130,17 @@ def run_tasks(function, tasks: dict, resume_dir: Path | None = None, *, client_f
             client.cancel(futures)
             raise Interrupted(len(results), len(tasks)) from None
     return results, resumed
+
+
+def _unchained(function, task):
+    """``function(task)``, its error raised without the errors it came from: distributed pickles a worker's error
+    with its chain, and where a link does not pickle (rasterio's CPLE errors) the client got a bare Exception
+    holding the text, which no ``except`` for the real class catches (the command line printed a traceback)."""
+    try:
+        return function(task)
+    except Exception as err:
+        err.__cause__ = err.__context__ = None
+        raise
 
 
 def _collect(futures, keys, results, resume_dir, progress, weights, done, total):

@@ -173,3 +173,29 @@ def test_the_input_layer_is_never_the_output(scene, tmp_path):
         with pytest.raises(ValueError, match="is the input layer, which the refined lines would replace"):
             refine_layer(copy, [image], output, client_factory=THREADS, tile_px=64)
     assert copy.read_bytes() == before
+
+
+def _unreadable(task):
+    from rasterio._err import CPLE_AppDefinedError
+
+    from core.io.raster import RasterError
+
+    try:
+        raise CPLE_AppDefinedError(1, 1, "IReadBlock failed")  # (tblib cannot pickle this one)
+    except CPLE_AppDefinedError as err:
+        raise RasterError(f"cannot read {task['path']} (corrupt or truncated file?)") from err
+
+
+def test_a_workers_error_reaches_the_client_as_its_own_class():
+    # distributed pickles a worker's error with its chain; a cause that does not pickle made it a bare Exception,
+    # which the command line's handlers missed (a traceback instead of one line)
+    from distributed.core import clean_exception, error_message
+
+    from core.batch.runner import _unchained
+    from core.io.raster import RasterError
+
+    with pytest.raises(RasterError) as caught:
+        _unchained(_unreadable, {"path": "t.tif"})
+    sent = error_message(caught.value)["exception"]
+    kind, value, _ = clean_exception(getattr(sent, "data", sent))
+    assert kind is RasterError and "cannot read t.tif" in str(value)

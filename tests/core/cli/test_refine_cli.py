@@ -295,6 +295,7 @@ def test_bad_inputs_end_in_one_clear_line_and_write_nothing(scene, tmp_path, cap
         ((refine_main, polygons, image, "-o", out), ("no LineString or MultiLineString", "Polygon")),
         ((refine_main, lines, tmp_path / "missing.tif", "-o", out), ("missing.tif", "does not exist")),
         ((refine_main, lines, image, "-o", tmp_path / "out.xyz"), ("unknown format", ".xyz")),
+        ((refine_main, lines, image, "-o", lines), ("is the input layer",)),
         ((extract_main, image, "--start", "1,2", "--end", "30,4", "--crs", "EPSG:99999"), ("unknown CRS",)),
         ((extract_main, image, "--pairs", tmp_path / "none.csv"), ("none.csv", "does not exist")),
     ]
@@ -302,3 +303,9 @@ def test_bad_inputs_end_in_one_clear_line_and_write_nothing(scene, tmp_path, cap
         status, stdout, err = run(main, capsys, *args, *(FAST if main is refine_main else ()))
         assert_one_error_line(status, err, *fragments)
         assert stdout == "" and not out.exists()
+    from core.engine import gpu_available
+
+    if not gpu_available():  # refused before a cluster starts (its workers each printed the refusal)
+        status, stdout, err = run(refine_main, capsys, lines, image, "-o", out, *FAST, "--backend", "gpu")
+        assert_one_error_line(status, err, "backend 'gpu' needs an NVIDIA GPU")
+        assert not out.exists()
