@@ -165,6 +165,9 @@ def test_extract_pairs_from_csv_and_geojson_in_pixels_image_and_lonlat(scene, ca
     assert status == 0
     assert np.allclose(np.array(json.loads(out)["features"][0]["properties"]["pixel_coordinates"])[[0, -1]], ends[0],
                        atol=1e-4)
+    # a latitude PROJ refuses for the image's UTM zone: one line, not its CPLE error's traceback
+    status, out, err = run(extract_main, capsys, image, "--start", "0,95", "--end", "1,1", "--crs", "EPSG:4326")
+    assert_one_error_line(status, err, "cannot convert positions from EPSG:4326 to", "Invalid latitude")
 
 
 @pytest.mark.parametrize("points", [["--start", "20,104"], ["--end", "140,104"],
