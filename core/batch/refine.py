@@ -210,6 +210,12 @@ def _to_pixels(part, layer_crs, reference) -> np.ndarray:
         raise ValueError(f"cannot place the lines on {reference.path}: {err}") from None
 
 
+#: How far (px) outside a raster a piece's end may come out of the reprojection and still count as on its border:
+#: lines clipped at a tile's edge (as SpaceNet's are) end on it, and a round trip through another CRS leaves them
+#: 1e-9 px either side, which made such lines off the image or partial by chance.
+EDGE_TOLERANCE_PX = 1e-6
+
+
 def assign_tiles(plan, sources, reference, tile_px: int = TILE_PX) -> tuple[dict, dict]:
     """The extracted pieces grouped by raster tile.
 
@@ -225,14 +231,14 @@ def assign_tiles(plan, sources, reference, tile_px: int = TILE_PX) -> tuple[dict
         xy = _between(ends, reference, source).reshape(-1, 2, 2)
         margin = np.minimum.reduce([xy[..., 0], xy[..., 1], source.width - xy[..., 0],
                                     source.height - xy[..., 1]]).min(axis=1)
-        better = (margin >= 0) & (margin > best_margin)
+        better = (margin >= -EDGE_TOLERANCE_PX) & (margin > best_margin)
         best[better], best_margin[better], local[s] = s, margin[better], xy
     tiles, placed = {}, {}
     for j, piece in enumerate(wanted):
         s = int(best[j])
         if s < 0:
             continue
-        xy = local[s][j]
+        xy = np.clip(local[s][j], 0.0, (sources[s].width, sources[s].height))  # (ends on the border: on it)
         tile = (s, *(int(v) for v in (xy.mean(axis=0) // tile_px)))
         tiles.setdefault(tile, []).append([int(piece), *xy.ravel().tolist()])
         placed[int(piece)] = s

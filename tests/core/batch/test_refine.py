@@ -199,3 +199,16 @@ def test_a_workers_error_reaches_the_client_as_its_own_class():
     sent = error_message(caught.value)["exception"]
     kind, value, _ = clean_exception(getattr(sent, "data", sent))
     assert kind is RasterError and "cannot read t.tif" in str(value)
+
+
+def test_lines_ending_on_the_images_border_are_refined_whatever_the_crs(scene, tmp_path):
+    # lines clipped at the tile's edge end on it; through EPSG:4326 they come back 1e-9 px either side of it, and
+    # were then off the image or partial by chance
+    folder, image, _ = scene
+    ends = [[(20.0, 103.0), (240.0, 103.0)], [(153.0, 30.0), (153.0, 240.0)], [(0.0, 97.0), (120.0, 97.0)]]
+    for crs in ("EPSG:32618", "EPSG:4326"):
+        lines = write_lines(tmp_path / f"border-{crs[5:]}.gpkg", ends, {"name": np.array(["a", "b", "c"], object)},
+                            crs=crs)
+        out = tmp_path / f"refined-{crs[5:]}.gpkg"
+        report = refine_layer(lines, [image], out, client_factory=THREADS, tile_px=64)
+        assert report.statuses == {"refined": 3}, crs
