@@ -9,6 +9,7 @@ pair, in the file's own CRS.
 from __future__ import annotations
 
 import csv
+import math
 import re
 import sys
 from pathlib import Path
@@ -132,14 +133,17 @@ def _cell(row: list[str], k: int | None) -> str:
 
 def _number(text: str, column: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise ValueError(f"{column} is not a number: {text.strip()!r}") from None
+        value = math.nan
+    if not math.isfinite(value):  # ('nan' and 'inf' are read by float() too)
+        raise ValueError(f"{column} is not a number: {text.strip()!r}")
+    return value
 
 
 def _point(text: str) -> list[float]:
     values = [float(v) for v in re.split(r"[\s,;]+", str(text).strip()) if v]
-    if len(values) != 2:
+    if len(values) != 2 or not all(map(math.isfinite, values)):
         raise ValueError(f"expected 'X Y'; got {text!r}")
     return values
 
@@ -160,7 +164,8 @@ def run_pairs(args, raster, settings) -> int:
     """``linesnap extract IMAGE --pairs FILE``: every pair extracted from the open raster, one feature each.
 
     A pair that fails is reported on stderr (``linesnap: pair NAME: ...``) and
-    left out; the others are written, and the exit status is then 1.
+    left out; the others are written, and the exit status is then 1.  Where every
+    pair failed nothing is written (an earlier output stays as it was).
     """
     from core.extraction import extract
     from core.io.geojson import feature_from_result
@@ -173,6 +178,9 @@ def run_pairs(args, raster, settings) -> int:
         except (ValueError, RuntimeError, MemoryError) as err:
             failed += 1
             print(f"linesnap: pair {name}: {' '.join(str(err).split())}", file=sys.stderr)
+    if pairs and not features:
+        print(f"linesnap: error: none of the {len(pairs)} pairs could be extracted; nothing written", file=sys.stderr)
+        return 1
     _write(args.output, features, raster)
     if args.output is not None:
         print(f"linesnap: wrote {args.output}: {len(features)} of {len(pairs)} pairs", file=sys.stderr)

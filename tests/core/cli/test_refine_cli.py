@@ -197,9 +197,23 @@ def test_blank_rows_of_a_pairs_csv_are_skipped(scene, tmp_path, capsys):
         assert [f["properties"]["name"] for f in json.loads(out)["features"]] == names
 
 
+def test_pairs_that_all_fail_write_nothing_and_keep_an_earlier_output(scene, tmp_path, capsys):
+    _, image, _ = scene
+    out = tmp_path / "out.geojson"
+    out.write_text("kept", encoding="utf-8")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("start_x,start_y,end_x,end_y\n100,100,100,100\n5000,1,2,2\n", encoding="utf-8")
+    for output in ((), ("-o", out)):
+        status, stdout, err = run(extract_main, capsys, image, "--pairs", pairs, *output)
+        assert status == 1 and stdout == "" and "none of the 2 pairs could be extracted; nothing written" in err
+    assert out.read_text(encoding="utf-8") == "kept"  # (it became an empty collection)
+
+
 @pytest.mark.parametrize("row, reason", [("20,104,x,104", "end_x is not a number: 'x'"),
                                          ("20,104,140", "no value for end_y"),
-                                         ("20, ,140,104", "no value for start_y")])
+                                         ("20, ,140,104", "no value for start_y"),
+                                         ("20,nan,140,104", "start_y is not a number: 'nan'"),
+                                         ("20,104,inf,104", "end_x is not a number: 'inf'")])
 def test_a_malformed_pairs_row_is_named_by_its_file_and_line(scene, tmp_path, capsys, row, reason):
     _, image, _ = scene
     pairs = tmp_path / "pairs.csv"
