@@ -18,6 +18,7 @@ import json
 import re
 import sys
 import time
+from pathlib import Path
 
 from core.cli.pipes import stdout_closed
 from core.engine import BACKENDS
@@ -250,6 +251,8 @@ def _report(instances, solutions, wall_ms: float, as_json: bool) -> None:
 def _generate(args) -> int:
     from core.knapsack.io import KnapsackInstance, write_json
 
+    if Path(args.output).suffix.lower() not in ("", ".json"):  # (JSON under .csv then read as Pisinger's CSV)
+        raise ValueError(f"-o {args.output}: generate writes LineSnap's JSON instances; name a .json file")
     try:
         problem, name = _generated(args)
     except ValueError as exc:  # the generators name their Python arguments; here they are flags

@@ -146,16 +146,17 @@ def _csv_block(lines: NumberedLines, start: int):
     name = lines.lines[start - 1].strip()
     if name.startswith("napPI"):  # the files' first block lost its "k"
         name = "k" + name
+    shown = name if len(name) <= 60 else name[:59] + "…"  # (a file of another format quoted itself whole)
     header = {}
     for offset, key in enumerate(("n", "c", "z", "time"), start=1):
         fields = lines.lines[start + offset - 1].split() if start + offset <= len(lines.lines) else []
         if len(fields) != 2 or fields[0] != key:
-            raise lines.error(start + offset, f"expected '{key} <value>' in block {name!r}")
+            raise lines.error(start + offset, f"expected '{key} <value>' in block {shown!r}")
         header[key] = fields[1]
     try:
         n, capacity, optimum = int(header["n"]), int(header["c"]), int(header["z"])
     except ValueError:
-        raise lines.error(start + 1, f"n, c and z must be integers in block {name!r}") from None
+        raise lines.error(start + 1, f"n, c and z must be integers in block {shown!r}") from None
     first = start + 5
     rows = np.array([lines.ints(first + k, 4, sep=",") for k in range(n)], dtype=np.int64).reshape(n, 4)
     end = first + n

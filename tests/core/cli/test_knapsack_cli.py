@@ -197,6 +197,16 @@ def test_generate_onto_a_folder_is_a_one_line_error_naming_it(capsys, tmp_path):
     assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
 
 
+def test_generate_refuses_an_output_of_another_format_and_a_misread_file_is_one_short_line(capsys, tmp_path):
+    out = tmp_path / "g.csv"
+    code, _, err = _run(capsys, "generate", "pisinger", "-n", "5", "-o", str(out))
+    assert code == 1 and "generate writes LineSnap's JSON instances; name a .json file" in err and not out.exists()
+    assert _run(capsys, "generate", "pisinger", "-n", "3000", "-o", str(tmp_path / "g.json"))[0] == 0
+    out.write_text((tmp_path / "g.json").read_text())  # JSON under .csv: read as Pisinger's CSV, and refused
+    code, _, err = _run(capsys, "solve", str(out))
+    assert code == 1 and err.count("\n") == 1 and len(err) < 300  # (it quoted the whole file as a block name)
+
+
 @pytest.mark.parametrize("args", [["pisinger", "-n", "1000000000"], ["curtis", "-n", "1000000000"],
                                   ["suri", "--items-per-class", "1000000000"]])
 def test_generators_refuse_absurd_sizes_at_once(tmp_path, capsys, args):
