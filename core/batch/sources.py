@@ -6,6 +6,7 @@ become range requests, so only the blocks under a piece travel.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,8 +99,10 @@ def _describe(path: str) -> RasterSource:
     import rasterio
 
     try:
-        with rasterio.Env(**remote_options(path)), rasterio.open(path) as ds:
-            crs = ds.crs.to_wkt() if ds.crs is not None else None
-            return RasterSource(path, ds.width, ds.height, crs, tuple(ds.transform)[:6])
+        with rasterio.Env(**remote_options(path)), warnings.catch_warnings():
+            warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)  # (its lack is said later)
+            with rasterio.open(path) as ds:
+                crs = ds.crs.to_wkt() if ds.crs is not None else None
+                return RasterSource(path, ds.width, ds.height, crs, tuple(ds.transform)[:6])
     except rasterio.errors.RasterioError as err:
         raise ValueError(f"cannot open raster {path}: {str(err).splitlines()[0][:200]}") from err

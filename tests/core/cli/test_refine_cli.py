@@ -326,3 +326,17 @@ def test_bad_inputs_end_in_one_clear_line_and_write_nothing(scene, tmp_path, cap
         status, stdout, err = run(refine_main, capsys, lines, image, "-o", out, *FAST, "--backend", "gpu")
         assert_one_error_line(status, err, "backend 'gpu' needs an NVIDIA GPU")
         assert not out.exists()
+
+
+def test_a_plain_image_is_one_error_line_without_rasterios_warning(scene, tmp_path, capsys):
+    import rasterio
+
+    _, _, lines = scene
+    plain = tmp_path / "plain.png"
+    with rasterio.open(plain, "w", driver="PNG", width=64, height=64, count=1, dtype="uint8") as ds:
+        ds.write(np.zeros((64, 64), np.uint8), 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status, _, err = run(refine_main, capsys, lines, plain, "-o", tmp_path / "out.gpkg", *FAST)
+    assert_one_error_line(status, err, "cannot place the lines on", "the image has none")
+    assert [w for w in caught if "georeference" in str(w.message).lower() or "geotransform" in str(w.message)] == []
