@@ -61,7 +61,11 @@ def report_exception(parent, title: str, err: BaseException, details: str | None
     report = report_from_exception(title, err, details)
     if note:
         report = dataclasses.replace(report, message=f"{report.message}\n\n{note}")
-    log.error("%s: %s\n%s", title, report.message, report.details)
+    if isinstance(err, (ValueError, OSError)):  # bad input, a missing file: the message says it (the details,
+        log.error("%s: %s", title, report.message)  # a traceback, stay in the dialog and the debug log)
+        log.debug("%s", report.details)
+    else:
+        log.error("%s: %s\n%s", title, report.message, report.details)
     show_error(parent, report)
     return report
 

@@ -48,3 +48,24 @@ def test_the_dialog_asks_before_replacing_the_geojson_that_a_bare_name_stands_fo
     assert path is None
     path, questions = export_typing(qtbot, tmp_path, "roads", replace=True)
     assert len(questions) == 1 and path == str(tmp_path / "roads.geojson")
+
+
+def test_an_error_of_bad_input_is_logged_in_one_line_and_a_bug_with_its_traceback(shown_errors, caplog):
+    import logging
+
+    from app.errors import report_exception
+    from core.io.raster import RasterError
+
+    def raised(err):
+        try:
+            raise err
+        except Exception as caught:
+            return caught
+
+    with caplog.at_level(logging.ERROR, logger="linesnap"):
+        report_exception(None, "Could not open the image", raised(RasterError("image file x.tif does not exist")))
+        report_exception(None, "Unexpected error", raised(RuntimeError("a bug")))
+    user, bug = [record.getMessage() for record in caplog.records]
+    assert user == "Could not open the image: image file x.tif does not exist"  # (a traceback followed it)
+    assert bug.startswith("Unexpected error: a bug\n") and "Traceback" in bug
+    assert len(shown_errors) == 2 and "Traceback" in shown_errors[0].details  # the dialog keeps the details
