@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NODE_TOLERANCE_PX", "PiecePlan", "plan_pieces"]
+__all__ = ["MIN_PIECE_PX", "NODE_TOLERANCE_PX", "PiecePlan", "plan_pieces"]
 
 #: Vertices closer than this (working px) share a node.
 NODE_TOLERANCE_PX = 1e-3
+#: The shortest piece (px) by default: shorter parts are kept as they are, not extracted.
+MIN_PIECE_PX = 8.0
 
 
 @dataclass(eq=False)
@@ -44,7 +46,7 @@ class PiecePlan:
     part_pieces: list
 
 
-def plan_pieces(parts_px, max_piece_px: float = 100.0, min_piece_px: float = 8.0) -> PiecePlan:
+def plan_pieces(parts_px, max_piece_px: float = 100.0, min_piece_px: float = MIN_PIECE_PX) -> PiecePlan:
     """Cut line parts into pieces between their (shared) vertices.
 
     Parameters
@@ -61,7 +63,8 @@ def plan_pieces(parts_px, max_piece_px: float = 100.0, min_piece_px: float = 8.0
     PiecePlan
     """
     if not (max_piece_px > min_piece_px > 0):
-        raise ValueError(f"need max_piece_px > min_piece_px > 0; got {max_piece_px} and {min_piece_px}")
+        raise ValueError(f"max_piece_px ({max_piece_px:g}) must be more than min_piece_px ({min_piece_px:g}), the "
+                         "shortest a piece may be, and that more than 0")
     nodes, index = [], {}
     pieces, part_nodes, part_pieces = [], [], []
 

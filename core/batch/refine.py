@@ -21,7 +21,7 @@ from core.batch.frames import transform_xy
 from core.batch.joints import joined_parts, node_positions
 from core.batch.layers import check_writable, driver_for, read_line_layer, write_line_layer
 from core.batch.outcome import RESULT_COLUMNS, feature_outcomes, result_columns
-from core.batch.plan import plan_pieces
+from core.batch.plan import MIN_PIECE_PX, plan_pieces
 from core.batch.runner import discard, run_tasks, task_key
 from core.batch.sources import list_sources
 from core.batch.work import refine_tile
@@ -87,7 +87,7 @@ def resume_dir_for(output) -> Path:
 
 
 def refine_layer(lines, images, output, settings=None, *, client_factory=None, progress=None,
-                 max_piece_px: float = 100.0, min_piece_px: float = 8.0, tile_px: int = TILE_PX,
+                 max_piece_px: float = 100.0, min_piece_px: float = MIN_PIECE_PX, tile_px: int = TILE_PX,
                  align: bool = True) -> RefineReport:
     """Move every line of a layer onto the imagery and write the result.
 

@@ -45,8 +45,8 @@ def _budget_bytes(text: str) -> int:
         value = int(text)
     except ValueError:
         value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of bytes; got {text!r}")
+    if not 0 < value < 2**63:  # (past it, numpy's "int too big to convert")
+        raise argparse.ArgumentTypeError(f"expected a positive number of bytes below 2^63; got {text!r}")
     return value
 
 

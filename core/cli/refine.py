@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
 from pathlib import Path
 
+from core.batch.plan import MIN_PIECE_PX
 from core.cli.extract import SETTING_OPTIONS, _add_settings_options, _CommandLineError, _fail, _message, _Parser
 
 __all__ = ["build_parser", "refine_main"]
@@ -37,8 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "(default: a local cluster)")
     run.add_argument("--workers", type=_positive_int, metavar="N", help="local workers (default: one per core)")
     run.add_argument("--threads", action="store_true", help="local workers as threads of one process")
-    run.add_argument("--max-piece", type=float, default=100.0, metavar="PX",
-                     help="longest piece in pixels; longer straight parts are cut (default: 100)")
+    run.add_argument("--max-piece", type=_max_piece, default=100.0, metavar="PX",
+                     help="longest piece in pixels, more than 8 (the shortest a piece may be); longer straight "
+                          "parts are cut (default: 100)")
     run.add_argument("--no-align", dest="align", action="store_false",
                      help="extract each piece between its own ends, without first moving each tile's pieces by "
                           "the shift that centres them on their roads")
@@ -65,6 +68,18 @@ def refine_main(argv: list[str] | None = None) -> int:
         return 130
     except (ValueError, TypeError, OSError, RuntimeError, MemoryError) as err:
         return _fail(_message(err))
+
+
+def _max_piece(text: str) -> float:
+    """``--max-piece``: a finite number of pixels above the shortest piece (core.batch.refine_layer's 8 px)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not MIN_PIECE_PX < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of pixels above {MIN_PIECE_PX:g} (the shortest a piece "
+                                         f"may be); got {text!r}")
+    return value
 
 
 def _run(args) -> int:

@@ -118,6 +118,7 @@ def test_generate_writes_json_that_solves(capsys, tmp_path, argv):
          "argument --memory-budget: expected a positive number of bytes"),
         (["batch", "x.json", "--memory-budget", "-5"], 2,
          "argument --memory-budget: expected a positive number of bytes"),
+        (["solve", "x.json", "--memory-budget", str(10**23)], 2, "a positive number of bytes below 2^63"),
     ],
 )
 def test_errors_are_one_line(capsys, argv, code, message):

@@ -320,6 +320,8 @@ def test_bad_inputs_end_in_one_clear_line_and_write_nothing(scene, tmp_path, cap
         status, stdout, err = run(main, capsys, *args, *(FAST if main is refine_main else ()))
         assert_one_error_line(status, err, *fragments)
         assert stdout == "" and not out.exists()
+    status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST, "--max-piece", "5")
+    assert status == 2 and err.count("\n") == 1 and "--max-piece" in err and "above 8" in err  # (a usage error)
     from core.engine import gpu_available
 
     if not gpu_available():  # refused before a cluster starts (its workers each printed the refusal)
