@@ -9,11 +9,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -36,7 +38,13 @@ def build_panel(panel) -> None:
         With ``gpu_present`` set; its buttons call the panel's public methods,
         and the panel connects the choices it reacts to itself.
     """
-    layout = QVBoxLayout(panel)
+    outer = QVBoxLayout(panel)  # the panel's rows scroll: their width must not be the whole window's least
+    outer.setContentsMargins(0, 0, 0, 0)  # (a tab's minimum is every tab's: the map could not be narrower)
+    scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+    content = QWidget()
+    scroll.setWidget(content)
+    outer.addWidget(scroll)
+    layout = QVBoxLayout(content)
     panel.problem_combo = QComboBox(toolTip="The knapsack-family problem to solve.")
     for key, label in PROBLEMS.items():
         panel.problem_combo.addItem(label, key)

@@ -321,6 +321,11 @@ def test_the_window_fits_a_1280_px_screen(make_window):
     assert window.minimumSizeHint().width() <= 1200
     window.resize(1280, 720)
     assert window.width() <= 1280
+    # half of a 1920 px screen, or a 1024 px one: the knapsack tab's rows scroll instead of widening the map's
+    window.open_image(None)
+    assert window.minimumSizeHint().width() <= 700  # (993 px: the knapsack tab's 580 px were the map's least)
+    window.resize(960, 700)
+    assert window.width() <= 960 and window.viewer.width() >= 300
 
 
 def test_the_status_bar_says_when_the_solver_is_ready(qtbot, make_window):
