@@ -48,7 +48,8 @@ def add_action(window, menu: QMenu, text: str, slot: Callable, shortcut=None, vi
     action.triggered.connect(lambda checked=False: slot(checked) if checkable else slot())
     if shortcut is not None:
         shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
-        action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        keys = {QKeySequence(s).toString(): QKeySequence(s) for s in shortcuts}  # (a platform's standard key may
+        action.setShortcuts([key for text, key in keys.items() if text])  # be empty, or the one given beside it)
     if viewer_only:
         action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         window.viewer.addAction(action)
@@ -68,14 +69,18 @@ def build_menus(window) -> Menus:
     add_action(window, file_menu, "Open &Project...", projects.open_dialog, "Ctrl+Shift+O")
     projects.recent_menu = file_menu.addMenu("Open Recent Pro&ject")
     projects.update_recent_menu()
-    add_action(window, file_menu, "Sa&ve Project...", projects.save_dialog, QKeySequence.StandardKey.Save)
-    add_action(window, file_menu, "Add Re&ference Layer...", projects.reference_dialog, "Ctrl+Shift+R")
+    projects.image_actions = [  # (disabled until an image is open: ProjectActions.enter_image)
+        add_action(window, file_menu, "Sa&ve Project...", projects.save_dialog, QKeySequence.StandardKey.Save),
+        add_action(window, file_menu, "Add Re&ference Layer...", projects.reference_dialog, "Ctrl+Shift+R")]
     file_menu.addSeparator()
-    add_action(window, file_menu, "&Import Lines...", window.feature_io.import_dialog, "Ctrl+I")
-    add_action(window, file_menu, "&Export Lines...", window.feature_io.export_dialog, "Ctrl+E")
-    add_action(window, file_menu, "Re&fine Lines onto Image...", lambda: refine_dialog(window))
+    projects.image_actions += [
+        add_action(window, file_menu, "&Import Lines...", window.feature_io.import_dialog, "Ctrl+I"),
+        add_action(window, file_menu, "&Export Lines...", window.feature_io.export_dialog, "Ctrl+E"),
+        add_action(window, file_menu, "Re&fine Lines onto Image...", lambda: refine_dialog(window))]
+    for action in projects.image_actions:
+        action.setEnabled(window.document is not None)
     file_menu.addSeparator()
-    add_action(window, file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
+    add_action(window, file_menu, "&Quit", window.close, [QKeySequence.StandardKey.Quit, "Ctrl+Q"])
     edit = bar.addMenu("&Edit")
     undo = add_action(window, edit, "&Undo", tool.undo, "Ctrl+Z")
     redo = add_action(window, edit, "&Redo", tool.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])

@@ -56,6 +56,7 @@ class ProjectActions:
         window.settings_panel.settings_changed.connect(self._on_settings_changed)
         self.recent_menu: QMenu | None = None
         self.reference_job = None  # the reference layer being read on a worker (app.reference_job), if any
+        self.image_actions: list = []  # menu actions that need an open image (app.menus): enabled once there is one
         self.queued_references: list[tuple] = []  # (path, colour, visible) to read after it, in turn
 
     def _snap_targets(self):
@@ -111,6 +112,8 @@ class ProjectActions:
     def enter_image(self, document) -> None:
         """After ``document`` became the open image: its settings, and in a project its work, view and layers."""
         window = self.window
+        for action in self.image_actions:
+            action.setEnabled(True)
         self.references.clear()
         self.queued_references.clear()  # the previous image's (one being read now is dropped when done)
         settings, source = self.settings_for(document.path)
@@ -168,7 +171,9 @@ class ProjectActions:
         """Write the project (every image it holds, the open one as it is now) to ``path``."""
         window = self.window
         if window.document is None or not window.document.path:
-            raise ProjectError("open an image file before saving a project (an array has no path)")
+            raise ProjectError("open an image file before saving a project: a project keeps the image by its path, "
+                               "and " + ("no image is open" if window.document is None else
+                                         f"{window.document.title} was not opened from a file"))
         project = self.project or Project()
         project.put(self.current_entry())
         project.active = window.document.path

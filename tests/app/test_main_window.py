@@ -405,3 +405,18 @@ def test_closing_the_window_stops_a_long_extraction(qtbot, make_window):
     closing_at = time.monotonic()
     window.close()
     assert window.runner.wait(0) and time.monotonic() - closing_at < 3.0
+
+
+def test_the_file_actions_that_need_an_image_wait_for_one(make_window):
+    from PySide6.QtGui import QKeySequence
+
+    window = make_window()  # no image yet (one that failed to open at start): Export wrote an empty file
+    actions = {action.text().replace("&", ""): action for action in window.menuBar().actions()[0].menu().actions()}
+    needing = ["Save Project...", "Add Reference Layer...", "Import Lines...", "Export Lines...",
+               "Refine Lines onto Image..."]
+    assert [actions[name].isEnabled() for name in needing] == [False] * 5
+    assert actions["Open Image..."].isEnabled() and actions["Open Sample Scene"].isEnabled()
+    window.open_image(None)
+    assert [actions[name].isEnabled() for name in needing] == [True] * 5
+    assert QKeySequence("Ctrl+Q") in actions["Quit"].shortcuts()  # on every platform, once
+    assert len({key.toString() for key in actions["Quit"].shortcuts()}) == len(actions["Quit"].shortcuts())
