@@ -156,7 +156,9 @@ class SettingsPanel(QGroupBox):
             gpu_item.setToolTip("No usable CUDA GPU here.")
         self.backend_label = QLabel(wordWrap=True)
         form.addRow("", self.backend_label)
-        self._widgets["band"] = QComboBox(toolTip="The band the extraction reads (intensity: luminance of RGB).")
+        self._widgets["band"] = QComboBox(toolTip="The band the extraction reads. All bands: auto mode learns the "
+                                                  "road's appearance from every band; ribbon and edge read one band "
+                                                  "as is, two averaged, or the luminance of the first three.")
         self._widgets["band"].currentIndexChanged.connect(self._edited)
         form.addRow("Band", self._widgets["band"])
         self.set_band_count(1)
@@ -187,7 +189,7 @@ class SettingsPanel(QGroupBox):
         current = combo.currentData()
         self._loading = True
         combo.clear()
-        combo.addItem("intensity", None)
+        combo.addItem("all bands", None)  # (the default, as the README names it; "intensity" was wrong in auto mode)
         for band in range(1, band_count + 1):
             combo.addItem(f"band {band}", band)
         index = combo.findData(current) if current is not None else 0

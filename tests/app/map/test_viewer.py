@@ -119,7 +119,9 @@ def test_band_choice_and_16_bit_stretch(qtbot, make_window):
     combo.setCurrentIndex(3)  # band 2
     wait_idle(qtbot, window)
     assert window.viewer._bands == (2,)
-    assert window.settings_panel._widgets["band"].count() == 4  # intensity + 3 bands
+    extraction_bands = window.settings_panel._widgets["band"]
+    assert [extraction_bands.itemText(i) for i in range(4)] == ["all bands", "band 1", "band 2", "band 3"]
+    assert extraction_bands.itemData(0) is None  # the settings' default (auto mode learns from every band)
     window.open_image(str(shared_file("vegas_pan_0.3m.tif")))
     wait_idle(qtbot, window)
     assert window.display_panel.selected_bands == (1,)
