@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -48,7 +49,11 @@ class FieldsDialog(QDialog):
         self.setWindowTitle("Attribute fields")
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Name", "Type", "Choices (comma-separated)"])
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.resizeSections(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setMinimumWidth(sum(header.sectionSize(k) for k in range(3))  # (the choices' header was cut)
+                                   + self.table.verticalHeader().sizeHint().width() + 2 * self.table.frameWidth() + 24)
         for field in fields:
             self.add_row(field.name, field.kind, ", ".join(field.choices))
         add = QPushButton("Add field", clicked=lambda: self.add_row())

@@ -126,3 +126,17 @@ def test_a_line_edit_form_keeps_the_current_values(qtbot):
     assert isinstance(form.editors["lanes"], QLineEdit) and form.values() == {"road_class": "track", "lanes": "3",
                                                                              "width_m": ""}
     form.reject()
+
+
+def test_the_fields_dialog_shows_its_column_headers_whole(qtbot):
+    from app.docks.attribute_dialogs import FieldsDialog
+
+    dialog = FieldsDialog((FieldDef("class", "choice", ("primary", "secondary")),))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    header = dialog.table.horizontalHeader()
+    for column in range(3):  # (the dialog opened 386 px wide and read "hoices (comma-separate")
+        text = dialog.table.horizontalHeaderItem(column).text()
+        assert header.sectionSize(column) >= header.fontMetrics().horizontalAdvance(text), text
+    assert header.sectionViewportPosition(2) + header.sectionSize(2) <= dialog.table.viewport().width()
