@@ -6,6 +6,7 @@ instead of clicking through modal dialogs.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -26,22 +27,45 @@ PROJECT_FILTER = "LineSnap projects (*.linesnap);;All files (*)"
 EXPORT_FILTERS = {"GeoJSON (*.geojson)": "geojson", "GeoPackage (*.gpkg)": "gpkg", "Shapefile (*.shp)": "shp",
                   "FlatGeobuf (*.fgb)": "fgb"}
 
-HELP_TEXT = f"""\
-Click: start a feature / add a piece to it (the optimal polyline)
-Shift + click: add a straight piece
-Ctrl + click: select the feature under the cursor (Ctrl + click on nothing: no selection)
-Double-click, right-click or Enter: finish the feature
-Esc: cancel the piece in progress; again (or with none computing): drop the unfinished line
-Backspace: drop the last piece
-Delete: delete the feature selected in the Features list
-Ctrl+Z / Ctrl+Shift+Z: undo / redo
-Drag or middle-drag: pan; wheel, +/-: zoom; F: fit; 1: 1:1 pixels
-G: show the guides and candidate points of the latest extraction
-R: show the estimated ribbon (the road's width as each extraction saw it)
-Snapping (S): clicks within a few screen pixels of a line's vertex, end or segment land on it (magenta marker)
-Selected line: drag a vertex to move it, drag a midpoint to add a vertex, right-click a vertex to delete it
-X: split the selected line at the vertex under the cursor; Edit menu: reverse, merge, continue from either end
-Dashed line: a piece of low confidence (below {LOW_CONFIDENCE:g}): the image hardly shows the road there"""
+#: Help > Keys and Mouse, in groups of (keys, what they do); every shortcut of the menus is here.
+HELP_GROUPS = (
+    ("Drawing", (
+        ("Click", "start a feature / add a piece to it (the optimal polyline)"),
+        ("Shift + click", "add a straight piece"),
+        ("Double-click, right-click, Enter", "finish the feature"),
+        ("Esc", "cancel the piece in progress; again (or with none computing): drop the unfinished line"),
+        ("Backspace", "drop the last piece"),
+        ("Ctrl+Z / Ctrl+Shift+Z, Ctrl+Y", "undo / redo"))),
+    ("Lines", (
+        ("Ctrl + click", "select the feature under the cursor (on nothing: no selection)"),
+        ("Delete", "delete the feature selected in the Features list"),
+        ("Drag a vertex / a midpoint", "move it / add a vertex; right-click a vertex to delete it"),
+        ("X", "split the selected line at the vertex under the cursor (Edit menu: reverse, merge, continue)"),
+        ("S", "snapping: clicks within a few screen pixels of a line's vertex, end or segment land on it"))),
+    ("View", (
+        ("Drag, middle-drag, arrow keys", "pan"),
+        ("Wheel, +/-, Ctrl++ or Ctrl+= / Ctrl+-", "zoom in / out"),
+        ("F or Ctrl+0 / 1 or Ctrl+1", "fit the image / 1:1 pixels"),
+        ("G", "show the guides and candidate points of the latest extraction"),
+        ("R", "show the estimated ribbon (the road's width as each extraction saw it)"),
+        ("Dashed line", f"a piece of low confidence (below {LOW_CONFIDENCE:g}): the image hardly shows the road"))),
+    ("Files", (
+        ("Ctrl+O / Ctrl+Shift+O", "open an image / a project"),
+        ("Ctrl+S", "save the project"),
+        ("Ctrl+I / Ctrl+E", "import / export lines"),
+        ("Ctrl+Shift+R", "add a reference layer"),
+        ("Ctrl+Q", "quit"))),
+)
+
+
+def help_html() -> str:
+    """:data:`HELP_GROUPS` as a table, a heading per group (the plain lines ran together)."""
+    rows = []
+    for title, bindings in HELP_GROUPS:
+        rows.append(f"<tr><td colspan=2><b>{html.escape(title)}</b></td></tr>")
+        rows += [f"<tr><td style='padding-right:12px'>{html.escape(keys)}</td><td>{html.escape(what)}</td></tr>"
+                 for keys, what in bindings]
+    return "<table cellspacing=2>" + "".join(rows) + "</table>"
 
 
 def ask_open_image(parent, folder: str = "") -> str | None:
@@ -137,7 +161,10 @@ def ask_snap_tolerance(parent, tolerance_px: int) -> int | None:
 
 def show_keys(parent) -> None:
     """Help > Keys and Mouse: a short card of the mouse and key bindings."""
-    QMessageBox.information(parent, "LineSnap: keys and mouse", HELP_TEXT)
+    box = QMessageBox(QMessageBox.Icon.Information, "LineSnap: keys and mouse", help_html(),
+                      QMessageBox.StandardButton.Ok, parent)
+    box.setTextFormat(Qt.TextFormat.RichText)
+    box.exec()
 
 
 def import_progress(parent, name: str) -> QProgressDialog:

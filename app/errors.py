@@ -48,9 +48,10 @@ def show_error(parent, report: ErrorReport) -> None:
     # The title bar is not shown everywhere (macOS sheets, bare X servers): the title leads the text too.
     box = QMessageBox(QMessageBox.Icon.Critical, report.title, f"{report.title}.", QMessageBox.StandardButton.Ok,
                       parent)
-    box.setInformativeText(report.message + (f"\n\n({report.kind})" if report.kind else ""))
-    if report.details:
-        box.setDetailedText(report.details)
+    box.setInformativeText(report.message)  # (the error's class, a programmer's word, is in the details' last line)
+    details = report.details if report.kind in report.details else f"{report.kind}\n\n{report.details}".strip()
+    if details:
+        box.setDetailedText(details)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
 

@@ -246,8 +246,7 @@ class MainWindow(QMainWindow):
     def _show_map_docks(self, index: int) -> None:
         """The map's docks (Settings, Features, Layers): hidden on other tabs, back as they were."""
         on_map = self.tabs.widget(index) is self.viewer
-        if not on_map:
-            self.status.show_position(PositionText())  # the map's read-outs mean nothing on another tab
+        self.status.show_map_readouts(on_map)  # (they mean nothing on another tab)
         for dock in (self.settings_dock, self.features_dock, self.layers_dock):
             if on_map:
                 dock.setVisible(dock.property("shown_on_map") is not False)

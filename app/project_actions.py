@@ -127,8 +127,9 @@ class ProjectActions:
             if entry.view is not None:
                 window.viewer.set_transform(ViewTransform(**entry.view))
             self.queue_references(entry.references)
-        names = {"project": "the project's", "image": "this image's last", "defaults": "the defaults (a new image)"}
-        window.status.showMessage(f"{document.title}: {names[source]} settings", 8000)
+        names = {"project": "the project's settings", "image": "this image's last settings",
+                 "defaults": "the default settings (a new image)"}
+        window.status.showMessage(f"{document.title}: {names[source]}", 8000)
 
     def current_entry(self) -> ImageEntry:
         """The open image as a project entry (work layer, settings, view, reference layers)."""

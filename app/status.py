@@ -140,6 +140,14 @@ class StatusBar(QStatusBar):
         if appeared and self.currentMessage():  # (read-outs empty when the message came took none of its room)
             self._make_room(self.currentMessage())
 
+    def show_map_readouts(self, shown: bool) -> None:
+        """The map's read-outs (position, last run, estimate) shown, or hidden and the position cleared while
+        another tab (the knapsack panel) is in front."""
+        if not shown:
+            self.show_position(PositionText())
+        self.run_label.setVisible(shown)
+        self.estimate_label.setVisible(shown and bool(self.estimate_label.text()))
+
     def _make_room(self, message: str) -> None:
         """A message is never cut off by the read-outs: the estimate, lon/lat, map and pixel ones give way to it."""
         for label in self._yielding:

@@ -52,6 +52,10 @@ class FieldsDialog(QDialog):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
         header.resizeSections(QHeaderView.ResizeMode.ResizeToContents)
+        probe = QComboBox()  # the type column as wide as its widest choice, the name's room for a name
+        probe.addItems(list(FIELD_KINDS))
+        header.resizeSection(0, max(header.sectionSize(0), 120))
+        header.resizeSection(1, max(header.sectionSize(1), probe.sizeHint().width()))
         self.table.setMinimumWidth(sum(header.sectionSize(k) for k in range(3))  # (the choices' header was cut)
                                    + self.table.verticalHeader().sizeHint().width() + 2 * self.table.frameWidth() + 24)
         for field in fields:

@@ -69,3 +69,22 @@ def test_an_error_of_bad_input_is_logged_in_one_line_and_a_bug_with_its_tracebac
     assert user == "Could not open the image: image file x.tif does not exist"  # (a traceback followed it)
     assert bug.startswith("Unexpected error: a bug\n") and "Traceback" in bug
     assert len(shown_errors) == 2 and "Traceback" in shown_errors[0].details  # the dialog keeps the details
+
+
+def test_the_keys_card_names_every_shortcut_of_the_menus(make_window):
+    from app.dialogs import help_html
+
+    window = make_window()
+    card = help_html().replace("&amp;", "&")
+    missing = set()
+    for menu_action in window.menuBar().actions():
+        stack = list(menu_action.menu().actions())
+        while stack:
+            action = stack.pop()
+            if action.menu() is not None:
+                stack += action.menu().actions()
+            for key in action.shortcuts():
+                text = key.toString()
+                if text and text not in card and text not in ("Return", "Enter", "Del", "Backspace", "Esc", "F1"):
+                    missing.add((action.text(), text))
+    assert not missing  # (the card left out the arrows, Ctrl+Y, Ctrl+E, Ctrl+I, Ctrl+Shift+R/O, Ctrl+0/1)

@@ -346,8 +346,10 @@ def test_the_map_docks_hide_on_other_tabs_and_come_back_as_they_were(make_window
     window.features_dock.hide()  # the user closed one dock
     window.tabs.setCurrentIndex(knapsack)
     assert not window.settings_dock.isVisible() and not window.features_dock.isVisible()
+    assert not window.status.run_label.isVisible()  # (the knapsack tab said "no extraction yet")
     window.tabs.setCurrentIndex(0)
     assert window.settings_dock.isVisible() and not window.features_dock.isVisible()
+    assert window.status.run_label.isVisible()
 
 
 def test_a_long_extraction_shows_its_time_in_the_status_bar(qtbot, make_window):

@@ -78,7 +78,7 @@ def test_settings_belong_to_their_image_and_a_new_image_gets_the_defaults(qtbot,
     window.open_image(str(other))
     wait_idle(qtbot, window)
     assert window.tool.settings == type(river)(backend=river.backend, solver=river.solver)
-    assert "defaults" in window.status.currentMessage()
+    assert window.status.currentMessage().endswith(": the default settings (a new image)")
     window.settings_panel.choose_preset("track")
     window.open_image(None)
     wait_idle(qtbot, window)

@@ -140,3 +140,4 @@ def test_the_fields_dialog_shows_its_column_headers_whole(qtbot):
         text = dialog.table.horizontalHeaderItem(column).text()
         assert header.sectionSize(column) >= header.fontMetrics().horizontalAdvance(text), text
     assert header.sectionViewportPosition(2) + header.sectionSize(2) <= dialog.table.viewport().width()
+    assert header.sectionSize(1) >= dialog.table.cellWidget(0, 1).sizeHint().width()  # the type's choice whole
