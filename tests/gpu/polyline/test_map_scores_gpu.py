@@ -248,6 +248,7 @@ def road_image(corners, shape=(80, 120), width_px=5.0, seed=3):
 @pytest.mark.parametrize("course, corners, start, end", [
     ("bent", [(10, 60), (60, 20), (110, 60)], (30, 44), (90, 44)),  # the clicks' segment misses the bend
     ("straight", [(10, 30), (50, 15), (110, 30)], (60, 17.5), (100, 27.5)),  # both clicks on one leg
+    ("straight", [(0, 3), (120, 3)], (0, 2), (120, 4)),  # clicks on the border: ends' candidates cut there
 ])
 def test_adaptive_extraction_on_the_gpu_matches_the_cpu(course, corners, start, end):
     import core
@@ -260,6 +261,11 @@ def test_adaptive_extraction_on_the_gpu_matches_the_cpu(course, corners, start, 
     assert on_gpu.estimate.course == on_cpu.estimate.course == course
     assert on_gpu.score == pytest.approx(on_cpu.score, rel=1e-4, abs=1e-4)
     np.testing.assert_allclose(on_gpu.vertices_px, on_cpu.vertices_px, atol=1e-6)
+    assert (on_gpu.vertices_px >= 0).all() and (on_gpu.vertices_px <= [120, 80]).all()
+    for mode in ("ribbon", "edge"):  # the scored modes with the ends' candidates cut at the border too
+        on_gpu = core.extract(image, start, end, backend="gpu", mode=mode, nodes=4, points=7, half_width_px=4.0)
+        on_cpu = core.extract(image, start, end, backend="cpu", mode=mode, nodes=4, points=7, half_width_px=4.0)
+        np.testing.assert_allclose(on_gpu.vertices_px, on_cpu.vertices_px, atol=1e-6)
 
 
 @kernels
