@@ -510,12 +510,15 @@ def test_the_ribbon_follows_the_line_across_a_joint():
     assert {tuple(np.round(edge[0], 6)) for edge in edges[2:]} == {(10.0, 2.0), (10.0, -2.0)}
 
 
-def test_a_preview_too_short_for_the_guides_is_the_straight_segment_at_once():
-    @dataclass(frozen=True)
-    class Nodes:
-        nodes: int = 8
+@dataclass(frozen=True)
+class _Nodes:
+    """Settings of 8 nodes: spans under 3.5 px put the guides closer than an extraction allows."""
 
-    tool = ExtractionTool(settings=Nodes())
+    nodes: int = 8
+
+
+def test_a_preview_too_short_for_the_guides_is_the_straight_segment_at_once():
+    tool = ExtractionTool(settings=_Nodes())
     rec = Recorder(tool)
     tool.click((100, 100))
     tool.move_cursor((102, 101))  # 2.2 px: seven gaps of 0.32 px, closer than the extraction allows
@@ -525,11 +528,7 @@ def test_a_preview_too_short_for_the_guides_is_the_straight_segment_at_once():
 
 
 def test_a_click_too_short_for_the_guides_adds_the_straight_segment_its_preview_showed():
-    @dataclass(frozen=True)
-    class Nodes:
-        nodes: int = 8
-
-    tool = ExtractionTool(settings=Nodes())
+    tool = ExtractionTool(settings=_Nodes())
     rec = Recorder(tool)
     tool.click((100, 100))
     tool.click((200, 100))  # a piece to extract
