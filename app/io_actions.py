@@ -91,9 +91,9 @@ class FeatureIO:
     def tool(self):
         return self.window.tool
 
-    def wait_for_pieces(self, timeout_s: float = PENDING_WAIT_S) -> bool:
-        """Let running extractions finish (events keep flowing); False on timeout."""
-        deadline = time.monotonic() + timeout_s
+    def wait_for_pieces(self, timeout_s: float | None = None) -> bool:
+        """Let running extractions finish (events keep flowing); False on timeout (default :data:`PENDING_WAIT_S`)."""
+        deadline = time.monotonic() + (PENDING_WAIT_S if timeout_s is None else timeout_s)
         while self.window.runner.busy and time.monotonic() < deadline:
             QCoreApplication.processEvents()
             time.sleep(0.002)
@@ -102,7 +102,10 @@ class FeatureIO:
     def line_features(self) -> list:
         """The finished features as ``core.io.geojson.LineFeature`` (the feature in progress is finished first)."""
         self.tool.finish()
-        self.wait_for_pieces()
+        if not self.wait_for_pieces():  # (their straight stand-ins were written, and the work marked saved)
+            pending = sum(self.tool.is_pending(p) for f in self.tool.features for p in f.pieces)
+            raise RuntimeError(f"{pending} piece(s) are still being extracted after {PENDING_WAIT_S:g} s; nothing "
+                               "was written: wait for them (or cancel them with Esc) and export again")
         features = []
         for feature in self.tool.features:
             vertices = self.tool.feature_vertices(feature)

@@ -314,3 +314,30 @@ def test_screenshot_command_writes_a_picture(tmp_path):
     image = QImage(str(out))
     assert image.width() >= 800 and image.height() >= 600
     assert not (tmp_path / "config" / "session.json").exists()
+
+
+def test_an_export_refuses_while_a_piece_outlasts_the_wait(qtbot, make_window, tmp_path, shown_errors, monkeypatch):
+    # it wrote the piece's straight stand-in and marked the work saved; the line that came later was then lost
+    import time
+
+    from app import io_actions
+    from core.extraction import extract
+
+    def slow(document, start, end, settings, cancel=None):
+        time.sleep(1.5)
+        return extract(document.path, start, end, settings)
+
+    window = make_window(extract_fn=slow)
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    monkeypatch.setattr(io_actions, "PENDING_WAIT_S", 0.2)
+    window.tool.click((600.0, 740.0))
+    window.tool.click((800.0, 748.0))
+    out = tmp_path / "lines.geojson"
+    monkeypatch.setattr(dialogs, "ask_export_path", lambda parent, suggestion: str(out))
+    window.feature_io.export_dialog()
+    assert not out.exists() and window.tool.dirty
+    assert len(shown_errors) == 1 and "still being extracted" in shown_errors[0].message
+    wait_pieces(qtbot, window)
+    assert window.feature_io.export_geojson(out) == 1  # once it is done: the extracted line
+    assert len(json.loads(out.read_text())["features"][0]["geometry"]["coordinates"]) > 2
