@@ -196,10 +196,10 @@ class ProjectActions:
             raise ProjectError(f"{project.path}: the project holds no image")
         if not self.window.feature_io.confirm_discard("opening a project"):
             return False
-        previous, self.project = self.project, project
+        previous, self.project, dirty = self.project, project, self.window.tool.dirty
         self.window.tool.mark_saved()  # asked already: opening the image must not ask again
-        if not self.window.open_image(image):
-            self.project = previous
+        if not self.window.open_image(image):  # (the work stays on screen, and unsaved: a close must still ask)
+            self.project, self.window.tool.dirty = previous, dirty
             return False
         self._remember_project(project.path)
         return True

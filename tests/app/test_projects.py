@@ -143,6 +143,24 @@ def test_a_damaged_project_is_a_one_line_error(qtbot, make_window, tmp_path, mon
         window.open_image(None) and window.projects.save_project(tmp_path / "x.json")
 
 
+def test_a_project_whose_image_is_gone_leaves_the_work_unsaved(qtbot, make_window, tmp_path, monkeypatch,
+                                                             shown_errors):
+    moved = tmp_path / "moved.tif"
+    shutil.copy(sample_scene_path(), moved)
+    window = make_window()
+    window.open_image(str(moved))
+    wait_idle(qtbot, window)
+    window.projects.save_project(tmp_path / "p.linesnap")
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    _draw_two_lines(window)
+    moved.unlink()
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, action: "discard")
+    assert not window.projects.open_project(tmp_path / "p.linesnap")  # its image is gone: an error dialog
+    assert len(shown_errors) == 1 and len(window.tool.features) == 1
+    assert window.tool.dirty  # (it was marked saved, and the next close discarded it without a question)
+
+
 def test_clicks_snap_to_a_reference_layer_after_the_work_layer(qtbot, make_window, tmp_path):
     window = make_window()
     window.open_image(None)
