@@ -48,7 +48,7 @@ PREPARING_TEXT = "compiling the solver (once after an install: about 30 s on 2 c
 COMPILING_TEXT = "first start after an install: compiling the extraction code on every core (about 30 s on 2 cores)..."
 #: The Features dock's share of the height at start (px): the Settings dock gets what its content needs.
 FEATURES_DOCK_PX = 150
-#: Edits are written to the autosave file this long after the last one (on a worker: the write fsyncs).
+#: Edits reach the autosave file this long after the first unwritten one (a stream of them too; a worker writes).
 AUTOSAVE_DELAY_MS = 150
 
 
@@ -163,7 +163,8 @@ class MainWindow(QMainWindow):
         self.controller.extraction_finished.connect(self.status.show_run)
         self.runner.idle.connect(self._on_runner_idle)
         self.controller.message.connect(lambda text: self.status.showMessage(text, 5000))
-        for event in (self.tool.changed, self.tool.outcomes_changed):
+        for event in (self.tool.changed, self.tool.outcomes_changed, self.tool.fields_changed,
+                      self.projects.references.changed):  # (fields and reference layers were lost in a crash)
             event.connect(self._schedule_autosave)
         self.tool.changed.connect(self._update_edit_actions)
         self._update_edit_actions()
@@ -304,10 +305,7 @@ class MainWindow(QMainWindow):
         if self.loader is None:
             return
         self.viewer.set_display(bands, None)
-        if bands in self._samples:
-            self._apply_stretch()
-        else:
-            self.loader.request_sample(bands)
+        self._apply_stretch() if bands in self._samples else self.loader.request_sample(bands)
 
     def _apply_stretch(self) -> None:
         bands = self.display_panel.selected_bands
@@ -320,7 +318,8 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ session
     def _schedule_autosave(self) -> None:
-        self._autosave_timer.start()
+        if not self._autosave_timer.isActive():  # (restarted by every edit, a burst 0.1 s apart was never written)
+            self._autosave_timer.start()
 
     def _snapshot(self) -> Snapshot:
         return Snapshot.of(self.tool, self.session.path, self.document.path if self.document is not None else None,

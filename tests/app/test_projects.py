@@ -182,3 +182,32 @@ def test_clicks_snap_to_a_reference_layer_after_the_work_layer(qtbot, make_windo
     window.controller.editing.index.catch_up()
     assert editing.snapped(x + 3.5, y + 2.0) == pytest.approx((x + 3.0, y + 2.0))  # the work layer first
     assert editing.snapped(x + 60.0, y + 60.0) == (x + 60.0, y + 60.0)  # nothing near
+
+
+def test_reference_layers_fields_and_a_stream_of_edits_reach_the_autosave(qtbot, make_window, tmp_path):
+    # none of them asked for an autosave (a crash lost them), and a stream of edits 0.1 s apart was never written
+    import time
+
+    from app.model.attributes import FieldDef
+
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    _draw_two_lines(window)
+    window.autosave()
+
+    def saved():
+        return json.loads(window.session.path.read_text()) if window.session.path.exists() else {}
+
+    reference, _ = _reference_file(tmp_path, window)
+    window.projects.add_reference(str(reference))
+    qtbot.waitUntil(lambda: len(saved().get("references", [])) == 1, timeout=5000)
+    window.tool.set_fields((FieldDef("lanes", "integer"),))
+    qtbot.waitUntil(lambda: [f["name"] for f in saved().get("fields", [])] == ["lanes"], timeout=5000)
+    began = time.monotonic()
+    for k in range(12):  # 1.2 s of edits 0.1 s apart: written while they go on
+        window.tool.click((500.0 + 10 * k, 200.0), straight=True)
+        qtbot.wait(100)
+    assert time.monotonic() - began < 3.0
+    written = saved()
+    assert written != {} and str(500.0 + 10 * 8) in json.dumps(written)  # an edit of the stream's middle at least
