@@ -132,13 +132,14 @@ def ask_skip_duplicates(parent, duplicates: int, total: int) -> str:
     return {id(skip): "skip", id(add): "add"}.get(id(box.clickedButton()), "cancel")
 
 
-def ask_unsaved(parent, what: str) -> str:
-    """Unsaved features are about to go: ``"save"``, ``"discard"`` or ``"cancel"``."""
+def ask_unsaved(parent, what: str, project: str | None = None) -> str:
+    """Unsaved features are about to go: ``"save"``, ``"discard"`` or ``"cancel"`` (``project``: the name of the
+    open project, which Save then writes, else Save exports)."""
     buttons = QMessageBox.StandardButton
-    answer = QMessageBox.warning(
-        parent, "Unsaved features",
-        f"The digitized features have not been exported.\nExport them before {what}?",
-        buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+    text = (f"The digitized features have not been saved to the project {project}.\nSave the project before {what}?"
+            if project else f"The digitized features have not been exported.\nExport them before {what}?")
+    answer = QMessageBox.warning(parent, "Unsaved features", text, buttons.Save | buttons.Discard | buttons.Cancel,
+                                 buttons.Save)
     return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
 
 

@@ -130,7 +130,8 @@ class FeatureIO:
         features = self.line_features()
         changes = write_lines(path, [_export_line(f) for f in features], raster,
                               field_types=export_types(self.tool.fields))
-        self.tool.mark_saved()
+        if self.window.projects.project is None:  # (with a project open, saving it is what saves the work)
+            self.tool.mark_saved()
         self.last_path = str(path)
         if self.window.document is not None and self.window.document.path:
             self._exported[self.window.document.path] = str(path)
@@ -226,9 +227,17 @@ class FeatureIO:
         tool = self.tool
         if not tool.dirty or not (tool.features or (tool.current is not None and tool.current.pieces)):
             return True
-        answer = dialogs.ask_unsaved(self.window, what)
+        projects, document = self.window.projects, self.window.document
+        project = projects.project.path if projects.project is not None and document and document.path else None
+        if project:  # Save writes the project (an export left it stale, and marked the work saved)
+            answer = dialogs.ask_unsaved(self.window, what, Path(project).name)
+        else:
+            answer = dialogs.ask_unsaved(self.window, what)
         if answer == "save":
-            self.export_dialog()
+            if project:
+                projects.save_dialog_to(project)
+            else:
+                self.export_dialog()
             return not tool.dirty
         return answer == "discard"
 

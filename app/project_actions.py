@@ -211,6 +211,11 @@ class ProjectActions:
         if path:
             self.save_project(path)
 
+    @reports_errors("Could not save the project")
+    def save_dialog_to(self, path) -> None:
+        """:meth:`save_project` to ``path``, an error as a dialog (the work then stays unsaved)."""
+        self.save_project(path)
+
     @reports_errors("Could not open the project")
     def open_dialog(self) -> None:
         path = dialogs.ask_project_path(self.window, False, "")

@@ -155,7 +155,7 @@ def test_a_project_whose_image_is_gone_leaves_the_work_unsaved(qtbot, make_windo
     wait_idle(qtbot, window)
     _draw_two_lines(window)
     moved.unlink()
-    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, action: "discard")
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, action, project=None: "discard")
     assert not window.projects.open_project(tmp_path / "p.linesnap")  # its image is gone: an error dialog
     assert len(shown_errors) == 1 and len(window.tool.features) == 1
     assert window.tool.dirty  # (it was marked saved, and the next close discarded it without a question)
@@ -211,3 +211,22 @@ def test_reference_layers_fields_and_a_stream_of_edits_reach_the_autosave(qtbot,
     assert time.monotonic() - began < 3.0
     written = saved()
     assert written != {} and str(500.0 + 10 * 8) in json.dumps(written)  # an edit of the stream's middle at least
+
+
+def test_closing_in_a_project_saves_the_project(qtbot, make_window, tmp_path, monkeypatch):
+    # "Save" exported GeoJSON and an export marked the work saved: the project file was left stale
+    window = make_window()
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    target = tmp_path / "p.linesnap"
+    window.projects.save_project(target)
+    _draw_two_lines(window)
+    window.tool.finish()
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_export_path", lambda parent, suggestion: str(tmp_path / "x.geojson"))
+    window.feature_io.export_dialog()  # an export beside the project: the project still has to be saved
+    assert window.tool.dirty
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, what, project=None: asked.append(project) or "save")
+    assert window.close()
+    assert asked == ["p.linesnap"]
+    assert [len(entry["features"]) for entry in json.loads(target.read_text())["images"]] == [2]
