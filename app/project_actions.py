@@ -76,12 +76,15 @@ class ProjectActions:
         return stored if isinstance(stored, dict) else {}
 
     def remember_settings(self, image_path: str, settings: ExtractionSettings) -> None:
-        """Keep ``settings`` as those of ``image_path`` in the settings file."""
+        """Keep ``settings`` as those of ``image_path`` in the settings file (read again first and written at once:
+        another LineSnap on the same settings file keeps its images' settings, which a stale copy replaced)."""
+        self.window.qsettings.sync()
         stored = self._stored_settings()
         stored.pop(image_path, None)
         stored[image_path] = settings.to_dict()
         kept = dict(list(stored.items())[-MAX_IMAGES_REMEMBERED:])
         self.window.qsettings.setValue(IMAGE_SETTINGS_KEY, json.dumps(kept))
+        self.window.qsettings.sync()
 
     def _on_settings_changed(self, settings: ExtractionSettings) -> None:
         document = self.window.document

@@ -230,3 +230,26 @@ def test_closing_in_a_project_saves_the_project(qtbot, make_window, tmp_path, mo
     assert window.close()
     assert asked == ["p.linesnap"]
     assert [len(entry["features"]) for entry in json.loads(target.read_text())["images"]] == [2]
+
+
+def test_another_linesnap_on_the_same_settings_keeps_its_images_settings(qtbot, make_window, tmp_path):
+    import subprocess
+    import sys
+
+    from app.project_actions import IMAGE_SETTINGS_KEY
+
+    config = tmp_path / "config"
+    window = make_window(config_dir=config)
+    window.open_image(None)
+    wait_idle(qtbot, window)
+    window.settings_panel.choose_preset("track")
+    other = {"/data/other.tif": preset("river").to_dict()}  # what another process remembers meanwhile
+    script = ("import json, sys; from PySide6.QtCore import QSettings; "
+              "s = QSettings(sys.argv[1], QSettings.Format.IniFormat); "
+              f"old = json.loads(s.value({IMAGE_SETTINGS_KEY!r})); old.update(json.loads(sys.argv[2])); "
+              f"s.setValue({IMAGE_SETTINGS_KEY!r}, json.dumps(old)); s.sync()")
+    window.qsettings.sync()
+    subprocess.run([sys.executable, "-c", script, str(config / "linesnap.ini"), json.dumps(other)], check=True)
+    window.settings_panel.choose_preset("highway")  # this process writes after it (from a stale copy, it was)
+    stored = json.loads(window.qsettings.value(IMAGE_SETTINGS_KEY))
+    assert "/data/other.tif" in stored and str(sample_scene_path().resolve()) in stored
