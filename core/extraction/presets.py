@@ -20,7 +20,7 @@ roads of 1-2 lanes (residential street: the defaults) and of 3 or more
 (river).  A wider snapping reach made both kinds of road worse (clicks there
 lie 0-6 px off the centre line); the river gained from a wider corridor and
 snapping reach, the track from a slightly wider corridor with a short reach.
-The differences are small (0.02-0.13 px of median error).
+The differences are small (0.03-0.15 px of median error; 0.35 px for highway).
 """
 
 from __future__ import annotations
