@@ -229,10 +229,8 @@ class FeatureIO:
             return True
         projects, document = self.window.projects, self.window.document
         project = projects.project.path if projects.project is not None and document and document.path else None
-        if project:  # Save writes the project (an export left it stale, and marked the work saved)
-            answer = dialogs.ask_unsaved(self.window, what, Path(project).name)
-        else:
-            answer = dialogs.ask_unsaved(self.window, what)
+        # with a project open, Save writes the project (an export left it stale, and marked the work saved)
+        answer = dialogs.ask_unsaved(self.window, what, *([Path(project).name] if project else []))
         if answer == "save":
             if project:
                 projects.save_dialog_to(project)

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["parse_crs", "same_crs", "transform_xy"]
+__all__ = ["crs_label", "parse_crs", "same_crs", "transform_xy"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -47,21 +47,21 @@ def transform_xy(xy, src_crs: str | None, dst_crs: str | None) -> np.ndarray:
     try:
         xs, ys = transform(parse_crs(src_crs), parse_crs(dst_crs), xy[:, 0], xy[:, 1])
     except Exception as err:  # PROJ's refusals come as rasterio's CPLE errors, none of them a ValueError
-        raise ValueError(f"cannot convert positions from {_short_crs(src_crs)} to {_short_crs(dst_crs)}: "
+        raise ValueError(f"cannot convert positions from {crs_label(src_crs)} to {crs_label(dst_crs)}: "
                          f"{str(err).splitlines()[0][:200]} (a position outside the CRS's area?)") from None
     out = np.column_stack([np.asarray(xs, np.float64), np.asarray(ys, np.float64)])
     if not np.isfinite(out).all():
         bad = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
-        raise ValueError(f"cannot convert position {tuple(float(v) for v in xy[bad])} from {_short_crs(src_crs)} "
-                         f"to {_short_crs(dst_crs)} (outside the CRS's area?)")
+        raise ValueError(f"cannot convert position {tuple(float(v) for v in xy[bad])} from {crs_label(src_crs)} "
+                         f"to {crs_label(dst_crs)} (outside the CRS's area?)")
     return out
 
 
-def _short_crs(crs) -> str:
-    """The CRS's authority code (EPSG:32618), else its text cut to 60 characters, for a message."""
+def crs_label(crs: str) -> str:
+    """A short name of a CRS for messages (its authority code where it has one)."""
     try:
-        authority = parse_crs(crs).to_authority()
-    except Exception:  # (a CRS PROJ cannot name)
-        authority = None
-    text = ":".join(authority) if authority else str(crs)
-    return text if len(text) <= 60 else text[:59] + "…"
+        parsed = parse_crs(crs)
+    except ValueError:
+        return "an unknown CRS"
+    authority = parsed.to_authority()
+    return ":".join(authority) if authority else "a custom CRS"

@@ -25,7 +25,7 @@ import numpy as np
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, read_geojson
 from core.vector.export import DETAILS_FIELD
 
-__all__ = ["read_lines", "read_line_geometry", "layer_crs_label", "unpack_details"]
+__all__ = ["read_lines", "read_line_geometry", "unpack_details"]
 
 _GEOJSON_SUFFIXES = (".geojson", ".json")
 #: LineSnap writes ``"linesnap:coordinates"`` before the features: it is looked for in this many first bytes.
@@ -170,7 +170,7 @@ def _place_parts(parts: list, crs: str | None, raster, path: Path) -> list[np.nd
     each part is then placed through ``raster`` on its own, so that a watching
     raster (``app.import_job.WatchedRaster``) counts the lines and can stop the reading.
     """
-    from core.batch.frames import same_crs, transform_xy
+    from core.batch.frames import crs_label, same_crs, transform_xy
 
     if not parts:
         return []
@@ -179,7 +179,7 @@ def _place_parts(parts: list, crs: str | None, raster, path: Path) -> list[np.nd
             return [np.column_stack(raster.map_to_pixel(*part.T)) for part in parts]  # no CRS: taken as the image's
         return [np.array(part, dtype=np.float64) for part in parts]
     if raster is None or raster.crs is None:
-        raise GeoJSONError(f"{path.name} is in {layer_crs_label(crs)}: open a georeferenced image to import it onto")
+        raise GeoJSONError(f"{path.name} is in {crs_label(crs)}: open a georeferenced image to import it onto")
     positions = np.concatenate(parts)
     if getattr(raster, "georeferenced", False) and same_crs(crs, "EPSG:4326"):
         xy = np.column_stack(raster.lonlat_to_map(*positions.T))  # longitudes turned to the image's side
@@ -193,18 +193,6 @@ def _place_parts(parts: list, crs: str | None, raster, path: Path) -> list[np.nd
     if not all(np.isfinite(part).all() for part in placed):
         raise GeoJSONError(f"{path.name} has positions that do not map onto the image's CRS")
     return placed
-
-
-def layer_crs_label(crs: str) -> str:
-    """A short name of a layer's CRS for messages (its authority code where it has one)."""
-    from core.batch.frames import parse_crs
-
-    try:
-        parsed = parse_crs(crs)
-    except ValueError:
-        return "an unknown CRS"
-    authority = parsed.to_authority()
-    return ":".join(authority) if authority else "a custom CRS"
 
 
 def _plain(value):
