@@ -271,6 +271,8 @@ def _edge_pair(profiles, taus, significance=None):
     noise = 1.4826 * float(np.median(np.abs(slope - np.median(slope)))) + 1e-12
     weight = 1.0 / (1.0 + np.abs(taus) / _EDGE_REACH_PX)
     left, right = taus < 0, taus > 0
+    if not left.any() or not right.any():  # the data ends at the polyline (along the image's border): no pair
+        return None
     floor = (_EDGE_SIGNIFICANCE if significance is None else significance) * noise
     pairs = []
     for sign in (1.0, -1.0):

@@ -159,6 +159,17 @@ def test_a_blank_image_gives_the_straight_segment(mode, value):
     np.testing.assert_allclose(result.vertices_px[[0, -1]], [[10.0, 40.0], [150.0, 44.0]], atol=1e-9)
 
 
+@pytest.mark.parametrize("mode", ["auto", "ribbon", "edge"])
+def test_clicks_along_each_border_extract(mode):
+    # the data then ends at the polyline: the road estimate's edge pair had no side beyond it, and auto mode
+    # failed with "attempt to get argmax of an empty sequence" on a road along the image's edge
+    image = np.random.default_rng(3).normal(100.0, 8.0, (120, 200)).astype(np.float32)
+    for start, end in (((20.0, 0.0), (150.0, 1.0)), ((0.0, 20.0), (1.0, 100.0)), ((200.0, 10.0), (199.0, 110.0)),
+                       ((30.0, 120.0), (180.0, 120.0))):
+        ends = extract(image, start, end, backend="cpu", mode=mode).vertices_px[[0, -1]]
+        assert (ends >= 0).all() and (ends <= [200, 120]).all(), (start, end)
+
+
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("mode", ["auto", "ribbon", "edge"])
 def test_float16_and_huge_integer_images_raise_no_numpy_warnings(mode):
