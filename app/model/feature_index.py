@@ -17,11 +17,12 @@ reopen, split, merge) falls back to one walk over the ids.
 from __future__ import annotations
 
 import itertools
-import math
 import operator
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from app.model.cell_grid import CellGrid, meets
 
 __all__ = ["FeatureIndex", "IndexChange", "CELL_PX"]
 
@@ -61,9 +62,9 @@ class FeatureIndex:
         self.tool = tool
         self.cell_px = float(cell_px)
         self._features: tuple = ()
-        self._entries: dict[int, tuple] = {}  # id -> (feature, vertices, bbox, cells)
+        self._entries: dict[int, tuple] = {}  # id -> (feature, vertices, bbox)
         self._order: dict[int, int] = {}  # id -> position in the features tuple
-        self._cells: dict[tuple[int, int], set[int]] = {}
+        self._grid = CellGrid(cell_px)
         self._pending: set[int] = set()  # ids of features with pieces still being computed
         self._held = IndexChange()  # changes found by catch_up, not yet told by sync
 
@@ -148,10 +149,8 @@ class FeatureIndex:
         if bbox is None:
             (x0, y0), (x1, y1) = vertices.min(axis=0), vertices.max(axis=0)
             bbox = (float(x0), float(y0), float(x1), float(y1))
-        cells = self._cells_of(bbox)
-        for cell in cells:
-            self._cells.setdefault(cell, set()).add(feature.id)
-        self._entries[feature.id] = (feature, vertices, bbox, cells)
+        self._grid.add(feature.id, bbox)
+        self._entries[feature.id] = (feature, vertices, bbox)
         self._order[feature.id] = position
         if any([self.tool.is_pending(p) for p in feature.pieces]):
             self._pending.add(feature.id)
@@ -159,19 +158,11 @@ class FeatureIndex:
             self._pending.discard(feature.id)
 
     def _remove(self, feature_id: int, change: IndexChange) -> None:
-        _, _, bbox, cells = self._entries.pop(feature_id)
-        for cell in cells:
-            members = self._cells[cell]
-            members.discard(feature_id)
-            if not members:
-                del self._cells[cell]
+        _, _, bbox = self._entries.pop(feature_id)
+        self._grid.remove(feature_id, bbox)
         self._order.pop(feature_id, None)
         self._pending.discard(feature_id)
         change.removed.append((feature_id, bbox))
-
-    def _cells_of(self, bbox) -> list[tuple[int, int]]:
-        c0, r0, c1, r1 = (math.floor(v / self.cell_px) for v in bbox)
-        return [(c, r) for c in range(c0, c1 + 1) for r in range(r0, r1 + 1)]
 
     # ------------------------------------------------------------- queries
     def bbox(self, feature_id: int) -> tuple[float, float, float, float]:
@@ -180,24 +171,18 @@ class FeatureIndex:
 
     def entry(self, feature_id: int):
         """``(feature, vertices (k, 2) px)`` of an indexed feature."""
-        feature, vertices, _, _ = self._entries[feature_id]
+        feature, vertices, _ = self._entries[feature_id]
         return feature, vertices
 
     def query(self, rect) -> list[int]:
         """Ids of the features whose bounding box meets ``rect`` = (x0, y0, x1, y1) px, in drawing order."""
         x0, y0, x1, y1 = rect
-        found: set[int] = set()
-        for cell in self._cells_of(rect):
-            found.update(self._cells.get(cell, ()))
-        hits = [i for i in found if _meets(self._entries[i][2], x0, y0, x1, y1)]
+        hits = [i for i in self._grid.candidates(rect) if meets(self._entries[i][2], x0, y0, x1, y1)]
         return sorted(hits, key=self._order.__getitem__)
 
     def count(self, rect) -> int:
         """How many features meet ``rect`` (an upper bound that counts every feature in the cells it touches)."""
-        found: set[int] = set()
-        for cell in self._cells_of(rect):
-            found.update(self._cells.get(cell, ()))
-        return len(found)
+        return len(self._grid.candidates(rect))
 
     def nearest(self, xy, radius_px: float) -> int | None:
         """Id of the feature nearest to ``xy`` within ``radius_px`` (the topmost of equals), or None.
@@ -226,10 +211,6 @@ def _merged(first: IndexChange, then: IndexChange, entries: dict) -> IndexChange
     change = IndexChange(added, first.removed + then.removed)
     change.everything = first.everything or then.everything
     return change
-
-
-def _meets(bbox, x0, y0, x1, y1) -> bool:
-    return bbox[2] >= x0 and bbox[0] <= x1 and bbox[3] >= y0 and bbox[1] <= y1
 
 
 def distance_to_polyline(vertices: np.ndarray, x: float, y: float) -> float:

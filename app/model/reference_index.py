@@ -9,10 +9,9 @@ meet it, a query that costs what lies near it, as in
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from app.model.cell_grid import CellGrid
 from app.model.feature_index import CELL_PX, IndexChange
 
 __all__ = ["ReferenceIndex"]
@@ -37,7 +36,7 @@ class ReferenceIndex:
         self._lines: list[np.ndarray] = []
         self._colours: list[str] = []  # one per id
         self._boxes = np.empty((0, 4))
-        self._cells: dict[tuple[int, int], list[int]] = {}
+        self._grid = CellGrid(cell_px)
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -53,21 +52,12 @@ class ReferenceIndex:
         self._colours = [layer.colour for layer in shown for _ in layer.lines_px]
         boxes = [layer.line_boxes_px for layer in shown]
         self._boxes = np.concatenate(boxes) if boxes else np.empty((0, 4))
-        self._cells = {}
-        cells = np.floor(self._boxes / self.cell_px).astype(np.int64).tolist()
-        for line_id, (c0, r0, c1, r1) in enumerate(cells):
-            for c in range(c0, c1 + 1):
-                for r in range(r0, r1 + 1):
-                    self._cells.setdefault((c, r), []).append(line_id)
+        self._grid = CellGrid(self.cell_px)
+        self._grid.add_many(self._boxes)
         return IndexChange(everything=True)
 
-    def _cells_of(self, rect) -> list[tuple[int, int]]:
-        c0, r0, c1, r1 = (math.floor(v / self.cell_px) for v in rect)
-        return [(c, r) for c in range(c0, c1 + 1) for r in range(r0, r1 + 1)]
-
     def _candidates(self, rect) -> np.ndarray:
-        parts = [self._cells[cell] for cell in self._cells_of(rect) if cell in self._cells]
-        return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        return np.array(sorted(self._grid.candidates(rect)), dtype=np.int64)
 
     def query(self, rect) -> list[int]:
         """Ids of the lines whose bounding box meets ``rect`` = (x0, y0, x1, y1) px, in drawing order."""

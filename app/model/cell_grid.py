@@ -1,0 +1,110 @@
+"""Ids by the square grid cells their bounding boxes touch: the spatial indices' common part (no Qt).
+
+A query costs what lies near it, whatever the size of the boxes or of the
+query: a box spanning more than :data:`LARGE_CELLS` cells (a long river of a
+reference layer, thousands of cells) is kept apart in a short list that every
+query checks box by box, and a query spanning more cells than are occupied (a
+tile at a far zoom, a window around the whole map) visits the occupied cells
+instead of every cell it spans.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["CellGrid", "LARGE_CELLS", "meets"]
+
+#: A box spanning more cells than this is kept in the list of large boxes.
+LARGE_CELLS = 64
+
+_NONE: frozenset = frozenset()
+
+
+class CellGrid:
+    """Ids of boxes ``(x0, y0, x1, y1)`` by the cells of side ``cell_px`` they touch.
+
+    Parameters
+    ----------
+    cell_px : float
+        Side of a cell, in the boxes' unit (raster pixels).
+    """
+
+    def __init__(self, cell_px: float):
+        self.cell_px = float(cell_px)
+        self._cells: dict[tuple[int, int], set[int]] = {}
+        self._large: dict[int, tuple] = {}  # id -> box
+
+    def add(self, item_id: int, bbox) -> None:
+        """File ``item_id`` under its box (a box given again later to :meth:`remove` it)."""
+        span = self._span(bbox)
+        if _count(span) > LARGE_CELLS:
+            self._large[item_id] = tuple(bbox)
+            return
+        c0, r0, c1, r1 = span
+        for c in range(c0, c1 + 1):
+            for r in range(r0, r1 + 1):
+                self._cells.setdefault((c, r), set()).add(item_id)
+
+    def add_many(self, boxes: np.ndarray) -> None:
+        """File ids ``0, 1, ...`` under the rows ``(x0, y0, x1, y1)`` of ``boxes`` (an index built whole)."""
+        spans = np.floor(np.asarray(boxes, dtype=np.float64) / self.cell_px).astype(np.int64)
+        counts = (spans[:, 2] - spans[:, 0] + 1) * (spans[:, 3] - spans[:, 1] + 1)
+        for item_id in np.flatnonzero(counts > LARGE_CELLS).tolist():
+            self._large[item_id] = tuple(boxes[item_id].tolist())
+        cells = self._cells
+        for item_id, (c0, r0, c1, r1), count in zip(range(len(spans)), spans.tolist(), counts.tolist()):
+            if count <= LARGE_CELLS:
+                for c in range(c0, c1 + 1):
+                    for r in range(r0, r1 + 1):
+                        members = cells.get((c, r))
+                        if members is None:
+                            cells[(c, r)] = {item_id}
+                        else:
+                            members.add(item_id)
+
+    def remove(self, item_id: int, bbox) -> None:
+        """Take ``item_id`` out; ``bbox`` is the box it was added with."""
+        span = self._span(bbox)
+        if _count(span) > LARGE_CELLS:
+            self._large.pop(item_id, None)
+            return
+        c0, r0, c1, r1 = span
+        for c in range(c0, c1 + 1):
+            for r in range(r0, r1 + 1):
+                members = self._cells.get((c, r))
+                if members is not None:
+                    members.discard(item_id)
+                    if not members:
+                        del self._cells[(c, r)]
+
+    def candidates(self, rect) -> set[int]:
+        """Ids filed in the cells ``rect`` touches, and the large boxes that meet it (a superset of the ids
+        whose box meets ``rect``)."""
+        c0, r0, c1, r1 = span = self._span(rect)
+        found: set[int] = set()
+        if _count(span) > len(self._cells):
+            for (c, r), members in self._cells.items():
+                if c0 <= c <= c1 and r0 <= r <= r1:
+                    found |= members
+        else:
+            for c in range(c0, c1 + 1):
+                for r in range(r0, r1 + 1):
+                    found |= self._cells.get((c, r), _NONE)
+        x0, y0, x1, y1 = rect
+        found.update(i for i, box in self._large.items() if meets(box, x0, y0, x1, y1))
+        return found
+
+    def _span(self, bbox) -> tuple[int, int, int, int]:
+        return tuple(math.floor(v / self.cell_px) for v in bbox)
+
+
+def meets(bbox, x0, y0, x1, y1) -> bool:
+    """Whether the box ``bbox`` meets the rectangle ``(x0, y0, x1, y1)`` (touching counts)."""
+    return bbox[2] >= x0 and bbox[0] <= x1 and bbox[3] >= y0 and bbox[1] <= y1
+
+
+def _count(span) -> int:
+    c0, r0, c1, r1 = span
+    return (c1 - c0 + 1) * (r1 - r0 + 1)
