@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["crs_label", "parse_crs", "same_crs", "transform_xy"]
+__all__ = ["crs_label", "parse_crs", "same_crs", "transform_wkb", "transform_xy"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -65,3 +65,36 @@ def crs_label(crs: str) -> str:
         return "an unknown CRS"
     authority = parsed.to_authority()
     return ":".join(authority) if authority else "a custom CRS"
+
+
+
+def transform_wkb(geometries, src_crs: str | None, dst_crs: str | None) -> list:
+    """WKB geometries (any type; None kept) moved from ``src_crs`` to ``dst_crs``, heights kept, in one
+    transformation of all their positions.
+
+    Raises ValueError as :func:`transform_xy` does, or naming a geometry GEOS cannot read (a curve).
+    """
+    geometries = list(geometries)
+    if same_crs(src_crs, dst_crs):
+        return geometries
+    import shapely
+
+    present = [k for k, g in enumerate(geometries) if g is not None]
+    try:
+        shapes = shapely.from_wkb([geometries[k] for k in present])
+    except shapely.errors.GEOSException as err:
+        raise ValueError(f"cannot move a geometry from {crs_label(src_crs)} to {crs_label(dst_crs)}: "
+                         f"{str(err).splitlines()[0][:200]}") from None
+    out = list(geometries)
+    has_z = shapely.has_z(shapes)
+    for with_z in (False, True):
+        chosen = np.flatnonzero(has_z == with_z)
+        if not chosen.size:
+            continue
+        group = shapes[chosen]
+        coords = shapely.get_coordinates(group, include_z=with_z)
+        coords[:, :2] = transform_xy(coords[:, :2], src_crs, dst_crs)
+        moved = shapely.to_wkb(shapely.set_coordinates(group.copy(), coords), output_dimension=3 if with_z else 2)
+        for k, wkb in zip(chosen.tolist(), moved):
+            out[present[k]] = wkb
+    return out

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.batch.fields import FieldChanges
-from core.batch.frames import transform_xy
+from core.batch.frames import transform_wkb, transform_xy
 from core.batch.joints import joined_parts, node_positions
 from core.batch.layers import check_writable, driver_for, read_line_layer, write_line_layer
 from core.batch.outcome import RESULT_COLUMNS, feature_outcomes, result_columns
@@ -98,7 +98,8 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     images : sequence of str
         Rasters, folders of rasters, VRTs or ``http(s)://`` URLs of cloud-optimized GeoTIFFs.
     output : str or os.PathLike
-        ``.geojson`` (WGS84), ``.gpkg``, ``.shp`` or ``.fgb`` (in the lines' CRS).
+        ``.geojson`` (WGS84), ``.gpkg``, ``.shp`` or ``.fgb`` (in the first image's CRS; a layer without a
+        CRS, or rasters without one, in the layer's coordinates).
     settings : core.extraction.ExtractionSettings, optional
     client_factory : callable, optional
         Context manager giving a dask.distributed Client (default: a local cluster).
@@ -138,6 +139,9 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     indices = layer.line_indices()
     crs = layer.crs if layer.crs is not None else reference.crs  # no CRS: the image's, as File > Import takes it
     parts_px = [_to_pixels(part, crs, reference) for k in indices for part in layer.parts[k]]
+    # written in the (first) image's CRS, as DESIGN.md's contract has it; a layer without a CRS stays without
+    out_crs = reference.crs if layer.crs is not None and reference.crs is not None else layer.crs
+    geometries = transform_wkb(layer.wkb, layer.crs, out_crs)  # before the work: a failure costs nothing
     plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
     tiles, placed = assign_tiles(plan, sources, reference, tile_px)
     tasks = {task_key(t): t for t in _tasks(tiles, settings, sources, ALIGN if align else None)}
@@ -151,13 +155,11 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     refined = {p: (np.asarray(r["vertices_px"]), _weight(r)) for p, r in pieces.items() if r["status"] == "refined"}
     nodes = node_positions(plan, refined)
     outcomes = feature_outcomes(layer, indices, plan, pieces, joined_parts(plan, refined, nodes), reference)
-    geometries = list(layer.wkb)
     for k, outcome in outcomes.items():
         if outcome.parts_px is not None:
-            geometries[k] = [transform_xy(reference.pixel_to_map(p), reference.crs, crs)
-                             for p in outcome.parts_px]
+            geometries[k] = [reference.pixel_to_map(p) for p in outcome.parts_px]
     fields, kept = kept_input_fields(layer.fields)
-    renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, layer.crs)
+    renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, out_crs)
     discard(resume)
     statuses = {}
     for k in range(len(layer)):

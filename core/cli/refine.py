@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("images", nargs="+", metavar="IMAGE",
                         help="rasters, folders of rasters, VRT mosaics or http(s):// URLs of cloud-optimized GeoTIFFs")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="OUT",
-                        help=".geojson (WGS84), .gpkg, .shp or .fgb (in the lines' CRS)")
+                        help=".geojson (WGS84), .gpkg, .shp or .fgb (in the first image's CRS)")
     run = parser.add_argument_group("running")
     run.add_argument("--scheduler", metavar="ADDRESS", help="an existing dask.distributed scheduler, tcp://HOST:PORT "
                      "(default: a local cluster)")

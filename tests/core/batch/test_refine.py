@@ -81,6 +81,41 @@ def test_geojson_output_is_wgs84(scene, tmp_path):
     assert -76 < parts[0][0][0, 0] < -74 and 40 < parts[0][0][0, 1] < 41  # UTM 18N, 4500 km north
 
 
+def test_gpkg_shp_and_fgb_are_written_in_the_images_crs_whatever_the_lines_crs(scene, refined, tmp_path):
+    # DESIGN.md's contract for -o: .gpkg, .shp, .fgb in the raster's CRS (they were in the lines' CRS)
+    import shapely
+
+    from core.batch.frames import transform_xy
+
+    _, image, _ = scene
+    lines = write_lines(tmp_path / "lonlat.geojson", [HORIZONTAL, VERTICAL, OFF_IMAGE], PROPERTIES, crs="EPSG:4326",
+                        driver="GeoJSON")
+    _, _, expected, _ = refined  # the same lines given in the image's CRS
+    for suffix in (".gpkg", ".shp", ".fgb"):
+        out = tmp_path / f"refined{suffix}"
+        report = refine_layer(lines, [image], out, client_factory=THREADS, tile_px=64)
+        meta, parts, fields = _read(out)
+        assert report.statuses == {"refined": 2, "off_image": 1} and fields["status"][2] == "off_image"
+        assert meta["crs"] == CRS, suffix
+        for k in range(2):  # refined: where the lines in the image's CRS went
+            assert np.abs(map_to_px(parts[k][0]) - map_to_px(expected[k][0])).max() < 0.05, (suffix, k)
+        # unchanged but moved into the image's CRS, to within what the trip through longitudes costs
+        assert np.abs(parts[2][0] - transform_xy(expected[2][0], CRS, CRS)).max() < 1e-3
+    # a geometry of another type and a height come along too
+    z_line = shapely.to_wkb(shapely.LineString([(-75.0, 40.6, 12.5), (-74.99, 40.61, 13.0)]))
+    point = shapely.to_wkb(shapely.Point(-75.0, 40.6))
+    others = tmp_path / "others.gpkg"
+    pyogrio.raw.write(str(others), np.array([z_line, point], dtype=object), [np.array(["z", "p"], object)],
+                      ["name"], crs="EPSG:4326", geometry_type="Unknown")
+    out = tmp_path / "others-refined.gpkg"
+    report = refine_layer(others, [image], out, client_factory=THREADS, tile_px=64)
+    meta, geometry, fields = pyogrio.raw.read(str(out))[0], *pyogrio.raw.read(str(out))[2:]
+    moved = shapely.from_wkb(geometry)
+    assert meta["crs"] == CRS and report.statuses == {"off_image": 1, "not_a_line": 1}
+    assert shapely.get_coordinates(moved[0], include_z=True)[:, 2].tolist() == [12.5, 13.0]
+    assert np.allclose(shapely.get_coordinates(moved[1]), transform_xy([(-75.0, 40.6)], "EPSG:4326", CRS))
+
+
 def test_a_local_cluster_address_gives_the_same_result(scene, refined, tmp_path):
     from dask.distributed import LocalCluster
 

@@ -49,16 +49,14 @@ def _read(path):
     return meta, [decode_lines(g) for g in geometry], dict(zip(meta["fields"], fields))
 
 
-def test_refine_writes_every_line_with_its_properties_in_the_layers_crs(scene, capsys):
-    folder, image, lines = scene
+def test_refine_writes_every_line_with_its_properties_in_the_images_crs(scene, capsys):
+    folder, image, lines = scene  # the lines in EPSG:4326, the image in UTM
     out = folder / "refined.fgb"
     status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST)
     assert status == 0 and "2 refined" in err
     meta, parts, fields = _read(out)
-    assert meta["crs"] == "EPSG:4326" and fields["ref"].tolist() == ["A1", "B2"]
-    from core.batch.frames import transform_xy
-
-    corner = map_to_px(transform_xy(parts[0][0][-1:], "EPSG:4326", CRS))[0]
+    assert meta["crs"] == CRS and fields["ref"].tolist() == ["A1", "B2"]
+    corner = map_to_px(parts[0][0][-1:])[0]
     assert np.allclose(corner, (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
     assert np.array_equal(parts[0][0][-1], parts[1][0][0])
 
