@@ -230,7 +230,7 @@ class MainWindow(QMainWindow):
         loader.loaded.connect(self._on_loaded)
         loader.failed.connect(self._on_load_failed)
         self.viewer.set_loader(loader)
-        self.display_panel.set_band_count(document.raster.band_count)
+        self.display_panel.set_band_count(document.raster.band_count, document.raster.dtype == "uint8")
         self.settings_panel.set_band_count(document.raster.band_count)
         self.features_panel.set_raster(document.raster)
         self._show_bands(self.display_panel.selected_bands)
@@ -310,7 +310,8 @@ class MainWindow(QMainWindow):
     def _apply_stretch(self) -> None:
         bands = self.display_panel.selected_bands
         if bands in self._samples:
-            self.viewer.set_display(bands, compute_stretch(self._samples[bands], *self.display_panel.percentiles))
+            self.viewer.set_display(bands, compute_stretch(self._samples[bands], *self.display_panel.percentiles,
+                                                           per_band=self.display_panel.per_band))
 
     def recent_files(self) -> list[str]:
         """Recently opened image paths, newest first."""

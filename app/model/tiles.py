@@ -90,27 +90,39 @@ def visible_tiles(level: int, rect: tuple[float, float, float, float], width: in
 
 @dataclass(frozen=True)
 class Stretch:
-    """A linear contrast stretch: ``low`` maps to black, ``high`` to white (raster units)."""
+    """A linear contrast stretch: ``low`` maps to black, ``high`` to white (raster units).
 
-    low: float
-    high: float
+    Floats: one stretch for every band; tuples: one pair per band of a composite.
+    """
+
+    low: float | tuple[float, ...]
+    high: float | tuple[float, ...]
 
     def __post_init__(self):
-        if not (math.isfinite(self.low) and math.isfinite(self.high)):
-            raise ValueError(f"stretch limits must be finite; got {self.low}, {self.high}")
-        if self.high <= self.low:
-            object.__setattr__(self, "high", self.low + 1.0)
+        low, high = np.atleast_1d(np.asarray(self.low, np.float64)), np.atleast_1d(np.asarray(self.high, np.float64))
+        if low.shape != high.shape or not (np.isfinite(low).all() and np.isfinite(high).all()):
+            raise ValueError(f"stretch limits must be finite and as many low as high; got {self.low}, {self.high}")
+        high = np.where(high <= low, low + 1.0, high)
+        object.__setattr__(self, "high", float(high[0]) if np.ndim(self.high) == 0 else tuple(high.tolist()))
 
 
-def compute_stretch(sample: np.ndarray, low_percent: float = 1.0, high_percent: float = 99.0) -> Stretch:
+def compute_stretch(sample: np.ndarray, low_percent: float = 1.0, high_percent: float = 99.0,
+                    per_band: bool = False) -> Stretch:
     """Percentile stretch of an (h, w) or (h, w, k) sample (NaN = no data).
 
-    One stretch for all bands keeps the colour balance of RGB images.
+    One stretch for all bands keeps the colour balance of RGB photographs;
+    ``per_band`` stretches each band of an (h, w, k) sample to its own
+    percentiles (multispectral bands, whose ranges differ: a shared stretch
+    casts the composite in the widest band's colour).
     """
     if not (0.0 <= low_percent < high_percent <= 100.0):
         raise ValueError(
             f"percentiles must satisfy 0 <= low_percent < high_percent <= 100; got {low_percent}, {high_percent}")
-    values = np.asarray(sample, dtype=np.float64).ravel()
+    sample = np.asarray(sample, dtype=np.float64)
+    if per_band and sample.ndim == 3 and sample.shape[2] > 1:
+        pairs = [compute_stretch(sample[:, :, k], low_percent, high_percent) for k in range(sample.shape[2])]
+        return Stretch(tuple(p.low for p in pairs), tuple(p.high for p in pairs))
+    values = sample.ravel()
     values = values[np.isfinite(values)]
     if values.size == 0:
         return Stretch(0.0, 1.0)
@@ -127,8 +139,10 @@ def stretch_to_rgba(data: np.ndarray, stretch: Stretch) -> np.ndarray:
         data = data[:, :, None]
     if data.ndim != 3 or data.shape[2] not in (1, 3):
         raise ValueError(f"data must be (h, w), (h, w, 1) or (h, w, 3); got shape {data.shape}")
-    scale = np.float32(255.0 / (stretch.high - stretch.low))
-    scaled = (data.astype(np.float32, copy=False) - np.float32(stretch.low)) * scale
+    low, high = np.asarray(stretch.low, np.float32), np.asarray(stretch.high, np.float32)  # (per band: (k,))
+    if low.ndim and low.shape[0] != data.shape[2]:
+        raise ValueError(f"a stretch of {low.shape[0]} bands for data of {data.shape[2]}")
+    scaled = (data.astype(np.float32, copy=False) - low) * (np.float32(255.0) / (high - low))
     valid = np.all(np.isfinite(scaled), axis=2)
     grey = np.clip(np.nan_to_num(scaled, nan=0.0), 0.0, 255.0).astype(np.uint8)
     out = np.zeros(data.shape[:2] + (4,), dtype=np.uint8)

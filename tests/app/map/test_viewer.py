@@ -114,8 +114,9 @@ def test_band_choice_and_16_bit_stretch(qtbot, make_window):
     wait_idle(qtbot, window)
     combo = window.display_panel.bands
     assert [combo.itemText(i) for i in range(combo.count())] == [
-        "RGB (bands 1, 2, 3)", "intensity", "band 1", "band 2", "band 3"]
+        "RGB (bands 1, 2, 3)", "intensity", "band 1", "band 2", "band 3", "other composite..."]
     assert window.viewer._bands == (1, 2, 3)
+    assert not window.display_panel.per_band and np.ndim(window.viewer._stretch.low) == 0  # an 8-bit photograph
     combo.setCurrentIndex(3)  # band 2
     wait_idle(qtbot, window)
     assert window.viewer._bands == (2,)
@@ -131,6 +132,32 @@ def test_band_choice_and_16_bit_stretch(qtbot, make_window):
     window.display_panel.low.setValue(5.0)
     window.display_panel.high.setValue(95.0)
     assert window.viewer._stretch == compute_stretch(sample, 5.0, 95.0)
+
+
+def test_a_multispectral_image_shows_any_composite_each_band_stretched(qtbot, make_window, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+    window = make_window()
+    window.open_image(str(shared_file("roads/shanghai_img1196_mul8.tif")))  # WorldView-3, 8 bands of uint16
+    wait_idle(qtbot, window)
+    panel, combo = window.display_panel, window.display_panel.bands
+    assert panel.per_band and window.viewer._bands == (1, 2, 3)
+    sample = window._samples[(1, 2, 3)]
+    assert window.viewer._stretch == compute_stretch(sample, 1.0, 99.0, per_band=True)
+    assert len(set(window.viewer._stretch.high)) == 3  # each band's own range
+    answers, warnings = iter([("5, 3", True), ("5, 3, 9", True), ("5 3 2", True), ("", False)]), []
+    monkeypatch.setattr(QInputDialog, "getText", lambda *args, **kwargs: next(answers))
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: warnings.append(text))
+    combo.setCurrentIndex(combo.findData("custom"))  # two mistakes, each said, then natural colour
+    wait_idle(qtbot, window)
+    assert warnings == ["Give three band numbers for red, green and blue, such as 5, 3, 2; got '5, 3'",
+                        "The image has bands 1 to 8; got 5, 3, 9"]
+    assert combo.currentText() == "RGB (bands 5, 3, 2)" and window.viewer._bands == (5, 3, 2)
+    assert window.viewer._stretch == compute_stretch(window._samples[(5, 3, 2)], 1.0, 99.0, per_band=True)
+    combo.setCurrentIndex(combo.findData("custom"))  # cancelled: the composite stays
+    assert combo.currentText() == "RGB (bands 5, 3, 2)" and window.viewer._bands == (5, 3, 2)
+    panel.each_band.setChecked(False)  # one stretch for the three bands
+    assert window.viewer._stretch == compute_stretch(window._samples[(5, 3, 2)], 1.0, 99.0)
 
 
 def test_keys_zoom_fit_and_pan(qtbot, viewer):

@@ -117,3 +117,25 @@ def test_view_transform_round_trip_zoom_and_fit():
     assert fit.image_to_view(500, 250) == pytest.approx((400, 300))
     with pytest.raises(ValueError, match="scale"):
         ViewTransform(-1.0)
+
+
+def test_a_stretch_per_band_maps_each_bands_own_percentiles_to_black_and_white():
+    rng = np.random.default_rng(0)
+    ranges = [(300.0, 600.0), (250.0, 1100.0), (150.0, 900.0)]  # a multispectral composite's uint16 bands
+    sample = np.stack([rng.uniform(lo, hi, (40, 40)) for lo, hi in ranges], axis=2)
+    sample[0, 0, 1] = np.nan
+    stretch = compute_stretch(sample, 1, 99, per_band=True)
+    for k, (lo, hi) in enumerate(ranges):
+        band = sample[:, :, k][np.isfinite(sample[:, :, k])]
+        assert (stretch.low[k], stretch.high[k]) == tuple(np.percentile(band, [1, 99]))
+    low, high = np.array(stretch.low), np.array(stretch.high)
+    rgba = stretch_to_rgba(np.array([[low - 1, (low + high) / 2, high + 1]], np.float32), stretch)
+    np.testing.assert_array_equal(rgba[0, :, :3], [[0, 0, 0], [127, 127, 127], [255, 255, 255]])  # each band alike
+    shared = compute_stretch(sample, 1, 99)
+    assert np.ndim(shared.low) == 0 and min(stretch.low) <= shared.low <= max(stretch.low)
+    assert compute_stretch(sample[:, :, 0], 1, 99, per_band=True) == compute_stretch(sample[:, :, 0], 1, 99)
+    assert Stretch((1.0, 2.0), (1.0, 5.0)).high == (2.0, 5.0)  # a flat band too
+    with pytest.raises(ValueError, match="as many"):
+        Stretch((1.0, 2.0), (3.0,))
+    with pytest.raises(ValueError, match="a stretch of 2 bands for data of 3"):
+        stretch_to_rgba(sample, Stretch((1.0, 2.0), (3.0, 4.0)))
