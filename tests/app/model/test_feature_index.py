@@ -31,9 +31,13 @@ def brute_query(tool, rect):
 
 def brute_distance(vertices, x, y, samples=2001):
     """Distance to a polyline by dense sampling of every segment (an independent reference)."""
-    t = np.linspace(0.0, 1.0, samples)[:, None]
-    points = np.concatenate([a + t * (b - a) for a, b in zip(vertices[:-1], vertices[1:])])
+    points = _dense(vertices, samples)
     return float(np.min(np.hypot(points[:, 0] - x, points[:, 1] - y)))
+
+
+def _dense(vertices, samples=2001) -> np.ndarray:
+    t = np.linspace(0.0, 1.0, samples)[:, None]
+    return np.concatenate([a + t * (b - a) for a, b in zip(vertices[:-1], vertices[1:])])
 
 
 def random_edit(tool, rng):
@@ -107,10 +111,13 @@ def test_nearest_finds_the_closest_line_within_the_radius():
     tool.add_features(random_lines(rng, 300, size=500.0))
     index = FeatureIndex(tool, cell_px=32.0)
     index.sync()
+    # every line densely sampled once (brute_distance's samples), the samples of all lines in one array
+    samples = [_dense(tool.feature_vertices(f)) for f in tool.features]
+    starts, every = np.cumsum([0] + [len(p) for p in samples[:-1]]), np.concatenate(samples)
     for _ in range(40):
         x, y = rng.uniform(0, 500, 2)
         radius = float(rng.choice([2.0, 8.0, 30.0]))
-        distances = [brute_distance(tool.feature_vertices(f), x, y) for f in tool.features]
+        distances = np.minimum.reduceat(np.hypot(every[:, 0] - x, every[:, 1] - y), starts)
         found = index.nearest((x, y), radius)
         if min(distances) > radius + 1e-3:
             assert found is None
