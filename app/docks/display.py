@@ -135,8 +135,8 @@ class DisplayPanel(QGroupBox):
         text = ", ".join(map(str, shown if shown is not None and len(shown) == 3 else (1, 2, 3)))
         while True:
             text, ok = QInputDialog.getText(self, "Band composite", f"Bands shown as red, green and blue (1 to "
-                                            f"{self._band_count}), e.g. 5, 3, 2 for natural colour of an 8-band "
-                                            "WorldView image:", text=text)
+                                            f"{self._band_count}):\n(5, 3, 2 is natural colour of an 8-band "
+                                            "WorldView image)", text=text)
             if not ok:
                 return None
             try:
