@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,7 +195,8 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
     Parameters
     ----------
     path : str or os.PathLike
-        ``.geojson`` / ``.json`` (RFC 7946, WGS84), ``.gpkg``, ``.shp`` or ``.fgb`` (in ``crs``), any case.
+        ``.geojson`` / ``.json`` (RFC 7946, WGS84; ``crs`` None: the coordinates as they are), ``.gpkg``,
+        ``.shp`` or ``.fgb`` (in ``crs``), any case.
     geometries : list
         Per feature, a list of (k, 2) vertex arrays in ``crs``, or WKB bytes written as they are.
     fields : dict of str to ndarray
@@ -226,7 +228,9 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
     changes.update((old, new) for old, new in zip(fields, names) if old != new)
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
     # FlatGeobuf's spatial index would reorder the features: keep the input's order.
-    options = {"GeoJSON": {"RFC7946": "YES"}, "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
+    # RFC 7946 is WGS84: coordinates without a CRS (a plain image's) are written as they are, not clipped to it
+    options = {"GeoJSON": {"RFC7946": "YES" if crs is not None else "NO"},
+               "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
     # a masked column (integers with nulls) goes as data and mask: GDAL's null, not a sentinel number
     masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
     arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
@@ -238,9 +242,11 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
             _copy(path, temporary)
             options = {"OVERWRITE": "YES"}  # the layer of that name, in any case
         try:
-            pyogrio.raw.write(str(temporary), wkb, arrays, names, layer=path.stem, crs=crs, driver=driver,
-                              field_mask=masks if any(m is not None for m in masks) else None,
-                              geometry_type=_geometry_type(geometries), layer_options=options)
+            with warnings.catch_warnings():  # no CRS is meant (the layer had none): not pyogrio's warning
+                warnings.filterwarnings("ignore", "'crs' was not provided", UserWarning)
+                pyogrio.raw.write(str(temporary), wkb, arrays, names, layer=path.stem, crs=crs, driver=driver,
+                                  field_mask=masks if any(m is not None for m in masks) else None,
+                                  geometry_type=_geometry_type(geometries), layer_options=options)
         except Exception as err:  # pyogrio's errors share no public base besides Exception
             raise OSError(f"cannot write {path}: {_short(_first_line(err))}") from err
         written = next((f for f in folder.iterdir() if f.name.lower() == path.name.lower()), temporary)

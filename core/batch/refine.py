@@ -139,9 +139,11 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     indices = layer.line_indices()
     crs = layer.crs if layer.crs is not None else reference.crs  # no CRS: the image's, as File > Import takes it
     parts_px = [_to_pixels(part, crs, reference) for k in indices for part in layer.parts[k]]
-    # written in the (first) image's CRS, as DESIGN.md's contract has it; a layer without a CRS stays without
-    out_crs = reference.crs if layer.crs is not None and reference.crs is not None else layer.crs
-    geometries = transform_wkb(layer.wkb, layer.crs, out_crs)  # before the work: a failure costs nothing
+    # written in the (first) image's CRS, as DESIGN.md's contract has it; a layer without a CRS stays without,
+    # except in GeoJSON, which holds WGS84 (GDAL clipped coordinates without a CRS to longitudes and latitudes)
+    geojson = driver_for(output) == "GeoJSON"
+    out_crs = reference.crs if layer.crs is not None or geojson else None
+    geometries = transform_wkb(layer.wkb, crs, crs if out_crs is None else out_crs)  # before the work
     plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
     tiles, placed = assign_tiles(plan, sources, reference, tile_px)
     tasks = {task_key(t): t for t in _tasks(tiles, settings, sources, ALIGN if align else None)}

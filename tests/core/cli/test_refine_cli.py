@@ -270,6 +270,33 @@ def test_a_layer_without_a_crs_is_taken_in_the_images_crs(scene, tmp_path, capsy
     meta, parts, _ = _read(out)
     assert meta["crs"] is None
     assert np.allclose(map_to_px(parts[0][0][-1:])[0], (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
+    # as GeoJSON: in WGS84 (it held empty geometries: GDAL clipped the UTM metres to longitudes and latitudes)
+    out = tmp_path / "refined.geojson"
+    status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST)
+    meta, parts, _ = _read(out)
+    assert status == 0 and "2 refined" in err and meta["crs"] in ("EPSG:4326", "OGC:CRS84")
+    from core.batch.frames import transform_xy
+
+    corner = map_to_px(transform_xy(parts[0][0][-1:], "EPSG:4326", CRS))[0]
+    assert np.allclose(corner, (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
+
+
+def test_a_plain_images_lines_without_a_crs_come_back_as_pixels_in_geojson(tmp_path, capsys):
+    import rasterio
+
+    image = tmp_path / "plain.tif"
+    data = np.full((160, 200), 40, np.uint8)
+    data[118:123, :] = 220  # a bright road along y = 120 (past latitude 90: GDAL clipped it away as WGS84)
+    with rasterio.open(image, "w", driver="GTiff", width=200, height=160, count=1, dtype="uint8") as dst:
+        dst.write(data, 1)
+    lines = tmp_path / "plain.gpkg"
+    pyogrio.raw.write(str(lines), np.array([encode_lines([np.array([[20.0, 124.0], [180.0, 124.0]])])], object),
+                      [np.array(["a"], object)], ["ref"], crs=None, geometry_type="LineString", driver="GPKG")
+    out = tmp_path / "plain.geojson"
+    status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST)
+    assert status == 0 and "1 refined" in err and "Warning" not in err, err
+    _, parts, _ = _read(out)
+    assert parts[0][0].shape[0] >= 2 and np.abs(parts[0][0][:, 1] - 120.0).max() < 1.5  # (it was empty)
 
 
 def test_a_layer_with_z_values_says_the_refined_lines_have_none(scene, tmp_path, capsys):
