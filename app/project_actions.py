@@ -57,7 +57,8 @@ class ProjectActions:
         self.recent_menu: QMenu | None = None
         self.reference_job = None  # the reference layer being read on a worker (app.reference_job), if any
         self.image_actions: list = []  # menu actions that need an open image (app.menus): enabled once there is one
-        self.queued_references: list[tuple] = []  # (path, colour, visible) to read after it, in turn
+        self.queued_references: list[tuple] = []  # (path, colour, visible, kept) to read after it, in turn
+        self.unread_references: list[dict] = []  # a project's or recovery's layers that failed to read (kept)
 
     def _snap_targets(self):
         """(vertices, segments) px of the visible reference layers, kept until the layers change."""
@@ -119,6 +120,7 @@ class ProjectActions:
             action.setEnabled(True)
         self.references.clear()
         self.queued_references.clear()  # the previous image's (one being read now is dropped when done)
+        self.unread_references.clear()
         settings, source = self.settings_for(document.path)
         window.settings_panel.show_settings(settings, announce=True)
         entry = self.project.entry(document.path) if self.project is not None and document.path else None
@@ -140,12 +142,22 @@ class ProjectActions:
         t = window.viewer.transform
         return ImageEntry(window.document.path, window.tool.settings,
                           {"scale": t.scale, "origin_x": t.origin_x, "origin_y": t.origin_y},
-                          work_of(window.tool), self.references.to_list(), window.tool.fields)
+                          work_of(window.tool), self.reference_entries(), window.tool.fields)
 
     def session_context(self) -> dict:
         """What the crash autosave keeps besides the work layer: the project and reference layers (absolute)."""
         return {"project": self.project.path if self.project is not None else None,
-                "references": self.references.to_list()}
+                "references": self.reference_entries()}
+
+    def reference_entries(self) -> list[dict]:
+        """The reference layers as project entries (``path``, ``colour``, ``visible``): those shown, then the
+        one being read and those queued after it, then those of the project that could not be read (a file
+        missing for now), so that saving while they load, or while one is missing, drops none of them."""
+        job = self.reference_job
+        reading = [job.entry] if job is not None and not job.token.cancelled and job.entry is not None else []
+        queued = [{"path": path, "colour": colour, "visible": bool(visible)}
+                  for path, colour, visible, _ in self.queued_references]
+        return self.references.to_list() + reading + queued + self.unread_references
 
     def restore_context(self, session: dict) -> None:
         """After a crash recovery: the project and reference layers the session names (what cannot be read is said)."""
@@ -266,21 +278,21 @@ class ProjectActions:
         if self.window.document is None:
             raise ProjectError("open the image the reference layer goes onto first")
         if self.reference_job is not None:
-            self.queued_references.append((str(path), None, True))
+            self.queued_references.append((str(path), None, True, False))
             return None
         return start_reference(self, path)
 
     def queue_references(self, entries) -> None:
         """Read the layers of project or session ``entries`` (``path``, ``colour``, ``visible``) on a worker,
         one after another in their order (bottom first), after any being read now."""
-        self.queued_references += [(e["path"], e.get("colour"), e.get("visible", True)) for e in entries]
+        self.queued_references += [(e["path"], e.get("colour"), e.get("visible", True), True) for e in entries]
         self.start_next_reference()
 
     def start_next_reference(self) -> None:
         """Start reading the next queued layer, unless one is being read (it starts the next when it ends)."""
         if self.reference_job is None and self.queued_references and self.window.document is not None:
-            path, colour, visible = self.queued_references.pop(0)
-            start_reference(self, path, colour, bool(visible))
+            path, colour, visible, kept = self.queued_references.pop(0)
+            start_reference(self, path, colour, bool(visible), kept)
 
     def add_loaded_reference(self, layer, added: bool = True) -> None:
         """Put a layer read already on top of the others (unless ``added`` already) and say so."""

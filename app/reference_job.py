@@ -48,21 +48,28 @@ class ReferenceJob(WorkerJob):
 
     def __init__(self, path, document, colour: str, parent=None):
         self.path, self.document = str(path), document
+        self.entry: dict | None = None  # its project entry (path, colour, visible), set by start_reference
         super().__init__(lambda token, report: prepare_reference(self.path, document.raster, colour, token, report),
                          "Could not add the reference layer", parent)
 
 
-def start_reference(actions, path, colour: str | None = None, visible: bool = True) -> ReferenceJob:
+def start_reference(actions, path, colour: str | None = None, visible: bool = True, kept: bool = False) -> ReferenceJob:
     """Read ``path`` as a reference layer on a worker (progress dialog, Cancel) for ``actions``
     (:class:`app.project_actions.ProjectActions`), added on top of the layers when done, in ``colour``
     (the next one by default) and shown or hidden as ``visible`` says.
 
     When it ends, ``actions.start_next_reference()`` starts the next layer
     queued (a project's or a recovery's layers are read one after another, in
-    their order); a cancel drops the ones still queued.
+    their order); a cancel drops the ones still queued.  A layer ``kept`` (a
+    project's or a recovery's) that cannot be read stays among the project's
+    entries (``actions.unread_references``) until another image opens.
     """
     window = actions.window
-    job = ReferenceJob(path, window.document, colour or actions.references.next_colour(), window)
+    colour = colour or actions.references.next_colour()
+    job = ReferenceJob(path, window.document, colour, window)
+    job.entry = {"path": job.path, "colour": colour, "visible": bool(visible)}  # its project entry meanwhile
+    if kept:  # a project's or recovery's layer that cannot be read stays in it (a file missing for now)
+        job.failed.connect(lambda _: window.document is job.document and actions.unread_references.append(job.entry))
 
     def add(layer: ReferenceLayer) -> None:
         if window.document is not job.document:  # the image changed meanwhile: the layer was placed on the old one

@@ -174,3 +174,37 @@ def test_a_crash_recovery_reads_its_layers_on_the_worker(qtbot, make_window, geo
     (layer,) = window.projects.references.layers
     assert layer.colour == "#00ff00" and len(layer.lines_px) == 300
     assert len(shown_errors) == 1 and "gone.geojson" in shown_errors[0].message
+
+
+def test_saving_while_the_layers_load_or_with_one_missing_keeps_them_all_in_the_project(
+        qtbot, make_window, layer_path, geojson_path, held_at_line, tmp_path, shown_errors):
+    # the project kept only the layers read so far: saved at once, it lost every one for good
+    import json
+
+    reached, release, _ = held_at_line
+    first = make_window()
+    first.open_image(None)
+    first.projects.add_reference(layer_path)
+    first.projects.add_reference(geojson_path)
+    first.projects.references.set_colour(1, "#00ff00")
+    missing = tmp_path / "gone.geojson"
+    missing.write_text(geojson_path.read_text())
+    first.projects.add_reference(missing)
+    project = tmp_path / "p.linesnap"
+    first.projects.save_project(project)
+    entries = json.loads(project.read_text())["images"][0]["references"]
+    assert [e["path"] for e in entries] == [str(layer_path), str(geojson_path), str(missing)]
+    missing.unlink()  # a file away for now (a drive not mounted)
+
+    second = make_window(config_dir=tmp_path / "other")
+    assert second.projects.open_project(project)
+    assert reached.wait(60)  # the first layer is being read, the others wait their turn
+    second.projects.save_project(project)
+    assert json.loads(project.read_text())["images"][0]["references"] == entries
+    release.set()
+    qtbot.waitUntil(lambda: second.projects.reference_job is None and not second.projects.queued_references,
+                    timeout=60_000)
+    assert len(second.projects.references.layers) == 2 and len(shown_errors) == 1
+    second.projects.save_project(project)  # the missing one is kept, at the end
+    assert json.loads(project.read_text())["images"][0]["references"] == entries
+    assert second.projects.session_context()["references"] == entries
