@@ -72,20 +72,18 @@ def transform_wkb(geometries, src_crs: str | None, dst_crs: str | None) -> list:
     """WKB geometries (any type; None kept) moved from ``src_crs`` to ``dst_crs``, heights kept, in one
     transformation of all their positions.
 
-    Raises ValueError as :func:`transform_xy` does, or naming a geometry GEOS cannot read (a curve).
+    A geometry GEOS cannot read (a LineString of one position) comes back as None: it has no place in
+    ``dst_crs``.  Raises ValueError as :func:`transform_xy` does.
     """
     geometries = list(geometries)
     if same_crs(src_crs, dst_crs):
         return geometries
     import shapely
 
-    present = [k for k, g in enumerate(geometries) if g is not None]
-    try:
-        shapes = shapely.from_wkb([geometries[k] for k in present])
-    except shapely.errors.GEOSException as err:
-        raise ValueError(f"cannot move a geometry from {crs_label(src_crs)} to {crs_label(dst_crs)}: "
-                         f"{str(err).splitlines()[0][:200]}") from None
-    out = list(geometries)
+    shapes = shapely.from_wkb(geometries, on_invalid="ignore")  # (None in, None out)
+    present = [k for k, shape in enumerate(shapes) if shape is not None]
+    shapes = shapes[present]
+    out = [None] * len(geometries)
     has_z = shapely.has_z(shapes)
     for with_z in (False, True):
         chosen = np.flatnonzero(has_z == with_z)

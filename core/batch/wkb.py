@@ -23,14 +23,20 @@ def decode_lines(wkb: bytes | None) -> list[np.ndarray] | str | None:
     Returns
     -------
     list of (k, 2) float64 ndarray, str or None
-        The parts (x, y), the geometry's type name when it is not a line, or None.
+        The parts (x, y), k >= 2, the geometry's type name when it is not a line (``empty LineString``, ...,
+        for one without parts, ``invalid geometry`` for one GEOS cannot read), or None.
     """
     if wkb is None:
         return None
-    geometry = shapely.from_wkb(wkb)
+    try:
+        geometry = shapely.from_wkb(wkb)
+    except shapely.errors.GEOSException:  # e.g. a LineString of one position, which GEOS refuses
+        return "invalid geometry"
     if geometry.geom_type not in ("LineString", "MultiLineString"):
         return geometry.geom_type
-    return [np.array(shapely.get_coordinates(part), dtype=np.float64) for part in shapely.get_parts(geometry)]
+    parts = [np.array(shapely.get_coordinates(part), dtype=np.float64) for part in shapely.get_parts(geometry)]
+    parts = [part for part in parts if len(part) >= 2]  # empty parts are no lines
+    return parts if parts else f"empty {geometry.geom_type}"
 
 
 def encode_lines(parts) -> bytes:

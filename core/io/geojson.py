@@ -289,6 +289,10 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
     name = "" if name is None else name if isinstance(name, str) else str(name)
     parts = geometry.get("coordinates")
     parts = [parts] if kind == "LineString" else parts
+    if not ours and isinstance(parts, list):  # empty geometries (RFC 7946 allows them) and single positions
+        parts = [part for part in parts if not (isinstance(part, list) and len(part) < 2)]
+        if not parts:
+            return []
     if not isinstance(parts, list) or not parts:
         raise GeoJSONError(f"{where} has no coordinates")
     parts = [_positions(part, f"{where if kind == 'LineString' else f'{where}, part {j}'}: coordinates", lonlat)

@@ -247,3 +247,45 @@ def test_lines_ending_on_the_images_border_are_refined_whatever_the_crs(scene, t
         out = tmp_path / f"refined-{crs[5:]}.gpkg"
         report = refine_layer(lines, [image], out, client_factory=THREADS, tile_px=64)
         assert report.statuses == {"refined": 3}, crs
+
+
+def test_empty_and_one_position_lines_are_no_lines_wherever_they_are_read(scene, tmp_path):
+    # an empty LineString (RFC 7946 allows it), an empty part, a LineString of one position (which GEOS refuses):
+    # refine and --pairs stopped with tracebacks, File > Import refused the whole file
+    import json
+    import struct
+
+    import shapely
+
+    from core.batch.frames import transform_xy
+    from core.io.raster import open_raster
+    from core.vector import read_line_geometry, read_lines
+    from tests.core.batch.scene import px_to_map
+
+    _, image, _ = scene
+    lonlat = lambda line: transform_xy(px_to_map(np.array(line, float)), CRS, "EPSG:4326")  # noqa: E731
+    good, other = lonlat(HORIZONTAL), lonlat(VERTICAL)
+    one = struct.pack("<BII2d", 1, 2, 1, *good[0])  # ISO WKB LineString of one position
+    positions = ", ".join(f"{x} {y}" for x, y in other.tolist())
+    geometry = [shapely.to_wkb(shapely.LineString(good)), shapely.to_wkb(shapely.from_wkt("LINESTRING EMPTY")),
+                one, shapely.to_wkb(shapely.from_wkt(f"MULTILINESTRING (({positions}), EMPTY)")), None]
+    lines = tmp_path / "odd.gpkg"
+    pyogrio.raw.write(str(lines), np.array(geometry, dtype=object), [np.array(list("abcde"), object)], ["name"],
+                      crs="EPSG:4326", geometry_type="Unknown")
+    out = tmp_path / "odd-refined.gpkg"
+    report = refine_layer(lines, [image], out, client_factory=THREADS, tile_px=64)
+    _, _, written, fields = pyogrio.raw.read(str(out))
+    assert fields[0].tolist() == list("abcde")
+    assert report.statuses == {"refined": 2, "not_a_line": 3}
+    assert written[2] is None  # one position has no place in the image's CRS; its attributes stay
+    with open_raster(image) as raster:
+        assert [f.name for f in read_lines(lines, raster)] == ["a", "d"]
+        assert len(read_line_geometry(lines, raster)) == 2
+        collection = {"type": "FeatureCollection", "features": [
+            {"type": "Feature", "properties": {"name": name}, "geometry": {"type": kind, "coordinates": coords}}
+            for name, kind, coords in [("a", "LineString", good.tolist()), ("b", "LineString", []),
+                                       ("c", "LineString", good[:1].tolist()), ("d", "MultiLineString", []),
+                                       ("e", "MultiLineString", [other.tolist(), []])]]}
+        path = tmp_path / "odd.geojson"
+        path.write_text(json.dumps(collection))
+        assert [f.name for f in read_lines(path, raster)] == ["a", "e"]
