@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import shutil
 import tempfile
@@ -139,6 +140,10 @@ def _typed_columns(meta: dict, field_data, exact=None) -> dict:
     """
     columns = {}
     for name, dtype, values in zip(meta["fields"], meta["dtypes"], field_data):
+        if str(dtype).startswith("list("):  # GDAL's list fields (a GeoJSON array, OSM's refs): JSON text
+            columns[str(name)] = np.array([None if v is None else json.dumps(np.asarray(v).tolist()) for v in values],
+                                          dtype=object)
+            continue
         if np.dtype(dtype).kind in "iub" and values.dtype.kind == "f":
             nulls = np.isnan(values)
             if exact is not None and np.any(np.abs(values[~nulls]) >= _FLOAT_EXACT_BELOW):

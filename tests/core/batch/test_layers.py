@@ -191,3 +191,20 @@ def test_shapefile_text_is_cut_at_254_bytes_and_json_too_long_left_out_without_g
     short = write_line_layer(tmp_path / "short.shp", LINE, {"linesnap": np.array(["{}"], dtype=object)},
                              "EPSG:4326")
     assert not short.describe() and read_line_layer(tmp_path / "short.shp").fields["linesnap"].tolist() == ["{}"]
+
+
+def test_list_fields_are_read_as_json_text_and_written_back(tmp_path):
+    # an OpenStreetMap export's "refs": [1, 2, 3] stopped refine, --pairs and File > Import ("data type
+    # 'list(int32)' not understood")
+    path = tmp_path / "osm.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"refs": refs, "names": names, "ways": ways},
+         "geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}}
+        for refs, names, ways in [([1, 2, 3], ["A1", "B2"], [1.5, 2.0]), ([4], ["C"], [0.25])]]}))
+    layer = read_line_layer(path)
+    assert layer.fields["refs"].tolist() == ["[1, 2, 3]", "[4]"]
+    assert layer.fields["names"].tolist() == ['["A1", "B2"]', '["C"]']
+    assert layer.fields["ways"].tolist() == ["[1.5, 2.0]", "[0.25]"]
+    out = tmp_path / "out.gpkg"
+    write_line_layer(out, LINE * 2, layer.fields, "EPSG:4326")
+    assert read_line_layer(out).fields["refs"].tolist() == ["[1, 2, 3]", "[4]"]
