@@ -3,14 +3,19 @@
 A project is JSON::
 
     {"format": "linesnap-project", "version": 1, "active": "/abs/image.tif",
-     "images": [{"path": "/abs/image.tif", "settings": {...ExtractionSettings...},
+     "images": [{"path": "/abs/image.tif", "relative_path": "image.tif",
+                 "settings": {...ExtractionSettings...},
                  "view": {"scale": 1.0, "origin_x": 0.0, "origin_y": 0.0} or null,
                  "features": [...as in the session...], "current": null,
-                 "references": [{"path": "/abs/roads.gpkg", "colour": "#8fb8ff", "visible": true}],
+                 "references": [{"path": "/abs/roads.gpkg", "relative_path": "roads.gpkg",
+                                 "colour": "#8fb8ff", "visible": true}],
                  "fields": [{"name": "lanes", "kind": "integer"}, ...]}]}
 
-Paths are written absolute; a relative path (a project edited by hand) is read
-relative to the project file's folder.  Features use the session's encoding
+Paths are written absolute, and relative to the project file's folder too: a
+file that is no longer at its absolute path but is at its relative one (the
+project's folder moved or copied with its files, to another machine) is found
+there.  A relative ``path`` (a project edited by hand) is read relative to the
+project file's folder.  Features use the session's encoding
 (:mod:`app.session`), so a project restores editable pieces as a crash
 recovery does.  This module knows nothing of Qt widgets.
 """
@@ -18,6 +23,7 @@ recovery does.  This module knows nothing of Qt widgets.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,10 +62,13 @@ class ImageEntry:
     #: The work layer's attribute fields (:class:`app.model.attributes.FieldDef`).
     fields: tuple = ()
 
-    def to_dict(self) -> dict:
-        return {"path": self.path, "settings": self.settings.to_dict(), "view": self.view,
-                "features": self.work.get("features", []), "current": self.work.get("current"),
-                "references": list(self.references), "fields": fields_to_list(self.fields)}
+    def to_dict(self, folder: Path | None = None) -> dict:
+        """The entry as JSON; with the project file's ``folder``, each path also relative to it
+        (``relative_path``), which finds the files again when the folder moves with them."""
+        return {"path": self.path, **_relative(self.path, folder), "settings": self.settings.to_dict(),
+                "view": self.view, "features": self.work.get("features", []), "current": self.work.get("current"),
+                "references": [{**r, **_relative(r["path"], folder)} for r in self.references],
+                "fields": fields_to_list(self.fields)}
 
     def tool_state(self, where: str):
         """(state, outcomes) of the work layer for ``ExtractionTool.restore`` (ProjectError when damaged)."""
@@ -101,16 +110,16 @@ class Project:
         entry.path = str(Path(entry.path).resolve())
         self.images[entry.path] = entry
 
-    def to_dict(self) -> dict:
+    def to_dict(self, folder: Path | None = None) -> dict:
         return {"format": PROJECT_FORMAT, "version": PROJECT_VERSION, "active": self.active,
-                "images": [entry.to_dict() for entry in self.images.values()]}
+                "images": [entry.to_dict(folder) for entry in self.images.values()]}
 
     def save(self, path) -> None:
         """Write the project atomically to ``path`` (which becomes its path)."""
         path = Path(path).resolve()
         if path.suffix.lower() != PROJECT_SUFFIX:
             raise ProjectError(f"a project file's name must end in {PROJECT_SUFFIX}; got {path.name}")
-        atomic_write_text(path, json.dumps(self.to_dict()))
+        atomic_write_text(path, json.dumps(self.to_dict(path.parent)))
         self.path = str(path)
 
 
@@ -131,19 +140,44 @@ def load_project(path) -> Project:
     images = data.get("images")
     if not isinstance(images, list):
         raise ProjectError(f"{where}: 'images' must be a list")
-    project = Project(path)
+    project, moved = Project(path), {}
     for index, item in enumerate(images):
-        project.put(_entry_from_dict(item, path.parent, f"{where}: images[{index}]"))
+        entry = _entry_from_dict(item, path.parent, f"{where}: images[{index}]")
+        project.put(entry)
+        moved[_absolute(item["path"], path.parent)] = entry.path
     active = data.get("active")
     if active is not None:
         if not isinstance(active, str):
             raise ProjectError(f"{where}: 'active' must be an image path or null")
-        project.active = _absolute(active, path.parent)
+        active = _absolute(active, path.parent)
+        project.active = moved.get(active, active)
     return project
 
 
 def _absolute(value: str, folder: Path) -> str:
     return str((folder / value).resolve()) if not Path(value).is_absolute() else str(Path(value))
+
+
+def _relative(path: str, folder: Path | None) -> dict:
+    """``{"relative_path": path relative to folder}``, or nothing (no folder, another drive)."""
+    if folder is None:
+        return {}
+    try:
+        return {"relative_path": os.path.relpath(path, folder)}
+    except ValueError:  # (Windows: another drive)
+        return {}
+
+
+def _located(item: dict, folder: Path) -> str:
+    """The absolute path of an entry's file: its ``path``, or where its ``relative_path`` leads from the project's
+    folder when the file is not at ``path`` but is there (the project moved with its files)."""
+    path = _absolute(item["path"], folder)
+    relative = item.get("relative_path")
+    if not Path(path).exists() and isinstance(relative, str) and relative:
+        beside = _absolute(relative, folder)
+        if Path(beside).exists():
+            return beside
+    return path
 
 
 def _entry_from_dict(item, folder: Path, where: str) -> ImageEntry:
@@ -166,10 +200,11 @@ def _entry_from_dict(item, folder: Path, where: str) -> ImageEntry:
     if not isinstance(references, list) or not all(isinstance(r, dict) and isinstance(r.get("path"), str)
                                                    for r in references):
         raise ProjectError(f"{where}: 'references' must be a list of {{'path': ...}} entries")
-    references = [{**r, "path": _absolute(r["path"], folder)} for r in references]
+    references = [{**{k: v for k, v in r.items() if k != "relative_path"}, "path": _located(r, folder)}
+                  for r in references]
     try:
         fields = fields_from_list(item.get("fields"), f"{where}: fields")
     except ValueError as err:
         raise ProjectError(str(err)) from err
-    return ImageEntry(_absolute(item["path"], folder), settings, view,
+    return ImageEntry(_located(item, folder), settings, view,
                       {"features": session["features"], "current": session["current"]}, references, fields)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,6 +65,41 @@ def test_a_project_round_trip_keeps_work_settings_view_and_reference_layers(qtbo
     assert len(layers) == 1 and second.layers_dock.isVisible()  # listed in the Layers dock
     np.testing.assert_allclose(layers[0].lines_px[0], line, atol=1e-6)
     assert second.projects.recent_projects() == [str(target.resolve())]
+
+
+def test_a_project_moved_with_its_files_opens_from_its_new_folder(qtbot, make_window, tmp_path):
+    # paths were only absolute: "image file .../old/scene.tif does not exist", the work out of reach
+    old = tmp_path / "old"
+    old.mkdir()
+    image = old / "scene.tif"
+    shutil.copy(sample_scene_path(), image)
+    first = make_window()
+    first.open_image(str(image))
+    wait_idle(qtbot, first)
+    _draw_two_lines(first)
+    reference, line = _reference_file(old, first)
+    first.projects.add_reference(reference)
+    first.projects.save_project(old / "p.linesnap")
+    saved = json.loads((old / "p.linesnap").read_text())["images"][0]
+    assert saved["relative_path"] == "scene.tif"
+    assert saved["references"][0]["relative_path"] == str(Path("refs", "roads.gpkg"))
+    first.tool.mark_saved()
+    first.close()
+    new = tmp_path / "elsewhere" / "new"
+    shutil.move(old, new)
+
+    second = make_window(config_dir=tmp_path / "other-config")
+    assert second.projects.open_project(new / "p.linesnap")
+    wait_idle(qtbot, second)
+    qtbot.waitUntil(lambda: len(second.projects.references.layers) == 1, timeout=60_000)
+    assert second.document.path == str((new / "scene.tif").resolve())
+    assert len(second.tool.features) == 1 and second.tool.current is not None
+    (layer,) = second.projects.references.layers
+    assert layer.path == str((new / "refs" / "roads.gpkg").resolve())
+    np.testing.assert_allclose(layer.lines_px[0], line, atol=1e-6)
+    second.projects.save_project(new / "p.linesnap")  # saved again: the new places
+    saved = json.loads((new / "p.linesnap").read_text())
+    assert saved["active"] == saved["images"][0]["path"] == str((new / "scene.tif").resolve())
 
 
 def test_settings_belong_to_their_image_and_a_new_image_gets_the_defaults(qtbot, make_window, tmp_path):
