@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["crs_label", "parse_crs", "same_crs", "transform_wkb", "transform_xy"]
+__all__ = ["crs_label", "is_pixel_crs", "parse_crs", "same_crs", "transform_wkb", "transform_xy"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -21,6 +21,13 @@ def parse_crs(text: str):
             return CRS.from_user_input(text)
     except CRSError:
         raise ValueError(f"unknown CRS {text!r} (give e.g. EPSG:4326, a WKT or a PROJ string)") from None
+
+
+def is_pixel_crs(crs: str | None) -> bool:
+    """Whether ``crs`` is the local pixel CRS of LineSnap's exports of plain images (its coordinates are pixels)."""
+    from core.io.geojson import PIXEL_CRS_WKT
+
+    return crs is not None and same_crs(crs, PIXEL_CRS_WKT)
 
 
 def same_crs(a: str | None, b: str | None) -> bool:

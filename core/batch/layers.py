@@ -9,12 +9,7 @@ only what its format cannot hold, and says what (:class:`FieldChanges`).
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
-import os
-import shutil
-import tempfile
-import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +17,18 @@ from pathlib import Path
 import numpy as np
 
 from core.batch.fields import FieldChanges, fit_shapefile_text, layer_field_names, shapefile_field_names
+from core.batch.frames import is_pixel_crs
+from core.batch.replace import (
+    check_writable,
+    check_written,
+    copy_file,
+    first_line,
+    is_sqlite,
+    move_into_place,
+    remove_stale_folders,
+    temporary_folder,
+)
 from core.batch.wkb import decode_lines, encode_lines
-from core.io.atomic import STALE_TEMPORARY_S
 
 __all__ = ["DRIVERS", "FieldChanges", "LineLayer", "check_writable", "driver_for", "read_line_layer",
            "shapefile_field_names", "write_line_layer"]
@@ -102,7 +107,7 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
         named = _layer_named_like(path)
         meta, _, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=named)
     except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
-        raise ValueError(f"cannot read lines file {path}: {_first_line(err)}") from err
+        raise ValueError(f"cannot read lines file {path}: {first_line(err)}") from err
     geometry = list(geometry) if geometry is not None else []
     columns = _typed_columns(meta, field_data, lambda name: _exact_integers(path, named, name, len(geometry)))
     layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"), columns, path,
@@ -232,19 +237,18 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
     names = layer_field_names(list(fields), driver, path)
     changes.update((old, new) for old, new in zip(fields, names) if old != new)
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
-    # FlatGeobuf's spatial index would reorder the features: keep the input's order.
-    # RFC 7946 is WGS84: coordinates without a CRS (a plain image's) are written as they are, not clipped to it
-    options = {"GeoJSON": {"RFC7946": "YES" if crs is not None else "NO"},
-               "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
+    # FlatGeobuf's spatial index would reorder the features: keep the input's order.  GeoJSON: RFC 7946 is WGS84;
+    # coordinates without a CRS are written as they are (not clipped to WGS84), a plain image's pixels marked so
+    options = {"GeoJSON": _geojson_options(crs), "FlatGeobuf": {"SPATIAL_INDEX": "NO"}}.get(driver, {})
     # a masked column (integers with nulls) goes as data and mask: GDAL's null, not a sentinel number
     masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
     arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
-    _remove_stale_folders(path)
-    folder = _temporary_folder(path)
+    remove_stale_folders(path)
+    folder = temporary_folder(path)
     try:
         temporary = folder / path.name
-        if driver == "GPKG" and _is_sqlite(path):  # its other layers are kept: the layer is written into a copy
-            _copy(path, temporary)
+        if driver == "GPKG" and is_sqlite(path):  # its other layers are kept: the layer is written into a copy
+            copy_file(path, temporary)
             options = {"OVERWRITE": "YES"}  # the layer of that name, in any case
         try:
             with warnings.catch_warnings():  # no CRS is meant (the layer had none): not pyogrio's warning
@@ -253,10 +257,10 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
                                   field_mask=masks if any(m is not None for m in masks) else None,
                                   geometry_type=_geometry_type(geometries), layer_options=options)
         except Exception as err:  # pyogrio's errors share no public base besides Exception
-            raise OSError(f"cannot write {path}: {_short(_first_line(err))}") from err
+            raise OSError(f"cannot write {path}: {_short(first_line(err))}") from err
         written = next((f for f in folder.iterdir() if f.name.lower() == path.name.lower()), temporary)
-        _check_written(written, len(geometries), path, path.stem if driver == "GPKG" else None)
-        _move_into_place(folder, written, path)
+        check_written(written, len(geometries), path, path.stem if driver == "GPKG" else None)
+        move_into_place(folder, written, path)
     finally:
         for left in folder.iterdir():
             with contextlib.suppress(OSError):
@@ -266,113 +270,13 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
     return changes
 
 
-def check_writable(path) -> None:
-    """Check that ``path`` can be written (a file made and removed in its folder), before long work.
+def _geojson_options(crs: str | None) -> dict:
+    if not is_pixel_crs(crs):
+        return {"RFC7946": "YES" if crs is not None else "NO"}
+    from core.io.geojson import PIXEL_CRS_WKT  # the members of LineSnap's own GeoJSON of a plain image
 
-    Raises
-    ------
-    OSError
-        The error :func:`write_line_layer` would raise after the work, naming ``path``.
-    """
-    path = Path(path)
-    try:
-        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as err:
-        raise OSError(_unwritable(path, err)) from err
-    os.close(handle)
-    os.unlink(name)
-
-
-def _temporary_folder(path: Path) -> Path:
-    try:
-        return Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    except OSError as err:  # its message would name the hidden temporary folder
-        raise OSError(_unwritable(path, err)) from err
-
-
-def _unwritable(path: Path, err: OSError) -> str:
-    folder = os.path.abspath(path.parent)
-    if not os.path.isdir(folder):
-        return f"cannot write {path}: folder {folder} does not exist"
-    return f"cannot write {path}: folder {folder} cannot be written ({err.strerror or _first_line(err)})"
-
-
-def _is_sqlite(path: Path) -> bool:
-    """Whether ``path`` is an SQLite file (a GeoPackage to keep; anything else is replaced whole)."""
-    try:
-        with open(path, "rb") as file:
-            return file.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
-
-
-def _copy(path: Path, temporary: Path) -> None:
-    try:
-        shutil.copyfile(path, temporary)
-    except OSError as err:  # a full disk: name the user's file, not the temporary copy
-        raise OSError(f"cannot write {path}: {err.strerror or _first_line(err)}") from err
-
-
-def _move_into_place(folder: Path, written: Path, path: Path) -> None:
-    """Rename the files GDAL wrote (a Shapefile is several) beside ``path``.
-
-    The main one becomes ``path`` as given (GDAL writes ``X.SHP`` as ``X.shp``),
-    the others ``path``'s stem with their extension, upper-case when ``path``'s is.
-    """
-    upper = path.suffix.isupper()
-    for produced in sorted(folder.iterdir()):
-        name = path.name if produced == written else path.stem + (produced.suffix.upper() if upper else produced.suffix)
-        os.replace(produced, path.parent / name)
-
-
-def _remove_stale_folders(path: Path) -> None:
-    """Remove the ``.NAME.XXXXXXXX`` folders that an interrupted write of ``path`` (kill -9) left beside it.
-
-    Only the files of that write (``path``'s name with any extension: a
-    Shapefile is several) are removed, then the folder if nothing else is in it.
-    """
-    now = time.time()
-    with contextlib.suppress(OSError):
-        for folder in path.parent.glob(f".{glob.escape(path.name)}.*"):
-            with contextlib.suppress(OSError):
-                if folder.is_symlink() or not folder.is_dir():
-                    continue
-                touched = max([folder.stat().st_mtime] + [left.stat().st_mtime for left in folder.iterdir()])
-                if now - touched <= STALE_TEMPORARY_S:  # another writer's, still being written
-                    continue
-                for left in folder.iterdir():
-                    if left.stem == path.stem and left.is_file() and not left.is_symlink():
-                        left.unlink()
-                folder.rmdir()
-
-
-def _check_written(temporary: Path, count: int, path: Path, layer: str | None = None) -> None:
-    """OSError naming ``path`` unless ``temporary`` (its ``layer``) reads back with ``count`` features.
-
-    GDAL drops the write errors that come when it closes a file: a small layer
-    is buffered until then, so on a full disk a Shapefile or FlatGeobuf was left
-    empty and reported written (and then replaced a good ``path``).
-    """
-    import pyogrio
-
-    try:
-        found = pyogrio.read_info(str(temporary), layer=layer, force_feature_count=True)["features"]
-    except Exception:  # as in write_line_layer; GDAL's words would name the hidden temporary file
-        found, reason = None, "it does not open again"
-    else:
-        reason = f"{found} of its {count} features read back"
-    if found != count:
-        if _free_bytes(path.parent) == 0:
-            reason = "no space left on the device"
-        raise OSError(f"cannot write {path}: the file GDAL wrote is incomplete ({reason})")
-
-
-def _free_bytes(folder: Path) -> int | None:
-    try:
-        stats = os.statvfs(folder)
-    except (OSError, AttributeError):  # AttributeError: no statvfs on Windows
-        return None
-    return stats.f_bavail * stats.f_frsize
+    member = {"crs": {"type": "name", "properties": {"name": PIXEL_CRS_WKT}}}
+    return {"RFC7946": "NO", "FOREIGN_MEMBERS_COLLECTION": json.dumps(member)}
 
 
 def _short(text: str, keep: int = 240) -> str:
@@ -393,8 +297,3 @@ def _geometry_type(geometries) -> str:
     if kinds <= {"LineString", "MultiLineString"}:
         return "MultiLineString"
     return "Unknown"
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__

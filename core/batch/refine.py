@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.batch.fields import FieldChanges
-from core.batch.frames import transform_wkb, transform_xy
+from core.batch.frames import is_pixel_crs, transform_wkb, transform_xy
 from core.batch.joints import joined_parts, node_positions
 from core.batch.layers import check_writable, driver_for, read_line_layer, write_line_layer
 from core.batch.outcome import RESULT_COLUMNS, feature_outcomes, result_columns
@@ -138,11 +138,13 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     reference = sources[0]
     indices = layer.line_indices()
     crs = layer.crs if layer.crs is not None else reference.crs  # no CRS: the image's, as File > Import takes it
-    parts_px = [_to_pixels(part, crs, reference) for k in indices for part in layer.parts[k]]
+    pixels = is_pixel_crs(layer.crs)  # LineSnap's exports of plain images: pixels of the (first) image
+    parts_px = [part.copy() if pixels else _to_pixels(part, crs, reference)
+                for k in indices for part in layer.parts[k]]
     # written in the (first) image's CRS, as DESIGN.md's contract has it; a layer without a CRS stays without,
     # except in GeoJSON, which holds WGS84 (GDAL clipped coordinates without a CRS to longitudes and latitudes)
     geojson = driver_for(output) == "GeoJSON"
-    out_crs = reference.crs if layer.crs is not None or geojson else None
+    out_crs = layer.crs if pixels else reference.crs if layer.crs is not None or geojson else None
     geometries = transform_wkb(layer.wkb, crs, crs if out_crs is None else out_crs)  # before the work
     plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
     tiles, placed = assign_tiles(plan, sources, reference, tile_px)
@@ -159,7 +161,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     outcomes = feature_outcomes(layer, indices, plan, pieces, joined_parts(plan, refined, nodes), reference)
     for k, outcome in outcomes.items():
         if outcome.parts_px is not None:
-            geometries[k] = [reference.pixel_to_map(p) for p in outcome.parts_px]
+            geometries[k] = [p if pixels else reference.pixel_to_map(p) for p in outcome.parts_px]
     fields, kept = kept_input_fields(layer.fields)
     renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, out_crs)
     discard(resume)

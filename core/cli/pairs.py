@@ -157,6 +157,10 @@ def _vector_pairs(path: Path, crs: str):
     names = [str(labels[k]) if labels is not None and labels[k] else str(k + 1) for k in indices]
     starts = np.array([layer.parts[k][0][0] for k in indices])
     ends = np.array([layer.parts[k][-1][-1] for k in indices])
+    from core.batch.frames import is_pixel_crs
+
+    if is_pixel_crs(layer.crs):  # LineSnap's own output on a plain image: pixels
+        return names, starts, ends, "pixel"
     return names, starts, ends, layer.crs if layer.crs is not None else crs
 
 

@@ -208,3 +208,19 @@ def test_list_fields_are_read_as_json_text_and_written_back(tmp_path):
     out = tmp_path / "out.gpkg"
     write_line_layer(out, LINE * 2, layer.fields, "EPSG:4326")
     assert read_line_layer(out).fields["refs"].tolist() == ["[1, 2, 3]", "[4]"]
+
+
+def test_a_shapefile_replaced_by_one_without_a_crs_loses_the_old_side_files(tmp_path):
+    # the old .prj stayed beside the new file, which then read as EPSG:4326; an old spatial index too
+    import pyogrio
+
+    path = tmp_path / "out.shp"
+    write_line_layer(path, LINE, {"k": np.array([1])}, "EPSG:4326")
+    path.with_suffix(".qix").write_bytes(b"stale index")
+    keep = tmp_path / "out.qml"  # a style the user made: not GDAL's
+    keep.write_text("<qgis/>")
+    assert path.with_suffix(".prj").exists()
+    write_line_layer(path, LINE, {"k": np.array([2])}, None)
+    assert pyogrio.read_info(str(path))["crs"] is None
+    assert not path.with_suffix(".prj").exists() and not path.with_suffix(".qix").exists() and keep.exists()
+    assert read_line_layer(path).fields["k"].tolist() == [2]

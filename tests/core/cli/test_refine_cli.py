@@ -281,14 +281,43 @@ def test_a_layer_without_a_crs_is_taken_in_the_images_crs(scene, tmp_path, capsy
     assert np.allclose(corner, (ROAD_X_PX, ROAD_Y_PX), atol=1.0)
 
 
-def test_a_plain_images_lines_without_a_crs_come_back_as_pixels_in_geojson(tmp_path, capsys):
+def _plain_image(tmp_path):
+    """A plain image (no CRS, no georeferencing) of a bright road along y = 120 (past latitude 90)."""
     import rasterio
 
     image = tmp_path / "plain.tif"
     data = np.full((160, 200), 40, np.uint8)
-    data[118:123, :] = 220  # a bright road along y = 120 (past latitude 90: GDAL clipped it away as WGS84)
+    data[118:123, :] = 220
     with rasterio.open(image, "w", driver="GTiff", width=200, height=160, count=1, dtype="uint8") as dst:
         dst.write(data, 1)
+    return image
+
+
+def test_linesnaps_own_lines_of_a_plain_image_are_refined_and_read_as_pairs(tmp_path, capsys):
+    # they are in its local pixel CRS: refine said "cannot relate coordinates with a CRS to coordinates without
+    # one", --pairs "--crs LOCAL_CS[...] needs a georeferenced image"
+    from core.io.raster import open_raster
+    from core.vector import ExportLine, read_lines
+    from core.vector import write_lines as export_lines
+
+    image = _plain_image(tmp_path)
+    lines = tmp_path / "exported.gpkg"
+    with open_raster(str(image)) as raster:
+        export_lines(lines, [ExportLine(np.array([[20.0, 124.0], [180.0, 124.0]]), {"name": "a"})], raster)
+    for suffix in (".gpkg", ".geojson"):
+        out = tmp_path / f"refined{suffix}"
+        status, _, err = run(refine_main, capsys, lines, image, "-o", out, *FAST)
+        assert status == 0 and "1 refined" in err, err
+        with open_raster(str(image)) as raster:  # read back as pixels (a GeoJSON says so in its members)
+            (line,) = read_lines(out, raster)
+        assert np.abs(line.vertices_px[:, 1] - 120.0).max() < 1.5 and line.vertices_px[0, 0] == pytest.approx(20)
+    status, _, err = run(extract_main, capsys, image, "--pairs", tmp_path / "refined.geojson", "-o",
+                         tmp_path / "again.gpkg")
+    assert status == 0 and "1 of 1 pairs" in err, err
+
+
+def test_a_plain_images_lines_without_a_crs_come_back_as_pixels_in_geojson(tmp_path, capsys):
+    image = _plain_image(tmp_path)
     lines = tmp_path / "plain.gpkg"
     pyogrio.raw.write(str(lines), np.array([encode_lines([np.array([[20.0, 124.0], [180.0, 124.0]])])], object),
                       [np.array(["a"], object)], ["ref"], crs=None, geometry_type="LineString", driver="GPKG")
