@@ -49,20 +49,21 @@ class CellGrid:
 
     def add_many(self, boxes: np.ndarray) -> None:
         """File ids ``0, 1, ...`` under the rows ``(x0, y0, x1, y1)`` of ``boxes`` (an index built whole)."""
-        spans = np.floor(np.asarray(boxes, dtype=np.float64) / self.cell_px).astype(np.int64)
+        spans = np.floor(np.asarray(boxes, dtype=np.float64) / self.cell_px)  # (floats: no int64 overflow)
         counts = (spans[:, 2] - spans[:, 0] + 1) * (spans[:, 3] - spans[:, 1] + 1)
-        for item_id in np.flatnonzero(counts > LARGE_CELLS).tolist():
+        large = ~(counts <= LARGE_CELLS)  # (NaN: large)
+        for item_id in np.flatnonzero(large).tolist():
             self._large[item_id] = tuple(boxes[item_id].tolist())
         cells = self._cells
-        for item_id, (c0, r0, c1, r1), count in zip(range(len(spans)), spans.tolist(), counts.tolist()):
-            if count <= LARGE_CELLS:
-                for c in range(c0, c1 + 1):
-                    for r in range(r0, r1 + 1):
-                        members = cells.get((c, r))
-                        if members is None:
-                            cells[(c, r)] = {item_id}
-                        else:
-                            members.add(item_id)
+        small = np.flatnonzero(~large)
+        for item_id, (c0, r0, c1, r1) in zip(small.tolist(), spans[small].astype(np.int64).tolist()):
+            for c in range(c0, c1 + 1):
+                for r in range(r0, r1 + 1):
+                    members = cells.get((c, r))
+                    if members is None:
+                        cells[(c, r)] = {item_id}
+                    else:
+                        members.add(item_id)
 
     def remove(self, item_id: int, bbox) -> None:
         """Take ``item_id`` out; ``bbox`` is the box it was added with."""
@@ -97,7 +98,7 @@ class CellGrid:
         return found
 
     def _span(self, bbox) -> tuple[int, int, int, int]:
-        return tuple(math.floor(v / self.cell_px) for v in bbox)
+        return tuple(math.floor(v / self.cell_px) for v in bbox)  # (Python ints: no overflow)
 
 
 def meets(bbox, x0, y0, x1, y1) -> bool:

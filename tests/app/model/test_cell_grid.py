@@ -61,3 +61,14 @@ def test_a_query_around_everything_and_a_line_across_a_country_are_cheap():
     layers.set_visible(0, False)
     index.sync()
     assert index.query((-1e9, -1e9, 1e9, 1e9)) == [0]
+
+
+def test_boxes_past_int64_cells_are_large_and_filed_at_once():
+    # a box of 1e12 px a side spans 1.5e19 cells: an int64 count overflowed to a negative "small" box, and
+    # the build then visited every cell (a hang on the first paint)
+    boxes = np.array([[0.0, 0.0, 1e12, 1e12], [-3e15, 5.0, 3e15, 6.0], [10.0, 10.0, 20.0, 20.0]])
+    grid = CellGrid(CELL_PX)
+    grid.add_many(boxes)
+    assert grid.candidates((15.0, 5.5, 16.0, 16.0)) == {0, 1, 2}
+    assert grid.candidates((-1e20, -1e20, 1e20, 1e20)) == {0, 1, 2}
+    assert grid.candidates((-1e14, 100.0, -1e13, 200.0)) == set()
