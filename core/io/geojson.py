@@ -297,8 +297,8 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
         raise GeoJSONError(f"{where} has no coordinates")
     parts = [_positions(part, f"{where if kind == 'LineString' else f'{where}, part {j}'}: coordinates", lonlat)
              for j, part in enumerate(parts)]
-    if ours and saved is not None and kind == "MultiLineString":  # one of our lines, cut at the antimeridian
-        kind, parts = "LineString", [join_cut_parts(parts)]
+    if kind == "MultiLineString" and ((ours and saved is not None) or (lonlat and _cut_at_antimeridian(parts))):
+        kind, parts = "LineString", [join_cut_parts(parts)]  # one line, cut at the antimeridian
     lines = []
     for j, positions in enumerate(parts):
         label = where if kind == "LineString" else f"{where}, part {j}"
@@ -313,6 +313,14 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
         part_name = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
         lines.append((LineFeature(positions, part_name, properties), saved_px))
     return lines
+
+
+def _cut_at_antimeridian(parts) -> bool:
+    """Whether every part after the first begins on the antimeridian where the one before it ended (RFC 7946's
+    cut of one line crossing it, which the export makes)."""
+    return len(parts) > 1 and all(abs(abs(a[-1, 0]) - 180.0) < 1e-9 and abs(abs(b[0, 0]) - 180.0) < 1e-9
+                                  and a[-1, 0] == -b[0, 0] and abs(a[-1, 1] - b[0, 1]) < 1e-7
+                                  for a, b in zip(parts[:-1], parts[1:]))
 
 
 def _positions(part, where: str, lonlat: bool) -> np.ndarray:

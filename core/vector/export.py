@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from core.batch.layers import DRIVERS, FieldChanges
+from core.io.antimeridian import cut_at_antimeridian
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, atomic_write_text
 
 __all__ = ["COORDINATE_DECIMALS", "DETAILS_FIELD", "EXPORT_FORMATS", "ExportLine", "export_format", "write_lines"]
@@ -124,9 +125,10 @@ def geojson_text(lines, raster=None, details: bool = True) -> str:
         xy = np.column_stack(raster.pixel_to_lonlat(*line.vertices_px.T)) if lonlat else line.vertices_px
         if not np.isfinite(xy).all():
             raise GeoJSONError(f"line {fid} has vertices with no valid longitude, latitude")
-        features.append({"type": "Feature", "id": fid, "properties": _record(line, details),
-                         "geometry": {"type": "LineString",
-                                      "coordinates": np.round(xy, COORDINATE_DECIMALS).tolist()}})
+        parts = [np.round(p, COORDINATE_DECIMALS).tolist() for p in (cut_at_antimeridian(xy) if lonlat else [xy])]
+        geometry = ({"type": "LineString", "coordinates": parts[0]} if len(parts) == 1 else
+                    {"type": "MultiLineString", "coordinates": parts})  # cut at 180 degrees (RFC 7946, 3.1.9)
+        features.append({"type": "Feature", "id": fid, "properties": _record(line, details), "geometry": geometry})
     collection["features"] = features
     return json.dumps(collection, allow_nan=False, ensure_ascii=False) + "\n"
 

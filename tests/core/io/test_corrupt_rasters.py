@@ -175,3 +175,26 @@ def test_a_line_across_the_antimeridian_writes_valid_longitudes_and_reads_back(t
         np.testing.assert_array_equal(line.vertices_px, result.vertices_px)
         # another program's file with the wrapped longitudes lands on the same pixels
         assert np.abs(np.array(raster.lonlat_to_pixel(*np.array(lons[:2]).reshape(2, 1)))).max() < 1e6
+
+
+def test_file_export_lines_cuts_at_the_antimeridian_and_import_joins_the_parts(tmp_path):
+    # File > Export Lines wrote [[179.95, ...], [-179.95, ...]]: a line round the world the other way; and a line
+    # cut so (the export now, other tools too) came back as two
+    from core.io.antimeridian import cut_at_antimeridian
+    from core.vector import ExportLine, read_lines
+    from core.vector.export import geojson_text
+
+    path = _write(tmp_path / "pacific.tif", _road(bands=1), transform=Affine(0.1, 0, 175.0, 0, -0.1, -10.0),
+                  crs="EPSG:4326")
+    with open_raster(path) as raster:
+        line = np.array([[20.0, 30.0], [50.0, 31.0], [80.0, 30.0]])  # the middle vertex on 180 exactly
+        text = geojson_text([ExportLine(line, {"name": "across"})], raster)
+        geometry = __import__("json").loads(text)["features"][0]["geometry"]
+        assert geometry["type"] == "MultiLineString"
+        first, second = geometry["coordinates"]
+        assert first[-1][0] == 180.0 and second[0][0] == -180.0  # (the vertex on 180, then the cut: a repeat)
+        out = tmp_path / "lines.geojson"
+        out.write_text(text)
+        (back,) = read_lines(out, raster)
+        assert back.name == "across" and np.abs(back.vertices_px - line).max() < 1e-3
+    assert len(cut_at_antimeridian(np.array([[10.0, 1.0], [12.0, 2.0]]))) == 1  # a line that does not cross
