@@ -5,7 +5,17 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QInputDialog, QMessageBox
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+)
 
 from app.docks.wheel_guard import guard_wheel
 from app.model.estimates import LOW_CONFIDENCE
@@ -81,8 +91,11 @@ class DisplayPanel(QGroupBox):
                                    toolTip="Values above this percentile are white.")
         for box in (self.low, self.high):
             box.valueChanged.connect(lambda _: self.stretch_changed.emit(self.low.value(), self.high.value()))
-        form.addRow("Stretch low", self.low)
-        form.addRow("Stretch high", self.high)
+        limits = QHBoxLayout()  # one row: the settings dock fits a 900 px screen without scrolling
+        limits.addWidget(self.low)
+        limits.addWidget(QLabel("to"))
+        limits.addWidget(self.high)
+        form.addRow("Stretch", limits)
         self.each_band = QCheckBox("Stretch each band", toolTip=(
             "Each band of a composite to its own percentiles (multispectral bands, whose ranges differ);\n"
             "off: one stretch for all three, which keeps a photograph's colour balance."))
