@@ -139,3 +139,25 @@ def test_metres_per_pixel_on_utm_and_lonlat():
     lonlat = RasterSource("x", 10, 10, "EPSG:4326", (degree, 0.0, 0.0, 0.0, -degree, 0.0))
     assert metres_per_px(lonlat, (5, 5)) == pytest.approx((1.113195 + 1.105743) / 2, rel=1e-3)
     assert metres_per_px(RasterSource("x", 10, 10, None, (1, 0, 0, 0, 1, 0)), (1, 1)) is None
+
+
+def _brute_distance_to_polyline(points, vertices):
+    """Every point against every segment (the former method: n m)."""
+    a, b = vertices[:-1], vertices[1:]
+    ab = b - a
+    t = np.clip(np.einsum("pij,ij->pi", points[:, None, :] - a, ab) / np.maximum((ab * ab).sum(1), 1e-300), 0, 1)
+    return np.hypot(*np.moveaxis(a + t[..., None] * ab - points[:, None, :], -1, 0)).min(axis=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_distances_to_a_polyline_match_every_segment_checked(seed):
+    from core.batch.metrics import _distance_to_polyline
+
+    rng = np.random.default_rng(seed)
+    vertices = np.cumsum(rng.normal(0, rng.choice([1.0, 30.0]), (int(rng.integers(2, 60)), 2)), axis=0)
+    vertices[len(vertices) // 2] = vertices[len(vertices) // 2 - 1]  # a segment of no length
+    points = rng.uniform(vertices.min() - 20, vertices.max() + 20, (300, 2))
+    np.testing.assert_allclose(_distance_to_polyline(points, vertices), _brute_distance_to_polyline(points, vertices),
+                               rtol=1e-9, atol=1e-9)
+    single = vertices[:1]
+    np.testing.assert_allclose(_distance_to_polyline(points, single), np.hypot(*(points - single[0]).T))
