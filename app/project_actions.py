@@ -24,6 +24,7 @@ from app.docks.layers import show_layers_dock
 from app.errors import reports_errors
 from app.map.reference_overlay import ReferenceOverlay
 from app.model.reference import ReferenceLayers, load_reference_layer
+from app.model.snapping import ReferenceTargets
 from app.model.viewmath import ViewTransform
 from app.project import ImageEntry, Project, ProjectError, load_project, work_of
 from app.reference_job import start_reference
@@ -51,7 +52,7 @@ class ProjectActions:
         self.overlay = ReferenceOverlay(self.references)
         window.viewer.overlay_painters.insert(0, self.overlay)  # under the work layer
         self.references.changed.connect(window.viewer.update)
-        self._snap_cache = (None, None, None)  # (layers, vertices, segments) of the last snap query
+        self._snap_cache = (None,)  # (layers, vertices, segments, targets) of the last snap query
         window.controller.editing.reference_targets = self._snap_targets
         window.settings_panel.settings_changed.connect(self._on_settings_changed)
         self.recent_menu: QMenu | None = None
@@ -61,10 +62,11 @@ class ProjectActions:
         self.unread_references: list[dict] = []  # a project's or recovery's layers that failed to read (kept)
 
     def _snap_targets(self):
-        """(vertices, segments) px of the visible reference layers, kept until the layers change."""
+        """(vertices, segments, ReferenceTargets) px of the visible reference layers, kept until they change."""
         layers = self.references.layers
         if self._snap_cache[0] is not layers:
-            self._snap_cache = (layers, self.references.vertices_px(), self.references.segments_px())
+            vertices, segments = self.references.vertices_px(), self.references.segments_px()
+            self._snap_cache = (layers, vertices, segments, ReferenceTargets(vertices, segments))
         return self._snap_cache[1:]
 
     # ---------------------------------------------------------- per image

@@ -76,7 +76,8 @@ class LineEditing(QObject):
         tolerance = self._raster_tolerance() if self.snapping else 0.0
         target = find_snap(self.index, (x, y), tolerance, exclude)
         if target is None and self.reference_targets is not None:
-            target = find_reference_snap(*self.reference_targets(), (x, y), tolerance)
+            vertices, segments, near = self.reference_targets()
+            target = find_reference_snap(vertices, segments, (x, y), tolerance, near)
         if target != self.snap_target:
             self.snap_target = target
             self.viewer.update()

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SnapTarget", "find_snap", "find_reference_snap", "nearest_vertex", "nearest_on_segments", "handle_at",
-           "touching_lines", "DEFAULT_SNAP_TOLERANCE_PX"]
+__all__ = ["ReferenceTargets", "SnapTarget", "find_snap", "find_reference_snap", "nearest_vertex",
+           "nearest_on_segments", "handle_at", "touching_lines", "DEFAULT_SNAP_TOLERANCE_PX"]
 
 #: Default snapping tolerance, in screen pixels (the window converts it to raster pixels at the zoom).
 DEFAULT_SNAP_TOLERANCE_PX = 10.0
@@ -100,21 +100,47 @@ def find_snap(index, xy, tolerance_px: float, exclude=(), segments: bool = True)
     return best_vertex or best_segment
 
 
-def find_reference_snap(vertices_px: np.ndarray, segments_px: np.ndarray, xy, tolerance_px: float) -> SnapTarget | None:
+class ReferenceTargets:
+    """The visible reference layers' vertices (n, 2) and segments (m, 2, 2) px, with a tree of each (GEOS
+    STRtree, built on the first query), so that a hover tests what lies near the cursor, not every vertex of
+    every layer (a scan of a million vertices took 60 ms per mouse move)."""
+
+    def __init__(self, vertices_px: np.ndarray, segments_px: np.ndarray):
+        self.vertices_px, self.segments_px = vertices_px, segments_px
+        self._trees = None
+
+    def near(self, x: float, y: float, reach: float) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of the vertices and of the segments whose boxes lie within ``reach`` of (x, y)."""
+        import shapely
+
+        if self._trees is None:
+            self._trees = (shapely.STRtree(shapely.points(self.vertices_px)) if len(self.vertices_px) else None,
+                           shapely.STRtree(shapely.linestrings(self.segments_px)) if len(self.segments_px) else None)
+        box = shapely.box(x - reach, y - reach, x + reach, y + reach)
+        return tuple(np.sort(tree.query(box)) if tree is not None else np.empty(0, np.int64) for tree in self._trees)
+
+
+def find_reference_snap(vertices_px: np.ndarray, segments_px: np.ndarray, xy, tolerance_px: float,
+                        targets: ReferenceTargets | None = None) -> SnapTarget | None:
     """The reference layers' vertex (else segment point) within ``tolerance_px`` of ``xy``, or None.
 
     ``vertices_px`` (n, 2) and ``segments_px`` (m, 2, 2) are those of the visible
     reference layers (:class:`app.model.reference.ReferenceLayers`); vertices win, as in :func:`find_snap`.
+    With ``targets`` (the same, in trees) only those near ``xy`` are tested.
     """
     if tolerance_px <= 0:
         return None
     x, y = float(xy[0]), float(xy[1])
-    if len(vertices_px):
-        k, d = nearest_vertex(vertices_px, x, y)
+    vertex_ids, segment_ids = (targets.near(x, y, tolerance_px) if targets is not None else
+                               (np.arange(len(vertices_px)), np.arange(len(segments_px))))
+    if len(vertex_ids):
+        k, d = nearest_vertex(vertices_px[vertex_ids], x, y)
         if d <= tolerance_px:
+            k = int(vertex_ids[k])
             return SnapTarget((float(vertices_px[k, 0]), float(vertices_px[k, 1])), "reference vertex", -1, k, d)
-    if len(segments_px):
-        a, d = segments_px[:, 0], segments_px[:, 1] - segments_px[:, 0]
+    if len(segment_ids):
+        segments = segments_px[segment_ids]
+        a, d = segments[:, 0], segments[:, 1] - segments[:, 0]
         length2 = np.einsum("ij,ij->i", d, d)
         t = np.einsum("ij,ij->i", np.array([x, y]) - a, d) / np.where(length2 > 0, length2, 1.0)
         closest = a + np.clip(t, 0.0, 1.0)[:, None] * d
@@ -122,7 +148,7 @@ def find_reference_snap(vertices_px: np.ndarray, segments_px: np.ndarray, xy, to
         s = int(np.argmin(distances))
         if distances[s] <= tolerance_px:
             point = (float(closest[s, 0]), float(closest[s, 1]))
-            return SnapTarget(point, "reference segment", -1, s, float(distances[s]))
+            return SnapTarget(point, "reference segment", -1, int(segment_ids[s]), float(distances[s]))
     return None
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.model.feature_index import FeatureIndex
-from app.model.snapping import find_reference_snap, find_snap
+from app.model.snapping import ReferenceTargets, find_reference_snap, find_snap
 from app.model.tool import ExtractionTool
 from tests.app.model.test_feature_index import brute_distance, random_lines
 
@@ -80,9 +80,11 @@ def test_reference_snap_agrees_with_a_scan_of_every_reference_line(seed):
              for _ in range(20)]
     vertices = np.concatenate(lines)
     segments = np.concatenate([np.stack([v[:-1], v[1:]], axis=1) for v in lines])
+    trees = ReferenceTargets(vertices, segments)
     for xy in rng.uniform(0, 300, (200, 2)):
         tolerance = float(rng.uniform(0, 15))
         target = find_reference_snap(vertices, segments, xy, tolerance)
+        assert find_reference_snap(vertices, segments, xy, tolerance, trees) == target  # only the nearby tested
         d_vertex = np.hypot(*(vertices - xy).T)
         d_segment = min(brute_distance(s, *xy) for s in segments)
         if d_vertex.min() <= tolerance:
@@ -92,3 +94,5 @@ def test_reference_snap_agrees_with_a_scan_of_every_reference_line(seed):
         elif d_segment > tolerance + 1e-3:
             assert target is None
     assert find_reference_snap(vertices, segments, vertices[0], 0.0) is None
+    empty = np.empty((0, 2)), np.empty((0, 2, 2))
+    assert find_reference_snap(*empty, (1.0, 2.0), 5.0, ReferenceTargets(*empty)) is None
