@@ -17,7 +17,7 @@ it filters the viewer's events.  Every edit is one undoable step of the tool.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QApplication
 
@@ -29,6 +29,9 @@ __all__ = ["LineEditing", "SNAP_MARKER"]
 
 SNAP_MARKER = QColor(255, 0, 255)
 HANDLE_PX = 4.0
+#: More vertices in view than this and the selected line shows no handles (they would cover it; each costs a
+#: draw on every repaint: 100,000 took 2 s a frame).
+MAX_HANDLES = 2000
 
 
 class LineEditing(QObject):
@@ -231,11 +234,17 @@ class LineEditing(QObject):
             for end in ends:
                 a, b = viewer.image_to_view(*end), viewer.image_to_view(*self._drag["xy"])
                 stroke(painter, path_of([a.x(), b.x()], [a.y(), b.y()]), SELECTED, 1.5, dashed=True)
+        t = viewer.transform
+        midpoints = (vertices[:-1] + vertices[1:]) / 2
+        in_view = [(points - (t.origin_x, t.origin_y)) * t.scale for points in (vertices, midpoints)]
+        in_view = [p[(p[:, 0] > -HANDLE_PX) & (p[:, 0] < viewer.width() + HANDLE_PX) & (p[:, 1] > -HANDLE_PX)
+                     & (p[:, 1] < viewer.height() + HANDLE_PX)] for p in in_view]  # only the handles in view
+        if len(in_view[0]) > MAX_HANDLES:  # a solid band at this zoom (a long line's every vertex): zoom in to edit
+            return
         painter.setPen(QPen(CASING, 1.5))
         painter.setBrush(QColor(255, 255, 255))
-        for x, y in vertices.tolist():
-            centre = viewer.image_to_view(x, y)
-            painter.drawRect(QRectF(centre.x() - HANDLE_PX, centre.y() - HANDLE_PX, 2 * HANDLE_PX, 2 * HANDLE_PX))
+        for x, y in in_view[0].tolist():
+            painter.drawRect(QRectF(x - HANDLE_PX, y - HANDLE_PX, 2 * HANDLE_PX, 2 * HANDLE_PX))
         painter.setBrush(SELECTED)
-        for x, y in ((vertices[:-1] + vertices[1:]) / 2).tolist():
-            painter.drawEllipse(viewer.image_to_view(x, y), HANDLE_PX - 1.5, HANDLE_PX - 1.5)
+        for x, y in in_view[1].tolist():
+            painter.drawEllipse(QPointF(x, y), HANDLE_PX - 1.5, HANDLE_PX - 1.5)

@@ -185,3 +185,43 @@ def test_the_tiles_follow_an_edit_when_a_snap_query_comes_before_the_paint(qtbot
     tool.apply_edit(line_edits.moved_vertex, tool.features[0].id, 1, (250.0, 340.0))
     window.controller.editing.snapped(300.0, 350.0)  # a hover's snap between the edit and the paint
     assert not is_feature_colour(viewer.grab().toImage().pixelColor(old_place))
+
+
+class _CountingPainter:
+    """Counts the handles a paint draws, and where."""
+
+    def __init__(self):
+        self.squares, self.dots = [], []
+
+    def setPen(self, *_):
+        pass
+
+    def setBrush(self, *_):
+        pass
+
+    def drawRect(self, rect):
+        self.squares.append((rect.center().x(), rect.center().y()))
+
+    def drawEllipse(self, centre, *_):
+        self.dots.append((centre.x(), centre.y()))
+
+
+def test_a_selected_line_draws_the_handles_in_view_and_none_past_their_limit(qtbot, window):
+    # every vertex's handle was drawn on every repaint, in view or not: 2 s a frame with 100,000 vertices
+    from app.map.line_editing import HANDLE_PX, MAX_HANDLES
+
+    viewer, editing = window.viewer, window.controller.editing
+    t = viewer.transform
+    x0, y0, x1, y1 = t.visible_rect(viewer.width(), viewer.height())
+    xs = np.linspace(x0 - 3 * (x1 - x0), x1 + 3 * (x1 - x0), 701)  # a line seven views long across the view
+    line = np.column_stack([xs, np.full_like(xs, (y0 + y1) / 2)])
+    painter = _CountingPainter()
+    editing._paint_handles(painter, viewer, line)
+    in_view = [v for v in line if -HANDLE_PX < (v[0] - t.origin_x) * t.scale < viewer.width() + HANDLE_PX]
+    assert len(painter.squares) == len(in_view) and 90 <= len(in_view) <= 110
+    assert abs(len(painter.dots) - len(in_view)) <= 1
+    assert all(-HANDLE_PX < x < viewer.width() + HANDLE_PX for x, _ in painter.squares + painter.dots)
+    dense = np.column_stack([np.linspace(x0, x1, MAX_HANDLES + 1), np.full(MAX_HANDLES + 1, (y0 + y1) / 2)])
+    painter = _CountingPainter()
+    editing._paint_handles(painter, viewer, dense)  # a solid band at this zoom: none
+    assert painter.squares == painter.dots == []
