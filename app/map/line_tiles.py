@@ -53,6 +53,10 @@ RENDER_BUDGET_MS = 12.0
 LIGHT_STYLE_FEATURES = 2500
 #: Tiles kept at most (64 kB each).
 MAX_TILES = 1600
+#: An edit of more lines times cached tiles than this drops the cache instead of testing every line against
+#: every tile (2,000 lines added with 1,360 tiles cached took 3.2 s; the tiles in view are drawn again in
+#: their budget instead).
+MAX_EDIT_TESTS = 100_000
 
 
 class LineTiles:
@@ -98,11 +102,12 @@ class LineTiles:
     def _apply(self, change) -> None:
         """Follow an edit on the cached tiles: paint the added lines, drop the tiles of the removed."""
         self._stand_ins = (None, {})
-        if change.everything:
+        for line_id, _ in change.removed:
+            self.style.forget(line_id)
+        if change.everything or (len(change.added) + len(change.removed)) * len(self._tiles) > MAX_EDIT_TESTS:
             self._tiles = {}
             return
-        for line_id, bbox in change.removed:
-            self.style.forget(line_id)
+        for _, bbox in change.removed:
             for cell in [c for c in self._tiles if self._tile_meets(c, bbox)]:
                 del self._tiles[cell]
         for line_id in change.added:
