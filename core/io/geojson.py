@@ -202,9 +202,9 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     """
     path = _check_path(path)
     _check_raster(raster)
-    document = load_json(path, GeoJSONError)
+    document = _as_collection(load_json(path, GeoJSONError))
     if not isinstance(document, dict) or document.get("type") != "FeatureCollection":
-        raise GeoJSONError(f"{path} is not a GeoJSON FeatureCollection")
+        raise GeoJSONError(f"{path} is not a GeoJSON FeatureCollection, Feature or geometry")
     features = document.get("features")
     if not isinstance(features, list):
         raise GeoJSONError(f"{path}: 'features' must be a list")
@@ -313,6 +313,16 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
         part_name = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
         lines.append((LineFeature(positions, part_name, properties), saved_px))
     return lines
+
+
+def _as_collection(document):
+    """A single Feature, or a bare geometry, as a collection of it (RFC 7946 allows either as the top level)."""
+    if isinstance(document, dict) and document.get("type") in ("LineString", "MultiLineString"):
+        document = {"type": "Feature", "properties": {}, "geometry": document}
+    if isinstance(document, dict) and document.get("type") == "Feature":
+        return {"type": "FeatureCollection", "features": [document],
+                **{k: v for k, v in document.items() if k in ("crs", COORDINATES_MEMBER)}}
+    return document
 
 
 def _cut_at_antimeridian(parts) -> bool:

@@ -290,6 +290,13 @@ def test_import_of_plain_rfc7946_lines_from_other_tools(tmp_path):
         for lonlat_file in (path, tmp_path / "ours.geojson"):  # LineSnap's own lon/lat lines too
             with pytest.raises(GeoJSONError, match="open a georeferenced image"):
                 read_geojson(lonlat_file, image)
+    # a single Feature, or a bare geometry, is a file of one line (RFC 7946 allows either at the top level)
+    single, bare = tmp_path / "single.geojson", tmp_path / "bare.geojson"
+    single.write_text(json.dumps(collection["features"][2]))
+    bare.write_text(json.dumps(collection["features"][3]["geometry"]))
+    (one,) = read_geojson(single, raster)
+    assert one.name == "road" and np.abs(one.vertices_px - px).max() < 1e-6
+    assert [len(f.vertices_px) for f in read_geojson(bare, raster)] == [2, 2]
     points_only = tmp_path / "points.geojson"
     points_only.write_text(json.dumps({"type": "FeatureCollection", "features": collection["features"][:2]}))
     with pytest.raises(GeoJSONError, match="no LineString or MultiLineString"):
@@ -401,7 +408,7 @@ def test_line_feature_validation():
     "content, message",
     [
         ("{not json", "not valid JSON"),
-        ('{"type": "Feature"}', "not a GeoJSON FeatureCollection"),
+        ('{"type": "Topology", "objects": {}}', "not a GeoJSON FeatureCollection, Feature or geometry"),
         ('{"type": "FeatureCollection", "features": []}', "open a georeferenced image"),
         ('{"type": "FeatureCollection", "linesnap:coordinates": "pixel", "features": [{"type": "Feature", '
          '"geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, '
