@@ -153,7 +153,9 @@ def _vector_pairs(path: Path, crs: str):
 
     layer = read_line_layer(path)
     indices = layer.line_indices()
-    labels = layer.fields.get("name")
+    from core.io.geojson import name_key
+
+    labels = layer.fields.get(name_key(layer.fields))
     names = [str(labels[k]) if labels is not None and labels[k] else str(k + 1) for k in indices]
     starts = np.array([layer.parts[k][0][0] for k in indices])
     ends = np.array([layer.parts[k][-1][-1] for k in indices])

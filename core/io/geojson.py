@@ -29,6 +29,7 @@ __all__ = [
     "atomic_write_text",
     "feature_from_result",
     "format_geojson",
+    "name_key",
     "read_geojson",
     "to_feature_collection",
     "write_geojson",
@@ -285,7 +286,7 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
     saved = properties.pop("pixel_coordinates", None)
     if ours and saved is None:
         raise GeoJSONError(f"{where} has no 'pixel_coordinates' property")
-    name = properties.pop("name", "")
+    name = properties.pop(name_key(properties), "")
     name = "" if name is None else name if isinstance(name, str) else str(name)
     parts = geometry.get("coordinates")
     parts = [parts] if kind == "LineString" else parts
@@ -313,6 +314,14 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
         part_name = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
         lines.append((LineFeature(positions, part_name, properties), saved_px))
     return lines
+
+
+def name_key(properties: dict) -> str:
+    """The key of a feature's name: ``name``, else the first key that reads ``name`` ignoring case (a
+    Shapefile's ``NAME``)."""
+    if "name" in properties:
+        return "name"
+    return next((key for key in properties if isinstance(key, str) and key.lower() == "name"), "name")
 
 
 def _as_collection(document):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, read_geojson
+from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
 from core.vector.export import DETAILS_FIELD
 
 __all__ = ["read_lines", "read_line_geometry", "unpack_details"]
@@ -66,7 +66,7 @@ def read_lines(path, raster=None) -> list[LineFeature]:
     lines = []
     for k in indices:
         properties = {name: _plain(layer.fields[name][k]) for name in names}
-        name = properties.pop("name", None)
+        name = properties.pop(name_key(properties), None)
         name = "" if name is None else str(name)
         parts = layer.parts[k]
         for j in range(len(parts)):

@@ -467,3 +467,29 @@ def test_round_trip_of_random_features(tmp_path_factory, lines):
     for original, restored in zip(features, back):
         np.testing.assert_array_equal(restored.vertices_px, original.vertices_px)  # exact: repr round-trips
         assert restored.properties == original.properties
+
+
+def test_a_name_field_of_any_case_names_the_lines(tmp_path):
+    # a Shapefile's NAME was left as an attribute and the lines got "Line 1", ...; on export it became NAME_1
+    import pyogrio.raw
+    import shapely
+
+    from core.cli.pairs import read_pairs
+    from core.vector import read_lines
+
+    raster = open_raster(write_tif(tmp_path / "r.tif", CRS.from_epsg(32633), UTM33))
+    positions = np.array(affine_apply(UTM33, np.array([3.0, 50.0]), np.array([4.0, 10.0]))).T
+    path = tmp_path / "roads.shp"
+    pyogrio.raw.write(str(path), np.array([shapely.to_wkb(shapely.LineString(positions))], object),
+                      [np.array(["Main St"], object), np.array([2], np.int32)], ["NAME", "LANES"], crs="EPSG:32633",
+                      geometry_type="LineString")
+    (line,) = read_lines(path, raster)
+    assert line.name == "Main St" and line.properties == {"LANES": 2}
+    ((name, _, _),) = read_pairs(path, raster)
+    assert name == "Main St"
+    both = tmp_path / "both.geojson"  # "name" itself wins over a "Name"
+    lonlat = np.column_stack(utm_inverse(*positions.T, zone=33)).tolist()
+    both.write_text(json.dumps({"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {
+        "Name": "other", "name": "road"}, "geometry": {"type": "LineString", "coordinates": lonlat}}]}))
+    (line,) = read_geojson(both, raster)
+    assert line.name == "road" and line.properties == {"Name": "other"}
