@@ -37,6 +37,7 @@ class ReferenceIndex:
         self._colours: list[str] = []  # one per id
         self._boxes = np.empty((0, 4))
         self._grid = CellGrid(cell_px)
+        self._shown_lines: tuple = ()  # the lines_px tuples of the layers shown, when the grid was built
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -48,12 +49,16 @@ class ReferenceIndex:
             return IndexChange()
         self._seen = layers
         shown = [layer for layer in layers if layer.visible and layer.lines_px]
-        self._lines = [line for layer in shown for line in layer.lines_px]
         self._colours = [layer.colour for layer in shown for _ in layer.lines_px]
-        boxes = [layer.line_boxes_px for layer in shown]
-        self._boxes = np.concatenate(boxes) if boxes else np.empty((0, 4))
-        self._grid = CellGrid(self.cell_px)
-        self._grid.add_many(self._boxes)
+        lines = tuple(layer.lines_px for layer in shown)
+        if len(lines) != len(self._shown_lines) or any(a is not b for a, b in zip(lines, self._shown_lines)):
+            # the lines shown changed (not only a colour, whose change keeps the grid: 5 s with 50,000 lines)
+            self._shown_lines = lines
+            self._lines = [line for layer in shown for line in layer.lines_px]
+            boxes = [layer.line_boxes_px for layer in shown]
+            self._boxes = np.concatenate(boxes) if boxes else np.empty((0, 4))
+            self._grid = CellGrid(self.cell_px)
+            self._grid.add_many(self._boxes)
         return IndexChange(everything=True)
 
     def _candidates(self, rect) -> np.ndarray:

@@ -63,8 +63,12 @@ def test_sync_reports_a_change_once_and_hidden_layers_leave_the_index():
     assert index.sync().everything and len(index) == 0
     assert index.query((-1e6, -1e6, 1e6, 1e6)) == []
     layers.set_visible(0, True)
+    assert index.sync().everything and len(index) == 10
+    grid = index._grid
     layers.set_colour(0, "#ABCDEF")
     assert index.sync().everything and {index.entry(i)[1] for i in range(len(index))} == {"#abcdef"}
+    assert index._grid is grid  # a colour alone keeps the grid (rebuilt, it took 5 s with 50,000 lines)
+    assert index.query((-1e6, -1e6, 1e6, 1e6)) == list(range(10))
 
 
 @pytest.mark.parametrize("colour", ["red", "#12345", "#12345g", None])
