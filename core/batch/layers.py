@@ -83,7 +83,7 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
     columns : list of str, optional
         The fields to read (all by default; ``[]``: geometry only, much faster
         for a large GeoJSON file).  Of a GeoPackage of several layers, the one
-        named like the file is read (the one :func:`write_line_layer` writes), else the first.
+        named like the file is read (the one :func:`write_line_layer` writes), else the first of lines.
     empty_ok : bool
         Read a layer of no features as an empty LineLayer (what an export of no
         lines writes) instead of refusing it.
@@ -118,16 +118,21 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
 
 
 def _layer_named_like(path: str) -> str | None:
-    """Of a GeoPackage of several layers, the one named like the file (ignoring case); None: GDAL's first."""
+    """Of a GeoPackage of several layers, the one named like the file (ignoring case), else the first of lines
+    (a points layer listed first hid a roads layer); None: GDAL's first."""
     import pyogrio
 
     if Path(path).suffix.lower() != ".gpkg":  # (listing a GeoJSON's layers would parse it twice)
         return None
     try:
-        names = [str(name) for name in pyogrio.list_layers(path)[:, 0]]
+        layers = [(str(name), str(kind)) for name, kind in pyogrio.list_layers(path)]
     except Exception:  # as in read_line_layer; the reading says what is wrong
         return None
-    return next((name for name in names if name.lower() == Path(path).stem.lower()), None) if len(names) > 1 else None
+    if len(layers) < 2:
+        return None
+    named = [name for name, _ in layers if name.lower() == Path(path).stem.lower()]
+    lines = [name for name, kind in layers if "LineString" in kind]
+    return (named + lines + [None])[0]
 
 
 #: Integers from this magnitude on are not all exact in a float64.

@@ -224,3 +224,17 @@ def test_a_shapefile_replaced_by_one_without_a_crs_loses_the_old_side_files(tmp_
     assert pyogrio.read_info(str(path))["crs"] is None
     assert not path.with_suffix(".prj").exists() and not path.with_suffix(".qix").exists() and keep.exists()
     assert read_line_layer(path).fields["k"].tolist() == [2]
+
+
+def test_of_a_geopackage_of_several_layers_the_first_of_lines_is_read(tmp_path):
+    # a points layer listed first was read, and the file refused: "holds no LineString (found Point)"
+    import shapely
+
+    path = tmp_path / "several.gpkg"
+    pyogrio.raw.write(str(path), np.array([shapely.to_wkb(shapely.Point(0, 0))], object), [np.array(["p"], object)],
+                      ["name"], layer="pois", crs="EPSG:4326", geometry_type="Point")
+    write_line_layer(path.with_name("roads.gpkg"), LINE, {"name": np.array(["r"], object)}, "EPSG:4326")
+    pyogrio.raw.write(str(path), *pyogrio.raw.read(str(path.with_name("roads.gpkg")))[2:3],
+                      [np.array(["r"], object)], ["name"], layer="roads", crs="EPSG:4326", geometry_type="LineString",
+                      append=False)
+    assert read_line_layer(path).fields["name"].tolist() == ["r"]
