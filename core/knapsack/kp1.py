@@ -32,7 +32,7 @@ from core.knapsack.kp1_first import (
     first_pass,
 )
 from core.knapsack.kp1_greedy import free_summary
-from core.knapsack.problems import KP1, MemoryBudgetError, SolverResult
+from core.knapsack.problems import KP1, KP2, MemoryBudgetError, SolverResult
 from core.knapsack.progress import report
 from core.knapsack.states import OUT_OF_WORK, STATE_BYTES
 from core.memory import resolve_budget
@@ -104,10 +104,40 @@ def solve_kp1(problem: KP1, memory_budget_bytes: int | None = None, method: str 
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     budget = resolve_budget(memory_budget_bytes)
+    solver = _solve_exactly_ordered if method != "dp" and getattr(problem, "huge", True) and \
+        efficiencies_ambiguous(problem.profits, problem.weights) else _solve
     if time_limit_s is None:  # the enclosing limit, if any (the context would cost a small solve 3 us)
-        return _solve(problem, budget, method)
+        return solver(problem, budget, method)
     with limits.time_limit(time_limit_s):
-        return _solve(problem, budget, method)
+        return solver(problem, budget, method)
+
+
+def efficiencies_ambiguous(profits, weights) -> bool:
+    """Whether two items' efficiencies p / w differ but lie within float64's rounding of each other.
+
+    The lists' break item, Dantzig's bound and the reductions order items by
+    float64 efficiencies; items of values near 2^57 (p = 2^57 + 1, 2^57 + 10, w =
+    2^57 + 7, ...) round alike, the bound fell below the optimum and a worse
+    choice came back.  Adjacent items of the float order are compared exactly.
+    """
+    usable = (profits > 0) & (weights > 0)
+    p, w = profits[usable], weights[usable]
+    eff = p / w
+    order = np.argsort(eff, kind="stable")
+    e = eff[order]
+    near = np.flatnonzero(np.diff(e) <= 2.0**-50 * e[1:])  # (within 4 units of the last place)
+    p, w = p[order].tolist(), w[order].tolist()
+    return any(p[k] * w[k + 1] != p[k + 1] * w[k] for k in near.tolist())
+
+
+def _solve_exactly_ordered(problem: KP1, budget: int, method: str) -> SolverResult:
+    """A KP1 whose efficiencies float64 cannot order (:func:`efficiencies_ambiguous`), solved exactly as a KP2
+    of no second weight: its state lists compare profits and weights as integers (slower, never wrong)."""
+    from core.knapsack.kp2 import solve_kp2
+
+    n = len(problem.profits)
+    result = solve_kp2(KP2(problem.profits, problem.weights, np.zeros(n, np.int64), problem.capacity, 0), budget)
+    return SolverResult(result.value, result.selected, f"{result.method} (exact efficiencies)")
 
 
 def solve_kp1_quick(problem: KP1, memory_budget_bytes: int | None = None) -> SolverResult | None:

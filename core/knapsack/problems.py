@@ -34,6 +34,9 @@ __all__ = [
 
 #: Sums of profits and weights stay below this, so that no solver overflows int64.
 MAX_TOTAL = 2**62
+#: A KP1 whose profits sum to this or more may lose a unit of a bound where two items' float64 efficiencies
+#: round alike or out of order (a bound from a misordered pair errs by up to 2^-52 of the profits' sum).
+HUGE_PROFITS = 2**50
 
 #: The names by which readers, writers and the command line refer to problem types.
 PROBLEM_KINDS = ("kp1", "kp2", "subset-sum", "mckp")
@@ -191,6 +194,8 @@ class KP1(_ReadOnlyArrays):
         object.__setattr__(self, "weights", _int_array(self.weights, "weights"))
         object.__setattr__(self, "capacity", _capacity(self.capacity, "capacity"))
         _same_length(profits=self.profits, weights=self.weights)
+        # profits so large that float64 efficiencies p / w rounded alike may cost a bound a unit (kp1.solve_kp1)
+        object.__setattr__(self, "huge", int(self.profits.sum()) >= HUGE_PROFITS)
 
     @property
     def n_items(self) -> int:

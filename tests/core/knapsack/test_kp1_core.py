@@ -335,3 +335,30 @@ def test_the_lists_pair_once_before_a_quick_run_gives_up():
                                                                          PAIRING_RATIO * setup.n_free)
     assert run.best == optimum and run.best_extra >= 0
     assert int(setup.profits[run.taken].sum()) == optimum
+
+
+@pytest.mark.parametrize("exponent", [55, 57, 59])
+def test_values_whose_efficiencies_round_alike_get_the_optimum(exponent):
+    # float64 efficiencies of items near 2^57 round alike: the break item and Dantzig's bound came out wrong
+    # and solve() returned a worse choice (2^59: 2B + 8 for 2B + 17) with no error
+    from core.knapsack import solve
+    from core.knapsack.kp1 import efficiencies_ambiguous
+
+    B = 2**exponent
+    problem = KP1([B + 1, B + 10, B + 7], [B + 7, B + 7, B], 2 * B + 8)
+    assert solve(problem, backend="cpu").value == 2 * B + 17 == brute_kp(problem.profits, [problem.weights],
+                                                                         [problem.capacity])
+    rng = np.random.default_rng(exponent)
+    for _ in range(150):
+        n = int(rng.integers(2, 7))  # (sums below 2^62)
+        p, w = B + rng.integers(0, 30, n), B + rng.integers(0, 30, n)
+        capacity = B * int(rng.integers(1, n)) + int(rng.integers(0, 60))
+        result = solve(KP1(p, w, capacity), backend="cpu")
+        assert result.value == brute_kp(p, [w], [capacity]) == int(p[result.selected].sum())
+        assert int(w[result.selected].sum()) <= capacity
+    # efficiencies equal or apart are not ambiguous; those within rounding are, but only profits summing to
+    # 2^50 or more go the exact way (Jooken's instances at C = 10^10 hold such pairs, and their bounds err by
+    # 2^-52 of the profits' sum, far below a unit)
+    assert not efficiencies_ambiguous(np.array([B, 2 * B, 3]), np.array([B, 2 * B, 7]))
+    assert efficiencies_ambiguous(np.array([1350000032, 1350000059]), np.array([1350000039, 1350000066]))
+    assert not KP1([1350000032, 1350000059], [1350000039, 1350000066], 10**10).huge and problem.huge
