@@ -5,7 +5,7 @@ with 10^6 items and capacities 3000 x 3000 would fill ~10^13 cells.  The state
 lists (``method="auto"`` on the CPU) cost what the instance's structure makes
 them cost, independent of the capacities, so a solve is refused here only when
 the DP is the method that will run and it would take longer than
-:data:`MAX_ESTIMATED_S` or need more than the memory budget:
+:data:`MAX_ESTIMATED_S` (or past the solve's time limit) or need more than the memory budget:
 
 - KP2 on the CPU with more than :data:`KP2_STATES_MAX_ITEMS` items (the KP2
   state lists pass over their list once per item and keep no core of items, so
@@ -34,8 +34,9 @@ from core.memory import resolve_budget, size_text
 __all__ = ["KP2_DP_CELLS_PER_S", "KP2_STATES_MAX_ITEMS", "MAX_ESTIMATED_S", "DPCost", "check_solve_cost",
            "kp2_dp_cost"]
 
-#: Solves estimated to run longer than this (s) are refused.
-MAX_ESTIMATED_S = 60.0
+#: Solves estimated to run longer than this (s) are refused where the caller gives no time limit of its own
+#: (a DP of hours); with a limit, those estimated past it.
+MAX_ESTIMATED_S = 3600.0
 #: KP2 DP cells (within the capacity windows) filled per second on the CPU.
 KP2_DP_CELLS_PER_S = 1e9
 #: Most items for which ``auto`` counts on the KP2 state lists instead of the DP.
@@ -75,7 +76,8 @@ def kp2_dp_cost(problem: KP2) -> DPCost:
     return DPCost(int(items.sum()), tuple(caps), cells, least, cells / KP2_DP_CELLS_PER_S)
 
 
-def check_solve_cost(problem, backend: str, budget_bytes: int | None) -> DPCost | None:
+def check_solve_cost(problem, backend: str, budget_bytes: int | None,
+                     time_limit_s: float | None = None) -> DPCost | None:
     """Refuse at once a solve whose only method is a DP past the time limit or the budget.
 
     Parameters
@@ -86,6 +88,9 @@ def check_solve_cost(problem, backend: str, budget_bytes: int | None) -> DPCost 
     budget_bytes : int or None
         The solver's memory budget (None: :func:`core.memory.resolve_budget`'s default, read only where a DP is
         estimated: a small solve of another kind spent 3 us reading it).
+    time_limit_s : float or None
+        The solve's time limit: a DP estimated to run longer is refused (None, ``solve()``'s default: one
+        estimated past :data:`MAX_ESTIMATED_S`, an hour).
 
     Returns
     -------
@@ -95,7 +100,7 @@ def check_solve_cost(problem, backend: str, budget_bytes: int | None) -> DPCost 
     Raises
     ------
     ValueError
-        For a DP that would run longer than :data:`MAX_ESTIMATED_S`;
+        For a DP that would run longer than ``time_limit_s`` (or :data:`MAX_ESTIMATED_S`);
         MemoryBudgetError for one that would need more than ``budget_bytes``.
     """
     if backend != "cpu" or problem_kind(problem) != "kp2":
@@ -107,9 +112,12 @@ def check_solve_cost(problem, backend: str, budget_bytes: int | None) -> DPCost 
             f"(the capacity DP: {cost.cells:.1e} cells)")
     change = ("use fewer items (at most {:,} for the state lists, solved alone)".format(KP2_STATES_MAX_ITEMS)
               + " or smaller capacities")
-    if cost.estimated_s > MAX_ESTIMATED_S:
-        raise ValueError(f"{what} would take about {_duration(cost.estimated_s)} (more than "
-                         f"{MAX_ESTIMATED_S:.0f} s) and need {size_text(cost.least_bytes)}; {change}")
+    limit_s = MAX_ESTIMATED_S if time_limit_s is None else time_limit_s
+    if cost.estimated_s > limit_s:
+        beyond = "an hour" if time_limit_s is None else f"the time limit of {time_limit_s:g} s"
+        raise ValueError(f"{what} would take about {_duration(cost.estimated_s)} (more than {beyond}) and need "
+                         f"{size_text(cost.least_bytes)}; {change}" + ("" if time_limit_s is None else
+                                                                        ", or raise the time limit"))
     budget_bytes = resolve_budget(budget_bytes)
     if cost.least_bytes > budget_bytes:
         raise MemoryBudgetError(what, cost.least_bytes, budget_bytes)
@@ -117,6 +125,8 @@ def check_solve_cost(problem, backend: str, budget_bytes: int | None) -> DPCost 
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
     if seconds < 7200:
         return f"{seconds / 60:.0f} minutes"
     return f"{seconds / 3600:.0f} hours" if seconds < 1e7 else f"{seconds:.1e} s"

@@ -94,7 +94,7 @@ def solve(problem, backend: str = "auto", memory_budget_bytes: int | None = None
     resolved = engine.resolve_backend(backend)
     budget = _checked_budget(memory_budget_bytes)
     limit_s = limits.resolve_time_limit(time_limit_s)
-    check_solve_cost(problem, resolved, budget)
+    check_solve_cost(problem, resolved, budget, limit_s)
     keep_freed_memory()
     solver = getattr(_twins(resolved), _SOLVERS[kind])
     start = time.perf_counter()
@@ -125,7 +125,7 @@ def solve_many(problems, backend: str = "auto", memory_budget_bytes: int | None 
     out = [None] * len(problems)
     keep_freed_memory()
     for k in batch:
-        check_solve_cost(problems[k], resolved, budget)
+        check_solve_cost(problems[k], resolved, budget, limit_s)
     with limits.time_limit(limit_s):
         if batch:
             for k, solution in zip(batch, _solve_kp2_batch([problems[k] for k in batch], resolved, budget)):

@@ -64,3 +64,21 @@ def test_a_batch_solves_what_its_dp_would_not_run_outright_as_solve_does():
     together = solve_many([problem, small, problem], backend="cpu", memory_budget_bytes=10_000)
     assert [s.method for s in together] == [alone.method, "dp-batch", alone.method] and alone.method == "states"
     assert together[0].value == together[2].value == alone.value
+
+
+def test_a_dp_of_minutes_is_refused_only_past_the_time_limit_given():
+    # solve() refused a DP estimated at 2 minutes whatever the limit (60 s fixed), even with no limit at all
+    from core.knapsack.cost import MAX_ESTIMATED_S
+
+    rng = np.random.default_rng(0)
+    n = KP2_STATES_MAX_ITEMS + 1000
+    problem = KP2(rng.integers(1, 101, n), rng.integers(1, 101, n), rng.integers(1, 101, n), 2000, 2000)
+    estimated = kp2_dp_cost(problem).estimated_s
+    assert 60 < estimated < MAX_ESTIMATED_S
+    assert check_solve_cost(problem, "cpu", 2**30, None).estimated_s == estimated  # no limit: it would run
+    assert check_solve_cost(problem, "cpu", 2**30, 2 * estimated) is not None
+    with pytest.raises(ValueError, match=r"would take about \d+ s \(more than the time limit of 60 s\).*"
+                                         r"or raise the time limit"):
+        solve(problem, backend="cpu", time_limit_s=60)
+    small = KP2(problem.profits, problem.weights1, problem.weights2, 120, 120)  # under a second: solved
+    assert solve(small, backend="cpu", time_limit_s=60).value > 0
