@@ -111,8 +111,8 @@ def resolve_budget(memory_budget_bytes) -> int:
     """A caller's budget (a positive int; ValueError otherwise), or :func:`default_budget_bytes` for None."""
     if memory_budget_bytes is None:
         return default_budget_bytes()
-    try:
-        return validation.integer(memory_budget_bytes, "memory_budget_bytes", 1)
+    try:  # past 2^62 bytes (no memory is that large) the same as 2^62: the compiled solvers hold it in int64
+        return min(validation.integer(memory_budget_bytes, "memory_budget_bytes", 1), 2**62)
     except (TypeError, ValueError):
         raise ValueError(
             f"memory_budget_bytes must be a positive integer or None; got {memory_budget_bytes!r}"

@@ -201,8 +201,8 @@ def _solve_files(args) -> int:
     kind = getattr(args, "problem", None)
     instances = [(path, inst) for path in files for inst in _load(path, kind)]
     budget, limit_s = args.memory_budget, args.time_limit
-    if limit_s is not None:
-        _compile_outside_the_limit({problem_kind(inst.problem) for _, inst in instances})
+    # (without a limit too: the times printed are the solves', as the README says, not the loading's)
+    _compile_outside_the_limit({problem_kind(inst.problem) for _, inst in instances})
     start = time.perf_counter()
     if args.command == "solve":
         with limits.time_limit(limit_s):  # one limit for all instances of the file
@@ -217,9 +217,9 @@ def _solve_files(args) -> int:
 def _compile_outside_the_limit(kinds) -> None:
     """Compile the solvers of the problem families ``kinds`` first where numba's cache lacks them: after an
     install the first solve compiles for a minute or more on a 2-core machine, which a time limit would
-    otherwise count (a 300-item KP1 stopped at the default 60 s); with the cache filled, load them into this
-    process, which a first solve did inside the limit (about a second: a 100-item KP1 stopped at a limit of
-    0.5 s that its 0.3 ms solve met, and every solve's time read about a second)."""
+    otherwise count (a 300-item KP1 stopped at the default 60 s) and the times printed include; with the cache
+    filled, load them into this process, which a first solve did inside the limit (about a second: a 100-item
+    KP1 stopped at a limit of 0.5 s that its 0.3 ms solve met, and every solve's time read about a second)."""
     from core import warmup
 
     if warmup.knapsack_cache_is_cold():

@@ -91,19 +91,16 @@ def read_header_pairs(path) -> list[KnapsackInstance]:
     n, capacity = lines.ints(1, 2)
     _check_count(lines, n)
     items = np.array([lines.ints(2 + k, 2) for k in range(n)], dtype=np.int64).reshape(n, 2)
-    extra = next((k + 1 for k in range(1 + n, len(lines.lines)) if lines.lines[k].strip()), None)
-    if extra is not None:
-        raise lines.error(extra, f"the first line says {n} item{'' if n == 1 else 's'} ('n c'), but more lines "
-                                 "follow them")
+    lines.check_nothing_after(1 + n, f"the first line says {n} item{'' if n == 1 else 's'} ('n c')")
     lines.check_in_range(1, [capacity], "the capacity")
     lines.check_in_range(range(2, 2 + n), items, "an item's profit and weight")
     return [KnapsackInstance(path.stem, build_problem(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity)))]
 
 
-def _check_count(lines: NumberedLines, n: int) -> None:
-    """A file's item count (its first line) must be at least 1."""
+def _check_count(lines: NumberedLines, n: int, line: int = 1) -> None:
+    """An item count (a file's first line, or ``line``) must be at least 1."""
     if n < 1:
-        raise lines.error(1, f"the item count must be at least 1; got {n}")
+        raise lines.error(line, f"the item count must be at least 1; got {n}")
 
 
 def read_jooken(path) -> list[KnapsackInstance]:
@@ -114,6 +111,7 @@ def read_jooken(path) -> list[KnapsackInstance]:
     _check_count(lines, n)
     items = np.array([lines.ints(2 + k, 3) for k in range(n)], dtype=np.int64).reshape(n, 3)
     (capacity,) = lines.ints(2 + n, 1)
+    lines.check_nothing_after(2 + n, f"the first line says {n} item{'' if n == 1 else 's'}, then the capacity")
     lines.check_in_range(range(2, 2 + n), items[:, 1:], "an item's profit and weight")
     lines.check_in_range(2 + n, [capacity], "the capacity")
     problem = build_problem(lines, 1, lambda: KP1(items[:, 1], items[:, 2], capacity))
@@ -157,6 +155,7 @@ def _csv_block(lines: NumberedLines, start: int):
         n, capacity, optimum = int(header["n"]), int(header["c"]), int(header["z"])
     except ValueError:
         raise lines.error(start + 1, f"n, c and z must be integers in block {shown!r}") from None
+    _check_count(lines, n, start + 1)
     first = start + 5
     rows = np.array([lines.ints(first + k, 4, sep=",") for k in range(n)], dtype=np.int64).reshape(n, 4)
     end = first + n
@@ -173,8 +172,10 @@ def read_ins2d(path) -> list[KnapsackInstance]:
     path = Path(path)
     lines = NumberedLines(path)
     (m,) = lines.ints(1, 1)
+    _check_count(lines, m)
     width, height = lines.ints(2, 2)
     rows = np.array([lines.ints(3 + k, 6) for k in range(m)], dtype=np.int64).reshape(m, 6)
+    lines.check_nothing_after(2 + m, f"the first line says {m} item{'' if m == 1 else 's'}")
     demand = rows[:, 3]
     if np.any(demand < 1):
         raise lines.error(3 + int(np.argmax(demand < 1)), "demand must be at least 1")

@@ -84,6 +84,8 @@ def _int_array(values, name: str) -> np.ndarray:
         raise ValueError(f"{name} values must be below 2**62")  # Python ints too large for int64
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ValueError(f"{name} must hold integers; got dtype {arr.dtype}")
+    if not isinstance(values, np.ndarray) and any(isinstance(v, (bool, np.bool_)) for v in values):
+        raise ValueError(f"{name} must hold integers; got a boolean")  # ([True, 6, 3] read as [1, 6, 3])
     if np.issubdtype(arr.dtype, np.floating):
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise ValueError(f"{name} must hold integers; got non-integral values")

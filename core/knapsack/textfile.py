@@ -50,6 +50,13 @@ class NumberedLines:
     def error(self, number: int, message: str) -> KnapsackFormatError:
         return KnapsackFormatError(f"{self.path}:{number}: {message}")
 
+    def check_nothing_after(self, last: int, what: str) -> None:
+        """Only blank lines may follow line ``last``; else an error naming the first that does not, and
+        ``what`` (what the file said it holds)."""
+        extra = next((k + 1 for k in range(last, len(self.lines)) if self.lines[k].strip()), None)
+        if extra is not None:
+            raise self.error(extra, f"{what}, but more lines follow")
+
     def ints(self, number: int, count: int | None = None, sep: str | None = None) -> list[int]:
         """The integers of line ``number`` (1-based)."""
         if number > len(self.lines):

@@ -172,6 +172,15 @@ def test_class_a_as_kp2():
         ("nc", "-3 10\n5 4\n", r"nc:1: the item count must be at least 1; got -3"),
         ("knap", "0\n10\n", r"knap:1: the item count must be at least 1; got 0"),
         ("test.in", "0\n10\n", r"test.in:1: the item count must be at least 1; got 0"),
+        # counts of no items and lines past the items (a numpy error without file or line, and lines ignored)
+        ("m.ins2D", "0\n1000 1000\n", r"m.ins2D:1: the item count must be at least 1; got 0"),
+        ("m.ins2D", "-1\n1000 1000\n", r"m.ins2D:1: the item count must be at least 1; got -1"),
+        ("m.ins2D", "2\n1000 1000\n1 2 3 1 1 0\n2 3 4 1 1 0\n3 900 900 1 1 0\n",
+         r"m.ins2D:5: the first line says 2 items, but more lines follow"),
+        ("p.csv", "knapPI_1_50_1000_1\nn 0\nc 10\nz 0\ntime 0.00\n-----\n",
+         r"p.csv:2: the item count must be at least 1; got 0"),
+        ("test.in", "3\n1 5 4\n2 6 5\n3 3 2\n10\n1 100 1\n",
+         r"test.in:6: the first line says 3 items, then the capacity, but more lines follow"),
     ],
 )
 def test_malformed_files_name_file_and_line(tmp_path, name, text, match):

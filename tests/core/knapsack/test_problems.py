@@ -65,6 +65,8 @@ def test_an_unpickled_problem_runs_the_compiled_code_of_the_original():
         (([1, 2], [3, np.nan], 5), "weights must hold integers"),
         ((["a"], [1], 1), "profits must hold integers"),
         (([True, False], [1, 1], 1), "profits must hold integers"),
+        (([True, 6, 3], [4, 5, 2], 10), "profits must hold integers; got a boolean"),  # (read as [1, 6, 3])
+        (([1, 6], [4, np.True_], 10), "weights must hold integers; got a boolean"),
         (([1, 2**70], [1, 1], 1), r"profits values must be below 2\*\*62"),  # not "got dtype object"
         (([], [], 3), "profits must not be empty"),
         (([1, 2], [3], 3), "equal lengths"),
@@ -135,6 +137,9 @@ def test_memory_budget_defaults():
     assert 0 < default_budget_bytes() <= available_host_bytes()
     assert resolve_budget(None) > 0
     assert resolve_budget(np.int64(1000)) == 1000
+    # past 2^62 bytes the same as 2^62 (2^64 stopped the compiled KP1 code with numba's TypingError)
+    assert resolve_budget(2**64) == 2**62
+    assert solve(KP1([1, 2], [1, 2], 2), backend="cpu", memory_budget_bytes=2**64).value == 2
 
 
 def test_memory_budget_error_says_needed_and_budget():
