@@ -150,8 +150,12 @@ def _brute_distance_to_polyline(points, vertices):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_distances_to_a_polyline_match_every_segment_checked(seed):
+@pytest.mark.parametrize("tree", [False, True])
+def test_distances_to_a_polyline_match_every_segment_checked(seed, tree, monkeypatch):
+    from core.batch import metrics
     from core.batch.metrics import _distance_to_polyline
+
+    monkeypatch.setattr(metrics, "TREE_PAIRS", 0 if tree else 10**12)  # the tree's way, or the direct one
 
     rng = np.random.default_rng(seed)
     vertices = np.cumsum(rng.normal(0, rng.choice([1.0, 30.0]), (int(rng.integers(2, 60)), 2)), axis=0)
