@@ -74,7 +74,6 @@ def crs_label(crs: str) -> str:
     return ":".join(authority) if authority else "a custom CRS"
 
 
-
 def transform_wkb(geometries, src_crs: str | None, dst_crs: str | None) -> list:
     """WKB geometries (any type; None kept) moved from ``src_crs`` to ``dst_crs``, heights kept, in one
     transformation of all their positions.
