@@ -43,8 +43,8 @@ import numpy as np
 from core.knapsack.problems import MemoryBudgetError, TimeLimitError
 
 __all__ = ["DP_CELLS_PER_S", "GPU_DP_CELLS_PER_S", "armed", "check", "check_dp", "check_first_stages", "check_stage",
-           "count_text", "expired", "kp1_state_bound", "mckp_state_bound", "remaining_s", "resolve_time_limit",
-           "stop_flag", "stop_flag_within", "time_limit"]
+           "count_text", "expired", "interrupt", "interrupted", "kp1_state_bound", "mckp_state_bound", "remaining_s",
+           "resolve_time_limit", "stop_flag", "stop_flag_within", "time_limit"]
 
 #: Capacity-DP cells filled per second assumed by :func:`check_dp`: a third of the ~3e9 measured
 #: (docs/notes/knapsack.md, "Cost model"), so that only clearly hopeless DPs are refused.
@@ -102,6 +102,7 @@ class _Watchdog:
         self._wake = threading.Condition(self._lock)  # Python frame, a microsecond a time-limited solve)
         self._armed: list[_Limit] = []
         self._sleeps_until = math.inf
+        self.interrupted = False  # (interrupt(): every limit ends now)
         self._thread: threading.Thread | None = None
 
     def arm(self, limit: _Limit) -> np.ndarray:
@@ -111,7 +112,7 @@ class _Watchdog:
             if limit.flag is not None:  # (armed meanwhile by another thread under the same context)
                 return limit.flag
             limit.flag = np.zeros(1, np.uint8)
-            if limit.deadline <= time.monotonic():
+            if limit.deadline <= time.monotonic() or self.interrupted:
                 limit.flag[0] = 1
             self._armed.append(limit)
             if self._thread is None:
@@ -120,6 +121,13 @@ class _Watchdog:
             elif limit.deadline < self._sleeps_until:
                 self._wake.notify()
             return limit.flag
+
+    def interrupt(self) -> None:
+        """Raise every armed flag now, and every flag armed from now on."""
+        with self._lock:
+            self.interrupted = True
+            for limit in self._armed:
+                limit.flag[0] = 1
 
     def disarm(self, limit: _Limit) -> None:
         """Forget ``limit`` where it was armed: its flag is not raised after this returns (the thread raises
@@ -206,11 +214,23 @@ def remaining_s() -> float:
 
 
 def expired() -> bool:
-    """Whether the time limit (if any) has passed."""
+    """Whether the time limit (if any) has passed, or the solve was interrupted (:func:`interrupt`)."""
     limit = _active.get()
     if limit is None:
         return False
-    return time.monotonic() >= limit.deadline or (limit.flag is not None and bool(limit.flag[0]))
+    return (time.monotonic() >= limit.deadline or (limit.flag is not None and bool(limit.flag[0]))
+            or _watchdog.interrupted)
+
+
+def interrupt() -> None:
+    """End every solve under a time limit now, as its deadline would, and every one started after
+    (the command line's Ctrl+C: the compiled loops poll the limits' flags, not Python's signals)."""
+    _watchdog.interrupt()
+
+
+def interrupted() -> bool:
+    """Whether :func:`interrupt` was called (in this process)."""
+    return _watchdog.interrupted
 
 
 def check(what: str, reached: str = "") -> None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from app.cli import main as linesnap
@@ -343,3 +347,51 @@ def test_ctrl_c_before_a_commands_own_handling_is_one_line_and_status_130(capsys
     monkeypatch.setattr(app.cli, "_dispatch", loading)
     assert linesnap(["refine", "x"]) == 130
     assert capsys.readouterr().err.strip() == "linesnap: interrupted"
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "set_wakeup_fd") or sys.platform == "win32",
+                    reason="POSIX signals")
+def test_ctrl_c_ends_a_long_solve_at_once(tmp_path):
+    # the compiled loops never saw Python's signal: a 13 s solve ran on 10 s after Ctrl+C
+    import signal
+    import subprocess
+
+    rng = np.random.default_rng(1)  # KP2 state lists of about 9 s here within a 200 MB budget
+    w1, w2 = rng.integers(1, 10**6, 1000), rng.integers(1, 10**6, 1000)
+    problem = KP2((w1 + w2) // 2 + rng.integers(1, 10**4, 1000), w1, w2, int(w1.sum()) // 2, int(w2.sum()) // 2)
+    path = tmp_path / "long.json"
+    write_json(path, [KnapsackInstance("long", problem, None)])
+    process = subprocess.Popen([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
+                                "knapsack", "solve", str(path), "--backend", "cpu", "--time-limit", "none",
+                                "--memory-budget", "200000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=Path(__file__).resolve().parents[3])
+    time.sleep(3.0)  # loaded, solving
+    assert process.poll() is None
+    sent = time.perf_counter()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err.strip() == "linesnap: interrupted", err
+    assert time.perf_counter() - sent < 3.0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_raises_the_flags_the_compiled_loops_poll(monkeypatch):
+    # Python's handler runs only between the compiled calls, so a solve in one ran on to its end
+    import os
+    import signal
+    import threading
+
+    from core.cli.knapsack import _ctrl_c_stops_the_solve
+    from core.knapsack import limits
+
+    monkeypatch.setattr(limits._watchdog, "interrupted", False)  # (restored after: later solves run on)
+    with pytest.raises(KeyboardInterrupt):
+        with _ctrl_c_stops_the_solve(), limits.time_limit(3600.0):
+            flag = limits.stop_flag()
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+            deadline = time.monotonic() + 10
+            while not flag[0] and time.monotonic() < deadline:  # a compiled loop's poll, as it sees the flag
+                time.sleep(0.001)
+            assert flag[0] == 1 and limits.interrupted()
+            time.sleep(1.0)  # (Python's own handler raises KeyboardInterrupt meanwhile)
+    assert limits.interrupted()
