@@ -232,6 +232,8 @@ def _class_a_line(lines: NumberedLines, number: int, line: str) -> KnapsackInsta
     if len(types) != n or any(len(t) not in (2, 3) for t in types):
         raise lines.error(number, f"expected {n} item types 'w,h' or 'w,h,demand'")
     lines.check_int64(number, (width, height, *(v for t in types for v in t)))
+    if any(len(t) == 3 and t[2] < 1 for t in types):  # (one object per type is read; a demand still counts 1+)
+        raise lines.error(number, "demand must be at least 1")
     w = np.array([t[0] for t in types], np.int64)
     h = np.array([t[1] for t in types], np.int64)
     lines.check_in_range(number, [width, height, *w, *h], "widths and heights")

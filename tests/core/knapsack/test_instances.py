@@ -179,6 +179,7 @@ def test_class_a_as_kp2():
          r"m.ins2D:5: the first line says 2 items, but more lines follow"),
         ("p.csv", "knapPI_1_50_1000_1\nn 0\nc 10\nz 0\ntime 0.00\n-----\n",
          r"p.csv:2: the item count must be at least 1; got 0"),
+        ("a.txt", "a01;2;2750;1220;463,386,-3;1680,420,0\n", r"a.txt:1: demand must be at least 1"),
         ("test.in", "3\n1 5 4\n2 6 5\n3 3 2\n10\n1 100 1\n",
          r"test.in:6: the first line says 3 items, then the capacity, but more lines follow"),
     ],
