@@ -163,6 +163,8 @@ def _csv_block(lines: NumberedLines, start: int):
         raise lines.error(end, f"expected '-----' after the {n} items of block {name!r}")
     lines.check_in_range(start + 2, [capacity], "the capacity")
     lines.check_in_range(range(first, end), rows[:, 1:3], "an item's profit and weight")
+    if np.any((rows[:, 3] != 0) & (rows[:, 3] != 1)):  # the solution's 0/1 (a 7 was read as chosen)
+        raise lines.error(first + int(np.argmax((rows[:, 3] != 0) & (rows[:, 3] != 1))), "x must be 0 or 1")
     problem = build_problem(lines, start, lambda: KP1(rows[:, 1], rows[:, 2], capacity))
     return KnapsackInstance(name, problem, optimum, np.flatnonzero(rows[:, 3])), end + 1
 

@@ -177,6 +177,8 @@ def test_class_a_as_kp2():
         ("m.ins2D", "-1\n1000 1000\n", r"m.ins2D:1: the item count must be at least 1; got -1"),
         ("m.ins2D", "2\n1000 1000\n1 2 3 1 1 0\n2 3 4 1 1 0\n3 900 900 1 1 0\n",
          r"m.ins2D:5: the first line says 2 items, but more lines follow"),
+        ("p.csv", "knapPI_1_2_1000_1\nn 2\nc 10\nz 5\ntime 0.00\n1,5,4,1\n2,6,9,7\n-----\n",
+         r"p.csv:7: x must be 0 or 1"),
         ("p.csv", "knapPI_1_50_1000_1\nn 0\nc 10\nz 0\ntime 0.00\n-----\n",
          r"p.csv:2: the item count must be at least 1; got 0"),
         ("a.txt", "a01;2;2750;1220;463,386,-3;1680,420,0\n", r"a.txt:1: demand must be at least 1"),
