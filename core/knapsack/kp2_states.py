@@ -24,6 +24,10 @@ __all__ = ["DONE", "OUT_OF_MEMORY", "OUT_OF_WORK", "STATE_BYTES", "solve_kp2_by_
 DONE, OUT_OF_WORK, OUT_OF_MEMORY = 0, 1, 2
 #: Bytes per state kept for backtracking (parent index and decision).
 STATE_BYTES = 9
+#: What a step over a list of n states holds at its peak, in STATE_BYTES units per state: the lists kept
+#: (three int64 columns), the doubled list, its sort order, uniques, bounds and links (about 24 x 9 bytes
+#: per state measured; 8 counted before, and a 200 MB budget peaked at 660 MB).
+STEP_STATES = 24
 #: Seconds per state of one step (sorting and the dominance sweep), for the time limit's estimate: measured
 #: 0.7-2.2 us per state at 10^5-4x10^6 states on the 2-core development VM, rounded up.
 STEP_S_PER_STATE = 3e-6
@@ -176,7 +180,7 @@ def _search(lists, best, best_mask, max_work, max_states, beam):
     for i in range(len(lists.p)):
         limits.check_stage(STEP_S_PER_STATE * len(sp), what, f"{i:,} items decided, {len(sp):,} states")
         work += 2 * len(sp)
-        if work > max_work or stored + 8 * len(sp) > max_states:
+        if work > max_work or stored + STEP_STATES * len(sp) > max_states:
             return (OUT_OF_WORK if work > max_work else OUT_OF_MEMORY), best, best_mask
         sw1, sw2, sp, parent, took = _step(sw1, sw2, sp, lists, i)
         steps.append((parent, took))

@@ -124,3 +124,27 @@ def test_refused_only_when_neither_method_fits():
 def test_unknown_method_is_refused():
     with pytest.raises(ValueError, match="method must be one of auto, dp, states"):
         solve_kp2(KP2([1], [1], [1], 1, 1), None, "lists")
+
+
+def test_the_state_lists_keep_near_their_memory_budget():
+    # a step's doubled list, sort order, uniques and bounds were not counted: a 200 MB budget peaked at 660 MB
+    import subprocess
+    import sys
+
+    script = (
+        "import resource, numpy as np\n"
+        "from core.knapsack import KP2, solve\n"
+        "rng = np.random.default_rng(1); n = 200\n"
+        "w1 = rng.integers(10**8, 10**9, n); w2 = rng.integers(10**8, 10**9, n)\n"
+        "p = w1 + w2 + rng.integers(0, 1000, n)\n"
+        "solve(KP2([1], [1], [1], 1, 1), 'cpu')\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    solve(KP2(p, w1, w2, int(w1.sum() // 2), int(w2.sum() // 2)), 'cpu', memory_budget_bytes=100_000_000)\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__)\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=__import__("pathlib").Path(__file__).resolve().parents[3])
+    outcome, grown = done.stdout.split()
+    assert outcome == "MemoryBudgetError" and int(grown) < 1.5 * 100_000_000, done.stdout
