@@ -42,10 +42,16 @@ class CellGrid:
         if _count(span) > LARGE_CELLS:
             self._large[item_id] = tuple(bbox)
             return
-        c0, r0, c1, r1 = span
+        self._file(item_id, *span)
+
+    def _file(self, item_id: int, c0: int, r0: int, c1: int, r1: int) -> None:
         for c in range(c0, c1 + 1):
             for r in range(r0, r1 + 1):
-                self._cells.setdefault((c, r), set()).add(item_id)
+                members = self._cells.get((c, r))
+                if members is None:
+                    self._cells[(c, r)] = {item_id}
+                else:
+                    members.add(item_id)
 
     def add_many(self, boxes: np.ndarray) -> None:
         """File ids ``0, 1, ...`` under the rows ``(x0, y0, x1, y1)`` of ``boxes`` (an index built whole)."""
@@ -54,16 +60,9 @@ class CellGrid:
         large = ~(counts <= LARGE_CELLS)  # (NaN: large)
         for item_id in np.flatnonzero(large).tolist():
             self._large[item_id] = tuple(boxes[item_id].tolist())
-        cells = self._cells
         small = np.flatnonzero(~large)
-        for item_id, (c0, r0, c1, r1) in zip(small.tolist(), spans[small].astype(np.int64).tolist()):
-            for c in range(c0, c1 + 1):
-                for r in range(r0, r1 + 1):
-                    members = cells.get((c, r))
-                    if members is None:
-                        cells[(c, r)] = {item_id}
-                    else:
-                        members.add(item_id)
+        for item_id, span in zip(small.tolist(), spans[small].astype(np.int64).tolist()):
+            self._file(item_id, *span)
 
     def remove(self, item_id: int, bbox) -> None:
         """Take ``item_id`` out; ``bbox`` is the box it was added with."""

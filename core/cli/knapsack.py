@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # linesnap knapsack solve ... --json | head
         return stdout_closed()
     except (ValueError, TypeError, OSError, RuntimeError, OverflowError) as exc:
-        if "core.knapsack.limits" in sys.modules and sys.modules["core.knapsack.limits"].interrupted():
+        from core.knapsack import limits
+
+        if limits.interrupted():
             return _interrupted()  # (a solve stopped by Ctrl+C, as at a deadline)
         print(f"linesnap: error: {_one_line(exc)}", file=sys.stderr)
         return 1
