@@ -19,7 +19,7 @@ from core.io.raster import open_raster
 
 __all__ = ["TileLoader", "SAMPLE_PX"]
 
-#: Longest side (px) of the decimated whole-raster sample used for the contrast stretch.
+#: Longest side (px) of the whole-raster sample used for the contrast stretch (``Raster.read_sample``).
 SAMPLE_PX = 512
 
 
@@ -145,8 +145,5 @@ class TileLoader(QObject):
             bands = list(job.bands) if job.bands is not None else None
             return raster.read_decimated(col_off, row_off, win_w, win_h, out_w, out_h, bands=bands)
         _, bands = job
-        factor = max(self.width, self.height) / SAMPLE_PX
-        out_w, out_h = (max(1, round(n / max(factor, 1.0))) for n in (self.width, self.height))
-        return raster.read_decimated(0, 0, self.width, self.height, out_w, out_h,
-                                     bands=list(bands) if bands is not None else None)
+        return raster.read_sample(SAMPLE_PX, bands=list(bands) if bands is not None else None)
 

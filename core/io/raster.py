@@ -159,13 +159,30 @@ class Raster:
         if bands is None:
             self._check_memory(out_shape[1], out_shape[0], len(self._bands) + 1)
             return _weighted_sum(self._read_clipped(self._bands, box, out_shape), self._weights)
-        if isinstance(bands, (str, bytes)) or not hasattr(bands, "__iter__"):
-            raise TypeError(f"bands must be a list of 1-based band numbers; got {bands!r}")
-        bands = [_check_band(b, self.band_count, "bands") for b in bands]
-        if not bands:
-            raise ValueError("bands must name at least one band")
+        bands = self._band_list(bands)
         self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
         return np.ascontiguousarray(np.moveaxis(self._read_clipped(bands, box, out_shape), 0, -1))
+
+    def read_sample(self, side: int, bands=None) -> np.ndarray:
+        """A sample of the whole raster for statistics (the display's stretch), about ``side`` pixels a side.
+
+        The raster resampled (nearest) to fit ``side``, as :meth:`read_decimated` gives it, or where that
+        would decode every block of a large tiled file without overviews, a mosaic of windows spread over it
+        (:mod:`core.io.sampling`).  ``bands`` as :meth:`read_decimated`'s; float32, NaN where there is no data.
+        """
+        side = _check_size(side, "side")
+        factor = max(1.0, max(self.width, self.height) / side)
+        out_shape = tuple(max(1, round(n / factor)) for n in (self.height, self.width))
+        if bands is None:
+            self._check_memory(side, side, len(self._bands) + 1)
+            with self._lock:
+                planes = self._reader.read_sample(self._bands, out_shape)
+            return _weighted_sum(planes, self._weights)
+        bands = self._band_list(bands)
+        self._check_memory(side, side, len(bands) + 1)
+        with self._lock:
+            planes = self._reader.read_sample(bands, out_shape)
+        return np.ascontiguousarray(np.moveaxis(planes, 0, -1))
 
     def read_reduced(self, col_off, row_off, width, height, factor) -> np.ndarray:
         """A window reduced ``factor`` times, as :meth:`read_bands` gives it: ``(ceil(height / factor),
@@ -218,6 +235,15 @@ class Raster:
                 f"a coordinate reference system ({_crs_name(self.crs)}) with no known relation to WGS84"
             raise RasterError(f"{self.path or 'the array'} has {reason} (not georeferenced)")
         return _warp_points(src_crs, dst_crs, xs, ys)
+
+    def _band_list(self, bands) -> list[int]:
+        """``bands`` (1-based numbers) checked: TypeError, ValueError or RasterError for a bad one."""
+        if isinstance(bands, (str, bytes)) or not hasattr(bands, "__iter__"):
+            raise TypeError(f"bands must be a list of 1-based band numbers; got {bands!r}")
+        bands = [_check_band(b, self.band_count, "bands") for b in bands]
+        if not bands:
+            raise ValueError("bands must name at least one band")
+        return bands
 
     def _check_memory(self, width, height, n_planes):
         """Refuse (RasterError), before allocating, a read of ``n_planes`` float32 planes beyond the memory budget."""

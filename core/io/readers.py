@@ -14,6 +14,7 @@ import numpy as np
 
 from core.io.checks import FLOAT32_MAX, RasterError, check_transform, check_vrt, float64_scale, sample_shape
 from core.io.gdal_messages import gdal_messages, quoted
+from core.io.sampling import GRID, spread_windows
 
 __all__ = ["REDUCED_READ_CACHE_BYTES", "ArrayReader", "DatasetReader", "RasterError"]
 
@@ -49,9 +50,7 @@ class DatasetReader:
         try:
             self._check_usable()
             if self.dtype.kind == "f":
-                with gdal_messages():
-                    sample = ds.read(out_shape=sample_shape(self.height, self.width, self.band_count))
-                self.value_scale = float64_scale(sample, self.nodata)
+                self.value_scale = float64_scale(self._float_sample(), self.nodata)
         except Exception:
             self.close()
             raise
@@ -64,6 +63,37 @@ class DatasetReader:
         check_transform(self.transform, self.path)
         # A truncated file usually opens but lacks its last blocks: find out now.
         self.read([self.band_count], (self.height - 1, self.height, self.width - 1, self.width), (1, 1))
+
+    def _spread_windows(self, side):
+        """:func:`core.io.sampling.spread_windows` for this file (its blocks and first band's overviews)."""
+        with gdal_messages():
+            return spread_windows(self.height, self.width, self._ds.block_shapes[0], side, self._ds.overviews(1))
+
+    def _float_sample(self):
+        """Every band's values, in their own type, at about ``sample_shape``'s pixels (for float64_scale)."""
+        from rasterio.windows import Window
+
+        shape = sample_shape(self.height, self.width, self.band_count)
+        windows = self._spread_windows(max(shape[1:]))
+        with gdal_messages():
+            if windows is None:
+                return self._ds.read(out_shape=shape)
+            return np.concatenate([self._ds.read(window=Window(c, r, w, h)).reshape(self.band_count, -1)
+                                   for r, c, h, w in windows], axis=1)
+
+    def read_sample(self, bands, out_shape):
+        """(k, rows, cols) float32 values of the whole raster for statistics, NaN where masked: resampled
+        (nearest) to ``out_shape``, or where that would decode every block of a large file
+        (:func:`core.io.sampling.spread_windows`) a mosaic of windows spread over it, as many pixels."""
+        windows = self._spread_windows(max(out_shape))
+        if windows is None:
+            return self.read(bands, (0, self.height, 0, self.width), out_shape)
+        size = max(out_shape) // GRID
+        out = np.full((len(bands), GRID * size, GRID * size), np.nan, np.float32)
+        for k, (r, c, h, w) in enumerate(windows):
+            i, j = divmod(k, GRID)
+            out[:, i * size : i * size + h, j * size : j * size + w] = self.read(bands, (r, r + h, c, c + w), (h, w))
+        return out
 
     def data_bands(self):
         from rasterio.enums import ColorInterp
@@ -189,6 +219,10 @@ class ArrayReader:
 
     def close(self):
         self.closed = True
+
+    def read_sample(self, bands, out_shape):
+        """(k, rows, cols) float32 of the whole array resampled (nearest) to ``out_shape`` (in memory: cheap)."""
+        return self.read(bands, (0, self.height, 0, self.width), out_shape)
 
     def read(self, bands, rows_cols, out_shape, average=False):
         if self.closed:
