@@ -7,7 +7,8 @@ pieces, with the estimated ribbons when they are shown; in the light style
 
 from __future__ import annotations
 
-from app.map import style
+from app.map import line_chunks, style
+from app.map.line_chunks import ChunkCache
 from app.map.line_tiles import LIGHT_STYLE_FEATURES, RENDER_BUDGET_MS, TILE_PX, LineTiles
 from app.model.estimates import is_low
 from app.model.pieces import confidence_runs, feature_ribbon_edges
@@ -33,7 +34,8 @@ class FeatureStyle:
 
     def __init__(self, tool, index, options):
         self.tool, self.index, self.options = tool, index, options
-        self._polygons: dict[int, tuple] = {}  # id -> (vertices, QPolygonF)
+        self._polygons: dict[int, tuple] = {}  # id -> (vertices, QPolygonF) of a short line
+        self._chunks = ChunkCache()  # of the long ones
 
     def key(self) -> bool:
         return self.options.show_ribbon
@@ -48,14 +50,15 @@ class FeatureStyle:
     def forget(self, feature_id: int) -> None:
         self._polygons.pop(feature_id, None)
 
-    def draw(self, painter, feature_id: int, light: bool) -> None:
-        """One feature, in raster pixels (cosmetic pens)."""
+    def draw(self, painter, feature_id: int, light: bool, rect) -> None:
+        """One feature, in raster pixels (cosmetic pens); of a long one, its parts that meet ``rect``."""
         feature, vertices = self.index.entry(feature_id)
         if len(vertices) < 2:
             return
         if light:
             painter.setPen(style.pen(style.FEATURE, LIGHT_WIDTH_PX, cosmetic=True))
-            painter.drawPolyline(self._polygon(feature_id, vertices))
+            for polygon in self._polygons_in(feature_id, vertices, rect):
+                painter.drawPolyline(polygon)
             return
         if self.options.show_ribbon:
             self._draw_ribbons(painter, feature)
@@ -66,15 +69,23 @@ class FeatureStyle:
                     style.stroke(painter, style.path_of(run[:, 0], run[:, 1]), style.FEATURE, FULL_WIDTH_PX,
                                  dashed=low, cosmetic=True)
             return
-        polygon = self._polygon(feature_id, vertices)
+        polygons = self._polygons_in(feature_id, vertices, rect)
         painter.setPen(style.pen(style.CASING, FULL_WIDTH_PX + style.CASING_EXTRA_PX, cosmetic=True))
-        painter.drawPolyline(polygon)
+        for polygon in polygons:
+            painter.drawPolyline(polygon)
         painter.setPen(style.pen(style.FEATURE, FULL_WIDTH_PX, cosmetic=True))
-        painter.drawPolyline(polygon)
+        for polygon in polygons:
+            painter.drawPolyline(polygon)
 
     def _draw_ribbons(self, painter, feature) -> None:
         for edge in feature_ribbon_edges(feature, self.tool.outcomes):
             style.stroke(painter, style.path_of(edge[:, 0], edge[:, 1]), style.RIBBON, 1.25, cosmetic=True)
+
+    def _polygons_in(self, feature_id: int, vertices, rect) -> list:
+        """The polylines to stroke into ``rect``: a short line's whole (cached), a long line's parts there."""
+        if not line_chunks.is_long(vertices):
+            return [self._polygon(feature_id, vertices)]
+        return [style.polygon_of(part) for part in self._chunks.parts(vertices, rect)]
 
     def _polygon(self, feature_id: int, vertices):
         cached = self._polygons.get(feature_id)

@@ -27,7 +27,9 @@ layers (``app.map.reference_overlay``) share it:
   a raster rectangle, in drawing order), ``count(rect)`` and ``bbox(id)``;
 - style: ``key()`` (what else the tiles depend on), ``margin_px(scale)`` (how
   far, in view px, a drawing reaches beyond its vertices),
-  ``draw(painter, id, light)`` (one line in raster pixels, cosmetic pens) and
+  ``draw(painter, id, light, rect)`` (one line in raster pixels, cosmetic pens,
+  of which only what meets ``rect``, the tile grown by that reach, shows: a
+  long line may draw only its parts there, :mod:`app.map.line_chunks`) and
   ``forget(id)`` (a line left the source: drop what was cached for it).
 
 Level of detail: with more than :data:`LIGHT_STYLE_FEATURES` lines in view
@@ -67,7 +69,7 @@ class LineTiles:
     source : app.model.feature_index.FeatureIndex or app.model.reference.ReferenceIndex
         ``sync``, ``query``, ``count`` and ``bbox`` (raster pixels).
     line_style : object
-        ``key()``, ``margin_px(scale)``, ``draw(painter, id, light)`` and ``forget(id)``.
+        ``key()``, ``margin_px(scale)``, ``draw(painter, id, light, rect)`` and ``forget(id)``.
     """
 
     def __init__(self, source, line_style):
@@ -117,7 +119,7 @@ class LineTiles:
                     painter = QPainter(image)
                     try:
                         self._begin(painter, cell)
-                        self.style.draw(painter, line_id, self._light)
+                        self.style.draw(painter, line_id, self._light, self._tile_rect(cell, self._margin_px()))
                     finally:
                         painter.end()
 
@@ -199,8 +201,9 @@ class LineTiles:
         painter = QPainter(image)
         try:
             self._begin(painter, cell)
-            for line_id in self.source.query(self._tile_rect(cell, self._margin_px())):
-                self.style.draw(painter, line_id, self._light)
+            rect = self._tile_rect(cell, self._margin_px())
+            for line_id in self.source.query(rect):
+                self.style.draw(painter, line_id, self._light, rect)
         finally:
             painter.end()
         self.rendered += 1

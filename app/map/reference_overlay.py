@@ -14,6 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 
 from app.map import style
+from app.map.line_chunks import ChunkCache
 from app.map.line_tiles import LineTiles
 from app.model.reference_index import ReferenceIndex
 
@@ -31,6 +32,7 @@ class ReferenceStyle:
     def __init__(self, index: ReferenceIndex):
         self.index = index
         self._colours: dict[str, QColor] = {}
+        self._chunks = ChunkCache()  # of the long lines
 
     def key(self) -> None:
         return None
@@ -39,18 +41,20 @@ class ReferenceStyle:
         return REFERENCE_WIDTH_PX + style.CASING_EXTRA_PX + 2.0
 
     def forget(self, line_id: int) -> None:
-        pass  # nothing is cached per line
+        pass  # nothing is cached per line id (the long lines' runs go with their vertices)
 
-    def draw(self, painter, line_id: int, light: bool) -> None:
-        """One line, in raster pixels (cosmetic pens)."""
+    def draw(self, painter, line_id: int, light: bool, rect) -> None:
+        """One line, in raster pixels (cosmetic pens); of a long one, its parts that meet ``rect``."""
         vertices, colour = self.index.entry(line_id)
         colour = self._colours.setdefault(colour, QColor(colour))
-        polygon = style.polygon_of(vertices)
+        polygons = [style.polygon_of(part) for part in self._chunks.parts(vertices, rect)]
         if not light:
             painter.setPen(style.pen(style.CASING, REFERENCE_WIDTH_PX + style.CASING_EXTRA_PX, cosmetic=True))
-            painter.drawPolyline(polygon)
+            for polygon in polygons:
+                painter.drawPolyline(polygon)
         painter.setPen(style.pen(colour, LIGHT_WIDTH_PX if light else REFERENCE_WIDTH_PX, cosmetic=True))
-        painter.drawPolyline(polygon)
+        for polygon in polygons:
+            painter.drawPolyline(polygon)
 
 
 class ReferenceOverlay:
