@@ -26,6 +26,7 @@ from core.extraction.guides import Guides, build_guides
 from core.extraction.options import ScoringOptions
 from core.extraction.settings import AUTO, ExtractionSettings
 from core.extraction.solving import score_and_solve_on
+from core.extraction.spectral import model_bands
 from core.io.raster import Raster, open_raster
 from core.polyline.turns import link_angles, turn_is_feasible, turn_limit_rad
 
@@ -324,11 +325,11 @@ def _read_window(raster, guides: Guides, margin_px: float):
 
 
 def _read_bands(raster, box):
-    """``(bands, intensity)`` of a window, which must hold valid pixels."""
+    """``(bands, intensity)`` of a window, which must hold valid pixels; many bands as a few (spectral.model_bands)."""
     bands = raster.read_bands(*box)
     intensity = raster.intensity_of(bands)
     _check_valid(intensity, box)
-    return bands, intensity
+    return model_bands(bands), intensity
 
 
 def _check_valid(intensity, box) -> None:
