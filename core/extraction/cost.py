@@ -10,7 +10,9 @@ The rates are measured (docs/notes/extraction-and-polyline.md, "Cost model"):
 on the 2-core development VM (shared) scoring ran 1.2e7 to 5.3e7 link samples
 per second, the ``window`` DP 0.9e7 to 2e7 states and ``mitm`` 7e8 to 8e8
 steps per second; the estimate uses middle rates, so that it refuses only what
-is clearly too long.
+is clearly too long.  The window's bands count in its memory and in the
+appearance model's time, up to core.extraction.spectral.MAX_MODEL_BANDS (more
+are reduced to that many components; only their read grows with them).
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.extraction.settings import AUTO, ExtractionSettings
+from core.extraction.spectral import MAX_MODEL_BANDS
 from core.memory import check_allocation
 from core.polyline.tables import preparation_bytes
 
-__all__ = ["MAX_ESTIMATED_S", "MIN_GUIDE_SPACING_PX", "ExtractionCost", "check_extraction_cost", "extraction_cost",
-           "guides_too_close", "window_box", "window_bytes_per_px"]
+__all__ = ["MAX_ESTIMATED_S", "MIN_GUIDE_SPACING_PX", "ExtractionCost", "appearance_s_per_px", "check_extraction_cost",
+           "extraction_cost", "guides_too_close", "window_box", "window_bytes_per_px"]
 
 #: Guides closer than this (px) along the span see the same pixels: more nodes add work, not detail.
 MIN_GUIDE_SPACING_PX = 0.5
@@ -48,6 +51,15 @@ BYTES_PER_LINK = 4 + 8 + 8
 #: (docs/notes/extraction-and-polyline.md, "Cost model"): measured 26-28 B per band and 9 B besides.
 WINDOW_BYTES_PER_BAND_PX = {"edge": 28, "ribbon": 28, AUTO: 30}
 WINDOW_BYTES_PER_PX = {"edge": 10, "ribbon": 10, AUTO: 10}
+#: Past MAX_MODEL_BANDS bands the model reads that many components (core.extraction.spectral), and the peak
+#: per pixel is the read's where that is more: two float32 copies of every band (traced: 8 B per band).
+READ_BYTES_PER_BAND_PX = 9
+#: The appearance model's seconds per window pixel (every mode runs it): a part per pixel and a part per pair
+#: of its features (two per modelled band), fitted on 1-8 band windows of 206 000 px (28-92 ms), 2-core VM;
+#: and the read and the reduction of bands beyond MAX_MODEL_BANDS (224 bands: about 0.35 s for 206 000 px).
+APPEARANCE_S_PER_PX = 1.3e-7
+APPEARANCE_S_PER_FEATURE_PAIR_PX = 1.2e-9
+REDUCTION_S_PER_BAND_PX = 8e-9
 #: Pixels read around the guides for the estimate (pipeline._ESTIMATE_MARGIN_PX).
 _WINDOW_MARGIN_PX = 40.0
 
@@ -73,7 +85,7 @@ class ExtractionCost:
     memory_bytes : int
         Peak of the link tables and the window's planes.
     estimated_s : float
-        Running time at the measured rates of the backend.
+        Running time at the measured rates of the backend (the appearance model's on the CPU).
     """
 
     span_px: float
@@ -107,6 +119,7 @@ def extraction_cost(settings: ExtractionSettings, start_xy, end_xy, band_count: 
     if backend == "gpu":
         seconds /= GPU_SPEEDUP
     _, _, width, height = window_box(settings, a, b)
+    seconds += width * height * appearance_s_per_px(band_count)  # on the CPU whatever the backend
     table_bytes = links * BYTES_PER_LINK + preparation_bytes((), d, n_end, m) + max(n_end, d) * max(d, n_end)
     window_bytes = width * height * window_bytes_per_px(settings.mode, band_count)
     return ExtractionCost(span, spacing, links, samples, steps, (width, height), table_bytes + window_bytes, seconds)
@@ -114,7 +127,17 @@ def extraction_cost(settings: ExtractionSettings, start_xy, end_xy, band_count: 
 
 def window_bytes_per_px(mode: str, band_count: int) -> int:
     """Peak bytes per window pixel of an extraction in ``mode`` reading ``band_count`` bands."""
-    return WINDOW_BYTES_PER_PX[mode] + WINDOW_BYTES_PER_BAND_PX[mode] * band_count
+    per_band = WINDOW_BYTES_PER_BAND_PX[mode] * min(band_count, MAX_MODEL_BANDS)
+    if band_count > MAX_MODEL_BANDS:
+        per_band = max(per_band, READ_BYTES_PER_BAND_PX * band_count)
+    return WINDOW_BYTES_PER_PX[mode] + per_band
+
+
+def appearance_s_per_px(band_count: int) -> float:
+    """Seconds per window pixel of the appearance model on ``band_count`` bands (the reduction of many included)."""
+    features = 2 * min(band_count, MAX_MODEL_BANDS)
+    reduced = band_count if band_count > MAX_MODEL_BANDS else 0
+    return APPEARANCE_S_PER_PX + APPEARANCE_S_PER_FEATURE_PAIR_PX * features ** 2 + REDUCTION_S_PER_BAND_PX * reduced
 
 
 def window_box(settings: ExtractionSettings, start_xy, end_xy) -> tuple[int, int, int, int]:

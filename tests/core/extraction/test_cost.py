@@ -69,8 +69,24 @@ def test_the_defaults_pass():
     assert cost.estimated_s < 1.0 and cost.guide_spacing_px == pytest.approx(176 / 7)
 
 
+def test_many_bands_cost_what_their_components_do_plus_their_read():
+    from core.extraction.cost import APPEARANCE_S_PER_FEATURE_PAIR_PX, appearance_s_per_px, window_bytes_per_px
+    from core.extraction.spectral import MAX_MODEL_BANDS
+
+    for mode, per_band in (("edge", 28), ("ribbon", 28), ("auto", 30)):
+        for band_count in range(1, MAX_MODEL_BANDS + 1):  # as fitted before the reduction
+            assert window_bytes_per_px(mode, band_count) == 10 + per_band * band_count
+        assert window_bytes_per_px(mode, 9) == window_bytes_per_px(mode, MAX_MODEL_BANDS)
+        assert window_bytes_per_px(mode, 224) == 10 + 9 * 224  # two float32 copies of the read, and a margin
+    assert appearance_s_per_px(2) < appearance_s_per_px(MAX_MODEL_BANDS) < appearance_s_per_px(224)
+    unreduced = APPEARANCE_S_PER_FEATURE_PAIR_PX * (2 * 224) ** 2  # the model on every band: (2 k)^2 per pixel
+    assert appearance_s_per_px(224) < 0.05 * unreduced  # mostly the read of the 224 bands now
+    settings, a, b = ExtractionSettings(), (300.0, 500.0), (500.0, 560.0)
+    assert extraction_cost(settings, a, b, 224).estimated_s > extraction_cost(settings, a, b, 8).estimated_s
+
+
 @pytest.mark.parametrize("mode", ["edge", "ribbon", "auto"])
-@pytest.mark.parametrize("band_count", [1, 3])
+@pytest.mark.parametrize("band_count", [1, 3, 24])
 def test_memory_estimate_bounds_the_traced_peak(tmp_path, mode, band_count):
     """The estimate is at least the tracemalloc peak of the extraction, and at most twice it (window-bound cases)."""
     import tracemalloc
