@@ -20,9 +20,11 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPainterPath, QPen
 
 from app.map.feature_tiles import FeatureTiles
+from app.map.line_chunks import ChunkCache, is_long
 from app.map.style import (  # noqa: F401  (the colours are this module's public names too)
     CANDIDATE,
     CASING,
+    CASING_EXTRA_PX,
     CHOSEN,
     CURRENT,
     FAILED,
@@ -32,6 +34,8 @@ from app.map.style import (  # noqa: F401  (the colours are this module's public
     RIBBON,
     SELECTED,
     path_of,
+    pen,
+    polygon_of,
 )
 from app.map.style import stroke as _stroke
 from app.model.estimates import is_low
@@ -70,6 +74,21 @@ def _in_view(viewer, vertices: np.ndarray, margin: float) -> bool:
     return bx1 >= x0 - margin and bx0 <= x1 + margin and by1 >= y0 - margin and by0 <= y1 + margin
 
 
+#: A long line's view points are kept one per cell of this side (view px) in a row (:func:`_thinned`).
+THIN_CELL_PX = 0.5
+
+
+def _thinned(points: np.ndarray) -> np.ndarray:
+    """View points without those in the same :data:`THIN_CELL_PX` cell as the point before them (the ends
+    kept): a zoomed-out line of 10^5 vertices is stroked through the few thousand it shows, moved by at most
+    a cell's diagonal (0.7 px)."""
+    cells = np.floor(points / THIN_CELL_PX)
+    keep = np.ones(len(points), bool)
+    keep[1:] = (cells[1:] != cells[:-1]).any(axis=1)
+    keep[-1] = True
+    return points[keep]
+
+
 def _dot(painter, viewer, xy, colour: QColor, radius: float = 4.0) -> None:
     painter.setPen(QPen(CASING, 1.5))
     painter.setBrush(colour)
@@ -84,6 +103,7 @@ class ToolOverlay:
         self.options = options or OverlayOptions()
         self.index = FeatureIndex(tool)
         self.tiles = FeatureTiles(tool, self.index, self.options)
+        self._chunks = ChunkCache()  # of the selected feature when it is long
 
     def __call__(self, painter, viewer) -> None:
         tool = self.tool
@@ -111,10 +131,23 @@ class ToolOverlay:
             self._stroke_feature(painter, viewer, feature, SELECTED, 3.5)
 
     def _stroke_feature(self, painter, viewer, feature, colour: QColor, width: float) -> None:
-        """One feature: dashed along its runs of low-confidence pieces, one solid line where there are none."""
+        """One feature: dashed along its runs of low-confidence pieces, one solid line where there are none (of a
+        long line, its parts in view, as polylines: stroking a path of 10^5 vertices took 0.3-0.9 s a repaint)."""
         outcomes = self.tool.outcomes
         if not any(p.id in outcomes and is_low(outcomes[p.id].confidence) for p in feature.pieces):
-            _stroke(painter, _path(viewer, self.tool.feature_vertices(feature)), colour, width)
+            vertices = self.tool.feature_vertices(feature)
+            if not is_long(vertices):
+                _stroke(painter, _path(viewer, vertices), colour, width)
+                return
+            x0, y0, x1, y1 = viewer.transform.visible_rect(viewer.width(), viewer.height())
+            reach = (width + CASING_EXTRA_PX) / viewer.transform.scale
+            t = viewer.transform
+            polygons = [polygon_of(_thinned((part - (t.origin_x, t.origin_y)) * t.scale))
+                        for part in self._chunks.parts(vertices, (x0 - reach, y0 - reach, x1 + reach, y1 + reach))]
+            for line_pen in (pen(CASING, width + CASING_EXTRA_PX), pen(colour, width)):
+                painter.setPen(line_pen)
+                for polygon in polygons:
+                    painter.drawPolyline(polygon)
             return
         for vertices, low in confidence_runs(feature, outcomes):
             if len(vertices) >= 2:
