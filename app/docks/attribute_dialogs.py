@@ -1,4 +1,4 @@
-"""Attribute dialogs and table helpers: define a layer's fields, fill in a line's values, sort and edit cells.
+"""Attribute dialogs and table helpers: define a layer's fields, fill in a line's values, edit cells.
 
 The dialogs check what is typed with :mod:`app.model.attributes` and say what
 is wrong in one line under the fields, staying open until it is right.
@@ -6,7 +6,7 @@ is wrong in one line under the fields, staying open until it is right.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtCore import QAbstractProxyModel, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -23,10 +23,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.docks.features_model import SORT_ROLE
 from app.model.attributes import FIELD_KINDS, FieldDef, check_fields, parse_value, value_text
 
-__all__ = ["FieldsDialog", "AttributeForm", "SortProxy", "AttributeDelegate"]
+__all__ = ["FieldsDialog", "AttributeForm", "AttributeDelegate"]
 
 _KIND_TIPS = {"text": "any text", "integer": "whole numbers (lanes)", "real": "numbers (width in metres)",
               "choice": "one of a list (road class): give the choices, separated by commas"}
@@ -172,26 +171,6 @@ class AttributeForm(QDialog):
         super().accept()
 
 
-class SortProxy(QSortFilterProxyModel):
-    """Sorts the features table by each cell's :data:`SORT_ROLE` value: numbers as numbers, blanks last."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setSortRole(SORT_ROLE)
-
-    def lessThan(self, left, right) -> bool:
-        return _order(left.data(SORT_ROLE)) < _order(right.data(SORT_ROLE))
-
-
-def _order(value) -> tuple:
-    """Blanks after every value (ascending); numbers before text; text case-insensitively."""
-    if value is None:
-        return (2, 0, "")
-    if isinstance(value, (int, float)):
-        return (0, value, "")
-    return (1, 0, str(value).lower())
-
-
 class AttributeDelegate(QStyledItemDelegate):
     """Edits a choice field's cell with a list of its choices (blank: no value); other cells as text."""
 
@@ -218,6 +197,6 @@ class AttributeDelegate(QStyledItemDelegate):
 
 def _field_of(index):
     model = index.model()
-    if isinstance(model, QSortFilterProxyModel):
+    if isinstance(model, QAbstractProxyModel):
         index, model = model.mapToSource(index), model.sourceModel()
     return model.field_at(index.column()) if hasattr(model, "field_at") else None

@@ -15,8 +15,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.docks.attribute_dialogs import AttributeDelegate, AttributeForm, FieldsDialog, SortProxy
+from app.docks.attribute_dialogs import AttributeDelegate, AttributeForm, FieldsDialog
 from app.docks.features_model import ID_ROLE, FeaturesModel
+from app.docks.sort_proxy import SortProxy
 from app.errors import reports_errors
 
 __all__ = ["FeaturesPanel"]
