@@ -77,6 +77,7 @@ class ExtractionTool(FeatureEdits):
         self._ids = itertools.count(1)
         self._history = History()
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
+        self._settled_features: tuple | None = None  # a features tuple whose every extraction has its outcome
         # by feature id: (feature, its pieces' outcomes, vertices); features and outcomes are immutable
         self._vertices: dict[int, tuple[Feature, tuple | None, np.ndarray]] = {}
         self._preview = LivePreview(self.anchor_start, lambda: self.settings, self.preview_changed,
@@ -157,16 +158,17 @@ class ExtractionTool(FeatureEdits):
         self._set_state(new_state)
 
     def _set_state(self, new_state: ToolState) -> None:
-        old_anchor = self.anchor_start()
+        old_anchor, old_state = self.anchor_start(), self.state
         self.state = new_state
         self.dirty = True
-        if self.selected_id is not None and all(f.id != self.selected_id for f in new_state.features):
+        same_finished = new_state.features is old_state.features  # (a click: only the feature in progress changed)
+        if (self.selected_id is not None and not same_finished
+                and all(f.id != self.selected_id for f in new_state.features)):
             self.selected_id = None
             self.selection_changed.emit()
         self.changed.emit()
-        if self._requested:  # thousands of finished features: walk them only when a request is out
-            drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
-            abandoned = self._requested.keys() - drawn
+        if self._requested:
+            abandoned = self._abandoned(old_state, same_finished)
             if abandoned:
                 self.pieces_abandoned.emit(sorted(abandoned))
         self._request_ready()
@@ -192,20 +194,44 @@ class ExtractionTool(FeatureEdits):
         self._set_state(state)
         return True
 
+    def _abandoned(self, old_state: ToolState, same_finished: bool) -> set[int]:
+        """The requested pieces the new state no longer draws: where the finished features are the same tuple,
+        only the old feature in progress's can have gone (thousands of finished features are walked only when
+        they changed)."""
+        if not same_finished:
+            drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
+            return self._requested.keys() - drawn
+        current = self.state.current
+        kept = {piece.id for piece in current.pieces} if current is not None else set()
+        gone = {piece.id for piece in old_state.current.pieces} - kept if old_state.current is not None else set()
+        return gone & self._requested.keys()
+
     def _drawn_features(self) -> list[Feature]:
         """The finished features and the feature in progress (not those of the history)."""
         return list(self.state.features) + ([self.state.current] if self.state.current is not None else [])
 
     def _request_ready(self) -> None:
-        """Ask, in click order and once each, for the extractions whose start is final."""
-        for feature in self._drawn_features():
+        """Ask, in click order and once each, for the extractions whose start is final.
+
+        The finished features are walked only when they are another tuple than the last walk found settled
+        (every extraction with its outcome; outcomes are never taken back): a click changes only the feature
+        in progress, and walking 100,000 finished features took each click 58 ms."""
+        features, current = self.state.features, self.state.current
+        walk_finished = features is not self._settled_features
+        waiting = False  # a finished feature has an extraction without its outcome
+        for feature in (list(features) if walk_finished else []) + ([current] if current is not None else []):
             for index, piece in enumerate(feature.pieces):
-                if piece.kind != "extract" or piece.id in self.outcomes or piece.id in self._requested:
+                if piece.kind != "extract" or piece.id in self.outcomes:
+                    continue
+                waiting = waiting or feature is not current
+                if piece.id in self._requested:
                     continue
                 if not start_is_final(feature, index, self.outcomes):
                     break
                 self._requested[piece.id] = (piece, self.piece_start(feature, index))
                 self.piece_requested.emit(*self._requested[piece.id])
+        if walk_finished and not waiting:
+            self._settled_features = features
 
     # ---------------------------------------------------------------- drawing
     def click(self, point, straight: bool = False) -> None:
