@@ -1,26 +1,50 @@
-"""Undo and redo of the extraction tool: two stacks of :class:`app.model.pieces.ToolState`.
+"""Undo and redo of the extraction tool: two stacks of :class:`app.model.state_change.StateChange`.
 
 A settings change that re-ran the current piece is an edit, so its entry
 carries the settings to bring back with the state.  Other entries carry None
 and leave the settings alone: changing them with nothing to re-run is not an
 edit, and undoing a later drawing step must not take it back.
+
+The stacks hold at most ``limit`` steps in all, the oldest dropped first; the
+steps dropped are handed back so that the tool can let go of what only they
+held (:class:`PieceReferences`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import collections
+from typing import Any, Iterable
 
-from app.model.pieces import ToolState
+from app.model.pieces import Feature, ToolState
+from app.model.state_change import StateChange
 
-__all__ = ["History"]
+__all__ = ["History", "PieceReferences", "DEFAULT_UNDO_LIMIT"]
+
+#: Undoable steps kept by default: a long session's worth, a few MB at 100,000 lines.
+DEFAULT_UNDO_LIMIT = 500
+
+
+def checked_limit(limit) -> int:
+    """``limit`` as an int >= 0 (TypeError or ValueError naming it otherwise)."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"undo_limit must be an int; got {type(limit).__name__}")
+    if limit < 0:
+        raise ValueError(f"undo_limit must be >= 0; got {limit}")
+    return limit
 
 
 class History:
-    """Undo and redo stacks of ``(state, settings or None)`` entries."""
+    """Undo and redo stacks of ``(change, settings or None)`` entries, at most ``limit`` in all."""
 
-    def __init__(self):
-        self._undo: list[tuple[ToolState, Any]] = []
-        self._redo: list[tuple[ToolState, Any]] = []
+    def __init__(self, limit: int = DEFAULT_UNDO_LIMIT):
+        self._limit = checked_limit(limit)
+        self._undo: collections.deque[tuple[StateChange, Any]] = collections.deque()
+        self._redo: list[tuple[StateChange, Any]] = []
+
+    @property
+    def limit(self) -> int:
+        """The most steps kept (undo and redo together)."""
+        return self._limit
 
     @property
     def can_undo(self) -> bool:
@@ -32,36 +56,100 @@ class History:
         """True when there is an undone edit to redo."""
         return bool(self._redo)
 
-    def push(self, state: ToolState, settings: Any = None) -> None:
-        """Keep ``state`` (left by a new edit) for undo; a new edit clears the redo stack.
+    def __len__(self) -> int:
+        return len(self._undo) + len(self._redo)
+
+    def set_limit(self, limit: int) -> list[StateChange]:
+        """Keep at most ``limit`` steps from now on; returns the steps dropped (oldest undo, then farthest redo)."""
+        self._limit = checked_limit(limit)
+        return self._trimmed()
+
+    def push(self, change: StateChange, settings: Any = None) -> list[StateChange]:
+        """Keep ``change`` (a new edit) for undo; returns the steps dropped (the redo stack, the oldest over the limit).
 
         Parameters
         ----------
-        state : ToolState
-            The state before the edit.
+        change : StateChange
+            From the state before the edit to the state after it.
         settings : object or None
             The settings before the edit, for an edit that changed them.
         """
-        self._undo.append((state, settings))
+        dropped = [entry[0] for entry in self._redo]
         self._redo.clear()
+        self._undo.append((change, settings))
+        return dropped + self._trimmed()
 
-    def undo(self, state: ToolState, settings: Any) -> tuple[ToolState, Any] | None:
-        """The entry to go back to, keeping the current ``state`` and ``settings`` for redo; None when empty."""
-        return self._step(self._undo, self._redo, state, settings)
+    def _trimmed(self) -> list[StateChange]:
+        dropped = []
+        while len(self) > self._limit:
+            dropped.append((self._undo.popleft() if self._undo else self._redo.pop(0))[0])
+        return dropped
 
-    def redo(self, state: ToolState, settings: Any) -> tuple[ToolState, Any] | None:
-        """The entry to go forward to, keeping the current ``state`` and ``settings`` for undo; None when empty."""
-        return self._step(self._redo, self._undo, state, settings)
+    def undo(self, state: ToolState, settings: Any) -> tuple[StateChange, ToolState, Any] | None:
+        """The step undone, the state before it and its settings (or None); None when there is nothing to undo.
 
-    @staticmethod
-    def _step(source: list, target: list, state: ToolState, settings: Any) -> tuple[ToolState, Any] | None:
-        if not source:
+        ``state`` and ``settings`` are the current ones: the step keeps ``settings`` for redo.
+        """
+        if not self._undo:
             return None
-        entry = source.pop()
-        target.append((state, None if entry[1] is None else settings))
-        return entry
+        change, entry_settings = self._undo.pop()
+        self._redo.append((change, None if entry_settings is None else settings))
+        return change, change.undone(state), entry_settings
 
-    def clear(self) -> None:
-        """Forget every entry."""
+    def redo(self, state: ToolState, settings: Any) -> tuple[StateChange, ToolState, Any] | None:
+        """The step redone, the state after it and its settings (or None); None when there is nothing to redo."""
+        if not self._redo:
+            return None
+        change, entry_settings = self._redo.pop()
+        self._undo.append((change, None if entry_settings is None else settings))
+        return change, change.redone(state), entry_settings
+
+    def clear(self) -> list[StateChange]:
+        """Forget every entry; returns the steps dropped."""
+        dropped = [entry[0] for entry in self._undo] + [entry[0] for entry in self._redo]
         self._undo.clear()
         self._redo.clear()
+        return dropped
+
+
+class PieceReferences:
+    """How many features of the state and of the undo history hold each piece.
+
+    A feature counts once wherever it is held (the state's features, the
+    feature in progress, a reopened feature's original, either side of a
+    step), so a piece that drops to zero can never be drawn again and its
+    outcome can go.
+    """
+
+    def __init__(self):
+        self._counts: collections.Counter[int] = collections.Counter()
+
+    def __contains__(self, piece_id: int) -> bool:
+        return piece_id in self._counts
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def hold(self, features: Iterable[Feature]) -> None:
+        """Count one more holder of each piece of ``features``."""
+        counts = self._counts
+        for feature in features:
+            for piece in feature.pieces:
+                counts[piece.id] += 1
+
+    def release(self, features: Iterable[Feature]) -> list[int]:
+        """Count one holder less of each piece of ``features``; returns the ids of the pieces no longer held."""
+        counts, gone = self._counts, []
+        for feature in features:
+            for piece in feature.pieces:
+                counts[piece.id] -= 1
+                if counts[piece.id] <= 0:
+                    del counts[piece.id]
+                    gone.append(piece.id)
+        return gone
+
+    def reset(self, state: ToolState) -> None:
+        """Count the features of ``state`` only (a history cleared with it)."""
+        self._counts.clear()
+        reopened = state.reopened[1] if state.reopened is not None else None
+        self.hold(list(state.features) + [f for f in (state.current, reopened) if f is not None])

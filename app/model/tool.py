@@ -16,7 +16,7 @@ import numpy as np
 
 from app.model import editing
 from app.model.events import EventDescriptor
-from app.model.history import History
+from app.model.history import DEFAULT_UNDO_LIMIT, History, PieceReferences
 from app.model.pieces import (
     Feature,
     PieceOutcome,
@@ -31,6 +31,7 @@ from app.model.pieces import (
     straight_outcome,
 )
 from app.model.preview import LivePreview, too_short
+from app.model.state_change import StateChange
 from app.model.tool_edits import FeatureEdits
 
 __all__ = ["ExtractionTool"]
@@ -66,7 +67,7 @@ class ExtractionTool(FeatureEdits):
     fields_changed = EventDescriptor("fields_changed(): the layer's attribute fields were defined anew.")
     feature_finished = EventDescriptor("feature_finished(feature): a line drawn here was finished (Enter).")
 
-    def __init__(self, settings: Any = None):
+    def __init__(self, settings: Any = None, undo_limit: int = DEFAULT_UNDO_LIMIT):
         self.settings = settings
         self.state = ToolState()
         self.outcomes: dict[int, PieceOutcome] = {}
@@ -75,7 +76,8 @@ class ExtractionTool(FeatureEdits):
         #: The layer's attribute fields (:class:`app.model.attributes.FieldDef`), defined by the user.
         self.fields: tuple = ()
         self._ids = itertools.count(1)
-        self._history = History()
+        self._history = History(undo_limit)
+        self._references = PieceReferences()  # the pieces held by the state and the history
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
         self._settled_features: tuple | None = None  # a features tuple whose every extraction has its outcome
         # by feature id: (feature, its pieces' outcomes, vertices); features and outcomes are immutable
@@ -103,6 +105,15 @@ class ExtractionTool(FeatureEdits):
     def can_redo(self) -> bool:
         """True when there is an undone edit to redo."""
         return self._history.can_redo
+
+    @property
+    def undo_limit(self) -> int:
+        """The most undoable steps kept (undo and redo together); setting it lower drops the oldest."""
+        return self._history.limit
+
+    @undo_limit.setter
+    def undo_limit(self, limit: int) -> None:
+        self._let_go(self._history.set_limit(limit))
 
     def feature(self, feature_id: int) -> Feature:
         """The finished feature with this id (KeyError when there is none)."""
@@ -152,10 +163,28 @@ class ExtractionTool(FeatureEdits):
     # -------------------------------------------------------------- history
     def _commit(self, new_state: ToolState, settings: Any = None) -> None:
         """Make ``new_state`` (and ``settings``, when given) current, one undoable step."""
-        self._history.push(self.state, None if settings is None else self.settings)
+        change = StateChange.between(self.state, new_state)
+        before, after = change.features_before(), change.features_after()
+        self._references.hold(before + after)  # the step's
+        self._references.hold(after)  # the state's (held before the history lets go of anything)
+        self._references.release(before)
+        dropped = self._history.push(change, None if settings is None else self.settings)
         if settings is not None:
             self.settings = settings
+        self._let_go(dropped)
         self._set_state(new_state)
+
+    def _let_go(self, dropped: list[StateChange]) -> None:
+        """Release what the ``dropped`` steps held: the outcomes of pieces nothing holds any more, cached vertices."""
+        for change in dropped:
+            features = change.features_before() + change.features_after()
+            for piece_id in self._references.release(features):
+                self.outcomes.pop(piece_id, None)
+            for feature in features:
+                cached = self._vertices.get(feature.id)
+                if cached is not None and cached[0] is feature and not all(p.id in self._references
+                                                                             for p in feature.pieces):
+                    del self._vertices[feature.id]
 
     def _set_state(self, new_state: ToolState) -> None:
         old_anchor, old_state = self.anchor_start(), self.state
@@ -177,16 +206,24 @@ class ExtractionTool(FeatureEdits):
 
     def undo(self) -> bool:
         """Go back one edit; False when there is nothing to undo."""
-        return self._restore_entry(self._history.undo(self.state, self.settings))
+        entry = self._history.undo(self.state, self.settings)
+        if entry is not None:
+            self._references.hold(entry[0].features_before())
+            self._references.release(entry[0].features_after())  # the step still holds them
+        return self._restore_entry(entry)
 
     def redo(self) -> bool:
         """Redo the last undone edit; False when there is nothing to redo."""
-        return self._restore_entry(self._history.redo(self.state, self.settings))
+        entry = self._history.redo(self.state, self.settings)
+        if entry is not None:
+            self._references.hold(entry[0].features_after())
+            self._references.release(entry[0].features_before())
+        return self._restore_entry(entry)
 
-    def _restore_entry(self, entry: tuple[ToolState, Any] | None) -> bool:
+    def _restore_entry(self, entry: tuple[StateChange, ToolState, Any] | None) -> bool:
         if entry is None:
             return False
-        state, settings = entry
+        _, state, settings = entry
         self._preview.paused = False
         if settings is not None and settings != self.settings:
             self.settings = settings
@@ -318,9 +355,10 @@ class ExtractionTool(FeatureEdits):
 
     # ------------------------------------------------------------- outcomes
     def complete_piece(self, piece_id: int, outcome: PieceOutcome) -> None:
-        """Store the outcome of a piece's extraction (finished or failed)."""
+        """Store the outcome of a piece's extraction (finished or failed); dropped when nothing can draw the piece."""
         anchor_before = self.anchor_start()
-        self.outcomes[piece_id] = outcome
+        if piece_id in self._references:
+            self.outcomes[piece_id] = outcome
         self._requested.pop(piece_id, None)
         self.outcomes_changed.emit()
         self._request_ready()  # a piece that waited for this one's snapped end
@@ -361,6 +399,7 @@ class ExtractionTool(FeatureEdits):
             ids += [state.current.id] + [p.id for p in state.current.pieces]
         self._ids = itertools.count(max(ids, default=0) + 1)
         self._history.clear()
+        self._references.reset(state)
         self.selected_id = None
         self._set_state(state)
         self.dirty = bool(state.features or state.current)
