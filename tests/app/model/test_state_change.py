@@ -31,7 +31,8 @@ edit_scripts = st.lists(st.tuples(st.sampled_from(["remove", "insert", "replace"
 def test_a_step_undone_and_redone_gives_back_both_states_object_for_object(n, script, current_before, current_after):
     features, fresh = list(_features(n)), iter(_features(60, first_id=100))
     old_current, new_current = _features(2, first_id=500)
-    old = ToolState(tuple(features), old_current if current_before else None)
+    old = ToolState(tuple(features), old_current if current_before else None,
+                    (3, old_current) if current_before else None)
     for action, i, j in script:
         if action == "insert" or not features:
             features.insert(i % (len(features) + 1), next(fresh))

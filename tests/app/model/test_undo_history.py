@@ -119,12 +119,13 @@ def _apply(tool, op, args, requested, completed):
 
 
 OPS = ["click", "click", "click", "finish", "cancel", "backspace", "settings", "rename", "delete", "reopen",
-       "import", "move", "reverse", "split", "undo", "undo", "undo", "redo", "redo", "complete", "save", "reload"]
+       "reopen", "import", "move", "reverse", "split", "undo", "undo", "undo", "redo", "redo", "complete", "save",
+       "reload"]
 actions = st.lists(st.tuples(st.sampled_from(OPS), st.tuples(st.integers(0, 50), st.integers(0, 50))),
                    max_size=60)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.integers(0, 6), actions)
 def test_undo_redo_and_outcomes_follow_the_reference(limit, script):
     tool = ExtractionTool(settings="S1", undo_limit=limit)
@@ -163,6 +164,18 @@ def test_undo_redo_and_outcomes_follow_the_reference(limit, script):
                 reference.dirty = True
         reference.learn(tool)
         reference.check(tool)
+
+
+def test_undo_within_a_continued_line_keeps_it_continued_and_esc_puts_it_back():
+    tool = ExtractionTool(settings="S1")
+    tool.add_features([("", _line(0), {}), ("", _line(10), {})])
+    original = tool.features[0]
+    tool.reopen(original.id)
+    tool.click((30.0, 30.0), straight=True)
+    tool.undo()
+    assert tool.state.reopened == (0, original) and tool.current is not None
+    tool.cancel()
+    assert tool.features[0] is original and tool.current is None
 
 
 def test_the_oldest_steps_go_first_and_the_newest_still_undo():
