@@ -27,7 +27,9 @@ def _places_not_in(features: tuple, others: tuple) -> tuple[int, ...]:
 
 
 def _without(features: tuple, places: tuple[int, ...]) -> tuple:
-    """``features`` without the items at ``places`` (ascending)."""
+    """``features`` without the items at ``places`` (ascending); ``features`` itself where there are none."""
+    if not places:
+        return features
     parts, last = [], 0
     for place in places:
         parts.append(features[last:place])
@@ -37,7 +39,10 @@ def _without(features: tuple, places: tuple[int, ...]) -> tuple:
 
 
 def _with(features: tuple, places: tuple[int, ...], items: tuple) -> tuple:
-    """``features`` with ``items`` put in so that they end up at ``places`` (ascending) of the result."""
+    """``features`` with ``items`` put in so that they end up at ``places`` (ascending) of the result;
+    ``features`` itself where there are none."""
+    if not places:
+        return features
     parts, last = [], 0
     for inserted, (place, item) in enumerate(zip(places, items)):
         taken = place - inserted  # items of ``features`` that come before this one
@@ -89,7 +94,11 @@ class StateChange:
 
     @classmethod
     def between(cls, old: ToolState, new: ToolState) -> StateChange:
-        """The step from ``old`` to ``new``; features are told apart by identity (they are immutable)."""
+        """The step from ``old`` to ``new``; features are told apart by identity (they are immutable).  A click
+        keeps the finished features' tuple: then nothing is compared, and undoing or redoing it keeps that tuple
+        (the tool's request walk skips an unchanged tuple it found settled)."""
+        if old.features is new.features:
+            return cls((), (), (), (), (old.current, old.reopened), (new.current, new.reopened))
         first, last_old, last_new = _changed_span(old.features, new.features)
         before, after = old.features[first:last_old], new.features[first:last_new]
         removed_at, added_at = _places_not_in(before, after), _places_not_in(after, before)

@@ -27,17 +27,17 @@ from app.model.pieces import (
     feature_score,
     feature_vertices,
     piece_start,
-    start_is_final,
     straight_outcome,
 )
 from app.model.preview import LivePreview, too_short
 from app.model.state_change import StateChange
 from app.model.tool_edits import FeatureEdits
+from app.model.tool_requests import ExtractionRequests
 
 __all__ = ["ExtractionTool"]
 
 
-class ExtractionTool(FeatureEdits):
+class ExtractionTool(FeatureEdits, ExtractionRequests):
     """State model of the click-to-extract tool.
 
     ``settings`` (opaque here; the window passes a
@@ -230,45 +230,6 @@ class ExtractionTool(FeatureEdits):
             self.settings_restored.emit(settings)
         self._set_state(state)
         return True
-
-    def _abandoned(self, old_state: ToolState, same_finished: bool) -> set[int]:
-        """The requested pieces the new state no longer draws: where the finished features are the same tuple,
-        only the old feature in progress's can have gone (thousands of finished features are walked only when
-        they changed)."""
-        if not same_finished:
-            drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
-            return self._requested.keys() - drawn
-        current = self.state.current
-        kept = {piece.id for piece in current.pieces} if current is not None else set()
-        gone = {piece.id for piece in old_state.current.pieces} - kept if old_state.current is not None else set()
-        return gone & self._requested.keys()
-
-    def _drawn_features(self) -> list[Feature]:
-        """The finished features and the feature in progress (not those of the history)."""
-        return list(self.state.features) + ([self.state.current] if self.state.current is not None else [])
-
-    def _request_ready(self) -> None:
-        """Ask, in click order and once each, for the extractions whose start is final.
-
-        The finished features are walked only when they are another tuple than the last walk found settled
-        (every extraction with its outcome; outcomes are never taken back): a click changes only the feature
-        in progress, and walking 100,000 finished features took each click 58 ms."""
-        features, current = self.state.features, self.state.current
-        walk_finished = features is not self._settled_features
-        waiting = False  # a finished feature has an extraction without its outcome
-        for feature in (list(features) if walk_finished else []) + ([current] if current is not None else []):
-            for index, piece in enumerate(feature.pieces):
-                if piece.kind != "extract" or piece.id in self.outcomes:
-                    continue
-                waiting = waiting or feature is not current
-                if piece.id in self._requested:
-                    continue
-                if not start_is_final(feature, index, self.outcomes):
-                    break
-                self._requested[piece.id] = (piece, self.piece_start(feature, index))
-                self.piece_requested.emit(*self._requested[piece.id])
-        if walk_finished and not waiting:
-            self._settled_features = features
 
     # ---------------------------------------------------------------- drawing
     def click(self, point, straight: bool = False) -> None:
