@@ -71,12 +71,13 @@ def read_pisinger(path) -> list[KnapsackInstance]:
     lines.check_in_range(2, [capacity], "the capacity")
     lines.check_in_range(range(3, 3 + n), items, "an item's profit and weight")
     problem = build_problem(lines, 1, lambda: KP1(items[:, 0], items[:, 1], capacity))
-    choice = None
+    choice, last = None, 2 + n
     if len(lines.lines) > 2 + n and lines.lines[2 + n].strip():
         vector = np.array(lines.ints(3 + n, n), dtype=np.int64)
         if np.any((vector != 0) & (vector != 1)):
             raise lines.error(3 + n, "the solution vector must hold 0 or 1 per item")
-        choice = np.flatnonzero(vector)
+        choice, last = np.flatnonzero(vector), 3 + n
+    lines.check_nothing_after(last, f"the file says {n} item{'' if n == 1 else 's'} (then its solution vector)")
     optimum = None
     opt_path = path.with_name(path.name + ".opt")
     if opt_path.exists():

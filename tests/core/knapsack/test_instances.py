@@ -184,6 +184,10 @@ def test_class_a_as_kp2():
         ("a.txt", "a01;2;2750;1220;463,386,-3;1680,420,0\n", r"a.txt:1: demand must be at least 1"),
         ("test.in", "3\n1 5 4\n2 6 5\n3 3 2\n10\n1 100 1\n",
          r"test.in:6: the first line says 3 items, then the capacity, but more lines follow"),
+        # text after a knapPI file's solution vector (or after its items) was accepted
+        ("knap", "2\n10\n5 4\n6 9\n1 0\n1 1\n",
+         r"knap:6: the file says 2 items \(then its solution vector\), but more lines follow"),
+        ("knap", "2\n10\n5 4\n6 9\n\n7 7\n", r"knap:6: the file says 2 items .*but more lines follow"),
     ],
 )
 def test_malformed_files_name_file_and_line(tmp_path, name, text, match):
