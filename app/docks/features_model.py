@@ -14,7 +14,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from app.model.attributes import value_text
 from app.model.estimates import LOW_CONFIDENCE, is_low
-from app.model.measure import feature_length
+from app.model.measure import feature_length, feature_lengths
 
 __all__ = ["FeaturesModel", "ID_ROLE", "SORT_ROLE", "CONFIDENCE_TIP"]
 
@@ -193,9 +193,23 @@ class FeaturesModel(QAbstractTableModel):
         return "" if confidence is None else f"{confidence:.2f}"
 
     def sort_values(self, column: int, rows) -> list:
-        """The :data:`SORT_ROLE` values of ``column`` in ``rows``, read in one go (a sort reads them all)."""
+        """The :data:`SORT_ROLE` values of ``column`` in ``rows``, read in one go (a sort reads them all; lengths
+        not yet measured are measured together)."""
         features = self._features
+        if column == 1 and self.field_at(column) is None:
+            self._measure([features[row] for row in rows])
         return [self._sort_key(features[row], column) for row in rows]
+
+    def _measure(self, features) -> None:
+        """Cache the lengths of those of ``features`` not measured since their vertices changed, in one pass."""
+        missing = []
+        for feature in features:
+            vertices = self.tool.feature_vertices(feature)
+            cached = self._lengths.get(feature.id)
+            if cached is None or cached[0] is not vertices:
+                missing.append((feature.id, vertices))
+        for (feature_id, vertices), length in zip(missing, feature_lengths([v for _, v in missing], self.raster)):
+            self._lengths[feature_id] = (vertices, length)
 
     def _sort_key(self, feature, column: int):
         field = self.field_at(column)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Length", "feature_length", "geodesic_distances_m", "WGS84_A_M", "WGS84_F"]
+__all__ = ["Length", "feature_length", "feature_lengths", "geodesic_distances_m", "WGS84_A_M", "WGS84_F"]
 
 WGS84_A_M = 6378137.0
 WGS84_F = 1.0 / 298.257223563
@@ -46,6 +46,34 @@ def feature_length(vertices_px: np.ndarray, raster=None) -> Length:
     lon, lat = raster.pixel_to_lonlat(vertices[:, 0], vertices[:, 1])
     metres = geodesic_distances_m(lon[:-1], lat[:-1], lon[1:], lat[1:]).sum()
     return Length(float(metres), "m", "geodesic on the WGS84 ellipsoid")
+
+
+def feature_lengths(lines: list, raster=None) -> list[Length]:
+    """:func:`feature_length` of many (k, 2) px polylines at once: one projection and one Vincenty pass over all
+    their links (a first sort of 100,000 lines by length took 2.7 s one line at a time)."""
+    arrays = [np.asarray(line, dtype=np.float64) for line in lines]
+    if any(a.ndim != 2 or a.shape[1] != 2 for a in arrays):
+        bad = next(a for a in arrays if a.ndim != 2 or a.shape[1] != 2)
+        raise ValueError(f"vertices_px must have shape (k, 2); got {bad.shape}")
+    georeferenced = raster is not None and raster.georeferenced
+    unit, method = ("m", "geodesic on the WGS84 ellipsoid") if georeferenced else ("px", "pixels (no georeference)")
+    out = [Length(0.0, unit, "") for _ in arrays]  # (lines of fewer than 2 vertices, as feature_length says)
+    measured = [k for k, a in enumerate(arrays) if len(a) >= 2]
+    if not measured:
+        return out
+    counts = np.array([len(arrays[k]) for k in measured], dtype=np.int64)
+    vertices = np.concatenate([arrays[k] for k in measured])
+    if georeferenced:
+        lon, lat = raster.pixel_to_lonlat(vertices[:, 0], vertices[:, 1])
+        links = geodesic_distances_m(lon[:-1], lat[:-1], lon[1:], lat[1:])
+    else:
+        links = np.hypot(*np.diff(vertices, axis=0).T)
+    ends = np.cumsum(counts)
+    links[ends[:-1] - 1] = 0.0  # (the link from one line's last vertex to the next line's first)
+    totals = np.add.reduceat(links, np.concatenate(([0], ends[:-1])))  # (each line has a link: no empty range)
+    for k, total in zip(measured, totals.tolist()):
+        out[k] = Length(float(total), unit, method)
+    return out
 
 
 def geodesic_distances_m(lon1, lat1, lon2, lat2) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.model.measure import feature_length, geodesic_distances_m
+from app.model.measure import feature_length, feature_lengths, geodesic_distances_m
 from app.status import describe_position, describe_run
 from tests.shared_data import shared_file
 
@@ -60,3 +60,23 @@ def test_describe_run():
         backend, method = "cpu", "window"
 
     assert describe_run(Result()) == "last run 12.3 ms on CPU (window)"
+
+
+@pytest.mark.parametrize("georeferenced", [False, True])
+def test_many_lengths_at_once_equal_each_measured_alone(georeferenced):
+    from core.io.raster import open_raster
+
+    rng = np.random.default_rng(8)
+    lines = [np.cumsum(rng.normal(0, 20, (int(k), 2)), axis=0) + 500 for k in rng.integers(0, 12, 300)]
+    lines[0], lines[5] = np.zeros((1, 2)), np.zeros((0, 2))  # no length
+    raster = open_raster(shared_file("landsat_rgb_300m.tif")) if georeferenced else None
+    try:
+        together = feature_lengths(lines, raster)
+        alone = [feature_length(line, raster) for line in lines]
+    finally:
+        if raster is not None:
+            raster.close()
+    assert [(a.unit, a.method) for a in together] == [(b.unit, b.method) for b in alone]
+    # (Vincenty iterates until every link converged: a few more rounds for some, 5e-12 apart)
+    np.testing.assert_allclose([a.value for a in together], [b.value for b in alone], rtol=1e-9, atol=1e-9)
+    assert feature_lengths([], raster) == []
