@@ -258,7 +258,7 @@ def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin
 def _extract_coarse_to_fine(raster, start_xy, end_xy, settings, factor, budget, cancel, t_begin):
     """A long span: the extraction on the window reduced ``factor`` times, then full-resolution pieces along it."""
     box = coarse_box(settings, start_xy, end_xy, factor, (raster.width, raster.height))
-    reduced = raster.read_reduced(*box, factor)
+    reduced = raster.read_reduced(*box, factor, cancel=cancel)
     origin = np.asarray(box[:2], np.float64)
     t_read = time.perf_counter()
     coarse = extract(reduced, (start_xy - origin) / factor, (end_xy - origin) / factor, settings.replace(band=None),

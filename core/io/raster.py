@@ -16,13 +16,17 @@ from pathlib import Path
 import numpy as np
 
 from core import validation
+from core.cancel import check, flag_of
 from core.io.readers import ArrayReader, DatasetReader, RasterError
 from core.memory import HostMemoryError, check_allocation
 
-__all__ = ["LUMINANCE_WEIGHTS", "Raster", "RasterError", "open_raster", "wrap_longitude"]
+__all__ = ["LUMINANCE_WEIGHTS", "REDUCED_STRIP_PIXELS", "Raster", "RasterError", "open_raster", "wrap_longitude"]
 
 #: ITU-R BT.601 luma weights of red, green and blue.
 LUMINANCE_WEIGHTS = (0.299, 0.587, 0.114)
+#: Source pixels a reduced read takes between two looks at its cancel flag: a few tenths of a second on a slow
+#: machine where every tile must be decoded (no overviews), so a cancelled far preview stops at once.
+REDUCED_STRIP_PIXELS = 2**22
 
 
 def open_raster(source, band: int | None = None, *, nodata: float | None = None) -> Raster:
@@ -184,19 +188,28 @@ class Raster:
             planes = self._reader.read_sample(bands, out_shape)
         return np.ascontiguousarray(np.moveaxis(planes, 0, -1))
 
-    def read_reduced(self, col_off, row_off, width, height, factor) -> np.ndarray:
+    def read_reduced(self, col_off, row_off, width, height, factor, cancel=None) -> np.ndarray:
         """A window reduced ``factor`` times, as :meth:`read_bands` gives it: ``(ceil(height / factor),
         ceil(width / factor), k)`` float32, each cell the mean of the valid pixels under it (the file's
         overviews serve where they exist), NaN where none is.  Coarse cell ``(i, j)`` covers the pixels
         ``[col_off + j * factor, col_off + (j + 1) * factor)`` x the same in rows.
+
+        Read in strips of whole cells of about :data:`REDUCED_STRIP_PIXELS`; ``cancel`` (a
+        :class:`core.cancel.CancelToken`) is looked at before each: :class:`core.cancel.Cancelled`.
         """
         box = _check_box(col_off, row_off, width, height)
         factor = _check_size(factor, "factor")
+        flag_of(cancel)  # a wrong type fails here, before any read
         out_shape = (-(-box[3] // factor), -(-box[2] // factor))
-        box = (box[0], box[1], out_shape[1] * factor, out_shape[0] * factor)
         bands = [self.band] if self.band is not None else self._reader.data_bands()
         self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
-        reduced = self._read_clipped(bands, box, out_shape, average=True)
+        reduced = np.empty((len(bands),) + out_shape, np.float32)
+        strip_rows = max(1, REDUCED_STRIP_PIXELS // (out_shape[1] * factor * factor))  # (in cells)
+        for i0 in range(0, out_shape[0], strip_rows):
+            check(cancel)
+            i1 = min(i0 + strip_rows, out_shape[0])
+            strip = (box[0], box[1] + i0 * factor, out_shape[1] * factor, (i1 - i0) * factor)
+            reduced[:, i0:i1] = self._read_clipped(bands, strip, (i1 - i0, out_shape[1]), average=True)
         return np.ascontiguousarray(np.moveaxis(reduced, 0, -1))
 
     def pixel_to_map(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
