@@ -120,6 +120,19 @@ class Raster:
         with self._lock:
             self._reader.close()
 
+    def reopen(self) -> None:
+        """Open the file again, so that reads see what was added to it since (overviews built beside it).
+
+        Threads may go on reading meanwhile: a read in progress finishes on the old handle.  Nothing
+        for an array.
+        """
+        if self.path is None or self.closed:
+            return
+        reader = DatasetReader(self.path if self.path.startswith("/vsi") else Path(self.path))
+        with self._lock:
+            old, self._reader = self._reader, reader
+            old.close()
+
     @property
     def closed(self) -> bool:
         """True once :meth:`close` has run."""

@@ -1,0 +1,170 @@
+"""Overviews (GDAL's "pyramids") of a large raster: whether it needs them, and building them beside it.
+
+A large tiled file without overviews is slow to view whole: every display tile
+at the fit zoom decodes every source tile under it (12 s to fill the window
+with a 20000 x 20000 RGB GeoTIFF on the benchmark VM), and a far preview's
+reduced read does the same.  Overviews, the raster reduced 2, 4, 8... times,
+let GDAL read a small level instead.  They are written as GDAL's external
+``IMAGE.ovr`` beside the image (``TIFF_USE_OVR``), the image itself is left as
+it is, and GDAL finds them when the image is opened again
+(:meth:`core.io.raster.Raster.reopen`).
+
+rasterio has no progress callback for GDAL's overview builder, and one call
+per level is no way round it: each call that adds a level to an existing
+``.ovr`` reads the whole image again (81 s for the 7 levels of that image,
+against 14 s in one call).  So the build takes two calls, with progress and
+cancel between them: level 1:2 from the image (the bulk of the work), then the
+coarser levels as the internal overviews of that level's ``.ovr`` (GDAL reads
+them as the image's further levels), from a quarter of the pixels.  The levels
+come out the same as GDAL's one-call build.  A cancelled or failed build
+removes the ``.ovr`` it began.  ``rasterio`` is imported inside functions, so
+``import core`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+from core.cancel import check, flag_of
+from core.io.checks import RasterError
+
+__all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "SMALLEST_LEVEL_PX", "OverviewError", "build_overviews",
+           "needs_overviews", "overview_factors", "overview_path"]
+
+#: A raster with a longer side than this (px) ...
+LARGE_SIDE_PX = 4096
+#: ... or more pixels than this is large: without overviews its fit view decodes it whole.
+LARGE_PIXELS = 2**24
+#: The coarsest level is the first whose longest side is at most this (px), as gdaladdo's default.
+SMALLEST_LEVEL_PX = 256
+
+
+class OverviewError(RasterError):
+    """Overviews cannot be built (the folder is not writable, the format cannot take them, GDAL failed)."""
+
+
+def overview_path(path) -> Path:
+    """Where GDAL keeps the external overviews of ``path``: ``path`` + ``.ovr``."""
+    return Path(f"{os.fspath(path)}.ovr")
+
+
+def overview_factors(width: int, height: int, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:
+    """The reductions ``[2, 4, 8, ...]`` of a ``width`` x ``height`` raster, down to ``smallest_px`` a side.
+
+    The last factor is the first whose level's longest side is at most ``smallest_px``; empty when the
+    raster is that small already.
+    """
+    for value, name in ((width, "width"), (height, "height"), (smallest_px, "smallest_px")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive number of pixels; got {value!r}")
+    factors, side = [], max(width, height)
+    while -(-side // (factors[-1] if factors else 1)) > smallest_px:
+        factors.append(2 * factors[-1] if factors else 2)
+    return factors
+
+
+def needs_overviews(raster) -> bool:
+    """Whether ``raster`` (a :class:`core.io.raster.Raster`) is a large local file without overviews.
+
+    Large: :data:`LARGE_SIDE_PX` on its longer side or :data:`LARGE_PIXELS`.  Arrays and GDAL's virtual
+    paths (URLs) never need them here.
+    """
+    import rasterio
+
+    large = max(raster.width, raster.height) > LARGE_SIDE_PX or raster.width * raster.height > LARGE_PIXELS
+    if not large or raster.path is None or raster.path.startswith("/vsi"):
+        return False
+    with rasterio.open(raster.path) as ds:
+        return not ds.overviews(1)
+
+
+def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:
+    """Build the overviews of the image at ``path`` into ``path.ovr`` (none for a small image).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A local image that has no overviews yet.
+    cancel : core.cancel.CancelToken, optional
+        Looked at between GDAL's two calls and after them; a cancelled build removes the ``.ovr`` and raises
+        :class:`core.cancel.Cancelled`.
+    report : callable, optional
+        ``report(done, total, phase)`` with the levels built so far (0, 1, then all of them).
+    smallest_px : int
+        See :func:`overview_factors`.
+
+    Returns
+    -------
+    list of int
+        The factors built (average resampling; nearest for paletted images).
+
+    Raises
+    ------
+    OverviewError
+        The folder is not writable, the image has overviews already, or GDAL failed (nothing is left behind).
+    """
+    import rasterio
+    from rasterio.enums import ColorInterp, Resampling
+
+    path, ovr = Path(path), overview_path(path)
+    flag_of(cancel)
+    _check_can_write(path, ovr)
+    with rasterio.open(path) as ds:
+        factors = overview_factors(ds.width, ds.height, smallest_px)
+        paletted = ds.colorinterp[0] == ColorInterp.palette
+        if ds.overviews(1):
+            raise OverviewError(f"{path.name} has overviews already ({ds.overviews(1)})")
+    resampling = Resampling.nearest if paletted else Resampling.average
+    report = report or (lambda done, total, phase: None)
+    try:
+        if factors:
+            check(cancel)
+            report(0, len(factors), f"building level 1:{factors[0]} from the image")
+            # DEFLATE: uncompressed, the levels of a 20000 x 20000 RGB image would take 400 MB beside it.
+            with rasterio.Env(TIFF_USE_OVR=True, COMPRESS_OVERVIEW="DEFLATE"):
+                _build_levels(path, path, factors[:1], resampling)
+        if len(factors) > 1:
+            check(cancel)
+            report(1, len(factors), f"building levels 1:{factors[1]} to 1:{factors[-1]}")
+            with rasterio.Env(COMPRESS_OVERVIEW="DEFLATE"):
+                _build_levels(path, ovr, [f // factors[0] for f in factors[1:]], resampling)
+        check(cancel)  # (cancelled during the last call: nothing is left either)
+    except BaseException:
+        ovr.unlink(missing_ok=True)
+        raise
+    report(len(factors), len(factors), "built")
+    return factors
+
+
+def _build_levels(image: Path, target: Path, factors: list[int], resampling) -> None:
+    """GDAL's overviews of ``target`` (the image, or its ``.ovr``) at ``factors``; its errors as OverviewError."""
+    import rasterio
+    from rasterio.errors import NotGeoreferencedWarning
+
+    try:
+        # 'r+' is rasterio's only way to GDAL's builder; with TIFF_USE_OVR nothing is written to the image.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)  # (an .ovr has no georeference of its own)
+            with rasterio.open(target, "r+") as ds:
+                ds.build_overviews(factors, resampling)
+    except Exception as err:  # rasterio raises several unrelated classes
+        if not type(err).__module__.startswith("rasterio"):
+            raise
+        reason = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+        raise OverviewError(f"cannot build overviews of {image.name}: {reason}") from err
+
+
+def _check_can_write(path: Path, ovr: Path) -> None:
+    """OverviewError unless ``ovr`` can be created beside ``path`` (and does not exist yet)."""
+    folder = path.resolve().parent
+    if not path.is_file():
+        raise OverviewError(f"cannot build overviews of {path}: not a local file")
+    if ovr.exists():
+        raise OverviewError(f"{ovr.name} exists already beside {path.name}: remove it to build the overviews again")
+    if not os.access(path, os.W_OK):  # (rasterio reaches GDAL's builder only through a dataset open for update)
+        raise OverviewError(f"cannot build overviews of {path.name}: the image file is read-only")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OverviewError(f"cannot build overviews of {path.name}: its folder {folder} is not writable "
+                            f"(they are written beside the image, as {ovr.name})")

@@ -1,0 +1,143 @@
+"""Overviews built beside an image (.ovr): levels, reads through them, cancel and unwritable folders."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+import pytest
+
+rasterio = pytest.importorskip("rasterio")
+
+from core.cancel import Cancelled, CancelToken  # noqa: E402
+from core.io import overviews  # noqa: E402
+from core.io.overviews import OverviewError, build_overviews, needs_overviews, overview_factors  # noqa: E402
+from core.io.raster import open_raster  # noqa: E402
+from tests.core.io.test_raster import write_tif  # noqa: E402
+from tests.core.io.test_reduced_read import TILED  # noqa: E402
+
+
+def tiled_tif(path, data, **profile):
+    """A GeoTIFF of ``data`` (k, rows, cols) in 256 px DEFLATE tiles."""
+    return write_tif(path, data, **TILED, **profile)
+
+
+@pytest.fixture
+def image(tmp_path):
+    rows, cols = np.mgrid[0:2000, 0:3000]
+    data = np.stack([(rows // 3 + cols // 7) % 251, (rows * cols // 1000) % 256]).astype(np.uint8)
+    return tiled_tif(tmp_path / "big.tif", data, nodata=0)
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("size, expected", [((3000, 2000), [2, 4, 8, 16]), ((256, 100), []), ((257, 1), [2]),
+                                            ((20000, 20000), [2, 4, 8, 16, 32, 64, 128]), ((1, 600), [2, 4])])
+def test_overview_factors(size, expected):
+    assert overview_factors(*size) == expected
+
+
+def test_overview_factors_refuses_bad_sizes():
+    with pytest.raises(ValueError, match="width"):
+        overview_factors(0, 10)
+    with pytest.raises(ValueError, match="smallest_px"):
+        overview_factors(10, 10, smallest_px=1.5)
+
+
+def test_build_gives_the_levels_and_reads_go_through_them(image):
+    before = digest(image)
+    raster = open_raster(image)
+    steps = []
+    assert build_overviews(image, report=lambda *step: steps.append(step)) == [2, 4, 8, 16]
+    assert [s[:2] for s in steps] == [(0, 4), (1, 4), (4, 4)]
+    assert digest(image) == before  # the image itself is not written
+    assert (image.parent / "big.tif.ovr").is_file()
+    with rasterio.open(image) as ds:
+        assert ds.overviews(1) == ds.overviews(2) == [2, 4, 8, 16]
+    # Make the full resolution differ from the overviews, so we can tell which one a read used.
+    with rasterio.open(image, "r+") as ds:
+        ds.write(np.full((2, 2000, 3000), 255, np.uint8))  # (the first band never reaches 255)
+    raster.reopen()  # (opened before the build, it would not see them)
+    assert not np.any(raster.read_decimated(0, 0, 3000, 2000, 375, 250) == np.float32(255))
+    assert np.all(raster.read_window(0, 0, 300, 200) == np.float32(255))
+
+
+def test_levels_match_gdals_one_call_build(image, tmp_path):
+    reference = tmp_path / "reference.tif"
+    reference.write_bytes(image.read_bytes())
+    with rasterio.Env(TIFF_USE_OVR=True), rasterio.open(reference, "r+") as ds:
+        ds.build_overviews([2, 4, 8, 16], rasterio.enums.Resampling.average)
+    build_overviews(image)
+    with rasterio.open(image) as built, rasterio.open(reference) as expected:
+        for factor in (2, 4, 8, 16):
+            shape = (2, -(-2000 // factor), -(-3000 // factor))
+            got, want = built.read(out_shape=shape).astype(int), expected.read(out_shape=shape).astype(int)
+            assert np.abs(got - want).max() <= 1, factor  # (averages of averages: uint8 rounding at most)
+
+
+def test_cancel_leaves_no_ovr(image):
+    token = CancelToken()
+
+    def report(done, total, phase):
+        if done == 1:  # level 1:2 is in the .ovr now
+            assert (image.parent / "big.tif.ovr").is_file()
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        build_overviews(image, cancel=token, report=report)
+    assert not (image.parent / "big.tif.ovr").exists()
+    with rasterio.open(image) as ds:
+        assert ds.overviews(1) == []
+
+
+def test_a_failure_leaves_no_ovr(image, monkeypatch):
+    calls = []
+    real = overviews._build_levels
+
+    def failing(image_path, target, factors, resampling):
+        calls.append(factors)
+        if len(calls) == 2:
+            raise OverviewError("disk full")
+        real(image_path, target, factors, resampling)
+
+    monkeypatch.setattr(overviews, "_build_levels", failing)
+    with pytest.raises(OverviewError, match="disk full"):
+        build_overviews(image)
+    assert not (image.parent / "big.tif.ovr").exists()
+
+
+def test_an_unwritable_folder_is_said_clearly(image, monkeypatch):
+    real = os.access
+    monkeypatch.setattr(overviews.os, "access", lambda p, mode: False if os.path.isdir(p) else real(p, mode))
+    with pytest.raises(OverviewError, match=rf"folder {image.parent} is not writable.*big\.tif\.ovr"):
+        build_overviews(image)
+    assert not (image.parent / "big.tif.ovr").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes to read-only folders")
+def test_a_read_only_folder_really_is_refused(image):
+    image.parent.chmod(0o555)
+    try:
+        with pytest.raises(OverviewError, match="not writable"):
+            build_overviews(image)
+    finally:
+        image.parent.chmod(0o755)
+
+
+def test_existing_overviews_are_not_built_again(image):
+    build_overviews(image)
+    with pytest.raises(OverviewError, match="exists already"):
+        build_overviews(image)
+
+
+def test_small_images_and_arrays_need_none(tmp_path):
+    small = tiled_tif(tmp_path / "small.tif", np.ones((1, 512, 512), np.uint8))
+    assert not needs_overviews(open_raster(small))
+    assert not needs_overviews(open_raster(np.zeros((5000, 5000), np.uint8)))
+    long = tiled_tif(tmp_path / "long.tif", np.ones((1, 256, 5000), np.uint8))
+    assert needs_overviews(open_raster(long))
+    build_overviews(long)
+    assert not needs_overviews(open_raster(long))
