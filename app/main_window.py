@@ -239,6 +239,7 @@ class MainWindow(QMainWindow):
         self.status.show_position(PositionText())  # nor do its coordinates, until the cursor moves
         self.status.show_estimate(None)
         self.projects.enter_image(document)  # its settings (and in a project its work, view and layers)
+        self.overviews.offer(document)  # a large image without overviews: File > Build Overviews...
         if document.path:
             self.recent.remember(document.path)
         self._warm_up(document)
@@ -384,8 +385,8 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop the workers and close the image (no worker outlives the window)."""
         self._autosave_timer.stop()
-        for job in (self.feature_io.job, self.projects.reference_job, self.refine_job):  # each stops at its next
-            if job is not None:  # line read, or raster tile refined
+        for job in (self.feature_io.job, self.projects.reference_job, self.refine_job, self.overviews.job):
+            if job is not None:  # each stops at its next line read, raster tile refined or overview level
                 job.cancel()
                 job.wait()
         self.autosaver.wait()  # a write in flight finishes before the session file may be removed

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMenu
 
 from app import dialogs
 from app.map.viewer import KEY_ZOOM
+from app.overviews import OverviewActions
 from app.refine_job import refine_dialog
 from app.startup_checks import clean_recent_paths, set_aside_value
 
@@ -58,7 +59,10 @@ def add_action(window, menu: QMenu, text: str, slot: Callable, shortcut=None, vi
 
 
 def build_menus(window) -> Menus:
-    """Fill the menu bar of ``window`` (a :class:`app.main_window.MainWindow` with its panels built)."""
+    """Fill the menu bar of ``window`` (a :class:`app.main_window.MainWindow` with its panels built).
+
+    Also gives the window its ``overviews`` (:class:`app.overviews.OverviewActions`, File > Build Overviews...).
+    """
     bar, tool, viewer = window.menuBar(), window.tool, window.viewer
     file_menu = bar.addMenu("&File")
     add_action(window, file_menu, "&Open Image...", window.open_image_dialog, QKeySequence.StandardKey.Open)
@@ -79,6 +83,10 @@ def build_menus(window) -> Menus:
         add_action(window, file_menu, "Re&fine Lines onto Image...", lambda: refine_dialog(window))]
     for action in projects.image_actions:
         action.setEnabled(window.document is not None)
+    file_menu.addSeparator()
+    window.overviews = OverviewActions(window)
+    window.overviews.action = add_action(window, file_menu, "Build &Overviews...", window.overviews.build)
+    window.overviews.action.setEnabled(False)  # (until an image is open: OverviewActions.offer)
     file_menu.addSeparator()
     add_action(window, file_menu, "&Quit", window.close, [QKeySequence.StandardKey.Quit, "Ctrl+Q"])
     edit = bar.addMenu("&Edit")

@@ -103,6 +103,13 @@ class TileLoader(QObject):
         """Block until every worker has finished (True) or the timeout ran out."""
         return self._pool.waitForDone(timeout_ms)
 
+    def reopen(self) -> None:
+        """Open the raster handles again, so that later reads see overviews built since (reads may go on)."""
+        with self._lock:
+            handles = list(self._handles)
+        for handle in handles:
+            handle.reopen()
+
     def close(self) -> None:
         """Drop the wish list, wait for running reads and close the raster handles."""
         with self._lock:

@@ -112,6 +112,13 @@ class RasterViewer(QWidget):
         self._tiles_version += 1
         self.update()
 
+    def reload_tiles(self) -> None:
+        """Drop every cached tile, to read the visible ones again (overviews were built); the view stays."""
+        self._raw.clear()
+        self._images.clear()
+        self._tiles_version += 1
+        self.update()
+
     @property
     def raster_size(self) -> tuple[int, int]:
         """(width, height) of the raster shown, (0, 0) without one."""

@@ -70,6 +70,13 @@ class ImageDocument:
         """``core.extract`` from ``start_xy`` to ``end_xy`` (px) on the handle of ``settings.band``."""
         return extract(self.raster_for_band(settings.band), start_xy, end_xy, settings, cancel=cancel)
 
+    def reopen(self) -> None:
+        """Open every handle's file again, so that reads see overviews built since (extractions may go on)."""
+        with self._lock:
+            rasters = list(self._by_band.values())
+        for raster in rasters:
+            raster.reopen()
+
     def close(self) -> None:
         """Close every handle (after the workers that use them have finished)."""
         with self._lock:
