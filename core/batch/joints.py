@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["WEAK_DIRECTION_SHARE", "joined_parts", "node_positions"]
+__all__ = ["SPREAD_PASSES", "WEAK_DIRECTION_SHARE", "joined_parts", "node_positions"]
 
 #: A direction whose share of the proposals' normal weight is below this takes the proposals' mean.
 WEAK_DIRECTION_SHARE = 0.05
 #: Passes that spread moves to nodes without a proposal.
-_SPREAD_PASSES = 4
+SPREAD_PASSES = 4
 
 
 def node_positions(plan, refined: dict) -> np.ndarray:
@@ -71,7 +71,7 @@ def _spread(plan, out: np.ndarray, seen: np.ndarray) -> np.ndarray:
         neighbours[a].append(b)
         neighbours[b].append(a)
     known = seen.copy()
-    for _ in range(_SPREAD_PASSES):
+    for _ in range(SPREAD_PASSES):
         newly = [(node, np.mean([moves[m] for m in neighbours[node] if known[m]], axis=0))
                  for node in np.flatnonzero(~known) if any(known[m] for m in neighbours[node])]
         if not newly:

@@ -26,7 +26,7 @@ from core.batch.runner import discard, run_tasks, task_key
 from core.batch.sources import list_sources
 from core.batch.work import refine_tile
 
-__all__ = ["RefineReport", "assign_tiles", "kept_input_fields", "refine_layer", "resume_dir_for"]
+__all__ = ["RefineReport", "assign_tiles", "coverage_px", "kept_input_fields", "refine_layer", "resume_dir_for"]
 
 #: Pieces are grouped by raster tiles of this size (px): a task opens its raster once.
 TILE_PX = 1024
@@ -146,7 +146,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
     geojson = driver_for(output) == "GeoJSON"
     out_crs = layer.crs if pixels else reference.crs if layer.crs is not None or geojson else None
     geometries = transform_wkb(layer.wkb, crs, crs if out_crs is None else out_crs)  # before the work
-    plan = plan_pieces(parts_px, max_piece_px, min_piece_px)
+    plan = plan_pieces(parts_px, max_piece_px, min_piece_px, coverage_px(sources, reference))
     tiles, placed = assign_tiles(plan, sources, reference, tile_px)
     tasks = {task_key(t): t for t in _tasks(tiles, settings, sources, ALIGN if align else None)}
     weights = {key: len(task["pieces"]) for key, task in tasks.items()}
@@ -220,6 +220,34 @@ def _to_pixels(part, layer_crs, reference) -> np.ndarray:
 #: lines clipped at a tile's edge (as SpaceNet's are) end on it, and a round trip through another CRS leaves them
 #: 1e-9 px either side, which made such lines off the image or partial by chance.
 EDGE_TOLERANCE_PX = 1e-6
+
+
+#: Samples along each edge of a raster when its outline is placed in the reference raster's pixels.
+_OUTLINE_SAMPLES = 64
+
+
+def coverage_px(sources, reference) -> tuple[float, float, float, float] | None:
+    """``(x0, y0, x1, y1)`` in the reference raster's pixels around every raster, with a margin; None when a
+    raster's outline cannot be placed there (then no part of a line is taken to be off them all).
+
+    Lines beyond it cannot touch the imagery: :func:`core.batch.plan.plan_pieces` does not cut them.
+    The margin (1 px and 1 % of the size) covers the bend of an outline reprojected between its samples.
+    """
+    corners = []
+    for source in sources:
+        t = np.linspace(0.0, 1.0, _OUTLINE_SAMPLES)[:, None]
+        w, h = float(source.width), float(source.height)
+        outline = np.concatenate([t * (w, 0.0), (w, 0.0) + t * (0.0, h), (0.0, h) + t * (w, 0.0), t * (0.0, h)])
+        try:
+            corners.append(_between(outline, source, reference))
+        except ValueError:  # (a CRS that PROJ cannot relate to the reference's there)
+            return None
+    xy = np.concatenate(corners)
+    if not np.isfinite(xy).all():
+        return None
+    low, high = xy.min(axis=0), xy.max(axis=0)
+    margin = 1.0 + 0.01 * float((high - low).max())
+    return (*(low - margin).tolist(), *(high + margin).tolist())
 
 
 def assign_tiles(plan, sources, reference, tile_px: int = TILE_PX) -> tuple[dict, dict]:
