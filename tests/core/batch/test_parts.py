@@ -165,3 +165,31 @@ def test_distances_to_a_polyline_match_every_segment_checked(seed, tree, monkeyp
                                rtol=1e-9, atol=1e-9)
     single = vertices[:1]
     np.testing.assert_allclose(_distance_to_polyline(points, single), np.hypot(*(points - single[0]).T))
+
+
+def _piece_ends(plan, part: int) -> list[tuple]:
+    return [tuple(plan.nodes_px[plan.pieces[p]].ravel().tolist()) for p in plan.part_pieces[part]]
+
+
+def test_stretches_beyond_the_imagery_are_one_piece_each_and_the_cuts_near_it_stay():
+    # a line 10^7 px long far off the image was cut into 10^5 pieces (4.8 s) only to find each off the image
+    far = np.array([[-2e7, -5e6], [-1e7, -5e6]])
+    crossing = np.array([[150.0, 20.0], [150.0, 2e5], [3e5, 2e5]])  # over the image, then far off it
+    bounds = (-5.0, -5.0, 245.0, 245.0)
+    everywhere = plan_pieces([far, crossing], 100.0, 8.0)
+    near = plan_pieces([far, crossing], 100.0, 8.0, bounds_px=bounds)
+    assert len(near.part_pieces[0]) <= 11 and near.extract[near.part_pieces[0]].all()  # tried (off the image)
+    assert len(near.part_pieces[1]) <= 40
+    kept = set(_piece_ends(near, 1))
+    touching = [ends for ends in _piece_ends(everywhere, 1) if min(ends[1], ends[3]) <= bounds[3]]
+    assert touching and set(touching) <= kept  # the pieces that reach the image: the same, cut where they were
+    assert near.nodes_px[near.part_nodes[1][-1]].tolist() == [3e5, 2e5]
+    assert np.array_equal(near.extract[near.part_pieces[1]], np.ones(len(near.part_pieces[1]), bool))
+
+
+def test_a_stretch_beyond_the_imagery_is_tried_only_when_its_cuts_would_have_been():
+    # 25 px in pieces of at most 10: three of 8.3 px, each under min_piece_px 9: none tried, and so the stretch
+    line = np.array([[1000.0, 1000.0], [1025.0, 1000.0]])
+    for bounds in (None, (0.0, 0.0, 100.0, 100.0)):
+        plan = plan_pieces([line], 10.0, 9.0, bounds_px=bounds)
+        assert not plan.extract.any(), bounds

@@ -289,3 +289,33 @@ def test_empty_and_one_position_lines_are_no_lines_wherever_they_are_read(scene,
         path = tmp_path / "odd.geojson"
         path.write_text(json.dumps(collection))
         assert [f.name for f in read_lines(path, raster)] == ["a", "e"]
+
+
+def test_lines_far_off_the_image_are_not_cut_and_the_lines_on_it_refine_as_before(scene, tmp_path, monkeypatch):
+    # refine planned every 100 px of a line far off the image (4.8 s for 10^7 px); now a stretch beyond the
+    # imagery is one piece, off the image as before, and a line crossing it is cut near it as it was
+    import core.batch.refine as refine
+
+    _, image, _ = scene
+    far = [(-2e7, -5e6), (-1e7, -5e6)]
+    crossing = [(60.0, 20.0), (60.0, 2e4)]
+    lines = write_lines(tmp_path / "far.gpkg", [HORIZONTAL, VERTICAL, far, crossing],
+                        {"name": np.array(["main", "side", "far", "cross"], object)})
+    plans, plan_pieces = [], refine.plan_pieces
+    monkeypatch.setattr(refine, "plan_pieces", lambda *args: plans.append(plan_pieces(*args)) or plans[-1])
+    report = refine_layer(lines, [image], tmp_path / "far-refined.gpkg", client_factory=THREADS, tile_px=64)
+    assert len(plans[-1].pieces) < 60  # (100,204 before)
+    assert report.statuses == {"refined": 2, "off_image": 1, "partial": 1}
+    _, parts, fields = _read(tmp_path / "far-refined.gpkg")
+    assert fields["status"].tolist() == ["refined", "refined", "off_image", "partial"]
+    _, original, _ = _read(lines)
+    assert np.array_equal(parts[2][0], original[2][0])
+    monkeypatch.setattr(refine, "coverage_px", lambda sources, reference: None)  # cut everywhere, as before
+    refine_layer(lines, [image], tmp_path / "cut-refined.gpkg", client_factory=THREADS, tile_px=64)
+    _, cut, cut_fields = _read(tmp_path / "cut-refined.gpkg")
+    assert len(plans[-1].pieces) > 200
+    assert all(np.array_equal(parts[k][0], cut[k][0]) for k in range(3))
+    on_image = lambda xy: xy[map_to_px(xy)[:, 1] < 400]  # noqa: E731  (the crossing line's vertices near it)
+    assert np.array_equal(on_image(parts[3][0]), on_image(cut[3][0]))
+    assert np.array_equal(parts[3][0][-1], cut[3][0][-1])
+    assert fields["dmax_px"][3] == pytest.approx(cut_fields["dmax_px"][3])
