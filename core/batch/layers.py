@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.feature_ids import id_column, read_feature_ids
 from core.batch.fields import FieldChanges, fit_shapefile_text, layer_field_names, shapefile_field_names
 from core.batch.frames import is_pixel_crs
 from core.batch.replace import (
@@ -56,6 +57,9 @@ class LineLayer:
     path : str
     has_z : bool
         The geometries carry Z values (``parts`` holds their x and y only).
+    fids : list or None
+        Per feature its id (int or str; None where missing): a GeoPackage's fid, a GeoJSON ``id`` member
+        (core.batch.feature_ids); None: the layer has no ids of its own (or they were not read).
     """
 
     parts: list
@@ -64,6 +68,7 @@ class LineLayer:
     fields: dict = field(default_factory=dict)
     path: str = ""
     has_z: bool = False
+    fids: list | None = None
 
     def __len__(self) -> int:
         return len(self.parts)
@@ -84,6 +89,7 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
         The fields to read (all by default; ``[]``: geometry only, much faster
         for a large GeoJSON file).  Of a GeoPackage of several layers, the one
         named like the file is read (the one :func:`write_line_layer` writes), else the first of lines.
+        With all fields the features' ids are read too (``LineLayer.fids``).
     empty_ok : bool
         Read a layer of no features as an empty LineLayer (what an export of no
         lines writes) instead of refusing it.
@@ -105,13 +111,15 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
         raise ValueError(f"lines file {path} does not exist")
     try:
         named = _layer_named_like(path)
-        meta, _, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=named)
+        meta, fids, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=named,
+                                                            return_fids=columns is None)
     except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
         raise ValueError(f"cannot read lines file {path}: {first_line(err)}") from err
     geometry = list(geometry) if geometry is not None else []
     columns = _typed_columns(meta, field_data, lambda name: _exact_integers(path, named, name, len(geometry)))
+    ids, columns = read_feature_ids(path, fids, columns) if columns is not None else (None, columns)
     layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"), columns, path,
-                      " Z" in str(meta.get("geometry_type") or ""))
+                      " Z" in str(meta.get("geometry_type") or ""), ids)
     if len(layer) or not empty_ok:
         _check_has_lines(layer)
     return layer
@@ -201,7 +209,7 @@ def driver_for(path) -> str:
     return DRIVERS[suffix]
 
 
-def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldChanges:
+def write_line_layer(path, geometries, fields: dict, crs: str | None, fids=None) -> FieldChanges:
     """Write features atomically (a temporary file beside ``path``, then a rename).
 
     A GeoPackage keeps its other layers: the layer named like the file is
@@ -217,6 +225,10 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
     fields : dict of str to ndarray
         Attribute columns, each as long as ``geometries`` (masked arrays: nulls where masked).
     crs : str or None
+    fids : list, optional
+        Per feature its id (int, str or None), written as the format holds ids
+        (:func:`core.batch.feature_ids.id_column`: GeoJSON ``id`` members, a
+        GeoPackage's fids, else a field ``fid``); None: no ids.
 
     Returns
     -------
@@ -239,6 +251,10 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
     changes = FieldChanges(driver=driver)
     if driver == "ESRI Shapefile":
         fields = fit_shapefile_text(fields, changes)
+    ids = id_column(fids, driver, list(fields))
+    if ids is not None and not (driver == "GPKG" and ids[0] == "fid" and ids[1].dtype.kind == "i"):
+        fields = {ids[0]: np.ma.masked_array(ids[1], ids[2]) if ids[2] is not None else ids[1], **fields}
+        ids = (None, None, None, ids[3])  # a field like the others (GeoJSON's: its ``id`` members)
     names = layer_field_names(list(fields), driver, path)
     changes.update((old, new) for old, new in zip(fields, names) if old != new)
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
@@ -248,6 +264,9 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None) -> FieldCh
     # a masked column (integers with nulls) goes as data and mask: GDAL's null, not a sentinel number
     masks = [np.ma.getmaskarray(v) if np.ma.isMaskedArray(v) else None for v in fields.values()]
     arrays = [np.ma.getdata(v) if np.ma.isMaskedArray(v) else np.asarray(v) for v in fields.values()]
+    if ids is not None and ids[0] is not None:  # a GeoPackage's fids: GDAL takes a field named like them as them
+        names, arrays, masks = [ids[0], *names], [ids[1], *arrays], [ids[2], *masks]
+    options = {**options, **(ids[3] if ids is not None else {})}
     remove_stale_folders(path)
     folder = temporary_folder(path)
     try:

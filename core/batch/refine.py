@@ -163,7 +163,8 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         if outcome.parts_px is not None:
             geometries[k] = [p if pixels else reference.pixel_to_map(p) for p in outcome.parts_px]
     fields, kept = kept_input_fields(layer.fields)
-    renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, out_crs)
+    renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, out_crs,
+                               layer.fids)
     discard(resume)
     statuses = {}
     for k in range(len(layer)):
