@@ -89,8 +89,9 @@ def filled_ids(ids) -> list:
     return filled
 
 
-def id_column(ids, driver: str, names) -> tuple[str, np.ndarray, np.ndarray | None, dict] | None:
-    """How the feature ids are written: ``(column name, values, null mask or None, layer options)``; None: none.
+def id_column(ids, driver: str, names) -> tuple[str, np.ndarray, np.ndarray | None, dict, bool] | None:
+    """How the feature ids are written: ``(column name, values, null mask or None, layer options, whether the
+    column is the GeoPackage's fids rather than a field)``; None: none.
 
     GeoJSON: the ``id`` members (missing ones filled, :func:`filled_ids`).  GeoPackage: distinct integers as
     its fids (a missing one gets the next free fid), others as field :data:`FID_FIELD` (which the GeoPackage
@@ -104,12 +105,12 @@ def id_column(ids, driver: str, names) -> tuple[str, np.ndarray, np.ndarray | No
         name = next(n for n in ["id", FID_FIELD] + [f"{FID_FIELD}_{k}" for k in range(2, len(taken) + 3)]
                     if n not in taken)
         values, mask = _values(filled_ids(ids))
-        return name, values, mask, {"ID_FIELD": name}
+        return name, values, mask, {"ID_FIELD": name}, False
     values, mask = _values(ids)
     if driver == "GPKG" and values.dtype.kind == "i" and _distinct(values, mask):
-        return FID_FIELD, values, mask, {}
+        return FID_FIELD, values, mask, {}, True
     name = next(n for n in [FID_FIELD] + [f"{FID_FIELD}_{k}" for k in range(2, len(taken) + 3)] if n not in taken)
-    return name, values, mask, {}
+    return name, values, mask, {}, False
 
 
 def _values(ids) -> tuple[np.ndarray, np.ndarray | None]:

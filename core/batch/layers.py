@@ -252,9 +252,9 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None, fids=None)
     if driver == "ESRI Shapefile":
         fields = fit_shapefile_text(fields, changes)
     ids = id_column(fids, driver, list(fields))
-    if ids is not None and not (driver == "GPKG" and ids[0] == "fid" and ids[1].dtype.kind == "i"):
-        fields = {ids[0]: np.ma.masked_array(ids[1], ids[2]) if ids[2] is not None else ids[1], **fields}
-        ids = (None, None, None, ids[3])  # a field like the others (GeoJSON's: its ``id`` members)
+    if ids is not None and not ids[4]:
+        fields = {**fields, ids[0]: np.ma.masked_array(ids[1], ids[2]) if ids[2] is not None else ids[1]}
+        ids = (None, None, None, ids[3], False)  # a field like the others (GeoJSON's: its ``id`` members)
     names = layer_field_names(list(fields), driver, path)
     changes.update((old, new) for old, new in zip(fields, names) if old != new)
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
