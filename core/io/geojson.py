@@ -284,6 +284,8 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
     properties = item.get("properties")
     properties = dict(properties) if isinstance(properties, dict) else {}
     saved = properties.pop("pixel_coordinates", None)
+    if not isinstance(item.get("id"), (bool, type(None))) and isinstance(item["id"], (int, str)):
+        properties.setdefault("fid", item["id"])  # the feature's id, written back as one (core.batch.feature_ids)
     if ours and saved is None:
         raise GeoJSONError(f"{where} has no 'pixel_coordinates' property")
     name = properties.pop(name_key(properties), "")

@@ -21,16 +21,21 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.feature_ids import FID_FIELD, filled_ids
 from core.batch.layers import DRIVERS, FieldChanges
 from core.io.antimeridian import cut_at_antimeridian
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, atomic_write_text
 
-__all__ = ["COORDINATE_DECIMALS", "DETAILS_FIELD", "EXPORT_FORMATS", "ExportLine", "export_format", "write_lines"]
+__all__ = ["COORDINATE_DECIMALS", "DETAILS_FIELD", "EXPORT_FORMATS", "FIELD_TYPES_KEY", "ExportLine", "export_format",
+           "write_lines"]
 
 #: Output formats by file extension (GDAL driver names).
 EXPORT_FORMATS = DRIVERS  # one table of extensions for exports and ``linesnap refine`` outputs
 #: The field of LineSnap's extraction details (JSON text); Shapefile leaves it out (254 characters at most).
 DETAILS_FIELD = "linesnap"
+#: The detail (an imported line's property) naming its date and date-time fields, ``{name: "date" | "datetime"}``
+#: (their values are ISO text): written as dates where the format has them (GeoPackage; Shapefile: dates).
+FIELD_TYPES_KEY = "linesnap:field_types"
 #: Decimals of GeoJSON longitudes and latitudes (1e-7 degree is about 1 cm).
 COORDINATE_DECIMALS = 7
 
@@ -77,7 +82,7 @@ def write_lines(path, lines, raster=None, details: bool = True, field_types: dic
 
     ``raster`` (core.io.raster.Raster or None) places the pixel vertices;
     ``details`` False leaves :data:`DETAILS_FIELD` out (a Shapefile always
-    does); ``field_types`` (name -> ``"text"``, ``"integer"`` or ``"real"``)
+    does); ``field_types`` (name -> ``"text"``, ``"integer"``, ``"real"``, ``"date"`` or ``"datetime"``)
     fixes the column type of those attributes whatever their values (nulls
     included); the others are inferred from their values.  A GeoPackage keeps
     its other layers (the layer named like the file is replaced).
@@ -108,7 +113,8 @@ def write_lines(path, lines, raster=None, details: bool = True, field_types: dic
 
     positions, crs = _layer_positions(lines, raster)
     records = [_record(line, details and driver != "ESRI Shapefile") for line in lines]
-    return write_line_layer(path, [[p] for p in positions], _columns(records, field_types or {}), crs)
+    columns = _columns(records, {**_date_types(lines), **(field_types or {})})
+    return write_line_layer(path, [[p] for p in positions], columns, crs, _feature_ids(lines))
 
 
 def geojson_text(lines, raster=None, details: bool = True) -> str:
@@ -120,8 +126,9 @@ def geojson_text(lines, raster=None, details: bool = True) -> str:
     collection = {"type": "FeatureCollection"}
     if not lonlat:
         collection["crs"] = {"type": "name", "properties": {"name": PIXEL_CRS_WKT}}
-    features = []
-    for fid, line in enumerate(lines, start=1):
+    features, ids = [], _feature_ids(lines)
+    ids = range(1, len(lines) + 1) if ids is None else filled_ids(ids)  # the lines' own, else from 1
+    for fid, line in zip(ids, lines):
         xy = np.column_stack(raster.pixel_to_lonlat(*line.vertices_px.T)) if lonlat else line.vertices_px
         if not np.isfinite(xy).all():
             raise GeoJSONError(f"line {fid} has vertices with no valid longitude, latitude")
@@ -142,10 +149,32 @@ def _layer_positions(lines, raster) -> tuple[list, str]:
 
 
 def _record(line: ExportLine, details: bool) -> dict:
-    record = {str(k): _plain(v) for k, v in line.attributes.items()}
-    if details and line.details is not None:
-        record[DETAILS_FIELD] = json.dumps(line.details, allow_nan=False, separators=(",", ":"), default=_plain)
+    """A line's fields (its id is the feature's, its date types the columns')."""
+    record = {str(k): _plain(v) for k, v in line.attributes.items() if k != FID_FIELD}
+    kept = {k: v for k, v in (line.details or {}).items() if k != FIELD_TYPES_KEY}
+    if details and kept:
+        record[DETAILS_FIELD] = json.dumps(kept, allow_nan=False, separators=(",", ":"), default=_plain)
     return record
+
+
+def _feature_ids(lines) -> list | None:
+    """Per line its imported id (attribute :data:`core.batch.feature_ids.FID_FIELD`), None if no line has one."""
+    ids = [line.attributes.get(FID_FIELD) for line in lines]
+    return ids if any(v is not None for v in ids) else None
+
+
+def _date_types(lines) -> dict:
+    """Field name -> ``"date"`` or ``"datetime"`` for the fields that every line holding a value of calls so."""
+    said, other = {}, set()
+    for line in lines:
+        types = (line.details or {}).get(FIELD_TYPES_KEY) or {}
+        for name, value in line.attributes.items():
+            if value is None:
+                continue
+            kind = types.get(name) if isinstance(types, dict) else None
+            if kind not in ("date", "datetime") or said.setdefault(name, kind) != kind:
+                other.add(name)
+    return {name: kind for name, kind in said.items() if name not in other}
 
 
 def _plain(value):
@@ -164,6 +193,8 @@ _TYPED_COLUMNS = {
     "boolean": lambda values: np.ma.masked_array([bool(v) for v in values], mask=[v is None for v in values]),
     "real": lambda values: np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64),
     "text": lambda values: np.array([None if v is None else str(v) for v in values], dtype=object),
+    "date": lambda values: np.array(["NaT" if v is None else v for v in values], dtype="datetime64[D]"),
+    "datetime": lambda values: np.array(["NaT" if v is None else v for v in values], dtype="datetime64[ms]"),
 }
 
 
@@ -179,9 +210,13 @@ def _columns(records: list[dict], field_types: dict) -> dict:
         values = [record.get(name) for record in records]
         present = [v for v in values if v is not None]
         if name in field_types:
-            if field_types[name] not in ("text", "integer", "real"):
-                raise ValueError(f"field_types[{name!r}] must be text, integer or real; got {field_types[name]!r}")
-            columns[name] = _TYPED_COLUMNS[field_types[name]](values)
+            if field_types[name] not in _TYPED_COLUMNS or field_types[name] == "boolean":
+                raise ValueError(f"field_types[{name!r}] must be text, integer, real, date or datetime; "
+                                 f"got {field_types[name]!r}")
+            try:
+                columns[name] = _TYPED_COLUMNS[field_types[name]](values)
+            except ValueError:  # (text that is no ISO date: as text)
+                columns[name] = _TYPED_COLUMNS["text"](values)
         elif present and all(isinstance(v, bool) for v in present):
             columns[name] = _TYPED_COLUMNS["boolean"](values)
         elif present and all(isinstance(v, int) and _INT64[0] <= v <= _INT64[1] for v in present):

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.feature_ids import FID_FIELD
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
-from core.vector.export import DETAILS_FIELD
+from core.vector.export import DETAILS_FIELD, FIELD_TYPES_KEY
 
 __all__ = ["read_lines", "read_line_geometry", "unpack_details"]
 
@@ -63,9 +64,16 @@ def read_lines(path, raster=None) -> list[LineFeature]:
     names = list(layer.fields)
     indices = layer.line_indices()
     placed = iter(_place_parts([part for k in indices for part in layer.parts[k]], layer.crs, raster, path))
+    dates = {name: "date" if np.datetime_data(values.dtype)[0] == "D" else "datetime"
+             for name, values in layer.fields.items() if getattr(values, "dtype", None) is not None
+             and values.dtype.kind == "M"}
     lines = []
     for k in indices:
         properties = {name: _plain(layer.fields[name][k]) for name in names}
+        if layer.fids is not None and layer.fids[k] is not None:
+            properties.setdefault(FID_FIELD, layer.fids[k])
+        if dates:
+            properties[FIELD_TYPES_KEY] = dict(dates)
         name = properties.pop(name_key(properties), None)
         name = "" if name is None else str(name)
         parts = layer.parts[k]
@@ -199,6 +207,8 @@ def _plain(value):
     """A numpy field value as a JSON-able Python value (NaN and masked values as None)."""
     if value is np.ma.masked:  # an integer or boolean field's null
         return None
+    if isinstance(value, np.datetime64):  # ISO text (a date, or a date and time to the millisecond); NaT: null
+        return None if np.isnat(value) else str(value)
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and value != value:

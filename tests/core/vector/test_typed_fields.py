@@ -50,5 +50,5 @@ def test_an_integer_field_with_only_nulls_is_still_an_integer_field(tmp_path):
 
 
 def test_an_unknown_field_type_is_refused(tmp_path):
-    with pytest.raises(ValueError, match=r"field_types\['lanes'\] must be text, integer or real"):
-        write_lines(tmp_path / "x.gpkg", lines(), None, field_types={"lanes": "date"})
+    with pytest.raises(ValueError, match=r"field_types\['lanes'\] must be text, integer, real, date or datetime"):
+        write_lines(tmp_path / "x.gpkg", lines(), None, field_types={"lanes": "money"})
