@@ -1,0 +1,93 @@
+"""File > Import then File > Export (as the GUI does it: core.vector.read_lines, then write_lines of the lines'
+flat properties) keeps feature ids and date fields."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyogrio
+import pyogrio.raw
+import pytest
+
+from core.batch.wkb import encode_lines
+from core.io.raster import open_raster
+from core.vector import ExportLine, read_lines, write_lines
+from tests.core.batch.scene import CRS, px_to_map, write_scene
+
+LINES = [[(20.0, 104.0), (154.0, 104.0)], [(154.0, 104.0), (154.0, 230.0)], [(30.0, 30.0), (60.0, 40.0)]]
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    return write_scene(tmp_path_factory.mktemp("fidelity") / "scene.tif")
+
+
+def _exported(path, image, out):
+    """Import ``path`` onto ``image`` and export its lines to ``out`` as app.io_actions does."""
+    with open_raster(image) as raster:
+        features = read_lines(path, raster)
+        lines = []
+        for f in features:
+            flat = {k: v for k, v in f.properties.items() if v is None or isinstance(v, (str, int, float, bool))}
+            details = {k: v for k, v in f.properties.items() if k not in flat}
+            lines.append(ExportLine(f.vertices_px, {"name": f.name, **flat}, details or None))
+        write_lines(out, lines, raster)
+
+
+def _ids_by_name(path) -> dict:
+    meta, fids, _, fields = pyogrio.raw.read(str(path), return_fids=True)
+    fields = dict(zip(meta["fields"], fields))
+    if str(path).endswith(".geojson"):
+        fids = [f.get("id") for f in json.loads(open(path).read())["features"]]
+    elif "fid" in fields:
+        fids = fields["fid"]
+    return {str(n): (fids[k].item() if hasattr(fids[k], "item") else fids[k]) for k, n in enumerate(fields["name"])}
+
+
+def _gpkg(path):
+    geometry = np.array([encode_lines([px_to_map(np.array(line))]) for line in LINES], dtype=object)
+    opened = np.array(["2024-05-01", "NaT", "1999-12-31"], dtype="datetime64[D]")
+    seen = np.array(["2024-05-01T10:20:30.500", "2023-01-02T03:04:05", "NaT"], dtype="datetime64[ms]")
+    pyogrio.raw.write(str(path), geometry, [np.array([230, 7, 41], np.int64), opened, seen,
+                                             np.array(["a", "b", "c"], object)],
+                      ["fid", "opened", "seen", "name"], crs=CRS, geometry_type="LineString", driver="GPKG")
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".gpkg", ".geojson", ".shp", ".fgb"])
+def test_a_geopackages_fids_come_back_through_import_and_export(image, tmp_path, suffix):
+    out = tmp_path / f"exported{suffix}"
+    _exported(_gpkg(tmp_path / "roads.gpkg"), image, out)
+    assert _ids_by_name(out) == {"a": 230, "b": 7, "c": 41}
+
+
+@pytest.mark.parametrize("suffix", [".gpkg", ".geojson"])
+def test_geojson_ids_come_back_through_import_and_export(image, tmp_path, suffix):
+    with open_raster(image) as raster:
+        lonlat = [np.column_stack(raster.pixel_to_lonlat(*np.array(line).T)) for line in LINES]
+    features = [{"type": "Feature", "id": fid, "properties": {"name": name},
+                 "geometry": {"type": "LineString", "coordinates": xy.tolist()}}
+                for fid, name, xy in zip([17, 3, 99], "abc", lonlat)]
+    source = tmp_path / "roads.geojson"
+    source.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    out = tmp_path / f"exported{suffix}"
+    _exported(source, image, out)
+    assert _ids_by_name(out) == {"a": 17, "b": 3, "c": 99}
+
+
+@pytest.mark.parametrize("suffix", [".gpkg", ".shp"])
+def test_dates_keep_their_type_through_import_and_export(image, tmp_path, suffix):
+    out = tmp_path / f"exported{suffix}"
+    _exported(_gpkg(tmp_path / "roads.gpkg"), image, out)
+    info = pyogrio.read_info(str(out))
+    types = dict(zip(info["fields"], info["ogr_types"]))
+    meta, _, _, values = pyogrio.raw.read(str(out))
+    values = dict(zip(meta["fields"], values))
+    order = [str(n) for n in values["name"]]
+    assert types["opened"] == "OFTDate"
+    assert [str(v) for v in values["opened"]] == [{"a": "2024-05-01", "b": "NaT", "c": "1999-12-31"}[n]
+                                                  for n in order]
+    if suffix == ".gpkg":
+        assert types["seen"] == "OFTDateTime"
+        assert str(values["seen"][order.index("a")]) == "2024-05-01T10:20:30.500"
