@@ -23,6 +23,7 @@ from app.model.pieces import ToolState, feature_vertices
 from app.worker_job import WorkerJob
 from core.cancel import Cancelled, CancelToken
 from core.io.geojson import GeoJSONError
+from core.io.line_report import LinesRead
 from core.vector import read_lines
 from core.vector.export import COORDINATE_DECIMALS
 
@@ -44,6 +45,7 @@ class PreparedImport:
     outside: int = 0
     again: int = 0
     repeated: list = field(default_factory=list)
+    read: str = ""  # what reading the file left out or changed (core.io.line_report.LinesRead.text)
 
     def without_repeated(self) -> PreparedImport:
         """The same import less the features already there."""
@@ -51,7 +53,7 @@ class PreparedImport:
         features = [self.features[k] for k in keep]
         pieces = {p.id for f in features for p in f.pieces}
         return PreparedImport(self.path, features, {k: v for k, v in self.outcomes.items() if k in pieces},
-                              [self.vertices[k] for k in keep], self.outside, 0, [False] * len(keep))
+                              [self.vertices[k] for k in keep], self.outside, 0, [False] * len(keep), self.read)
 
 
 class WatchedRaster:
@@ -100,7 +102,8 @@ def prepare_import(path, document, tool, token: CancelToken | None = None, repor
     report = report or (lambda done, total, phase: None)
     state, outcomes = ToolState(tool.features), tool.outcomes
     report(0, 0, "reading the file")
-    lines = read_lines(path, WatchedRaster(document.raster, token, report))
+    counts = LinesRead()
+    lines = read_lines(path, WatchedRaster(document.raster, token, report), counts)
     _check(token)
     on_image = [_touches_image(f.vertices_px, document.width, document.height) for f in lines]
     if lines and not any(on_image):
@@ -108,7 +111,8 @@ def prepare_import(path, document, tool, token: CancelToken | None = None, repor
                            "were they digitized on another image?")
     existing = set(_export_keys([feature_vertices(f, outcomes) for f in state.features], document.raster))
     repeated = [key in existing for key in _export_keys([f.vertices_px for f in lines], document.raster)]
-    prepared = PreparedImport(str(path), outside=on_image.count(False), again=sum(repeated), repeated=repeated)
+    prepared = PreparedImport(str(path), outside=on_image.count(False), again=sum(repeated), repeated=repeated,
+                              read=counts.text())
     ids = tool.new_ids(2 * len(lines))
     for start in range(0, len(lines), PROGRESS_EVERY):
         _check(token)

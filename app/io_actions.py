@@ -173,6 +173,8 @@ class FeatureIO:
             message += ": the file holds no lines"
         if prepared.outside:
             message += f"; {prepared.outside} of them lie outside the image"
+        if prepared.read:
+            message += f"; {prepared.read}"
         if again:
             message += (f"; {again} already here skipped" if answer == "skip"
                         else f"; {again} of them were already here: Ctrl+Z takes the import back")

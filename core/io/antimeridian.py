@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cut_at_antimeridian", "join_cut_parts"]
+__all__ = ["cut_at_antimeridian", "is_cut_at_antimeridian", "join_cut_parts"]
 
 
 def cut_at_antimeridian(positions: np.ndarray) -> list[np.ndarray]:
@@ -39,3 +39,11 @@ def join_cut_parts(parts: list[np.ndarray]) -> np.ndarray:
             joined[-1], part = previous[:-1], part[1:]
         joined.append(part)
     return np.vstack(joined)
+
+
+def is_cut_at_antimeridian(parts) -> bool:
+    """Whether every part after the first begins on the antimeridian where the one before it ended (RFC 7946's
+    cut of one line crossing it, which the export makes)."""
+    return len(parts) > 1 and all(abs(abs(a[-1, 0]) - 180.0) < 1e-9 and abs(abs(b[0, 0]) - 180.0) < 1e-9
+                                  and a[-1, 0] == -b[0, 0] and abs(a[-1, 1] - b[0, 1]) < 1e-7
+                                  for a, b in zip(parts[:-1], parts[1:]))

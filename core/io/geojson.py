@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.io.antimeridian import cut_at_antimeridian, join_cut_parts
+from core.io.antimeridian import cut_at_antimeridian, is_cut_at_antimeridian, join_cut_parts
 from core.io.atomic import atomic_write_text
 from core.io.jsonfile import check_depth, load_json
 
@@ -171,7 +171,7 @@ def format_geojson(collection: dict) -> str:
     return _NUMBER_PAIR.sub(r"[\1, \2]", text) + "\n"
 
 
-def read_geojson(path, raster=None) -> list[LineFeature]:
+def read_geojson(path, raster=None, report=None) -> list[LineFeature]:
     """Read the lines of a GeoJSON file into features in pixel space.
 
     The geometry places each line, so edits made in other programs count:
@@ -186,6 +186,8 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
     path : str or os.PathLike
     raster : core.io.raster.Raster, optional
         The image the lines are imported onto.
+    report : core.io.line_report.LinesRead, optional
+        Told what was left out or changed (features that are not lines, parts, heights).
 
     Returns
     -------
@@ -221,7 +223,7 @@ def read_geojson(path, raster=None) -> list[LineFeature]:
         )
     lines = []
     for k, item in enumerate(features):
-        lines += _line_features(item, f"{path}: feature {k}", ours, kind == "lonlat")
+        lines += _line_features(item, f"{path}: feature {k}", ours, kind == "lonlat", report)
     if not lines and not ours and features:  # (no features at all: an export of no lines)
         raise GeoJSONError(f"{path} holds no LineString or MultiLineString feature")
     if kind == "lonlat" and georeferenced:
@@ -271,8 +273,9 @@ def _check_raster(raster) -> None:
                         f"got {type(raster).__name__}")
 
 
-def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[LineFeature, np.ndarray | None]]:
-    """(feature with the geometry's positions, its saved ``pixel_coordinates`` or None) per line of ``item``."""
+def _line_features(item, where: str, ours: bool, lonlat: bool, report=None) -> list[tuple]:
+    """(feature with the geometry's positions, its saved ``pixel_coordinates`` (k, 2) or None) per line of
+    ``item``; ``report`` (core.io.line_report.LinesRead) told what the feature became."""
     if not isinstance(item, dict) or item.get("type") != "Feature":
         raise GeoJSONError(f"{where} is not a GeoJSON Feature")
     geometry = item.get("geometry")
@@ -280,7 +283,7 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
     if kind not in ("LineString", "MultiLineString"):
         if ours:
             raise GeoJSONError(f"{where} is not a LineString")
-        return []
+        return report.feature(kind, 0) if report is not None else []
     properties = item.get("properties")
     properties = dict(properties) if isinstance(properties, dict) else {}
     saved = properties.pop("pixel_coordinates", None)
@@ -295,12 +298,13 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
     if not ours and isinstance(parts, list):  # empty geometries (RFC 7946 allows them) and single positions
         parts = [part for part in parts if not (isinstance(part, list) and len(part) < 2)]
         if not parts:
-            return []
+            return report.feature(kind, 0) if report is not None else []
     if not isinstance(parts, list) or not parts:
         raise GeoJSONError(f"{where} has no coordinates")
+    heights = any(isinstance(p, list) and p and isinstance(p[0], list) and len(p[0]) > 2 for p in parts)
     parts = [_positions(part, f"{where if kind == 'LineString' else f'{where}, part {j}'}: coordinates", lonlat)
              for j, part in enumerate(parts)]
-    if kind == "MultiLineString" and ((ours and saved is not None) or (lonlat and _cut_at_antimeridian(parts))):
+    if kind == "MultiLineString" and ((ours and saved is not None) or (lonlat and is_cut_at_antimeridian(parts))):
         kind, parts = "LineString", [join_cut_parts(parts)]  # one line, cut at the antimeridian
     lines = []
     for j, positions in enumerate(parts):
@@ -315,6 +319,8 @@ def _line_features(item, where: str, ours: bool, lonlat: bool) -> list[tuple[Lin
                 # another program rewrote a LineSnap line (e.g. as text): only a hint, the geometry places it
         part_name = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
         lines.append((LineFeature(positions, part_name, properties), saved_px))
+    if report is not None:
+        report.feature(kind, len(lines), heights)
     return lines
 
 
@@ -334,14 +340,6 @@ def _as_collection(document):
         return {"type": "FeatureCollection", "features": [document],
                 **{k: v for k, v in document.items() if k in ("crs", COORDINATES_MEMBER)}}
     return document
-
-
-def _cut_at_antimeridian(parts) -> bool:
-    """Whether every part after the first begins on the antimeridian where the one before it ended (RFC 7946's
-    cut of one line crossing it, which the export makes)."""
-    return len(parts) > 1 and all(abs(abs(a[-1, 0]) - 180.0) < 1e-9 and abs(abs(b[0, 0]) - 180.0) < 1e-9
-                                  and a[-1, 0] == -b[0, 0] and abs(a[-1, 1] - b[0, 1]) < 1e-7
-                                  for a, b in zip(parts[:-1], parts[1:]))
 
 
 def _positions(part, where: str, lonlat: bool) -> np.ndarray:

@@ -24,6 +24,7 @@ import numpy as np
 
 from core.batch.feature_ids import FID_FIELD
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
+from core.io.line_report import LinesRead
 from core.vector.export import DETAILS_FIELD, FIELD_TYPES_KEY
 
 __all__ = ["read_lines", "read_line_geometry", "unpack_details"]
@@ -34,7 +35,7 @@ _PEEK_BYTES = 64 * 1024
 _PIXEL_MEMBER = re.compile(rb'"linesnap:coordinates"\s*:\s*"pixel"')
 
 
-def read_lines(path, raster=None) -> list[LineFeature]:
+def read_lines(path, raster=None, report: LinesRead | None = None) -> list[LineFeature]:
     """The lines of ``path`` in ``raster``'s pixels, one LineFeature per LineString part.
 
     Parameters
@@ -44,6 +45,9 @@ def read_lines(path, raster=None) -> list[LineFeature]:
     raster : core.io.raster.Raster, optional
         The image the lines go onto; without one (or for a plain image) only
         pixel files (LineSnap's exports of plain images) can be placed.
+    report : core.io.line_report.LinesRead, optional
+        Filled with what was left out or changed: features that are not lines,
+        multi-part lines split into their parts, heights dropped.
 
     Raises
     ------
@@ -54,7 +58,8 @@ def read_lines(path, raster=None) -> list[LineFeature]:
     """
     path = Path(path)
     if path.suffix.lower() in _GEOJSON_SUFFIXES and _plain_geojson(path):
-        return [LineFeature(f.vertices_px, f.name, unpack_details(f.properties)) for f in read_geojson(path, raster)]
+        return [LineFeature(f.vertices_px, f.name, unpack_details(f.properties))
+                for f in read_geojson(path, raster, report)]
     from core.batch.layers import read_line_layer
 
     try:
@@ -63,6 +68,12 @@ def read_lines(path, raster=None) -> list[LineFeature]:
         raise GeoJSONError(str(err)) from err
     names = list(layer.fields)
     indices = layer.line_indices()
+    if report is not None:
+        for parts in layer.parts:
+            lines = isinstance(parts, list)
+            report.feature(("MultiLineString" if len(parts) > 1 else "LineString") if lines else parts,
+                           len(parts) if lines else 0)
+        report.heights = layer.has_z or _any_heights([layer.wkb[k] for k in indices])
     placed = iter(_place_parts([part for k in indices for part in layer.parts[k]], layer.crs, raster, path))
     dates = {name: "date" if np.datetime_data(values.dtype)[0] == "D" else "datetime"
              for name, values in layer.fields.items() if getattr(values, "dtype", None) is not None
@@ -201,6 +212,14 @@ def _place_parts(parts: list, crs: str | None, raster, path: Path) -> list[np.nd
     if not all(np.isfinite(part).all() for part in placed):
         raise GeoJSONError(f"{path.name} has positions that do not map onto the image's CRS")
     return placed
+
+
+def _any_heights(wkbs) -> bool:
+    """Whether any of these geometries has Z values (a layer of mixed types does not say so in its type)."""
+    import shapely
+
+    wkbs = [w for w in wkbs if w is not None]
+    return bool(wkbs) and bool(shapely.has_z(shapely.from_wkb(wkbs, on_invalid="ignore")).any())
 
 
 def _plain(value):

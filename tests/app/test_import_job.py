@@ -99,3 +99,26 @@ def test_a_plain_images_geojson_export_keys_as_its_lines():
     written = json.loads(geojson_text([ExportLine(line) for line in lines], None))
     back = [np.array(f["geometry"]["coordinates"]) for f in written["features"]]
     assert _export_keys(back, None) == _export_keys(lines, None)
+
+
+def test_the_import_message_says_what_was_left_out_or_split(qtbot, make_window, tmp_path):
+    # points and null geometries were skipped, a MultiLineString became several features and heights were
+    # dropped, all without a word
+    with open_raster(str(sample_scene_path())) as raster:
+        lon, lat = raster.pixel_to_lonlat(np.array([100.0, 300.0, 500.0]), np.array([100.0, 150.0, 120.0]))
+    line = np.column_stack([lon, lat]).tolist()
+    features = [{"type": "Feature", "properties": {}, "geometry": {"type": "LineString", "coordinates": line}},
+                {"type": "Feature", "properties": {},
+                 "geometry": {"type": "MultiLineString", "coordinates": [line, [p + [12.5] for p in line]]}},
+                {"type": "Feature", "properties": {}, "geometry": {"type": "Point", "coordinates": line[0]}},
+                {"type": "Feature", "properties": {}, "geometry": None}]
+    path = tmp_path / "mixed.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    window = make_window()
+    window.open_image(None)
+    window.feature_io.start_import(path)
+    qtbot.waitUntil(lambda: window.feature_io.job is None, timeout=60_000)
+    assert len(window.tool.features) == 3
+    assert window.status.currentMessage() == (
+        "imported 3 features from mixed.geojson; 1 feature without a geometry and 1 point left out (not lines); "
+        "1 multi-part line read as 2 lines, one per part; heights (Z) not kept")

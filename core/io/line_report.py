@@ -1,0 +1,88 @@
+"""What reading a layer of lines left out or changed, for the import's message.
+
+LineSnap's features are single polylines: a MultiLineString becomes one line
+per part, heights (Z) are not kept, and features that are not lines (points,
+polygons, features without a geometry, empty lines) are left out.  A user
+importing a layer is told so instead of finding fewer or more lines than the
+file has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["LinesRead"]
+
+#: How a geometry kind is named in the message, singular and plural.
+_KIND_NAMES = {"Point": ("point", "points"), "MultiPoint": ("multipoint", "multipoints"),
+               "Polygon": ("polygon", "polygons"), "MultiPolygon": ("multipolygon", "multipolygons"),
+               "GeometryCollection": ("geometry collection", "geometry collections"),
+               None: ("feature without a geometry", "features without a geometry"),
+               "empty": ("empty line", "empty lines"), "invalid geometry": ("invalid geometry", "invalid geometries")}
+#: Kinds of a line that gave no line: an empty line (the readers' names for one).
+_EMPTY = ("LineString", "MultiLineString", "empty LineString", "empty MultiLineString")
+
+
+@dataclass
+class LinesRead:
+    """Counts of a layer read into lines (filled by the readers, one :meth:`feature` call per feature).
+
+    Attributes
+    ----------
+    features : int
+        Features in the file.
+    left_out : dict
+        Per geometry kind (None: no geometry; ``"empty"``: a line without parts), the features that gave no line.
+    split : int
+        Multi-part lines read as one line per part ...
+    parts : int
+        ... and the lines they gave.
+    heights : bool
+        Some positions had heights (Z), which are not kept.
+    """
+
+    features: int = 0
+    left_out: dict = field(default_factory=dict)
+    split: int = 0
+    parts: int = 0
+    heights: bool = False
+
+    def feature(self, kind: str | None, lines: int, heights: bool = False) -> list:
+        """Count one feature of geometry ``kind`` that gave ``lines`` lines; returns ``[]`` (a reader's
+        "no lines" for one it leaves out)."""
+        self.features += 1
+        self.heights = self.heights or heights
+        if lines == 0:
+            key = "empty" if kind in _EMPTY else kind
+            self.left_out[key] = self.left_out.get(key, 0) + 1
+        elif lines > 1:
+            self.split += 1
+            self.parts += lines
+        return []
+
+    def text(self) -> str:
+        """What was left out or changed, as clauses for a status message ("" when nothing was)."""
+        clauses = []
+        if self.left_out:
+            named = [f"{count} {_name(kind, count)}" for kind, count in sorted(self.left_out.items(), key=_order)]
+            clauses.append(f"{_listed(named)} left out (not lines)")
+        if self.split:
+            clauses.append(f"{self.split} multi-part line{'' if self.split == 1 else 's'} read as "
+                           f"{self.parts} lines, one per part")
+        if self.heights:
+            clauses.append("heights (Z) not kept")
+        return "; ".join(clauses)
+
+
+def _name(kind, count: int) -> str:
+    singular, plural = _KIND_NAMES.get(kind, (f"{kind} feature", f"{kind} features"))
+    return singular if count == 1 else plural
+
+
+def _order(item) -> tuple:
+    """The most first, then by name."""
+    return (-item[1], _name(item[0], 1))
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
