@@ -226,8 +226,8 @@ def table_rows(n: int) -> list[list[object]]:
 
     by_length = _seconds(lambda: sort(1, Qt.SortOrder.AscendingOrder))
     by_name = _seconds(lambda: sort(0, Qt.SortOrder.DescendingOrder), 3)
-    window.shutdown()
-    window.close()
+    window.shutdown()  # (not close(): it would ask about the unsaved lines)
+    window.hide()
     return [[f"{n:,} features: first sort by length (lengths measured)", f"{by_length:.2f}", ""],
             [f"{n:,} features: sort by name", f"{by_name * 1e3:.0f} ms", ""]]
 
@@ -246,7 +246,7 @@ def main() -> None:
     header = ["what", "now (s unless said)", "what it replaced, same run (s)"]
     publish("large-inputs", [
         "## Large inputs (`python -m tests.benchmarks.bench_large_inputs`)",
-        f"Machine: {machine_description()}",
+        machine_description(),
         f"A {side:,} x {side:,} RGB GeoTIFF of 256 px tiles without overviews; a {vertices:,}-vertex track over "
         "20,000 px in a 1200 x 800 viewer; layers of short features on the sample scene (1400 x 900 window).  "
         "Least of a few calls unless said; medians for clicks.",

@@ -92,19 +92,29 @@ def _pixels(image):
 TRANSFORMS = [ViewTransform(1.0, 1200.0, 1200.0), ViewTransform(0.25, 300.0, 300.0), ViewTransform(0.09, 0.0, 0.0)]
 
 
-def test_a_long_reference_line_looks_the_same_drawn_by_runs(qtbot, monkeypatch):
-    layers = ReferenceLayers()
-    layers.add(ReferenceLayer("/a.gpkg", "a", (_track(20_000), _track(40, seed=2) * 0.3 + 400), "#ff00ff"))
+def _by_runs_and_whole(qtbot, monkeypatch, make_overlay, light=False):
+    """The pictures at :data:`TRANSFORMS` (and, with ``light``, one in the light look) drawn by runs, then with
+    every line stroked whole."""
     pictures = []
     for long_lines in (True, False):
         monkeypatch.setattr(line_chunks, "is_long", lambda v, long_lines=long_lines: long_lines and len(v) > 512)
         viewer = RasterViewer()
         viewer.resize(500, 400)
         qtbot.addWidget(viewer)
-        overlay = ReferenceOverlay(layers)
+        overlay = make_overlay()
         viewer.overlay_painters.append(overlay)
         pictures.append([_picture(viewer, overlay, t) for t in TRANSFORMS])
-    for by_runs, whole in zip(*pictures):
+        if light:
+            monkeypatch.setattr("app.map.line_tiles.LIGHT_STYLE_FEATURES", 0)
+            pictures[-1].append(_picture(viewer, overlay, ViewTransform(0.5, -100.0, -100.0)))
+            monkeypatch.setattr("app.map.line_tiles.LIGHT_STYLE_FEATURES", 2500)
+    return pictures
+
+
+def test_a_long_reference_line_looks_the_same_drawn_by_runs(qtbot, monkeypatch):
+    layers = ReferenceLayers()
+    layers.add(ReferenceLayer("/a.gpkg", "a", (_track(20_000), _track(40, seed=2) * 0.3 + 400), "#ff00ff"))
+    for by_runs, whole in zip(*_by_runs_and_whole(qtbot, monkeypatch, lambda: ReferenceOverlay(layers))):
         _same_picture(by_runs, whole)
 
 
@@ -113,19 +123,7 @@ def test_a_long_feature_looks_the_same_drawn_by_runs_and_light(qtbot, monkeypatc
     features, outcomes = editing.imported_features(tool.state, [("track", _track(20_000), {}),
                                                                 ("short", _track(30) * 0.2, {})], tool.new_ids(4))
     tool.add_built_features(features, outcomes)
-    pictures = []
-    for long_lines in (True, False):
-        monkeypatch.setattr(line_chunks, "is_long", lambda v, long_lines=long_lines: long_lines and len(v) > 512)
-        viewer = RasterViewer()
-        viewer.resize(500, 400)
-        qtbot.addWidget(viewer)
-        overlay = ToolOverlay(tool)
-        viewer.overlay_painters.append(overlay)
-        pictures.append([_picture(viewer, overlay, t) for t in TRANSFORMS])
-        monkeypatch.setattr("app.map.line_tiles.LIGHT_STYLE_FEATURES", 0)
-        pictures[-1].append(_picture(viewer, overlay, ViewTransform(0.5, -100.0, -100.0)))  # the light look
-        monkeypatch.setattr("app.map.line_tiles.LIGHT_STYLE_FEATURES", 2500)
-    for by_runs, whole in zip(*pictures):
+    for by_runs, whole in zip(*_by_runs_and_whole(qtbot, monkeypatch, lambda: ToolOverlay(tool), light=True)):
         _same_picture(by_runs, whole)
 
 

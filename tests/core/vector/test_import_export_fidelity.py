@@ -14,6 +14,7 @@ from core.batch.wkb import encode_lines
 from core.io.raster import open_raster
 from core.vector import ExportLine, read_lines, write_lines
 from tests.core.batch.scene import CRS, px_to_map, write_scene
+from tests.core.batch.test_feature_ids import _by_name
 
 LINES = [[(20.0, 104.0), (154.0, 104.0)], [(154.0, 104.0), (154.0, 230.0)], [(30.0, 30.0), (60.0, 40.0)]]
 
@@ -36,13 +37,7 @@ def _exported(path, image, out):
 
 
 def _ids_by_name(path) -> dict:
-    meta, fids, _, fields = pyogrio.raw.read(str(path), return_fids=True)
-    fields = dict(zip(meta["fields"], fields))
-    if str(path).endswith(".geojson"):
-        fids = [f.get("id") for f in json.loads(open(path).read())["features"]]
-    elif "fid" in fields:
-        fids = fields["fid"]
-    return {str(n): (fids[k].item() if hasattr(fids[k], "item") else fids[k]) for k, n in enumerate(fields["name"])}
+    return {name: id_and_fields[0] for name, id_and_fields in _by_name(path)[0].items()}
 
 
 def _gpkg(path):
