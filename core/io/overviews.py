@@ -66,7 +66,8 @@ def overview_factors(width: int, height: int, smallest_px: int = SMALLEST_LEVEL_
 
 
 def needs_overviews(raster) -> bool:
-    """Whether ``raster`` (a :class:`core.io.raster.Raster`) is a large local file without overviews.
+    """Whether ``raster`` (a :class:`core.io.raster.Raster`) is a large local GeoTIFF without overviews (the
+    images :func:`build_overviews` can give them).
 
     Large: :data:`LARGE_SIDE_PX` on its longer side or :data:`LARGE_PIXELS`.  Arrays and GDAL's virtual
     paths (URLs) never need them here.
@@ -77,7 +78,7 @@ def needs_overviews(raster) -> bool:
     if not large or raster.path is None or raster.path.startswith("/vsi"):
         return False
     with rasterio.open(raster.path) as ds:
-        return not ds.overviews(1)
+        return ds.driver == "GTiff" and not ds.overviews(1)
 
 
 def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:
@@ -116,6 +117,9 @@ def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_
         paletted = ds.colorinterp[0] == ColorInterp.palette
         if ds.overviews(1):
             raise OverviewError(f"{path.name} has overviews already ({ds.overviews(1)})")
+        if ds.driver != "GTiff":  # other formats opened for update (ERDAS .img, VRT) would get them inside
+            raise OverviewError(f"cannot build overviews of {path.name} here: only GeoTIFF images get them beside "
+                                f"the image untouched ({ds.driver}: GDAL's 'gdaladdo -ro' builds an .ovr for it)")
     resampling = Resampling.nearest if paletted else Resampling.average
     report = report or (lambda done, total, phase: None)
     try:

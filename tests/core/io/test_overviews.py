@@ -141,3 +141,16 @@ def test_small_images_and_arrays_need_none(tmp_path):
     assert needs_overviews(open_raster(long))
     build_overviews(long)
     assert not needs_overviews(open_raster(long))
+
+
+def test_other_formats_are_refused_and_left_untouched(tmp_path):
+    # an ERDAS image opened for update would get its overviews written inside it
+    path = tmp_path / "big.img"
+    data = (np.arange(2000 * 3000).reshape(1, 2000, 3000) % 251).astype(np.uint8)
+    with rasterio.open(path, "w", driver="HFA", width=3000, height=2000, count=1, dtype="uint8") as ds:
+        ds.write(data)
+    before = digest(path)
+    assert not needs_overviews(open_raster(path))  # (not offered)
+    with pytest.raises(OverviewError, match=r"only GeoTIFF images .*HFA.*gdaladdo -ro"):
+        build_overviews(path)
+    assert digest(path) == before and not overviews.overview_path(path).exists()
