@@ -11,6 +11,8 @@ progress when the finished features are the same tuple.
 
 from __future__ import annotations
 
+import operator
+
 from app.model.pieces import Feature, ToolState, start_is_final
 
 __all__ = ["ExtractionRequests"]
@@ -21,15 +23,18 @@ class ExtractionRequests:
     ``_requested``, ``_settled_features``, ``piece_requested`` and ``piece_start``)."""
 
     def _abandoned(self, old_state: ToolState, same_finished: bool) -> set[int]:
-        """The requested pieces the new state no longer draws: where the finished features are the same tuple,
-        only the old feature in progress's can have gone (thousands of finished features are walked only when
-        they changed)."""
-        if not same_finished:
+        """The requested pieces the new state no longer draws.  Where one tuple of finished features begins
+        with the other (a click keeps it, finishing appends, undoing that takes the last off), only the old
+        features past the shorter and the old feature in progress can have gone: thousands of finished
+        features are walked only when an edit changed some of them."""
+        old, new = old_state.features, self.state.features
+        common = len(new) if same_finished else _prefix_length(old, new)
+        if common < 0:
             drawn = {piece.id for feature in self._drawn_features() for piece in feature.pieces}
             return self._requested.keys() - drawn
-        current = self.state.current
-        kept = {piece.id for piece in current.pieces} if current is not None else set()
-        gone = {piece.id for piece in old_state.current.pieces} - kept if old_state.current is not None else set()
+        before = list(old[common:]) + ([old_state.current] if old_state.current is not None else [])
+        after = list(new[common:]) + ([self.state.current] if self.state.current is not None else [])
+        gone = {p.id for f in before for p in f.pieces} - {p.id for f in after for p in f.pieces}
         return gone & self._requested.keys()
 
     def _drawn_features(self) -> list[Feature]:
@@ -39,13 +44,15 @@ class ExtractionRequests:
     def _request_ready(self) -> None:
         """Ask, in click order and once each, for the extractions whose start is final.
 
-        The finished features are walked only when they are another tuple than the last walk found settled
-        (every extraction with its outcome; outcomes are never taken back): a click changes only the feature
-        in progress, and walking 100,000 finished features took each click 58 ms."""
+        Of the finished features only those past the last tuple a walk found settled (every extraction with
+        its outcome; outcomes are never taken back) are walked, where the tuple begins with it (a click keeps
+        it, finishing a line appends one, undoing that takes it off): walking 100,000 finished features took
+        each click 58 ms, and finishing a line 78 ms."""
         features, current = self.state.features, self.state.current
-        walk_finished = features is not self._settled_features
+        settled = self._settled_features
+        known = len(features) if features is settled else max(0, _prefix_length(settled or (), features))
         waiting = False  # a finished feature has an extraction without its outcome
-        for feature in (list(features) if walk_finished else []) + ([current] if current is not None else []):
+        for feature in list(features[known:]) + ([current] if current is not None else []):
             for index, piece in enumerate(feature.pieces):
                 if piece.kind != "extract" or piece.id in self.outcomes:
                     continue
@@ -56,5 +63,12 @@ class ExtractionRequests:
                     break
                 self._requested[piece.id] = (piece, self.piece_start(feature, index))
                 self.piece_requested.emit(*self._requested[piece.id])
-        if walk_finished and not waiting:
+        if not waiting:
             self._settled_features = features
+
+
+def _prefix_length(first: tuple, second: tuple) -> int:
+    """The shorter tuple's length where it is the longer's beginning, the same objects; else -1 (compared in
+    C: a millisecond for 100,000 features)."""
+    shorter = min(len(first), len(second))
+    return shorter if all(map(operator.is_, first[:shorter], second[:shorter])) else -1

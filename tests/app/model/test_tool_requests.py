@@ -45,6 +45,11 @@ ACTIONS = st.lists(st.tuples(st.sampled_from(["click", "straight", "finish", "un
 @settings(max_examples=150, deadline=None)
 @given(ACTIONS, st.booleans())
 @example([("click", 1), ("click", 0), ("undo", 0)], False)  # a requested piece undone: abandoned
+# a finished line whose extraction is out, deleted from before another: its request abandoned
+@example([("click", 1), ("click", 0), ("finish", 0), ("click", 3), ("click", 5), ("finish", 0), ("delete", 0)],
+         False)
+@example([("click", 1), ("click", 0), ("click", 3), ("finish", 0), ("click", 5), ("click", 7), ("finish", 0),
+          ("reopen", 0), ("click", 9), ("finish", 0), ("complete_old", 0), ("complete_old", 1)], True)
 @example([("click", 1), ("click", 0), ("click", 3), ("escape", 0), ("redo", 0)], False)
 # a finished line still waiting for an outcome: its next piece is asked for when the outcome comes
 @example([("click", 1), ("click", 0), ("click", 3), ("finish", 0), ("complete", 0), ("click", 5), ("click", 7)],
