@@ -103,7 +103,8 @@ class Raster:
         self.georeferenced = self.crs is not None and _converts_to_lonlat(self)
         self.path = reader.path
         self.band = _check_band(band, self.band_count, "band")
-        self._bands, self._weights = _intensity_recipe(self.band, reader.data_bands())
+        self._data_bands = reader.data_bands()  # (kept: reopen swaps the reader while other threads read)
+        self._bands, self._weights = _intensity_recipe(self.band, self._data_bands)
 
     def __repr__(self):
         source = self.path or "array"
@@ -153,13 +154,13 @@ class Raster:
         where there is no data, as :meth:`read_window`.
         """
         box = _check_box(col_off, row_off, width, height)
-        bands = [self.band] if self.band is not None else self._reader.data_bands()
+        bands = [self.band] if self.band is not None else self._data_bands
         self._check_memory(width, height, len(bands) + 1)
         return np.ascontiguousarray(np.moveaxis(self._read_clipped(bands, box, (height, width)), 0, -1))
 
     def intensity_of(self, bands: np.ndarray) -> np.ndarray:
         """The (height, width) float32 intensity of :meth:`read_bands` output, as :meth:`read_window` gives it."""
-        order = [self.band] if self.band is not None else self._reader.data_bands()
+        order = [self.band] if self.band is not None else self._data_bands
         planes = [np.array(bands[:, :, order.index(band)], dtype=np.float32) for band in self._bands]
         return _weighted_sum(planes, self._weights)
 
@@ -214,7 +215,7 @@ class Raster:
         factor = _check_size(factor, "factor")
         flag_of(cancel)  # a wrong type fails here, before any read
         out_shape = (-(-box[3] // factor), -(-box[2] // factor))
-        bands = [self.band] if self.band is not None else self._reader.data_bands()
+        bands = [self.band] if self.band is not None else self._data_bands
         self._check_memory(out_shape[1], out_shape[0], len(bands) + 1)
         reduced = np.empty((len(bands),) + out_shape, np.float32)
         strip_rows = max(1, REDUCED_STRIP_PIXELS // (out_shape[1] * factor * factor))  # (in cells)

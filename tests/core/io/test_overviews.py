@@ -154,3 +154,30 @@ def test_other_formats_are_refused_and_left_untouched(tmp_path):
     with pytest.raises(OverviewError, match=r"only GeoTIFF images .*HFA.*gdaladdo -ro"):
         build_overviews(path)
     assert digest(path) == before and not overviews.overview_path(path).exists()
+
+
+def test_reads_from_other_threads_go_on_while_the_raster_is_reopened(image):
+    import threading
+
+    raster = open_raster(image)
+    expected = raster.read_bands(100, 100, 64, 64)
+    errors, stop = [], threading.Event()
+
+    def read():
+        while not stop.is_set():
+            try:
+                np.testing.assert_array_equal(raster.read_bands(100, 100, 64, 64), expected)
+            except Exception as err:  # (a closed handle's error, before the bands were kept)
+                errors.append(err)
+                return
+
+    threads = [threading.Thread(target=read) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for _ in range(60):
+        raster.reopen()
+    stop.set()
+    for thread in threads:
+        thread.join()
+    raster.close()
+    assert errors == []
