@@ -39,13 +39,16 @@ class FieldChanges(dict):
         254 bytes), with how many values.
     left_out : list of str
         Fields not written: JSON text too long for a Shapefile (cut, it would no longer be JSON).
+    as_text : list of str
+        Date-and-time fields written as ISO text (a Shapefile holds dates only).
     """
 
-    def __init__(self, renamed=(), driver: str = "", cut=None, left_out=()):
+    def __init__(self, renamed=(), driver: str = "", cut=None, left_out=(), as_text=()):
         super().__init__(renamed)
         self.driver = driver
         self.cut = dict(cut or {})
         self.left_out = list(left_out)
+        self.as_text = list(as_text)
 
     def describe(self) -> str:
         """What changed in one line ("" when nothing did), for a warning that names the output."""
@@ -63,6 +66,10 @@ class FieldChanges(dict):
             names = ", ".join(repr(name) for name in self.left_out)
             said.append(f"left out {'field' if len(self.left_out) == 1 else 'fields'} {names} (JSON text longer "
                         f"than a Shapefile's {_DBF_TEXT_BYTES} bytes, invalid once cut; .gpkg or .fgb keep it)")
+        if self.as_text:
+            names = ", ".join(repr(name) for name in self.as_text)
+            said.append(f"wrote date-and-time {'field' if len(self.as_text) == 1 else 'fields'} {names} as ISO "
+                        "text (a Shapefile holds dates without times; .gpkg or .fgb keep the type)")
         return "; ".join(said)
 
 
@@ -75,6 +82,9 @@ def fit_shapefile_text(fields: dict, changes: FieldChanges) -> dict:
     """
     fitted = {}
     for name, values in fields.items():
+        if getattr(values, "dtype", None) is not None and values.dtype.kind == "M":
+            fitted[name] = _shapefile_dates(name, values, changes)
+            continue
         if getattr(values, "dtype", None) is None or values.dtype.kind != "O":
             fitted[name] = values
             continue
@@ -90,6 +100,19 @@ def fit_shapefile_text(fields: dict, changes: FieldChanges) -> dict:
             changes.cut[name] = len(long)
         fitted[name] = values
     return fitted
+
+
+def _shapefile_dates(name: str, values, changes: FieldChanges):
+    """A datetime64 column as a Shapefile holds it: dates where every value is one (midnight), else ISO text
+    (``changes.as_text``; GDAL wrote "2024/05/01 10:20:30" with a warning of its own); NaT as null."""
+    values = np.asarray(values)
+    missing = np.isnat(values)
+    if (values[~missing] == values[~missing].astype("datetime64[D]")).all():
+        return values.astype("datetime64[D]")
+    changes.as_text.append(name)
+    text = np.datetime_as_string(values, unit="s") if values.dtype != "datetime64[D]" else values.astype(str)
+    return np.ma.masked_array(np.array([None if m else t for t, m in zip(text.tolist(), missing)], dtype=object),
+                              mask=missing)
 
 
 def _is_json(text: str) -> bool:

@@ -193,6 +193,25 @@ def test_shapefile_text_is_cut_at_254_bytes_and_json_too_long_left_out_without_g
     assert not short.describe() and read_line_layer(tmp_path / "short.shp").fields["linesnap"].tolist() == ["{}"]
 
 
+def test_a_shapefile_holds_dates_as_dates_and_date_times_as_iso_text_without_gdals_warning(tmp_path):
+    # GDAL wrote a DateTime field as "2024/05/01 10:20:30" text, with a RuntimeWarning of its own
+    fields = {"when": np.array(["2024-05-01T10:20:30", "NaT", "2024-06-02T01:02:03"], dtype="datetime64[s]"),
+              "day": np.array(["2024-05-01T00:00", "2024-05-02T00:00", "NaT"], dtype="datetime64[m]")}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        changes = write_line_layer(tmp_path / "dates.shp", LINE * 3, fields, "EPSG:4326")
+    assert [str(w.message) for w in caught] == []
+    assert changes.as_text == ["when"] and changes.describe() == (
+        "wrote date-and-time field 'when' as ISO text (a Shapefile holds dates without times; .gpkg or .fgb keep "
+        "the type)")
+    back = read_line_layer(tmp_path / "dates.shp").fields
+    assert back["when"].tolist() == ["2024-05-01T10:20:30", None, "2024-06-02T01:02:03"]
+    assert back["day"].dtype == np.dtype("datetime64[D]") and str(back["day"][1]) == "2024-05-02"
+    assert np.isnat(back["day"][2])
+    kept = write_line_layer(tmp_path / "dates.gpkg", LINE * 3, fields, "EPSG:4326")
+    assert not kept.describe() and read_line_layer(tmp_path / "dates.gpkg").fields["when"].dtype.kind == "M"
+
+
 def test_list_fields_are_read_as_json_text_and_written_back(tmp_path):
     # an OpenStreetMap export's "refs": [1, 2, 3] stopped refine, --pairs and File > Import ("data type
     # 'list(int32)' not understood")
