@@ -14,7 +14,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from app.model.attributes import value_text
 from app.model.estimates import LOW_CONFIDENCE, is_low
-from app.model.measure import feature_length, feature_lengths
+from app.model.measure import feature_lengths
 
 __all__ = ["FeaturesModel", "ID_ROLE", "SORT_ROLE", "CONFIDENCE_TIP"]
 
@@ -222,8 +222,5 @@ class FeaturesModel(QAbstractTableModel):
         return self.tool.feature_score(feature) if column == 2 else self.tool.feature_confidence(feature)
 
     def _length(self, feature):
-        vertices = self.tool.feature_vertices(feature)  # cached by the tool: the same array while unchanged
-        cached = self._lengths.get(feature.id)
-        if cached is None or cached[0] is not vertices:
-            cached = self._lengths[feature.id] = (vertices, feature_length(vertices, self.raster))
-        return cached[1]
+        self._measure([feature])  # (the tool caches the vertices: the same array while unchanged)
+        return self._lengths[feature.id][1]

@@ -191,15 +191,12 @@ class Raster:
         side = _check_size(side, "side")
         factor = max(1.0, max(self.width, self.height) / side)
         out_shape = tuple(max(1, round(n / factor)) for n in (self.height, self.width))
-        if bands is None:
-            self._check_memory(side, side, len(self._bands) + 1)
-            with self._lock:
-                planes = self._reader.read_sample(self._bands, out_shape)
-            return _weighted_sum(planes, self._weights)
-        bands = self._band_list(bands)
-        self._check_memory(side, side, len(bands) + 1)
+        wanted = self._bands if bands is None else self._band_list(bands)
+        self._check_memory(side, side, len(wanted) + 1)
         with self._lock:
-            planes = self._reader.read_sample(bands, out_shape)
+            planes = self._reader.read_sample(wanted, out_shape)
+        if bands is None:
+            return _weighted_sum(planes, self._weights)
         return np.ascontiguousarray(np.moveaxis(planes, 0, -1))
 
     def read_reduced(self, col_off, row_off, width, height, factor, cancel=None) -> np.ndarray:
