@@ -20,11 +20,13 @@ from core.knapsack.kp1_beam import BUDGET_SHARE, NO_BEAMS, Beams
 from core.knapsack.kp1_first import BROKEN, FIRST_PASS_ITEMS, FITS, HANDOVER, REDUCED, SOLVED, first_pass
 from core.knapsack.kp1_greedy import free_items, in_caller_order, ordered, reduced_by
 from core.knapsack.lp_bound import surrogate_lp
+from core.knapsack.margins import NOT_APPLICABLE, margin_bound
 from core.knapsack.progress import report, watching
 from core.knapsack.states import DONE, OUT_OF_TIME, OUT_OF_WORK, STATE_BYTES, StateRun, backtrack, expand_core
 from core.knapsack.surrogate import golden_section, surrogate_bound
 
 __all__ = ["CoreSetup", "after_quick_run", "break_copies", "cardinality_bound", "improving_cardinality_bound",
+           "improving_margin_bound",
            "in_caller_order", "out_of_time", "prepare", "setup_from_handover", "solve_by_bounds", "solve_by_states",
            "with_incumbent"]
 
@@ -153,6 +155,19 @@ def improving_cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
     counts = None if setup.counts is None else setup.counts[free]
     bound = base + _cardinality_lp(setup.profits[free], setup.weights[free], room, counts, iterations)
     return max(setup.lower_bound, min(setup.upper_bound, setup.floor_bound(bound)))
+
+
+def improving_margin_bound(setup: CoreSetup) -> int:
+    """:func:`core.knapsack.margins.margin_bound` over the free items, those fixed in counted in (a bound on the
+    solutions better than the incumbent, as :func:`improving_cardinality_bound`); ``setup.upper_bound`` where
+    the margins take more than two values."""
+    free, profits, weights, base, room, _ = _free_part(setup, True)
+    if not len(free) or room < 0:
+        return setup.lower_bound
+    bound = margin_bound(profits, weights, room, copies_per_item(None if setup.counts is None else setup.counts[free]))
+    if bound == NOT_APPLICABLE:
+        return setup.upper_bound
+    return max(setup.lower_bound, min(setup.upper_bound, setup.floor_bound(base + int(bound))))
 
 
 def _cardinality_lp(profits, weights, capacity, counts, iterations) -> int:
@@ -284,11 +299,14 @@ def after_quick_run(setup: CoreSetup, taken: np.ndarray, max_work: int, max_stat
     """:func:`solve_by_bounds` after a quick run that gave up with the best choice ``taken`` (efficiency
     order): the incumbent's reductions, the surrogate, the long run."""
     setup = with_incumbent(setup, taken)
-    report("surrogate", setup.upper_bound - setup.lower_bound, setup.lower_bound)
+    margins = improving_margin_bound(setup)
+    if margins <= setup.lower_bound:  # (the incumbent is optimal)
+        return in_caller_order(setup.order, setup.greedy), None
+    report("surrogate", margins - setup.lower_bound, setup.lower_bound)
     bound, taken = _surrogate(setup, max_work, max_states)
     if taken is not None:
         return in_caller_order(setup.order, taken), None
-    bound = improving_cardinality_bound(setup) if bound is None else bound
+    bound = min(improving_cardinality_bound(setup) if bound is None else bound, margins)
     report("states", bound - setup.lower_bound, setup.lower_bound)
     return solve_by_states(setup, max_work, max_states, bound, beams=beams)
 
