@@ -11,7 +11,9 @@ import json
 
 import numpy as np
 
-__all__ = ["FieldChanges", "fit_shapefile_text", "layer_field_names", "shapefile_field_names"]
+from core.batch.datetimes import TZ_UTC, has_offsets, iso_texts
+
+__all__ = ["FieldChanges", "fit_shapefile_text", "geopackage_utc", "layer_field_names", "shapefile_field_names"]
 
 #: Bytes of a field name in a Shapefile (its dBASE table).
 _DBF_NAME_BYTES = 10
@@ -41,14 +43,17 @@ class FieldChanges(dict):
         Fields not written: JSON text too long for a Shapefile (cut, it would no longer be JSON).
     as_text : list of str
         Date-and-time fields written as ISO text (a Shapefile holds dates only).
+    in_utc : list of str
+        Date-and-time fields whose times with UTC offsets were written in UTC (a GeoPackage holds UTC only).
     """
 
-    def __init__(self, renamed=(), driver: str = "", cut=None, left_out=(), as_text=()):
+    def __init__(self, renamed=(), driver: str = "", cut=None, left_out=(), as_text=(), in_utc=()):
         super().__init__(renamed)
         self.driver = driver
         self.cut = dict(cut or {})
         self.left_out = list(left_out)
         self.as_text = list(as_text)
+        self.in_utc = list(in_utc)
 
     def describe(self) -> str:
         """What changed in one line ("" when nothing did), for a warning that names the output."""
@@ -69,12 +74,19 @@ class FieldChanges(dict):
         if self.as_text:
             names = ", ".join(repr(name) for name in self.as_text)
             said.append(f"wrote date-and-time {'field' if len(self.as_text) == 1 else 'fields'} {names} as ISO "
-                        "text (a Shapefile holds dates without times; .gpkg or .fgb keep the type)")
+                        "text (a Shapefile holds dates without times or time zones; .gpkg or .fgb keep the type)")
+        if self.in_utc:
+            names = ", ".join(repr(name) for name in self.in_utc)
+            said.append(f"wrote the times of {'field' if len(self.in_utc) == 1 else 'fields'} {names} in UTC, "
+                        "the same instants (a GeoPackage holds UTC times only; .fgb or .geojson keep their offsets)")
         return "; ".join(said)
 
 
-def fit_shapefile_text(fields: dict, changes: FieldChanges) -> dict:
+def fit_shapefile_text(fields: dict, changes: FieldChanges, tz_flags=None) -> dict:
     """``fields`` as a Shapefile holds them, what changed in ``changes``, so that GDAL cuts nothing.
+
+    Date-and-time fields go as dates or ISO text (:func:`_shapefile_dates`), with the UTC offsets that
+    ``tz_flags`` (name to GDAL's time zone flag per value) give.
 
     Text values over 254 bytes are cut at a character's end (``changes.cut``);
     a field whose values too long are JSON text is left out whole (``changes.left_out``):
@@ -83,7 +95,7 @@ def fit_shapefile_text(fields: dict, changes: FieldChanges) -> dict:
     fitted = {}
     for name, values in fields.items():
         if getattr(values, "dtype", None) is not None and values.dtype.kind == "M":
-            fitted[name] = _shapefile_dates(name, values, changes)
+            fitted[name] = _shapefile_dates(name, values, changes, (tz_flags or {}).get(name))
             continue
         if getattr(values, "dtype", None) is None or values.dtype.kind != "O":
             fitted[name] = values
@@ -102,17 +114,38 @@ def fit_shapefile_text(fields: dict, changes: FieldChanges) -> dict:
     return fitted
 
 
-def _shapefile_dates(name: str, values, changes: FieldChanges):
-    """A datetime64 column as a Shapefile holds it: dates where every value is one (midnight), else ISO text
-    (``changes.as_text``; GDAL wrote "2024/05/01 10:20:30" with a warning of its own); NaT as null."""
+def geopackage_utc(fields: dict, tz_flags: dict, changes: FieldChanges) -> tuple[dict, dict]:
+    """``fields`` and their time zone flags as a GeoPackage holds them: times with UTC offsets moved to UTC
+    (``changes.in_utc``).
+
+    The GeoPackage standard stores date-times in UTC; GDAL wrote the offsets
+    (``10:20:30+02:00``) and warned of "non-conformant content" on every read of the file.
+    """
+    fields, tz_flags = dict(fields), dict(tz_flags)
+    for name, zones in tz_flags.items():
+        zones = np.asarray(zones)
+        offset = (zones > 1) & (zones != TZ_UTC)
+        if not offset.any():
+            continue
+        minutes = np.where(offset, (zones.astype(np.int64) - TZ_UTC) * 15, 0).astype("timedelta64[m]")
+        values = fields[name]
+        data = np.ma.getdata(values) - minutes
+        fields[name] = np.ma.masked_array(data, np.ma.getmask(values)) if np.ma.isMaskedArray(values) else data
+        tz_flags[name] = np.where(offset, TZ_UTC, zones).astype(np.int16)
+        changes.in_utc.append(name)
+    return fields, tz_flags
+
+
+def _shapefile_dates(name: str, values, changes: FieldChanges, zones=None):
+    """A datetime64 column as a Shapefile holds it: dates where every value is one (midnight) and none gives a
+    UTC offset (``zones``, GDAL's time zone flags), else ISO text with the offsets (``changes.as_text``; GDAL
+    wrote "2024/05/01 10:20:30+02" with a warning of its own); NaT as null."""
     values = np.asarray(values)
     missing = np.isnat(values)
-    if (values[~missing] == values[~missing].astype("datetime64[D]")).all():
+    if not has_offsets(zones) and (values[~missing] == values[~missing].astype("datetime64[D]")).all():
         return values.astype("datetime64[D]")
     changes.as_text.append(name)
-    text = np.datetime_as_string(values, unit="s") if values.dtype != "datetime64[D]" else values.astype(str)
-    return np.ma.masked_array(np.array([None if m else t for t, m in zip(text.tolist(), missing)], dtype=object),
-                              mask=missing)
+    return np.ma.masked_array(np.array(iso_texts(values, zones), dtype=object), mask=missing)
 
 
 def _is_json(text: str) -> bool:

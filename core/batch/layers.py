@@ -16,8 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.datetimes import has_offsets, split_iso_datetimes
 from core.batch.feature_ids import id_column, read_feature_ids
-from core.batch.fields import FieldChanges, fit_shapefile_text, layer_field_names, shapefile_field_names
+from core.batch.fields import (
+    FieldChanges,
+    fit_shapefile_text,
+    geopackage_utc,
+    layer_field_names,
+    shapefile_field_names,
+)
 from core.batch.frames import is_pixel_crs
 from core.batch.replace import (
     check_writable,
@@ -60,6 +67,9 @@ class LineLayer:
     fids : list or None
         Per feature its id (int or str; None where missing): a GeoPackage's fid, a GeoJSON ``id`` member
         (core.batch.feature_ids); None: the layer has no ids of its own (or they were not read).
+    tz_flags : dict of str to (n,) int16 ndarray
+        Of the DateTime fields whose values give UTC offsets, GDAL's time zone flag per value
+        (core.batch.datetimes); the field's datetime64 values are then the times as written, not UTC.
     """
 
     parts: list
@@ -69,6 +79,7 @@ class LineLayer:
     path: str = ""
     has_z: bool = False
     fids: list | None = None
+    tz_flags: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.parts)
@@ -111,15 +122,17 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
         raise ValueError(f"lines file {path} does not exist")
     try:
         named = _layer_named_like(path)
+        # datetimes as GDAL's ISO text: pyogrio's datetime64 drops their UTC offsets (core.batch.datetimes)
         meta, fids, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=named,
-                                                            return_fids=columns is None)
+                                                            return_fids=columns is None, datetime_as_string=True)
     except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
         raise ValueError(f"cannot read lines file {path}: {first_line(err)}") from err
     geometry = list(geometry) if geometry is not None else []
     columns = _typed_columns(meta, field_data, lambda name: _exact_integers(path, named, name, len(geometry)))
+    tz_flags = _datetime_columns(meta, columns, path)
     ids, columns = read_feature_ids(path, fids, columns) if columns is not None else (None, columns)
     layer = LineLayer([decode_lines(g) for g in geometry], geometry, meta.get("crs"), columns, path,
-                      " Z" in str(meta.get("geometry_type") or ""), ids)
+                      " Z" in str(meta.get("geometry_type") or ""), ids, tz_flags)
     if len(layer) or not empty_ok:
         _check_has_lines(layer)
     return layer
@@ -173,6 +186,26 @@ def _typed_columns(meta: dict, field_data, exact=None) -> dict:
     return columns
 
 
+def _datetime_columns(meta: dict, columns: dict, path: str) -> dict:
+    """The Date and DateTime fields of ``columns`` (read as ISO text) as datetime64, in place; returns the time
+    zone flags of those that give UTC offsets (:attr:`LineLayer.tz_flags`)."""
+    flags = {}
+    for name, dtype in zip(meta["fields"], meta["dtypes"]):
+        values = columns[str(name)]
+        if not str(dtype).startswith("datetime64") or values.dtype.kind != "O":
+            continue
+        if np.dtype(dtype) == np.dtype("datetime64[D]"):
+            columns[str(name)] = np.array(["NaT" if v is None else v for v in values], dtype)
+            continue
+        try:
+            columns[str(name)], zones = split_iso_datetimes(values)
+        except ValueError as err:
+            raise ValueError(f"lines file {path}: field {name!r}: {err}") from None
+        if has_offsets(zones):
+            flags[str(name)] = zones
+    return flags
+
+
 def _exact_integers(path: str, layer: str | None, name: str, count: int) -> list:
     """The values of integer field ``name`` of ``layer`` (None: the first) as Python ints (None where null), read
     as text by GDAL's SQL."""
@@ -209,7 +242,7 @@ def driver_for(path) -> str:
     return DRIVERS[suffix]
 
 
-def write_line_layer(path, geometries, fields: dict, crs: str | None, fids=None) -> FieldChanges:
+def write_line_layer(path, geometries, fields: dict, crs: str | None, fids=None, tz_flags=None) -> FieldChanges:
     """Write features atomically (a temporary file beside ``path``, then a rename).
 
     A GeoPackage keeps its other layers: the layer named like the file is
@@ -229,6 +262,9 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None, fids=None)
         Per feature its id (int, str or None), written as the format holds ids
         (:func:`core.batch.feature_ids.id_column`: GeoJSON ``id`` members, a
         GeoPackage's fids, else a field ``fid``); None: no ids.
+    tz_flags : dict of str to (n,) int16 ndarray, optional
+        Of datetime64 fields, GDAL's time zone flag per value (:attr:`LineLayer.tz_flags`): their UTC offsets
+        are written (a Shapefile's DateTime fields as ISO text with them; a GeoPackage's in UTC).
 
     Returns
     -------
@@ -249,14 +285,18 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None, fids=None)
     path = Path(path)
     driver = driver_for(path)
     changes = FieldChanges(driver=driver)
+    tz_flags = {name: zones for name, zones in (tz_flags or {}).items() if name in fields}
     if driver == "ESRI Shapefile":
-        fields = fit_shapefile_text(fields, changes)
+        fields, tz_flags = fit_shapefile_text(fields, changes, tz_flags), {}
+    elif driver == "GPKG" and tz_flags:
+        fields, tz_flags = geopackage_utc(fields, tz_flags, changes)
     ids = id_column(fids, driver, list(fields))
     if ids is not None and not ids[4]:
         fields = {**fields, ids[0]: np.ma.masked_array(ids[1], ids[2]) if ids[2] is not None else ids[1]}
         ids = (None, None, None, ids[3], False)  # a field like the others (GeoJSON's: its ``id`` members)
     names = layer_field_names(list(fields), driver, path)
     changes.update((old, new) for old, new in zip(fields, names) if old != new)
+    zones = {new: np.asarray(tz_flags[old], np.int32) for old, new in zip(fields, names) if old in tz_flags}
     wkb = np.array([g if isinstance(g, (bytes, type(None))) else encode_lines(g) for g in geometries], dtype=object)
     # FlatGeobuf's spatial index would reorder the features: keep the input's order.  GeoJSON: RFC 7946 is WGS84;
     # coordinates without a CRS are written as they are (not clipped to WGS84), a plain image's pixels marked so
@@ -279,7 +319,8 @@ def write_line_layer(path, geometries, fields: dict, crs: str | None, fids=None)
                 warnings.filterwarnings("ignore", "'crs' was not provided", UserWarning)
                 pyogrio.raw.write(str(temporary), wkb, arrays, names, layer=path.stem, crs=crs, driver=driver,
                                   field_mask=masks if any(m is not None for m in masks) else None,
-                                  geometry_type=_geometry_type(geometries), layer_options=options)
+                                  geometry_type=_geometry_type(geometries), layer_options=options,
+                                  gdal_tz_offsets=zones or None)
         except Exception as err:  # pyogrio's errors share no public base besides Exception
             raise OSError(f"cannot write {path}: {_short(first_line(err))}") from err
         written = next((f for f in folder.iterdir() if f.name.lower() == path.name.lower()), temporary)

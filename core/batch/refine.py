@@ -164,7 +164,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
             geometries[k] = [p if pixels else reference.pixel_to_map(p) for p in outcome.parts_px]
     fields, kept = kept_input_fields(layer.fields)
     renamed = write_line_layer(output, geometries, {**fields, **result_columns(len(layer), outcomes)}, out_crs,
-                               layer.fids)
+                               layer.fids, {kept.get(name, name): zones for name, zones in layer.tz_flags.items()})
     discard(resume)
     statuses = {}
     for k in range(len(layer)):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.datetimes import split_iso_datetimes
 from core.batch.feature_ids import FID_FIELD, filled_ids
 from core.batch.layers import DRIVERS, FieldChanges
 from core.io.antimeridian import cut_at_antimeridian
@@ -113,8 +114,8 @@ def write_lines(path, lines, raster=None, details: bool = True, field_types: dic
 
     positions, crs = _layer_positions(lines, raster)
     records = [_record(line, details and driver != "ESRI Shapefile") for line in lines]
-    columns = _columns(records, {**_date_types(lines), **(field_types or {})})
-    return write_line_layer(path, [[p] for p in positions], columns, crs, _feature_ids(lines))
+    columns, tz_flags = _columns(records, {**_date_types(lines), **(field_types or {})})
+    return write_line_layer(path, [[p] for p in positions], columns, crs, _feature_ids(lines), tz_flags)
 
 
 def geojson_text(lines, raster=None, details: bool = True) -> str:
@@ -194,18 +195,19 @@ _TYPED_COLUMNS = {
     "real": lambda values: np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64),
     "text": lambda values: np.array([None if v is None else str(v) for v in values], dtype=object),
     "date": lambda values: np.array(["NaT" if v is None else v for v in values], dtype="datetime64[D]"),
-    "datetime": lambda values: np.array(["NaT" if v is None else v for v in values], dtype="datetime64[ms]"),
+    "datetime": lambda values: split_iso_datetimes(values)[0],  # (times as written; :func:`_columns` keeps offsets)
 }
 
 
-def _columns(records: list[dict], field_types: dict) -> dict:
-    """Attribute columns for pyogrio: booleans, integers, reals or text per field (None: null text, NaN reals).
+def _columns(records: list[dict], field_types: dict) -> tuple[dict, dict]:
+    """Attribute columns for pyogrio: booleans, integers, reals or text per field (None: null text, NaN reals),
+    and the time zone flags of the date-and-time ones whose text gives UTC offsets (core.batch.datetimes).
 
     A field of ``field_types`` gets that type; booleans and integers with nulls
     are masked arrays (GDAL's nulls: an imported road_id 230 is not exported as 230.0).
     """
     names = list(dict.fromkeys(name for record in records for name in record))
-    columns = {}
+    columns, tz_flags = {}, {}
     for name in names:
         values = [record.get(name) for record in records]
         present = [v for v in values if v is not None]
@@ -214,7 +216,11 @@ def _columns(records: list[dict], field_types: dict) -> dict:
                 raise ValueError(f"field_types[{name!r}] must be text, integer, real, date or datetime; "
                                  f"got {field_types[name]!r}")
             try:
-                columns[name] = _TYPED_COLUMNS[field_types[name]](values)
+                if field_types[name] == "datetime":
+                    columns[name], zones = split_iso_datetimes(values)
+                    tz_flags.update({name: zones} if zones is not None else {})
+                else:
+                    columns[name] = _TYPED_COLUMNS[field_types[name]](values)
             except ValueError:  # (text that is no ISO date: as text)
                 columns[name] = _TYPED_COLUMNS["text"](values)
         elif present and all(isinstance(v, bool) for v in present):
@@ -225,4 +231,4 @@ def _columns(records: list[dict], field_types: dict) -> dict:
             columns[name] = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
         else:
             columns[name] = np.array([None if v is None else str(v) for v in values], dtype=object)
-    return columns
+    return columns, tz_flags

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.batch.datetimes import iso_texts
 from core.batch.feature_ids import FID_FIELD
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
 from core.io.line_report import LinesRead
@@ -78,9 +79,11 @@ def read_lines(path, raster=None, report: LinesRead | None = None) -> list[LineF
     dates = {name: "date" if np.datetime_data(values.dtype)[0] == "D" else "datetime"
              for name, values in layer.fields.items() if getattr(values, "dtype", None) is not None
              and values.dtype.kind == "M"}
+    # ISO text, with the UTC offsets the values give (written back as DateTime with them where the format can)
+    texts = {name: iso_texts(layer.fields[name], layer.tz_flags.get(name)) for name in dates}
     lines = []
     for k in indices:
-        properties = {name: _plain(layer.fields[name][k]) for name in names}
+        properties = {name: texts[name][k] if name in texts else _plain(layer.fields[name][k]) for name in names}
         if layer.fids is not None and layer.fids[k] is not None:
             properties.setdefault(FID_FIELD, layer.fids[k])
         if dates:

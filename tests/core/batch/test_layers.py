@@ -202,8 +202,8 @@ def test_a_shapefile_holds_dates_as_dates_and_date_times_as_iso_text_without_gda
         changes = write_line_layer(tmp_path / "dates.shp", LINE * 3, fields, "EPSG:4326")
     assert [str(w.message) for w in caught] == []
     assert changes.as_text == ["when"] and changes.describe() == (
-        "wrote date-and-time field 'when' as ISO text (a Shapefile holds dates without times; .gpkg or .fgb keep "
-        "the type)")
+        "wrote date-and-time field 'when' as ISO text (a Shapefile holds dates without times or time zones; "
+        ".gpkg or .fgb keep the type)")
     back = read_line_layer(tmp_path / "dates.shp").fields
     assert back["when"].tolist() == ["2024-05-01T10:20:30", None, "2024-06-02T01:02:03"]
     assert back["day"].dtype == np.dtype("datetime64[D]") and str(back["day"][1]) == "2024-05-02"

@@ -40,13 +40,15 @@ def _ids_by_name(path) -> dict:
     return {name: id_and_fields[0] for name, id_and_fields in _by_name(path)[0].items()}
 
 
-def _gpkg(path):
+def _gpkg(path, zones=None):
+    """LINES with fids, a Date field ``opened`` and a DateTime field ``seen`` (``zones``: its GDAL time zone flags)."""
     geometry = np.array([encode_lines([px_to_map(np.array(line))]) for line in LINES], dtype=object)
     opened = np.array(["2024-05-01", "NaT", "1999-12-31"], dtype="datetime64[D]")
     seen = np.array(["2024-05-01T10:20:30.500", "2023-01-02T03:04:05", "NaT"], dtype="datetime64[ms]")
     pyogrio.raw.write(str(path), geometry, [np.array([230, 7, 41], np.int64), opened, seen,
                                              np.array(["a", "b", "c"], object)],
-                      ["fid", "opened", "seen", "name"], crs=CRS, geometry_type="LineString", driver="GPKG")
+                      ["fid", "opened", "seen", "name"], crs=CRS, geometry_type="LineString", driver="GPKG",
+                      gdal_tz_offsets=None if zones is None else {"seen": np.asarray(zones)})
     return path
 
 
@@ -86,3 +88,20 @@ def test_dates_keep_their_type_through_import_and_export(image, tmp_path, suffix
     if suffix == ".gpkg":
         assert types["seen"] == "OFTDateTime"
         assert str(values["seen"][order.index("a")]) == "2024-05-01T10:20:30.500"
+
+
+
+@pytest.mark.parametrize("suffix", [".gpkg", ".geojson", ".fgb", ".shp"])
+def test_a_datetimes_utc_offset_comes_back_through_import_and_export(image, tmp_path, suffix):
+    # File > Import read 10:20:30.500+02:00 as "10:20:30.500" text, exported as 10:20:30.500 without its offset
+    source = _gpkg(tmp_path / "roads.gpkg", zones=[108, 100, 0])  # GDAL's flags: UTC+02:00, UTC, none (a null)
+    with open_raster(image) as raster:
+        assert {f.name: f.properties["seen"] for f in read_lines(source, raster)} == {
+            "a": "2024-05-01T10:20:30.500+02:00", "b": "2023-01-02T03:04:05.000Z", "c": None}
+    out = tmp_path / f"exported{suffix}"
+    _exported(source, image, out)
+    meta, _, _, values = pyogrio.raw.read(str(out), datetime_as_string=True)
+    values = dict(zip(meta["fields"], values))
+    seen = dict(zip((str(n) for n in values["name"]), values["seen"]))
+    first = "2024-05-01T08:20:30.500Z" if suffix == ".gpkg" else "2024-05-01T10:20:30.500+02:00"  # GeoPackage: UTC
+    assert seen["a"] == first and seen["b"] in ("2023-01-02T03:04:05Z", "2023-01-02T03:04:05.000Z")
