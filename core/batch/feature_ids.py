@@ -14,10 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from core.io.line_report import FID
+
 __all__ = ["FID_FIELD", "filled_ids", "id_column", "read_feature_ids"]
 
 #: The field (and GUI property) that holds a feature's id where the format has no feature ids of its own.
-FID_FIELD = "fid"
+FID_FIELD = FID
 #: Formats whose feature ids are kept, by extension (GDAL gives the others' positions as their ids).
 _FID_SUFFIXES = (".gpkg", ".sqlite")
 _GEOJSON_SUFFIXES = (".geojson", ".json")

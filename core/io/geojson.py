@@ -20,6 +20,7 @@ import numpy as np
 from core.io.antimeridian import cut_at_antimeridian, is_cut_at_antimeridian, join_cut_parts
 from core.io.atomic import atomic_write_text
 from core.io.jsonfile import check_depth, load_json
+from core.io.line_report import FID, part_properties
 
 __all__ = [
     "COORDINATES_MEMBER",
@@ -288,7 +289,7 @@ def _line_features(item, where: str, ours: bool, lonlat: bool, report=None) -> l
     properties = dict(properties) if isinstance(properties, dict) else {}
     saved = properties.pop("pixel_coordinates", None)
     if not isinstance(item.get("id"), (bool, type(None))) and isinstance(item["id"], (int, str)):
-        properties.setdefault("fid", item["id"])  # the feature's id, written back as one (core.batch.feature_ids)
+        properties.setdefault(FID, item["id"])  # the feature's id, written back as one (core.batch.feature_ids)
     if ours and saved is None:
         raise GeoJSONError(f"{where} has no 'pixel_coordinates' property")
     name = properties.pop(name_key(properties), "")
@@ -306,6 +307,7 @@ def _line_features(item, where: str, ours: bool, lonlat: bool, report=None) -> l
              for j, part in enumerate(parts)]
     if kind == "MultiLineString" and ((ours and saved is not None) or (lonlat and is_cut_at_antimeridian(parts))):
         kind, parts = "LineString", [join_cut_parts(parts)]  # one line, cut at the antimeridian
+    properties = part_properties(properties, len(parts), report)
     lines = []
     for j, positions in enumerate(parts):
         label = where if kind == "LineString" else f"{where}, part {j}"

@@ -4,14 +4,21 @@ LineSnap's features are single polylines: a MultiLineString becomes one line
 per part, heights (Z) are not kept, and features that are not lines (points,
 polygons, features without a geometry, empty lines) are left out.  A user
 importing a layer is told so instead of finding fewer or more lines than the
-file has.
+file has.  The parts of a multi-part feature do not share its id (an export
+would repeat it): they hold it as :data:`SOURCE_FID` (:func:`part_properties`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["LinesRead"]
+__all__ = ["FID", "SOURCE_FID", "LinesRead", "part_properties"]
+
+#: The property of an imported line holding its feature's id (core.batch.feature_ids.FID_FIELD; core.io
+#: comes before core.batch, which reads through it).
+FID = "fid"
+#: The property of a multi-part feature's parts holding the feature's id, which links them back to it.
+SOURCE_FID = "source_fid"
 
 #: How a geometry kind is named in the message, singular and plural.
 _KIND_NAMES = {"Point": ("point", "points"), "MultiPoint": ("multipoint", "multipoints"),
@@ -39,6 +46,8 @@ class LinesRead:
         ... and the lines they gave.
     heights : bool
         Some positions had heights (Z), which are not kept.
+    source_ids : bool
+        Some multi-part lines had ids, which their parts hold as :data:`SOURCE_FID`.
     """
 
     features: int = 0
@@ -46,6 +55,7 @@ class LinesRead:
     split: int = 0
     parts: int = 0
     heights: bool = False
+    source_ids: bool = False
 
     def feature(self, kind: str | None, lines: int, heights: bool = False) -> list:
         """Count one feature of geometry ``kind`` that gave ``lines`` lines; returns ``[]`` (a reader's
@@ -68,10 +78,29 @@ class LinesRead:
             clauses.append(f"{_listed(named)} left out (not lines)")
         if self.split:
             clauses.append(f"{self.split} multi-part line{'' if self.split == 1 else 's'} read as "
-                           f"{self.parts} lines, one per part")
+                           f"{self.parts} lines, one per part" + (f" (their feature's id as {SOURCE_FID})"
+                                                                  if self.source_ids else ""))
         if self.heights:
             clauses.append("heights (Z) not kept")
         return "; ".join(clauses)
+
+
+def part_properties(properties: dict, parts: int, report: LinesRead | None = None) -> dict:
+    """The properties of each line of a feature read as ``parts`` lines (one per part).
+
+    A single part keeps the feature's.  The parts of a multi-part feature with
+    an id (property :data:`FID`) do not share it: an export repeated it (GeoJSON)
+    or renumbered every feature (a GeoPackage, whose fids must differ); they
+    hold it as :data:`SOURCE_FID` (unless the feature has such a property) and
+    are given ids of their own on export.  ``report`` is told (``source_ids``).
+    """
+    if parts < 2 or properties.get(FID) is None:
+        return properties
+    if report is not None:
+        report.source_ids = True
+    shared = {key: value for key, value in properties.items() if key != FID}
+    shared.setdefault(SOURCE_FID, properties[FID])
+    return shared
 
 
 def _name(kind, count: int) -> str:

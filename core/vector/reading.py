@@ -25,7 +25,7 @@ import numpy as np
 from core.batch.datetimes import iso_texts
 from core.batch.feature_ids import FID_FIELD
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
-from core.io.line_report import LinesRead
+from core.io.line_report import LinesRead, part_properties
 from core.vector.export import DETAILS_FIELD, FIELD_TYPES_KEY
 
 __all__ = ["read_lines", "read_line_geometry", "unpack_details"]
@@ -91,6 +91,7 @@ def read_lines(path, raster=None, report: LinesRead | None = None) -> list[LineF
         name = properties.pop(name_key(properties), None)
         name = "" if name is None else str(name)
         parts = layer.parts[k]
+        properties = part_properties(properties, len(parts), report)
         for j in range(len(parts)):
             label = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
             lines.append(LineFeature(next(placed), label, unpack_details(properties)))

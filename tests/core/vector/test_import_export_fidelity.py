@@ -11,6 +11,7 @@ import pyogrio.raw
 import pytest
 
 from core.batch.wkb import encode_lines
+from core.io.line_report import LinesRead
 from core.io.raster import open_raster
 from core.vector import ExportLine, read_lines, write_lines
 from tests.core.batch.scene import CRS, px_to_map, write_scene
@@ -105,3 +106,38 @@ def test_a_datetimes_utc_offset_comes_back_through_import_and_export(image, tmp_
     seen = dict(zip((str(n) for n in values["name"]), values["seen"]))
     first = "2024-05-01T08:20:30.500Z" if suffix == ".gpkg" else "2024-05-01T10:20:30.500+02:00"  # GeoPackage: UTC
     assert seen["a"] == first and seen["b"] in ("2023-01-02T03:04:05Z", "2023-01-02T03:04:05.000Z")
+
+
+def _multi_part(path, raster):
+    """Feature ``a`` of two parts (id 5) and ``b`` of one (id 6), as a GeoPackage or an RFC 7946 GeoJSON file."""
+    parts = [[(20.0, 104.0), (154.0, 104.0)], [(154.0, 104.0), (154.0, 230.0)]], [[(30.0, 30.0), (60.0, 40.0)]]
+    if path.suffix == ".gpkg":
+        geometry = np.array([encode_lines([px_to_map(np.array(p)) for p in lines]) for lines in parts], dtype=object)
+        pyogrio.raw.write(str(path), geometry, [np.array([5, 6], np.int64), np.array(["a", "b"], object)],
+                          ["fid", "name"], crs=CRS, geometry_type="MultiLineString", driver="GPKG")
+        return path
+    features = [{"type": "Feature", "id": fid, "properties": {"name": name}, "geometry": {
+        "type": "MultiLineString", "coordinates": [np.column_stack(raster.pixel_to_lonlat(*np.array(p).T)).tolist()
+                                                   for p in lines]}} for fid, name, lines in zip([5, 6], "ab", parts)]
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    return path
+
+
+@pytest.mark.parametrize("source", ["roads.gpkg", "roads.geojson"])
+@pytest.mark.parametrize("suffix", [".gpkg", ".geojson"])
+def test_a_multi_part_features_parts_get_ids_of_their_own_and_keep_the_features(image, tmp_path, source, suffix):
+    # the parts shared their feature's id: a GeoPackage export renumbered every feature (b's 6 too), GeoJSON
+    # repeated the id
+    report = LinesRead()
+    with open_raster(image) as raster:
+        features = read_lines(_multi_part(tmp_path / source, raster), raster, report)
+    assert [(f.name, f.properties.get("fid"), f.properties.get("source_fid")) for f in features] == [
+        ("a (1)", None, 5), ("a (2)", None, 5), ("b", 6, None)]
+    assert report.text() == "1 multi-part line read as 2 lines, one per part (their feature's id as source_fid)"
+    out = tmp_path / f"exported{suffix}"
+    _exported(tmp_path / source, image, out)
+    written = _by_name(out)[0]
+    ids = {name: fid for name, (fid, _) in written.items()}
+    assert ids["b"] == 6 and len(set(ids.values())) == 3
+    assert {name: fields["source_fid"] for name, (_, fields) in written.items() if name != "b"} == {"a (1)": 5,
+                                                                                                  "a (2)": 5}
