@@ -6,6 +6,9 @@ integers, GeoJSON ``id`` members), and as a field :data:`FID_FIELD` where it
 does not (Shapefile and FlatGeobuf number their features themselves).
 Shapefiles and FlatGeobuf files have no ids of their own (their feature
 numbers are positions); a GeoJSON file without ``id`` members has none.
+A layer's ids are written of one type, in every format and by ``refine`` and
+File > Export alike: integers where every id is one, else all as text
+(:func:`filled_ids`).
 """
 
 from __future__ import annotations
@@ -76,19 +79,29 @@ def _plain_id(value):
 
 
 def filled_ids(ids) -> list:
-    """``ids`` with each None given the next integer from 1 that no other feature has (as text among text ids)."""
+    """``ids`` of one type, each None given the next integer from 1 that no other feature has.
+
+    One type per layer, as every output holds them: integers where every id is
+    an integer of 64 bits, else text ("11" beside "r-2"; GDAL writes a GeoJSON
+    file's ids of one type, a GeoPackage's text ids go to a text field).
+    """
     ids = [_plain_id(v) for v in ids]
+    text = not _all_integers(ids)
     taken = {str(v) for v in ids if v is not None}
-    text = any(isinstance(v, str) for v in ids)
     filled, number = [], 0
     for value in ids:
         if value is None:
             number += 1
             while str(number) in taken:
                 number += 1
-            value = str(number) if text else number
-        filled.append(value)
+            value = number
+        filled.append(str(value) if text else value)
     return filled
+
+
+def _all_integers(ids) -> bool:
+    """Whether every id present is an integer of 64 bits (what an integer field or a GeoPackage's fid holds)."""
+    return all(isinstance(v, int) and _INT64[0] <= v <= _INT64[1] for v in ids if v is not None)
 
 
 def id_column(ids, driver: str, names) -> tuple[str, np.ndarray, np.ndarray | None, dict, bool] | None:
@@ -116,9 +129,9 @@ def id_column(ids, driver: str, names) -> tuple[str, np.ndarray, np.ndarray | No
 
 
 def _values(ids) -> tuple[np.ndarray, np.ndarray | None]:
-    """Integers (with a null mask where missing) when all ids are integers of 64 bits, else text (None: null)."""
-    present = [v for v in ids if v is not None]
-    if all(isinstance(v, int) and _INT64[0] <= v <= _INT64[1] for v in present):
+    """Integers (with a null mask where missing) when all ids are integers of 64 bits, else text (None: null),
+    as :func:`filled_ids` has them."""
+    if _all_integers(ids):
         mask = np.array([v is None for v in ids])
         return np.array([0 if v is None else v for v in ids], np.int64), (mask if mask.any() else None)
     return np.array([None if v is None else str(v) for v in ids], dtype=object), None

@@ -103,3 +103,13 @@ def test_dates_keep_their_type(image, tmp_path, suffix):
     assert str(written["a"][1]["opened"]) == "2024-05-01"
     if suffix == ".gpkg":
         assert types["seen"] == "OFTDateTime" and str(written["a"][1]["seen"]) == "2024-05-01T10:20:30.500"
+
+
+def test_a_layers_ids_are_written_of_one_type():
+    # File > Export wrote [11, "r-2", "1"] into GeoJSON, refine ["11", "r-2", "1"] (GDAL writes one type)
+    from core.batch.feature_ids import filled_ids
+
+    assert filled_ids([11, "r-2", None]) == ["11", "r-2", "1"]
+    assert filled_ids([11, None, 1]) == [11, 2, 1]
+    assert filled_ids(["a", None]) == ["a", "1"]
+    assert filled_ids([2**63, 1]) == [str(2**63), "1"]  # (no integer field holds it)

@@ -141,3 +141,24 @@ def test_a_multi_part_features_parts_get_ids_of_their_own_and_keep_the_features(
     assert ids["b"] == 6 and len(set(ids.values())) == 3
     assert {name: fields["source_fid"] for name, (_, fields) in written.items() if name != "b"} == {"a (1)": 5,
                                                                                                   "a (2)": 5}
+
+
+@pytest.mark.parametrize("suffix", [".geojson", ".gpkg", ".fgb"])
+def test_mixed_integer_and_text_ids_come_back_as_text_as_refine_writes_them(image, tmp_path, suffix):
+    # File > Export wrote GeoJSON ids [11, "r-2", "1"], refine ["11", "r-2", "1"]: one type per layer now
+    with open_raster(image) as raster:
+        lonlat = [np.column_stack(raster.pixel_to_lonlat(*np.array(line).T)) for line in LINES]
+    features = [{"type": "Feature", "id": fid, "properties": {"name": name},
+                 "geometry": {"type": "LineString", "coordinates": xy.tolist()}}
+                for fid, name, xy in zip([11, "r-2", None], "abc", lonlat)]
+    source = tmp_path / "roads.geojson"
+    source.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        {k: v for k, v in f.items() if k != "id" or v is not None} for f in features]}))
+    out = tmp_path / f"exported{suffix}"
+    _exported(source, image, out)
+    written = _by_name(out)[0]
+    if suffix == ".geojson":  # (a missing id is given a free one)
+        assert {name: fid for name, (fid, _) in written.items()} == {"a": "11", "b": "r-2", "c": "1"}
+    else:  # a text field (a GeoPackage's fids are integers: it is renamed there)
+        field = "fid_1" if suffix == ".gpkg" else "fid"
+        assert {name: fields[field] for name, (_, fields) in written.items()} == {"a": "11", "b": "r-2", "c": None}
