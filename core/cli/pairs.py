@@ -202,8 +202,8 @@ def write_features(output, features, raster) -> None:
 
     ``.geojson``, ``.json`` or no extension (the command refuses others) is LineSnap's RFC 7946
     collection; ``.gpkg``, ``.shp`` and ``.fgb`` hold the raster's CRS (pixels with a local pixel CRS for a
-    plain image), with ``name``, ``score`` and ``confidence`` as fields and the rest as JSON text in one
-    ``linesnap`` field.
+    plain image), with ``name``, ``score`` and ``confidence`` as fields and the other properties as JSON text in one
+    ``linesnap`` field (``pixel_coordinates`` is no property of a LineFeature: the geometry holds the positions).
     """
     from core.io.geojson import atomic_write_text, format_geojson, to_feature_collection
 
