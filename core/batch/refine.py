@@ -134,6 +134,7 @@ def refine_layer(lines, images, output, settings=None, *, client_factory=None, p
         resolve_backend("gpu")
     output = _checked_output(output, lines)
     layer = read_line_layer(lines)
+    _check_shapefile_kinds(output, layer)
     sources = list_sources(images)
     reference = sources[0]
     indices = layer.line_indices()
@@ -207,6 +208,25 @@ def _checked_output(output, lines) -> Path:
                          "another file name")
     check_writable(output)  # before the work (it named a hidden temporary file after it)
     return output
+
+
+#: What a Shapefile of lines holds besides lines: no geometry (nulls, and lines of one position, written so).
+_SHAPEFILE_LINE_KINDS = ("empty LineString", "empty MultiLineString", "invalid geometry")
+
+
+def _check_shapefile_kinds(output: Path, layer) -> None:
+    """Refuse, before the work, a Shapefile output for a layer with features of another kind than lines: a
+    Shapefile holds one kind, and every feature is written back (GDAL refused the points after the work)."""
+    if driver_for(output) != "ESRI Shapefile":
+        return
+    kinds = {}
+    for parts in layer.parts:
+        if isinstance(parts, str) and parts not in _SHAPEFILE_LINE_KINDS:
+            kinds[parts] = kinds.get(parts, 0) + 1
+    if kinds:
+        found = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+        raise ValueError(f"a Shapefile holds lines only, and the layer has features of other kinds ({found}), "
+                         f"which refine writes back unchanged; give a .gpkg, .fgb or .geojson output instead")
 
 
 def _to_pixels(part, layer_crs, reference) -> np.ndarray:

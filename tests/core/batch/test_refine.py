@@ -114,6 +114,10 @@ def test_gpkg_shp_and_fgb_are_written_in_the_images_crs_whatever_the_lines_crs(s
     assert meta["crs"] == CRS and report.statuses == {"off_image": 1, "not_a_line": 1}
     assert shapely.get_coordinates(moved[0], include_z=True)[:, 2].tolist() == [12.5, 13.0]
     assert np.allclose(shapely.get_coordinates(moved[1]), transform_xy([(-75.0, 40.6)], "EPSG:4326", CRS))
+    # a Shapefile holds lines only: refused before the work, not after it by GDAL
+    with pytest.raises(ValueError, match=r"Shapefile holds lines only.*\(1 Point\).*\.gpkg"):
+        refine_layer(others, [image], tmp_path / "others-refined.shp", client_factory=THREADS, tile_px=64)
+    assert not list(tmp_path.glob("others-refined*.shp*")) and not list(tmp_path.glob(".others-refined*"))
 
 
 def test_a_local_cluster_address_gives_the_same_result(scene, refined, tmp_path):
