@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QProgressD
 from app.model.estimates import LOW_CONFIDENCE
 
 __all__ = ["import_progress", "ask_open_image", "ask_import_path", "ask_export_path", "ask_skip_duplicates",
-           "ask_unsaved",
-           "ask_restore_session", "ask_snap_tolerance", "show_keys", "ask_project_path", "ask_reference_path"]
+           "ask_unsaved", "ask_restore_session", "ask_snap_tolerance", "ask_undo_limit", "show_keys",
+           "ask_project_path", "ask_reference_path"]
 
 IMAGE_FILTER = "Images (*.tif *.tiff *.png *.jpg *.jpeg *.jp2 *.img *.vrt);;All files (*)"
 GEOJSON_FILTER = "GeoJSON (*.geojson *.json);;All files (*)"
@@ -157,6 +157,13 @@ def ask_snap_tolerance(parent, tolerance_px: int) -> int | None:
     """The snapping tolerance in screen pixels (1..50), or None when cancelled."""
     value, ok = QInputDialog.getInt(parent, "Snapping tolerance", "Snap within (screen pixels):", tolerance_px,
                                     1, 50)
+    return value if ok else None
+
+
+def ask_undo_limit(parent, steps: int, low: int, high: int) -> int | None:
+    """How many undo steps to keep (``low``..``high``), or None when cancelled."""
+    value, ok = QInputDialog.getInt(parent, "Undo history", "Undo steps kept (a lower number drops the oldest now):",
+                                    steps, low, high)
     return value if ok else None
 
 

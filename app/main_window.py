@@ -166,10 +166,10 @@ class MainWindow(QMainWindow):
         for event in (self.tool.changed, self.tool.outcomes_changed, self.tool.fields_changed,
                       self.projects.references.changed):  # (fields and reference layers were lost in a crash)
             event.connect(self._schedule_autosave)
-        self.tool.changed.connect(self._update_edit_actions)
-        self._update_edit_actions()
+        self.tool.changed.connect(self.update_edit_actions)
+        self.update_edit_actions()
 
-    def _update_edit_actions(self) -> None:
+    def update_edit_actions(self) -> None:
         """Undo and Redo edit the map's features: only on the map's tab, where their effect shows."""
         on_map = self.tabs.currentWidget() is self.viewer
         self.undo_action.setEnabled(on_map and self.tool.can_undo)
@@ -257,7 +257,7 @@ class MainWindow(QMainWindow):
                     dock.setProperty("shown_on_map", dock.isVisible())
                 dock.hide()
         self._last_tab = index
-        self._update_edit_actions()
+        self.update_edit_actions()
 
     def _warm_up(self, document: ImageDocument) -> None:
         """One throw-away extraction, so that the first click finds the kernels compiled."""

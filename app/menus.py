@@ -11,15 +11,21 @@ from PySide6.QtWidgets import QMenu
 
 from app import dialogs
 from app.map.viewer import KEY_ZOOM
+from app.model.history import DEFAULT_UNDO_LIMIT
 from app.overviews import OverviewActions
 from app.refine_job import refine_dialog
 from app.startup_checks import clean_recent_paths, set_aside_value
 
-__all__ = ["MAX_RECENT", "Menus", "RecentFiles", "add_action", "build_menus"]
+__all__ = ["MAX_RECENT", "UNDO_LIMIT_KEY", "UNDO_LIMIT_RANGE", "Menus", "RecentFiles", "add_action", "build_menus",
+           "stored_undo_limit"]
 
 MAX_RECENT = 8
 RECENT_KEY = "recent_files"
 SNAP_TOLERANCE_KEY = "snap_tolerance_px"
+UNDO_LIMIT_KEY = "undo_limit"
+#: The undo steps the user may keep: a step costs what the edit changed (1-4 KiB at 100,000 lines, an import of
+#: many lines their own size), so 10,000 steps are tens of MB; fewer than one would leave nothing to undo.
+UNDO_LIMIT_RANGE = (1, 10_000)
 
 
 class Menus(NamedTuple):
@@ -92,6 +98,7 @@ def build_menus(window) -> Menus:
     edit = bar.addMenu("&Edit")
     undo = add_action(window, edit, "&Undo", tool.undo, "Ctrl+Z")
     redo = add_action(window, edit, "&Redo", tool.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+    _add_undo_limit_action(window, edit)
     edit.addSeparator()
     add_action(window, edit, "&Finish Feature", tool.finish, ["Return", "Enter"], viewer_only=True)
     add_action(window, edit, "&Cancel Piece / Line", tool.cancel, "Esc", viewer_only=True)
@@ -139,6 +146,32 @@ def _add_line_edit_actions(window, menu: QMenu) -> None:
     add_action(window, menu, "&Merge with Line Sharing an End", editing.merge_selected)
     add_action(window, menu, "Continue from &Start", lambda: editing.continue_selected(at_start=True))
     add_action(window, menu, "Continue from &End", lambda: editing.continue_selected(at_start=False))
+
+
+def _add_undo_limit_action(window, menu: QMenu) -> None:
+    """Edit > Undo History Size...: the steps the tool keeps, applied at once and kept between runs."""
+    tool = window.tool
+    tool.undo_limit = stored_undo_limit(window.qsettings)  # (no steps yet: the window's tool is new)
+
+    def ask_undo_limit():
+        value = dialogs.ask_undo_limit(window, tool.undo_limit, *UNDO_LIMIT_RANGE)
+        if value is not None:
+            tool.undo_limit = value  # a lower limit drops the oldest steps, the others stay
+            window.qsettings.setValue(UNDO_LIMIT_KEY, value)
+            window.update_edit_actions()  # (the steps left may all be redo steps)
+
+    add_action(window, menu, "Undo &History Size...", ask_undo_limit)
+
+
+def stored_undo_limit(qsettings: QSettings) -> int:
+    """The saved number of undo steps to keep, or the default when none or not an integer in
+    :data:`UNDO_LIMIT_RANGE`."""
+    try:
+        value = int(qsettings.value(UNDO_LIMIT_KEY, DEFAULT_UNDO_LIMIT))
+    except (TypeError, ValueError):
+        return DEFAULT_UNDO_LIMIT
+    low, high = UNDO_LIMIT_RANGE
+    return value if low <= value <= high else DEFAULT_UNDO_LIMIT
 
 
 def _stored_tolerance(qsettings: QSettings, default: float) -> float:

@@ -44,7 +44,7 @@ def no_questions(monkeypatch):
         raise AssertionError(f"unexpected dialog: {args[1:]}")
 
     for name in ("ask_open_image", "ask_import_path", "ask_export_path", "ask_unsaved", "ask_restore_session",
-                 "ask_skip_duplicates", "ask_snap_tolerance"):
+                 "ask_skip_duplicates", "ask_snap_tolerance", "ask_undo_limit"):
         monkeypatch.setattr(dialogs, name, unexpected)
 
 
