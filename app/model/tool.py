@@ -32,7 +32,7 @@ from app.model.pieces import (
 from app.model.preview import LivePreview, too_short
 from app.model.state_change import StateChange
 from app.model.tool_edits import FeatureEdits
-from app.model.tool_requests import ExtractionRequests
+from app.model.tool_requests import ExtractionRequests, FeatureEdit
 
 __all__ = ["ExtractionTool"]
 
@@ -79,7 +79,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         self._history = History(undo_limit)
         self._references = PieceReferences()  # the pieces held by the state and the history
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
-        self._settled_features: tuple | None = None  # a features tuple whose every extraction has its outcome
+        self._walked: tuple | None = self.state.features  # the finished features of the last request walk
+        self._waiting: tuple = ()  # (place, feature) of those of them with an extraction without its outcome
         # by feature id: (feature, its pieces' outcomes, vertices); features and outcomes are immutable
         self._vertices: dict[int, tuple[Feature, tuple | None, np.ndarray]] = {}
         self._preview = LivePreview(self.anchor_start, lambda: self.settings, self.preview_changed,
@@ -172,7 +173,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         if settings is not None:
             self.settings = settings
         self._let_go(dropped)
-        self._set_state(new_state)
+        self._set_state(new_state, change)
 
     def _let_go(self, dropped: list[StateChange]) -> None:
         """Release what the ``dropped`` steps held: the outcomes of pieces nothing holds any more, cached vertices."""
@@ -186,21 +187,22 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
                                                                              for p in feature.pieces):
                     del self._vertices[feature.id]
 
-    def _set_state(self, new_state: ToolState) -> None:
+    def _set_state(self, new_state: ToolState, change: StateChange | None = None, backward: bool = False) -> None:
+        """Make ``new_state`` current; ``change`` (undone where ``backward``) leads to it from the state now, so
+        that only the features it changed are walked (None: a restore)."""
         old_anchor, old_state = self.anchor_start(), self.state
+        edit = None if change is None else FeatureEdit.of(change, old_state.features, backward)
         self.state = new_state
         self.dirty = True
-        same_finished = new_state.features is old_state.features  # (a click: only the feature in progress changed)
-        if (self.selected_id is not None and not same_finished
-                and all(f.id != self.selected_id for f in new_state.features)):
+        if self.selected_id is not None and _left(self.selected_id, new_state, edit):
             self.selected_id = None
             self.selection_changed.emit()
         self.changed.emit()
         if self._requested:
-            abandoned = self._abandoned(old_state, same_finished)
+            abandoned = self._abandoned(old_state, edit)
             if abandoned:
                 self.pieces_abandoned.emit(sorted(abandoned))
-        self._request_ready()
+        self._request_ready(edit)
         if self.anchor_start() != old_anchor or new_state.current is None:
             self._preview.restart()
 
@@ -210,7 +212,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         if entry is not None:
             self._references.hold(entry[0].features_before())
             self._references.release(entry[0].features_after())  # the step still holds them
-        return self._restore_entry(entry)
+        return self._restore_entry(entry, backward=True)
 
     def redo(self) -> bool:
         """Redo the last undone edit; False when there is nothing to redo."""
@@ -220,15 +222,15 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
             self._references.release(entry[0].features_before())
         return self._restore_entry(entry)
 
-    def _restore_entry(self, entry: tuple[StateChange, ToolState, Any] | None) -> bool:
+    def _restore_entry(self, entry: tuple[StateChange, ToolState, Any] | None, backward: bool = False) -> bool:
         if entry is None:
             return False
-        _, state, settings = entry
+        change, state, settings = entry
         self._preview.paused = False
         if settings is not None and settings != self.settings:
             self.settings = settings
             self.settings_restored.emit(settings)
-        self._set_state(state)
+        self._set_state(state, change, backward)
         return True
 
     # ---------------------------------------------------------------- drawing
@@ -354,6 +356,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         """Replace everything by a restored session (clears the history)."""
         self.outcomes = dict(outcomes)
         self._requested.clear()
+        self._walked = None  # (other outcomes: every feature is walked)
         self._vertices.clear()
         ids = [f.id for f in state.features] + [p.id for f in state.features for p in f.pieces]
         if state.current is not None:
@@ -370,3 +373,11 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         """Forget everything (a new image without the old features)."""
         self.restore(ToolState(), {})
         self.dirty = False
+
+
+def _left(feature_id: int, state: ToolState, edit: FeatureEdit | None) -> bool:
+    """Whether finished feature ``feature_id`` (of the features before ``edit``) is not among ``state``'s; only the
+    features the edit took out and put in are looked at (None: every feature)."""
+    if edit is None:
+        return all(f.id != feature_id for f in state.features)
+    return any(f.id == feature_id for f in edit.taken) and all(f.id != feature_id for f in edit.put)
