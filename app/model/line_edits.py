@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from app.model.editing import find_feature, free_names
+from app.model.editing import feature_place, find_feature, free_names
 from app.model.pieces import Feature, PieceOutcome, PieceSpec, ToolState, as_xy, feature_vertices, piece_vertices
 
 __all__ = ["LineEditError", "moved_vertex", "inserted_vertex", "deleted_vertex", "reversed_line", "split_line",
@@ -81,7 +81,7 @@ def _one_piece(feature: Feature, outcomes: dict, vertices: np.ndarray) -> list:
 
 def _with_feature(state: ToolState, feature: Feature) -> ToolState:
     """``state`` with its finished feature of the same id replaced by ``feature`` (tens of thousands: no loop)."""
-    position = [f.id for f in state.features].index(feature.id)
+    position = feature_place(state, feature.id)
     return replace(state, features=state.features[:position] + (feature,) + state.features[position + 1:])
 
 
@@ -166,7 +166,7 @@ def split_line(state: ToolState, outcomes: dict, feature_id: int, index: int, ne
     name = next(free_names(state))
     second, second_outcomes = _built(feature, _one_piece(feature, outcomes, vertices[index:]), new_ids, name,
                                      new_ids(1)[0])
-    position = state.features.index(feature)
+    position = feature_place(state, feature_id)
     features = state.features[:position] + (first, second) + state.features[position + 1:]
     return replace(state, features=features), {**first_outcomes, **second_outcomes}
 

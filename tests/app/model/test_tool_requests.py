@@ -10,9 +10,9 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.model import editing
+from app.model import editing, line_edits
 from app.model.line_edits import LineEditError
-from app.model.pieces import start_is_final
+from app.model.pieces import Feature, start_is_final
 from app.model.tool import ExtractionTool
 from app.model.tool_requests import _kept_places
 from tests.app.model.test_tool import Snapping, fake_outcome
@@ -188,3 +188,31 @@ def test_an_edit_in_the_middle_of_many_features_walks_only_the_features_it_chang
     assert set(WatchedPieces.walks) <= {middle.pieces[0].id, other.pieces[0].id}
     assert tool.features[1000] is middle and tool.features[600].pieces == other.pieces
     assert tool.is_pending(drawn.pieces[0]) and len(asked) == 1
+
+
+class Uncomparable(Feature):
+    """A feature that may not be compared with another field by field (as ``tuple.index`` does)."""
+
+    def __eq__(self, other):
+        raise AssertionError("a feature was compared with another field by field")
+
+    __hash__ = Feature.__hash__
+
+
+def test_a_delete_a_reopen_and_a_split_find_their_line_by_its_id():
+    """``tuple.index`` of the feature compared every feature before it field by field: 15-30 ms at 100,000."""
+    tool = ExtractionTool(settings="S1")
+    lines = [(f"line {k}", np.array([[0.0, 3.0 * k], [20.0, 3.0 * k], [40.0, 3.0 * k]]), {}) for k in range(50)]
+    features, outcomes = editing.imported_features(tool.state, lines, tool.new_ids(2 * len(lines)))
+    tool.add_built_features([Uncomparable(**vars(f)) for f in features], outcomes)
+    tool.delete(features[30].id)
+    tool.reopen(features[20].id)
+    tool.click((60.0, 60.0), straight=True)
+    tool.reopen(features[40].id)  # (the line in progress is finished first)
+    tool.cancel()
+    tool.apply_edit(line_edits.split_line, features[10].id, 1)
+    tool.apply_edit(line_edits.reversed_line, features[5].id)
+    names = [f.name for f in tool.features]
+    assert len(names) == 50 and "line 30" not in names and names.count("line 10") == 1
+    assert names.index("line 10") == 10 and names[11].startswith("Line ") and names.index("line 20") == 21
+    assert tool.features[5].pieces != features[5].pieces and tool.features[40].pieces == features[40].pieces
