@@ -263,7 +263,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
             self._commit(replace(self.state, current=None))
             return None
         self._commit(editing.finished(self.state))
-        done = next(f for f in self.state.features if f.id == current.id)
+        done = self.feature(current.id)  # (ids compared in C: a walk in Python took 15 ms at 100,000 features)
         self.feature_finished.emit(done)
         return done
 
