@@ -17,6 +17,7 @@ import numpy as np
 
 from core import validation
 from core.cancel import check, flag_of
+from core.io.cells import read_cells
 from core.io.readers import ArrayReader, DatasetReader, RasterError
 from core.memory import HostMemoryError, check_allocation
 
@@ -220,7 +221,8 @@ class Raster:
             check(cancel)
             i1 = min(i0 + strip_rows, out_shape[0])
             strip = (box[0], box[1] + i0 * factor, out_shape[1] * factor, (i1 - i0) * factor)
-            reduced[:, i0:i1] = self._read_clipped(bands, strip, (i1 - i0, out_shape[1]), average=True)
+            reduced[:, i0:i1] = read_cells(lambda rows_cols, shape: self._read_average(bands, rows_cols, shape),
+                                           len(bands), strip, factor, (self.width, self.height))
         return np.ascontiguousarray(np.moveaxis(reduced, 0, -1))
 
     def pixel_to_map(self, xs, ys) -> tuple[np.ndarray, np.ndarray]:
@@ -276,21 +278,25 @@ class Raster:
         except HostMemoryError as exc:
             raise RasterError(str(exc)) from None
 
-    def _read_clipped(self, bands, box, out_shape, average=False):
+    def _read_average(self, bands, rows_cols, out_shape):
+        with self._lock:
+            return self._reader.read(bands, rows_cols, tuple(out_shape), average=True)
+
+    def _read_clipped(self, bands, box, out_shape):
         """(k, *out_shape) float32 of ``bands`` over ``box``, NaN outside the raster and where masked."""
         col_off, row_off, width, height = box
         c0, c1 = max(col_off, 0), min(col_off + width, self.width)
         r0, r1 = max(row_off, 0), min(row_off + height, self.height)
         if (c0, c1, r0, r1) == (col_off, col_off + width, row_off, row_off + height):
             with self._lock:  # the usual case, inside the raster: no padding to allocate
-                return self._reader.read(bands, (r0, r1, c0, c1), tuple(out_shape), average)
+                return self._reader.read(bands, (r0, r1, c0, c1), tuple(out_shape))
         out = np.full((len(bands),) + tuple(out_shape), np.nan, np.float32)
         # Output cells that the part inside the raster covers (exact for unit scale).
         j0, j1 = (round((c - col_off) * out_shape[1] / width) for c in (c0, c1))
         i0, i1 = (round((r - row_off) * out_shape[0] / height) for r in (r0, r1))
         if c0 < c1 and r0 < r1 and j0 < j1 and i0 < i1:
             with self._lock:
-                out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0), average)
+                out[:, i0:i1, j0:j1] = self._reader.read(bands, (r0, r1, c0, c1), (i1 - i0, j1 - j0))
         return out
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pathlib
+import tempfile
 import threading
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 rasterio = pytest.importorskip("rasterio")
 
@@ -98,3 +102,63 @@ def test_a_cancelled_token_reads_nothing_and_a_bad_one_is_refused(image):
         raster.read_reduced(0, 0, 1024, 768, 4, cancel=token)
     with pytest.raises(TypeError, match="cancel"):
         raster.read_reduced(0, 0, 1024, 768, 4, cancel=True)
+
+
+# --- windows that overhang the raster by part of a cell ----------------------------------------
+
+
+def cell_means(data, box, factor):
+    """The reference of read_reduced: (rows, cols, k) means of the valid pixels of ``data`` (H, W, k) under
+    each cell of ``box``, NaN where none is (and off the raster)."""
+    col_off, row_off, width, height = box
+    rows, cols = -(-height // factor), -(-width // factor)
+    padded = np.full((rows * factor, cols * factor, data.shape[2]), np.nan)
+    r0, c0 = max(row_off, 0), max(col_off, 0)
+    r1, c1 = min(row_off + rows * factor, data.shape[0]), min(col_off + cols * factor, data.shape[1])
+    if r0 < r1 and c0 < c1:
+        padded[r0 - row_off:r1 - row_off, c0 - col_off:c1 - col_off] = data[r0:r1, c0:c1]
+    cells = padded.reshape(rows, factor, cols, factor, -1)
+    valid = np.isfinite(cells)
+    counts = valid.sum(axis=(1, 3))
+    with np.errstate(invalid="ignore"):
+        return np.where(counts > 0, np.where(valid, cells, 0).sum(axis=(1, 3)) / counts, np.nan)
+
+
+def odd_raster(seed, height, width, as_file, tmp_dir):
+    """``(raster, data)``: a random 2-band raster of that size as a GeoTIFF, or as an array with a hole of no
+    data (a file's mask is reduced by nearest neighbour, not by counting the valid pixels of a cell)."""
+    rng = np.random.default_rng(seed)
+    data = rng.integers(1, 250, (height, width, 2)).astype(np.float64)
+    if as_file:
+        path = write_tif(tmp_dir / f"odd_{seed}_{height}_{width}.tif", np.moveaxis(data, -1, 0).astype(np.uint8))
+        return open_raster(path), data
+    data[height // 3: height // 2, width // 4: width // 2 + 1] = np.nan
+    return open_raster(data.astype(np.float32)), data
+
+
+box_and_factor = st.tuples(
+    st.integers(1, 23), st.integers(1, 23),  # the raster's height and width
+    st.integers(-9, 20), st.integers(-9, 20), st.integers(1, 30), st.integers(1, 30),  # the window
+    st.integers(1, 5),  # the factor
+)
+
+
+@given(case=box_and_factor, as_file=st.booleans(), seed=st.integers(0, 3))
+@example(case=(17, 13, 0, 0, 13, 17, 4), as_file=True, seed=0)  # ends mid-cell on the raster's edge
+@example(case=(17, 13, -3, -2, 19, 21, 4), as_file=True, seed=1)  # overhangs both sides by part of a cell
+@example(case=(9, 7, 5, 6, 30, 30, 5), as_file=False, seed=2)  # one partial cell in each direction
+@example(case=(23, 19, -9, 20, 12, 9, 3), as_file=False, seed=3)  # wholly off the raster
+@settings(max_examples=60, deadline=None)
+def test_strips_one_read_and_the_cell_means_agree_on_odd_rasters(case, as_file, seed):
+    height, width, *box, factor = case
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        raster, data = odd_raster(seed, height, width, as_file, pathlib.Path(tmp_dir))
+        with raster, pytest.MonkeyPatch.context() as monkeypatch:
+            whole = reduced(raster, monkeypatch, ONE_READ, *box, factor)
+            strips = reduced(raster, monkeypatch, 1, *box, factor)
+    np.testing.assert_array_equal(strips, whole)
+    expected = cell_means(data, box, factor)
+    assert whole.shape == expected.shape
+    np.testing.assert_array_equal(np.isnan(whole), np.isnan(expected))
+    # GDAL rounds a file's averages to its integers; the array's are float32
+    np.testing.assert_allclose(whole, expected, atol=0.5 if as_file else 1e-4, equal_nan=True)
