@@ -8,7 +8,8 @@ the axis at ``a + t h u`` and carries ``points`` candidates at offsets in
 0, or of ``points`` candidates across the axis with endpoint snapping, so
 every link advances by ``h`` along the axis.  Given the raster's size, an
 endpoint's candidates off the raster are left out (a click at its border
-would otherwise snap beyond it).
+would otherwise snap beyond it); the inner guides' candidates off it are
+flagged by :meth:`Guides.off_raster`, since all guides share one offset array.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import numpy as np
 
 from core import validation
 
-__all__ = ["Guides", "build_guides", "guides_with_offsets", "offset_range_on_raster", "offsets_on_raster",
-           "DEFAULT_SNAP_HALF_WIDTH_PX"]
+__all__ = ["Guides", "build_guides", "clipped_to_raster", "guides_with_offsets", "offset_range_on_raster",
+           "offsets_on_raster", "DEFAULT_SNAP_HALF_WIDTH_PX"]
 
 #: Half-width (px) of the endpoint guides when snapping and none is given
 #: (capped at the guide half-width): clicks are typically a few pixels off the
@@ -87,6 +88,12 @@ class Guides:
         )
         steps = np.arange(self.n_guides + 2, dtype=np.float64) * self.spacing
         return self.start_xy + steps[:, None] * self.axis + layer_offsets[:, None] * self.normal
+
+    def off_raster(self, size) -> np.ndarray:
+        """(n_points,) bool: which candidates, layer after layer (:meth:`layer_points` concatenated), lie off
+        ``[0, width] x [0, height]`` (``size``), beyond a rounding margin of 1e-9 px."""
+        points = np.concatenate(self.layer_points())
+        return ((points < -1e-9) | (points > np.asarray(size, np.float64) + 1e-9)).any(axis=1)
 
     def bounds_px(self, margin_px: float) -> tuple[int, int, int, int]:
         """The pixel window ``(col_off, row_off, width, height)`` covering every candidate plus ``margin_px``.
@@ -230,6 +237,11 @@ def offset_range_on_raster(xy, normal, size) -> tuple[float, float]:
             first, second = (0.0 - xy[k]) / normal[k], (size[k] - xy[k]) / normal[k]
             lo, hi = max(lo, min(first, second)), min(hi, max(first, second))
     return lo, hi
+
+
+def clipped_to_raster(points, size) -> np.ndarray:
+    """``points`` (n, 2) ``(x, y)`` moved onto ``[0, width] x [0, height]`` (``size``): a copy, float64."""
+    return np.clip(np.asarray(points, np.float64), 0.0, np.asarray(size, np.float64))
 
 
 def _endpoint(value, name: str) -> np.ndarray:

@@ -15,7 +15,7 @@ from numba import njit, prange
 
 from core import validation
 from core.cancel import check, flag_of
-from core.extraction.scores import _FASTMATH, split_tables
+from core.extraction.scores import _FASTMATH, excluded_flags, split_tables
 from core.parallel import cancel_requested
 from core.polyline.stages import parallel_section, serial_twin, threaded_kernel
 
@@ -239,8 +239,5 @@ def map_inputs(guides, excluded):
     layers = guides.layer_points()
     sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
     points = np.ascontiguousarray(np.concatenate(layers), dtype=np.float64)
-    excluded = (np.zeros(len(points), np.bool_) if excluded is None
-                else np.ascontiguousarray(excluded, dtype=np.bool_).reshape(-1))
-    if excluded.shape != (len(points),):
-        raise ValueError(f"excluded must have one flag per candidate point ({len(points)}); got {excluded.shape}")
+    excluded = np.zeros(len(points), np.bool_) if excluded is None else excluded_flags(excluded, len(points))
     return points, excluded, sizes

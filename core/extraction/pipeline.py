@@ -7,7 +7,6 @@ the cost depends on the guides, never on the raster's size.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import numbers
 import time
 from dataclasses import dataclass, field
@@ -22,13 +21,12 @@ from core.extraction.coarse import coarse_box, coarse_factor, combined_estimate,
 from core.extraction.cost import check_extraction_cost
 from core.extraction.estimate import RoadEstimate, estimate_road
 from core.extraction.gradient import GAUSSIAN_TRUNCATE, gradient_window
-from core.extraction.guides import Guides, build_guides
+from core.extraction.guides import Guides, build_guides, clipped_to_raster
 from core.extraction.options import ScoringOptions
 from core.extraction.settings import AUTO, ExtractionSettings
-from core.extraction.solving import score_and_solve_on
+from core.extraction.solving import solve_on_raster, straight_among_ties
 from core.extraction.spectral import model_bands
 from core.io.raster import Raster, open_raster
-from core.polyline.turns import link_angles, turn_is_feasible, turn_limit_rad
 
 __all__ = ["ExtractionSettings", "ExtractionResult", "extract", "window_margin_px", "gradient_step_px",
            "FINE_GRID_BELOW_SIGMA_PX"]
@@ -215,20 +213,22 @@ def _extract_adaptive(raster, start_xy, end_xy, settings, backend, cancel, t_beg
     bands, intensity = _read_bands(raster, box)
     t_read = time.perf_counter()
     check(cancel)
-    outcome = extract_adaptive(bands, intensity, box, start_xy, end_xy, settings, backend, cancel,
-                               (raster.width, raster.height))
-    estimate = estimate_road(outcome.window, intensity, outcome.vertices_px, "bent" if outcome.bent else "straight")
+    size = (raster.width, raster.height)
+    outcome = extract_adaptive(bands, intensity, box, start_xy, end_xy, settings, backend, cancel, size)
+    vertices = clipped_to_raster(outcome.vertices_px, size)  # (a guard: its corridors' candidates may reach off)
+    estimate = estimate_road(outcome.window, intensity, vertices, "bent" if outcome.bent else "straight")
     solution = outcome.solution
     timings = {"read": (t_read - t_begin) * 1e3, "gradient": 0.0, **outcome.timings_ms}
     timings["total"] = (time.perf_counter() - t_begin) * 1e3
-    return ExtractionResult(outcome.vertices_px, float(solution.score), settings, solution.backend, solution.method,
+    return ExtractionResult(vertices, float(solution.score), settings, solution.backend, solution.method,
                             timings, outcome.guides, np.asarray(solution.indices, dtype=np.int64),
                             int(solution.start_index), int(solution.end_index), estimate)
 
 
 def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin) -> ExtractionResult:
     """Modes ``ribbon`` and ``edge``: gradient link scores on the settings' guides."""
-    guides = _guides(start_xy, end_xy, settings, (raster.width, raster.height))
+    size = (raster.width, raster.height)
+    guides = _guides(start_xy, end_xy, settings, size)
     box = guides.bounds_px(_ESTIMATE_MARGIN_PX)
     bands, intensity = _read_bands(raster, box)
     t_bands = time.perf_counter()
@@ -241,10 +241,10 @@ def _extract_scored(raster, start_xy, end_xy, settings, backend, cancel, t_begin
     gradient = gradient_window(window, settings.sigma_px, box[0], box[1], step_px=gradient_step_px(settings))
     t_gradient = time.perf_counter()
     check(cancel)
-    solution = score_and_solve_on(backend, gradient, guides, options, settings.solver, settings.max_turn_deg, cancel)
+    solution = solve_on_raster(backend, gradient, guides, options, settings.solver, settings.max_turn_deg, size, cancel)
     if solution.score == 0.0 or _flat(window):  # (a flat window's gradient is float32 rounding, not zero)
-        solution = _straight_among_ties(solution, guides, settings)
-    vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
+        solution = straight_among_ties(solution, guides, settings.max_turn_deg, guides.off_raster(size))
+    vertices = clipped_to_raster(guides.vertices(solution.start_index, solution.indices, solution.end_index), size)
     estimate = estimate_road(likelihood, intensity, vertices, "straight")
     timings = {"read": (t_bands - t_begin + t_read - t_appearance) * 1e3,
                "appearance": (t_appearance - t_bands) * 1e3, "gradient": (t_gradient - t_read) * 1e3,
@@ -289,24 +289,6 @@ def _extract_coarse_to_fine(raster, start_xy, end_xy, settings, factor, budget, 
 def _flat(window) -> bool:
     """Whether the window's valid pixels (it holds some: :func:`_check_valid`) all hold one value."""
     return bool(np.nanmin(window) == np.nanmax(window))
-
-
-def _straight_among_ties(solution, guides: Guides, settings: ExtractionSettings):
-    """The feasible polyline nearest the straight segment, where every polyline scores 0.
-
-    An optimum of 0 means nothing to follow (a flat or nodata window), and the
-    solver's tie-break would pick an arbitrary zigzag; the straight segment is
-    one of the optima.  Kept as it is when the angle limit forbids it.
-    """
-    centre = lambda offsets: int(np.argmin(np.abs(offsets)))  # noqa: E731
-    start, inner, end = centre(guides.start_offsets), centre(guides.offsets), centre(guides.end_offsets)
-    offsets = [guides.start_offsets[start]] + [guides.offsets[inner]] * guides.n_guides + [guides.end_offsets[end]]
-    angles = [link_angles([a], [b], guides.spacing)[0, 0] for a, b in zip(offsets[:-1], offsets[1:])]
-    limit = turn_limit_rad(settings.max_turn_deg)
-    if not all(turn_is_feasible(a, b, limit) for a, b in zip(angles[:-1], angles[1:])):
-        return solution
-    indices = np.full(guides.n_guides, inner, dtype=np.int64)
-    return dataclasses.replace(solution, indices=indices, start_index=start, end_index=end)
 
 
 def _backend(settings: ExtractionSettings) -> str:

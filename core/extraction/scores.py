@@ -9,7 +9,9 @@ the gradient ``g`` is sampled bilinearly at the midpoints of
   ``g(s + r n_e) . n_e`` and ``g(s - r n_e) . n_e`` after the polarity, then
   ``w(s) = (a + b) / 2`` (``mean``) or ``sqrt(a b)`` (``geometric``).
 
-A bilinear neighbour outside the window counts 0.  The CUDA twin is
+A bilinear neighbour outside the window counts 0.  A link from or to an
+excluded candidate (one off the raster) scores :func:`excluded_link_score`,
+so that the DP takes it only where nothing else is feasible.  The CUDA twin is
 ``gpu.polyline.kernels_scores``; ``tests/naive_scores.py`` is the loop
 reference of both.  Notes: docs/notes/extraction-and-polyline.md, "Link scores".
 """
@@ -25,7 +27,10 @@ from core.cancel import check, flag_of
 from core.extraction.options import COMBINES, MODES, POLARITIES, ScoringOptions
 from core.parallel import PARALLEL_LOCK, cancel_requested
 
-__all__ = ["link_score_tables", "split_tables", "stage_scores"]
+__all__ = ["excluded_flags", "excluded_link_score", "link_score_tables", "split_tables", "stage_scores"]
+
+#: float32's largest value: an excluded link's score stays a finite float32 in every table and sum.
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _EDGE = MODES.index("edge")
 _ANY, _BRIGHT = POLARITIES.index("any"), POLARITIES.index("bright")
@@ -112,14 +117,15 @@ def _link_score(gx, gy, col_off, row_off, inv_step, px, py, qx, qy, mode, radius
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radius, polarity, combine, out,
-                 cancel_flag):
+def _score_pairs(gx, gy, col_off, row_off, inv_step, points, excluded, excluded_score, stages, mode, radius,
+                 polarity, combine, out, cancel_flag):
     """Score every link of every stage in one parallel loop over all (source, target) pairs.
 
     ``stages[s] = (first source, n sources, first target, n targets)`` index
-    ``points`` (P, 2); stage ``s``'s scores follow those of the stages before it
-    in ``out``, row-major.  Once ``cancel_flag[0]`` is set the links left are
-    skipped and ``out`` is garbage.
+    ``points`` (P, 2) and ``excluded`` (P,) bool; stage ``s``'s scores follow
+    those of the stages before it in ``out``, row-major, ``excluded_score`` for
+    a link from or to an excluded point.  Once ``cancel_flag[0]`` is set the
+    links left are skipped and ``out`` is garbage.
     """
     n_stages = stages.shape[0]
     ends = np.empty(n_stages, dtype=np.int64)
@@ -135,25 +141,30 @@ def _score_pairs(gx, gy, col_off, row_off, inv_step, points, stages, mode, radiu
         rest = flat - (ends[s] - stages[s, 1] * n_to)
         i = stages[s, 0] + rest // n_to
         j = stages[s, 2] + rest % n_to
+        if excluded[i] or excluded[j]:
+            out[flat] = excluded_score
+            continue
         out[flat] = _link_score(
             gx, gy, col_off, row_off, inv_step, points[i, 0], points[i, 1], points[j, 0], points[j, 1],
             mode, radius, polarity, combine,
         )
 
 
-def _score(gradient, points, stages, options: ScoringOptions, cancel=None) -> np.ndarray:
-    """Flat float32 scores of ``stages`` over ``points`` (see :func:`_score_pairs`)."""
+def _score(gradient, points, stages, options: ScoringOptions, cancel=None, excluded=None,
+           excluded_score=0.0) -> np.ndarray:
+    """Flat float32 scores of ``stages`` over ``points`` (see :func:`_score_pairs`); ``excluded`` (P,) or None."""
     if not isinstance(options, ScoringOptions):
         raise TypeError(f"options must be a core.extraction.options.ScoringOptions; got {type(options).__name__}")
     codes = options.kernel_codes()
     out = np.empty(int((stages[:, 1] * stages[:, 3]).sum()), dtype=np.float32)
     gx = np.ascontiguousarray(gradient.gx, dtype=np.float32)
     gy = np.ascontiguousarray(gradient.gy, dtype=np.float32)
+    excluded = np.zeros(len(points), np.bool_) if excluded is None else excluded_flags(excluded, len(points))
     with PARALLEL_LOCK:
         _score_pairs(
             gx, gy, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px),
-            np.ascontiguousarray(points, dtype=np.float64), stages, codes.mode, codes.radius_px, codes.polarity,
-            codes.combine, out, flag_of(cancel),
+            np.ascontiguousarray(points, dtype=np.float64), excluded, float(excluded_score), stages, codes.mode,
+            codes.radius_px, codes.polarity, codes.combine, out, flag_of(cancel),
         )
     check(cancel)
     return out
@@ -190,7 +201,7 @@ def stage_scores(gradient, sources, targets, options: ScoringOptions = ScoringOp
     return _score(gradient, points, stages, options).reshape(n_stages, n_from, n_to)
 
 
-def link_score_tables(gradient, guides, options: ScoringOptions = ScoringOptions(), cancel=None):
+def link_score_tables(gradient, guides, options: ScoringOptions = ScoringOptions(), cancel=None, excluded=None):
     """Score tables of every link between the layers of the guides.
 
     Parameters
@@ -202,6 +213,10 @@ def link_score_tables(gradient, guides, options: ScoringOptions = ScoringOptions
         Default: the edge mode.
     cancel : core.cancel.CancelToken, optional
         Stops the scoring early (raising core.cancel.Cancelled).
+    excluded : (n_points,) bool array_like, optional
+        One flag per candidate point, layer after layer (``guides.layer_points()``
+        concatenated, e.g. ``guides.off_raster(size)``): links from or to a
+        flagged point score :func:`excluded_link_score` and are not sampled.
 
     Returns
     -------
@@ -216,8 +231,42 @@ def link_score_tables(gradient, guides, options: ScoringOptions = ScoringOptions
     sizes = np.array([len(layer) for layer in layers], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     stages = np.stack([starts[:-1], sizes[:-1], starts[1:], sizes[1:]], axis=1)
-    flat = _score(gradient, np.concatenate(layers), stages, options, cancel)
+    excluded_score = 0.0 if excluded is None else excluded_link_score(gradient, guides)
+    flat = _score(gradient, np.concatenate(layers), stages, options, cancel, excluded, excluded_score)
     return split_tables(flat, sizes, guides.n_guides)
+
+
+def excluded_link_score(gradient, guides) -> float:
+    """The score of a link from or to an excluded candidate: below minus any polyline's score without one.
+
+    Every other link scores in ``[0, max |g| * length]``, so a polyline that
+    avoids the excluded points scores ``>= 0`` and one that touches them
+    ``< 0``: the DP takes them only where nothing else is feasible.
+
+    Parameters
+    ----------
+    gradient : core.extraction.gradient.GradientWindow
+    guides : core.extraction.guides.Guides
+
+    Returns
+    -------
+    float
+        Negative, finite in float32 even summed over the polyline's links.
+    """
+    largest = max(np.abs(offsets).max() for offsets in (guides.start_offsets, guides.offsets, guides.end_offsets))
+    longest_link_px = float(np.hypot(guides.spacing, 2.0 * largest))
+    g_max = float(np.sqrt(np.max(np.square(gradient.gx, dtype=np.float64) + np.square(gradient.gy, dtype=np.float64))))
+    links = guides.n_guides + 1
+    bound = g_max * longest_link_px * links
+    return -min(4.0 * bound + 1.0, _FLOAT32_MAX / (4.0 * links))
+
+
+def excluded_flags(excluded, n_points: int) -> np.ndarray:
+    """``excluded`` as a contiguous (n_points,) bool array, checked."""
+    flags = np.ascontiguousarray(excluded, dtype=np.bool_).reshape(-1)
+    if flags.shape != (n_points,):
+        raise ValueError(f"excluded must have one flag per candidate point ({n_points}); got {flags.shape}")
+    return flags
 
 
 def split_tables(flat, sizes, m):

@@ -111,7 +111,8 @@ def _link_score(grad, col_off, row_off, inv_step, px, py, qx, qy, mode, radius, 
 
 @cuda.jit(cache=True)
 def link_scores(
-    grad, col_off, row_off, inv_step, points, n0, n1, mode, radius, polarity, combine, first, first_t, links, last
+    grad, col_off, row_off, inv_step, points, excluded, excluded_score, n0, n1, mode, radius, polarity, combine,
+    first, first_t, links, last
 ):
     """Score every link of every stage; grid-stride over all of them.
 
@@ -125,6 +126,10 @@ def link_scores(
         ``1 / step_px``.
     points : (m + 2, n_max, 2) float64
         ``(x, y)`` of the points of layer k in ``points[k, :n_k]``.
+    excluded : (m + 2, n_max) uint8
+        Nonzero: links from or to that point score ``excluded_score``.
+    excluded_score : float
+        core.extraction.scores.excluded_link_score.
     n0, n1 : int
         Points of the start and end layers.
     mode, radius, polarity, combine : int, float, int, int
@@ -157,10 +162,13 @@ def link_scores(
             stage = m
             i = rest // n1
             j = rest - i * n1
-        score = _link_score(
-            grad, col_off, row_off, inv_step, points[stage, i, 0], points[stage, i, 1],
-            points[stage + 1, j, 0], points[stage + 1, j, 1], mode, radius, polarity, combine,
-        )
+        if excluded[stage, i] != 0 or excluded[stage + 1, j] != 0:
+            score = excluded_score
+        else:
+            score = _link_score(
+                grad, col_off, row_off, inv_step, points[stage, i, 0], points[stage, i, 1],
+                points[stage + 1, j, 0], points[stage + 1, j, 1], mode, radius, polarity, combine,
+            )
         if stage == 0:
             first[i, j] = score
             first_t[j, i] = score

@@ -10,6 +10,7 @@ import numpy as np
 from numba import cuda
 
 from core.extraction.options import ScoringOptions
+from core.extraction.scores import excluded_flags, excluded_link_score
 from core.polyline.turns import turn_limit_rad
 from gpu import config, device
 from gpu.device import buffer
@@ -29,34 +30,43 @@ def synchronize() -> None:
     cuda.synchronize()
 
 
-def _points(guides) -> np.ndarray:
-    """``(m + 2, n_max, 2)`` float64: the (x, y) of every layer's points, zero-padded."""
+def _points(guides, excluded=None):
+    """``(m + 2, n_max, 2)`` float64 (x, y) and ``(m + 2, n_max)`` uint8 excluded flags of every layer's points,
+    zero-padded; ``excluded`` is None or (n_points,) bool, layer after layer."""
     layers = guides.layer_points()
-    points = np.zeros((len(layers), max(layer.shape[0] for layer in layers), 2))
-    for k, layer in enumerate(layers):
-        points[k, : layer.shape[0]] = layer
-    return points
+    sizes = np.array([layer.shape[0] for layer in layers])
+    flat = np.zeros(sizes.sum(), np.bool_) if excluded is None else excluded_flags(excluded, int(sizes.sum()))
+    points = np.zeros((len(layers), sizes.max(), 2))
+    flags = np.zeros((len(layers), sizes.max()), np.uint8)
+    for k, (layer, layer_flags) in enumerate(zip(layers, np.split(flat, np.cumsum(sizes)[:-1]))):
+        points[k, : sizes[k]] = layer
+        flags[k, : sizes[k]] = layer_flags
+    return points, flags
 
 
-def score_on_device(grad, gradient, guides, options: ScoringOptions) -> DeviceProblem:
+def score_on_device(grad, gradient, guides, options: ScoringOptions, excluded=None) -> DeviceProblem:
     """Score every link of the guides into the tables of the workspace's problem of that shape.
 
     ``grad`` is the (Hg, Wg) complex64 device copy of ``gradient`` (whose
-    position and step are read).  Returns the DeviceProblem with its tables
-    being filled asynchronously; its ranges are stale until
+    position and step are read); ``excluded`` as in
+    core.extraction.scores.link_score_tables.  Returns the DeviceProblem with
+    its tables being filled asynchronously; its ranges are stale until
     :func:`turn_ranges_on_device`.
     """
     m, d = guides.n_guides, guides.offsets.shape[0]
     n0, n1 = guides.start_offsets.shape[0], guides.end_offsets.shape[0]
     problem = workspace_problem(m, d, n0, n1)
-    host_points = _points(guides)
+    host_points, host_flags = _points(guides, excluded)
     points = problem.scratch("points", host_points.shape, np.float64)
     points.copy_to_device(host_points)
+    flags = problem.scratch("excluded", host_flags.shape, np.uint8)
+    flags.copy_to_device(host_flags)
     total = n0 * d + (m - 1) * d * d + d * n1
     codes = options.kernel_codes()
+    excluded_score = 0.0 if excluded is None else excluded_link_score(gradient, guides)
     link_scores[grid_blocks(total), config.THREADS_PER_BLOCK](
-        grad, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px), points, n0, n1,
-        codes.mode, codes.radius_px, codes.polarity, codes.combine,
+        grad, float(gradient.col_off), float(gradient.row_off), 1.0 / float(gradient.step_px), points, flags,
+        excluded_score, n0, n1, codes.mode, codes.radius_px, codes.polarity, codes.combine,
         problem.first, problem.first_t, problem.links, problem.last,
     )
     return problem

@@ -97,10 +97,12 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
     return solution_for_path(prepared, layers[0], layers[1:-1], layers[-1], method, "gpu", path.timings_ms)
 
 
-def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float, cancel=None) -> PolylineSolution:
+def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float, cancel=None,
+                    excluded=None) -> PolylineSolution:
     """Score the links of the guides on the GPU and solve there.
 
-    The twin of :func:`core.extraction.solving.score_and_solve`; the gradient
+    The twin of :func:`core.extraction.solving.score_and_solve` (``excluded``
+    flags candidate points whose links score EXCLUDED_SCORE); the gradient
     is uploaded once per object.  ``score`` is the float64 sum of the device's
     float32 link scores along the path; ``timings_ms``: ``scoring`` (upload
     and scores), ``dp`` (turn ranges, DP, merge) and ``backtrack``.
@@ -113,7 +115,7 @@ def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float,
     with dp.LOCK, _device_errors():
         _check_fits(dp, m, d, guides.start_offsets.shape[0], guides.end_offsets.shape[0], method)
         started = time.perf_counter()
-        problem = scores.score_on_device(_device_gradient(gradient, dp), gradient, guides, options)
+        problem = scores.score_on_device(_device_gradient(gradient, dp), gradient, guides, options, excluded)
         scores.synchronize()
         scored = time.perf_counter()
         scores.turn_ranges_on_device(problem, guides, max_turn_deg)

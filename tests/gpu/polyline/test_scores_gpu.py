@@ -16,7 +16,7 @@ from core.extraction import ExtractionSettings
 from core.extraction.gradient import GradientWindow
 from core.extraction.guides import build_guides
 from core.extraction.options import ScoringOptions
-from core.extraction.scores import link_score_tables
+from core.extraction.scores import excluded_link_score, link_score_tables
 from core.extraction.solving import score_and_solve_on
 from core.polyline import NoFeasiblePolylineError, PolylineProblem, path_score, prepare, solve_prepared
 from core.polyline.turns import feasible_ranges, link_angles
@@ -38,7 +38,7 @@ def random_gradient(rng, height, width, col_off, row_off):
     return GradientWindow(gx, gy, col_off, row_off)
 
 
-def device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine="mean"):
+def device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_combine="mean", excluded=None):
     """The GPU's (first, links, last) score tables, copied back for comparison."""
     from gpu.polyline import dp
     from gpu.polyline import solve as gpu_polyline
@@ -48,7 +48,7 @@ def device_tables(gradient, guides, mode, ribbon_width_px, polarity, ribbon_comb
                              ribbon_combine=ribbon_combine)
     with dp.LOCK:
         grad = gpu_polyline._device_gradient(gradient, dp)
-        problem = score_on_device(grad, gradient, guides, options)
+        problem = score_on_device(grad, gradient, guides, options, excluded)
         links = problem.links.copy_to_host()[: guides.n_guides - 1]
         first_t = problem.first_t.copy_to_host()
         return problem.first.copy_to_host(), links, problem.last.copy_to_host(), first_t
@@ -81,6 +81,24 @@ def test_link_scores_match_the_cpu_scores(mode, ribbon_width_px, polarity, snapp
     expected = link_score_tables(gradient, guides, ScoringOptions(mode, ribbon_width_px, polarity))
     assert_tables_close((first, links, last), expected)
     np.testing.assert_array_equal(first_t, first.T)
+
+
+@kernels
+@pytest.mark.parametrize("mode, ribbon_width_px, polarity, snapped", SCORE_CASES[:2])
+def test_link_scores_with_points_off_the_raster_match_the_cpu_scores(mode, ribbon_width_px, polarity, snapped):
+    """Links from or to a candidate off the raster score excluded_link_score on both backends."""
+    gradient = random_gradient(np.random.default_rng(9), 20, 25, -3, -4)
+    guides = build_guides((0.5, 1.0), (20.0, 2.5), nodes=5, points=5, half_width_px=4.0,
+                          snap_endpoints=snapped, snap_half_width_px=3.0)
+    excluded = guides.off_raster((30, 30))
+    assert excluded.any() and not excluded.all()
+    first, links, last, first_t = device_tables(gradient, guides, mode, ribbon_width_px, polarity,
+                                                excluded=excluded)
+    options = ScoringOptions(mode, ribbon_width_px, polarity)
+    expected = link_score_tables(gradient, guides, options, excluded=excluded)
+    assert_tables_close((first, links, last), expected)
+    np.testing.assert_array_equal(first_t, first.T)
+    assert (first == np.float32(excluded_link_score(gradient, guides))).any()
 
 
 @kernels
