@@ -2,8 +2,8 @@
 
 Opening a large image that has no overviews (:func:`core.io.overviews.needs_overviews`) says so in the
 status bar and shows a "Build overviews..." button there.  The build runs as a
-:class:`app.worker_job.WorkerJob` with a progress dialog whose Cancel stops it after the level in progress
-(the ``.ovr`` it began is removed).  Once built, the open image's handles are opened again and its cached
+:class:`app.worker_job.WorkerJob` with a progress dialog whose Cancel stops it at once (GDAL's process is
+ended; nothing is left beside the image).  Once built, the open image's handles are opened again and its cached
 tiles dropped, so the view redraws through the overviews; the features, the undo history and the view stay.
 """
 
@@ -48,7 +48,7 @@ class OverviewActions:
     def __init__(self, window):
         self._window = window
         self.job: WorkerJob | None = None
-        self._stopping: WorkerJob | None = None  # a cancelled build whose worker may still finish its level
+        self._stopping: WorkerJob | None = None  # a cancelled build whose worker may still be ending GDAL's process
         self.action = None
         self.button = QPushButton("Build overviews...", flat=True, visible=False)
         self.button.setToolTip("Build the image's overviews (pyramids) so that it draws quickly zoomed out")

@@ -9,26 +9,20 @@ let GDAL read a small level instead.  They are written as GDAL's external
 it is, and GDAL finds them when the image is opened again
 (:meth:`core.io.raster.Raster.reopen`).
 
-rasterio has no progress callback for GDAL's overview builder, and one call
-per level is no way round it: each call that adds a level to an existing
-``.ovr`` reads the whole image again (81 s for the 7 levels of that image,
-against 14 s in one call).  So the build takes two calls, with progress and
-cancel between them: level 1:2 from the image (the bulk of the work), then the
-coarser levels as the internal overviews of that level's ``.ovr`` (GDAL reads
-them as the image's further levels), from a quarter of the pixels.  The levels
-come out the same as GDAL's one-call build.  A cancelled or failed build
-removes the ``.ovr`` it began.  ``rasterio`` is imported inside functions, so
-``import core`` stays cheap.
+The build takes two GDAL calls in a child process that a cancel ends at once, and is moved beside the image
+only when complete (:mod:`core.io.overview_build`): level 1:2 from the image (the bulk of the work), then the
+coarser levels as the internal overviews of that level's ``.ovr`` (GDAL reads them as the image's further
+levels), from a quarter of the pixels.  The levels come out the same as GDAL's one-call build.  ``rasterio``
+is imported inside functions, so ``import core`` stays cheap.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 from core.cancel import check, flag_of
-from core.io.checks import RasterError
+from core.io.overview_build import OverviewError, run_in_child, staging
 
 __all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "SMALLEST_LEVEL_PX", "OverviewError", "build_overviews",
            "needs_overviews", "overview_factors", "overview_path"]
@@ -39,10 +33,6 @@ LARGE_SIDE_PX = 4096
 LARGE_PIXELS = 2**24
 #: The coarsest level is the first whose longest side is at most this (px), as gdaladdo's default.
 SMALLEST_LEVEL_PX = 256
-
-
-class OverviewError(RasterError):
-    """Overviews cannot be built (the folder is not writable, the format cannot take them, GDAL failed)."""
 
 
 def overview_path(path) -> Path:
@@ -89,8 +79,8 @@ def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_
     path : str or os.PathLike
         A local image that has no overviews yet.
     cancel : core.cancel.CancelToken, optional
-        Looked at between GDAL's two calls and after them; a cancelled build removes the ``.ovr`` and raises
-        :class:`core.cancel.Cancelled`.
+        Looked at every :data:`core.io.overview_build.POLL_S` while GDAL builds: a cancel ends the build
+        at once, leaves no ``.ovr`` and raises :class:`core.cancel.Cancelled`.
     report : callable, optional
         ``report(done, total, phase)`` with the levels built so far (0, 1, then all of them).
     smallest_px : int
@@ -104,7 +94,8 @@ def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_
     Raises
     ------
     OverviewError
-        The folder is not writable, the image has overviews already, or GDAL failed (nothing is left behind).
+        The folder is not writable, the image has overviews already, or GDAL failed or died (nothing is left
+        behind).
     """
     import rasterio
     from rasterio.enums import ColorInterp, Resampling
@@ -122,42 +113,28 @@ def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_
                                 f"the image untouched ({ds.driver}: GDAL's 'gdaladdo -ro' builds an .ovr for it)")
     resampling = Resampling.nearest if paletted else Resampling.average
     report = report or (lambda done, total, phase: None)
-    try:
-        if factors:
-            check(cancel)
-            report(0, len(factors), f"building level 1:{factors[0]} from the image")
-            # DEFLATE: uncompressed, the levels of a 20000 x 20000 RGB image would take 400 MB beside it.
-            with rasterio.Env(TIFF_USE_OVR=True, COMPRESS_OVERVIEW="DEFLATE"):
-                _build_levels(path, path, factors[:1], resampling)
-        if len(factors) > 1:
-            check(cancel)
-            report(1, len(factors), f"building levels 1:{factors[1]} to 1:{factors[-1]}")
-            with rasterio.Env(COMPRESS_OVERVIEW="DEFLATE"):
-                _build_levels(path, ovr, [f // factors[0] for f in factors[1:]], resampling)
-        check(cancel)  # (cancelled during the last call: nothing is left either)
-    except BaseException:
-        ovr.unlink(missing_ok=True)
-        raise
+    if factors:
+        check(cancel)
+        report(0, len(factors), f"building level 1:{factors[0]} from the image")
+        _build_into_place(path, ovr, factors, resampling.name, cancel, report)
     report(len(factors), len(factors), "built")
     return factors
 
 
-def _build_levels(image: Path, target: Path, factors: list[int], resampling) -> None:
-    """GDAL's overviews of ``target`` (the image, or its ``.ovr``) at ``factors``; its errors as OverviewError."""
-    import rasterio
-    from rasterio.errors import NotGeoreferencedWarning
-
-    try:
-        # 'r+' is rasterio's only way to GDAL's builder; with TIFF_USE_OVR nothing is written to the image.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotGeoreferencedWarning)  # (an .ovr has no georeference of its own)
-            with rasterio.open(target, "r+") as ds:
-                ds.build_overviews(factors, resampling)
-    except Exception as err:  # rasterio raises several unrelated classes
-        if not type(err).__module__.startswith("rasterio"):
+def _build_into_place(path: Path, ovr: Path, factors: list[int], resampling: str, cancel, report) -> None:
+    """Build in the staging folder, then rename its ``.ovr`` to ``ovr`` (beside the image where it cannot)."""
+    with staging(path) as link:
+        built = overview_path(link) if link is not None else ovr
+        try:
+            run_in_child(link or path, factors, resampling, cancel, report)
+            if built != ovr:
+                with open(built, "rb+") as stream:  # (on disk before the rename, so that a power cut leaves none)
+                    os.fsync(stream.fileno())
+                os.replace(built, ovr)
+        except BaseException:
+            if built == ovr:
+                ovr.unlink(missing_ok=True)
             raise
-        reason = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
-        raise OverviewError(f"cannot build overviews of {image.name}: {reason}") from err
 
 
 def _check_can_write(path: Path, ovr: Path) -> None:

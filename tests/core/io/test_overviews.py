@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -11,9 +14,10 @@ import pytest
 rasterio = pytest.importorskip("rasterio")
 
 from core.cancel import Cancelled, CancelToken  # noqa: E402
-from core.io import overviews  # noqa: E402
+from core.io import overview_build, overviews  # noqa: E402
 from core.io.overviews import OverviewError, build_overviews, needs_overviews, overview_factors  # noqa: E402
 from core.io.raster import open_raster  # noqa: E402
+from tests.core.io import overview_children  # noqa: E402
 from tests.core.io.test_raster import write_tif  # noqa: E402
 from tests.core.io.test_reduced_read import TILED  # noqa: E402
 
@@ -28,6 +32,11 @@ def image(tmp_path):
     rows, cols = np.mgrid[0:2000, 0:3000]
     data = np.stack([(rows // 3 + cols // 7) % 251, (rows * cols // 1000) % 256]).astype(np.uint8)
     return tiled_tif(tmp_path / "big.tif", data, nodata=0)
+
+
+def whole_view(raster):
+    """The whole image at 1:8, as the fit view reads it (through overviews where there are any)."""
+    return raster.read_decimated(0, 0, raster.width, raster.height, raster.width // 8, raster.height // 8)
 
 
 def digest(path):
@@ -78,35 +87,89 @@ def test_levels_match_gdals_one_call_build(image, tmp_path):
             assert np.abs(got - want).max() <= 1, factor  # (averages of averages: uint8 rounding at most)
 
 
+def staged(image):
+    """The staging folders of a build of ``image`` (hidden, beside it)."""
+    return list(image.parent.glob(f".{image.name}.ovr-*.tmp"))
+
+
 def test_cancel_leaves_no_ovr(image):
     token = CancelToken()
 
     def report(done, total, phase):
-        if done == 1:  # level 1:2 is in the .ovr now
-            assert (image.parent / "big.tif.ovr").is_file()
+        if done == 1:  # level 1:2 is written, in the staging folder only
+            assert not (image.parent / "big.tif.ovr").exists()
+            assert [p.name for folder in staged(image) for p in folder.iterdir()] == ["big.tif", "big.tif.ovr"]
             token.cancel()
 
     with pytest.raises(Cancelled):
         build_overviews(image, cancel=token, report=report)
-    assert not (image.parent / "big.tif.ovr").exists()
+    assert not (image.parent / "big.tif.ovr").exists() and staged(image) == []
     with rasterio.open(image) as ds:
         assert ds.overviews(1) == []
 
 
-def test_a_failure_leaves_no_ovr(image, monkeypatch):
-    calls = []
-    real = overviews._build_levels
+def test_a_cancel_ends_a_gdal_call_at_once(image, monkeypatch):
+    # GDAL's builder cannot look at a cancel (and holds the GIL): its process is ended instead.
+    monkeypatch.setattr(overview_build, "_child_main", overview_children.stuck_child)
+    token = CancelToken()
+    cancelled_at = []
 
-    def failing(image_path, target, factors, resampling):
-        calls.append(factors)
-        if len(calls) == 2:
-            raise OverviewError("disk full")
-        real(image_path, target, factors, resampling)
+    def cancel_soon():
+        time.sleep(0.3)
+        cancelled_at.append(time.perf_counter())
+        token.cancel()
 
-    monkeypatch.setattr(overviews, "_build_levels", failing)
-    with pytest.raises(OverviewError, match="disk full"):
+    thread = threading.Thread(target=cancel_soon)
+    thread.start()
+    with pytest.raises(Cancelled):
+        build_overviews(image, cancel=token)
+    stopped_s = time.perf_counter() - cancelled_at[0]
+    thread.join()
+    assert stopped_s < 0.5
+    assert multiprocessing.active_children() == []
+    assert not (image.parent / "big.tif.ovr").exists() and staged(image) == []
+
+
+def test_a_build_that_dies_midway_leaves_no_ovr(image, monkeypatch):
+    """A crash in the middle of GDAL's writing (the child killed after level 1:2): no IMAGE.ovr to read."""
+    expected = whole_view(open_raster(image))
+    monkeypatch.setattr(overview_build, "_child_main", overview_children.dying_child)
+    with pytest.raises(OverviewError, match=r"big\.tif: GDAL's overview builder stopped unexpectedly \(exit code 9"):
         build_overviews(image)
-    assert not (image.parent / "big.tif.ovr").exists()
+    assert not (image.parent / "big.tif.ovr").exists() and staged(image) == []
+    raster = open_raster(image)
+    assert raster._reader._ds.overviews(1) == []
+    np.testing.assert_array_equal(whole_view(raster), expected)
+
+
+def test_a_failure_leaves_no_ovr(image, monkeypatch):
+    monkeypatch.setattr(overview_build, "_child_main", overview_children.failing_child)
+    with pytest.raises(OverviewError, match="big.tif: OSError.*No space left on device"):
+        build_overviews(image)
+    assert not (image.parent / "big.tif.ovr").exists() and staged(image) == []
+
+
+def test_a_folder_without_links_builds_beside_the_image(image, monkeypatch):
+    def refuse(*args):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(overview_build.os, "link", refuse)
+    monkeypatch.setattr(overview_build.os, "symlink", refuse)
+    assert build_overviews(image) == [2, 4, 8, 16]
+    assert (image.parent / "big.tif.ovr").is_file() and staged(image) == []
+    with rasterio.open(image) as ds:
+        assert ds.overviews(1) == [2, 4, 8, 16]
+
+
+def test_staging_folders_of_killed_builds_are_removed_when_stale(image):
+    old, recent = image.parent / ".big.tif.ovr-old.tmp", image.parent / ".big.tif.ovr-recent.tmp"
+    for folder in (old, recent):
+        folder.mkdir()
+        (folder / "big.tif.ovr").write_bytes(b"II*\0 half written")
+    stale = time.time() - overview_build.STALE_STAGING_S - 60
+    os.utime(old, (stale, stale))
+    build_overviews(image)
+    assert staged(image) == [recent]  # (a build of another process may be using it)
 
 
 def test_an_unwritable_folder_is_said_clearly(image, monkeypatch):
