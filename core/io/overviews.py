@@ -12,20 +12,24 @@ it is, and GDAL finds them when the image is opened again
 The build takes two GDAL calls in a child process that a cancel ends at once, and is moved beside the image
 only when complete (:mod:`core.io.overview_build`): level 1:2 from the image (the bulk of the work), then the
 coarser levels as the internal overviews of that level's ``.ovr`` (GDAL reads them as the image's further
-levels), from a quarter of the pixels.  The levels come out the same as GDAL's one-call build.  ``rasterio``
-is imported inside functions, so ``import core`` stays cheap.
+levels), from a quarter of the pixels.  The levels come out the same as GDAL's one-call build.  An ``.ovr``
+left half written by a build killed elsewhere (gdaladdo, or LineSnap before the staging folder) is told by
+:func:`overview_damage`: the image is then read without it (:class:`core.io.readers.DatasetReader`).
+``rasterio`` is imported inside functions, so ``import core`` stays cheap.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 from core.cancel import check, flag_of
+from core.io.gdal_messages import gdal_messages
 from core.io.overview_build import OverviewError, run_in_child, staging
 
 __all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "SMALLEST_LEVEL_PX", "OverviewError", "build_overviews",
-           "needs_overviews", "overview_factors", "overview_path"]
+           "needs_overviews", "overview_damage", "overview_factors", "overview_path"]
 
 #: A raster with a longer side than this (px) ...
 LARGE_SIDE_PX = 4096
@@ -38,6 +42,51 @@ SMALLEST_LEVEL_PX = 256
 def overview_path(path) -> Path:
     """Where GDAL keeps the external overviews of ``path``: ``path`` + ``.ovr``."""
     return Path(f"{os.fspath(path)}.ovr")
+
+
+def overview_damage(path) -> str | None:
+    """Why the external overviews beside ``path`` (``path.ovr``) cannot be used; None when sound or absent.
+
+    A build killed midway leaves an ``.ovr`` whose levels are declared but whose blocks were never written
+    (GDAL reads them as zeros: the image black at coarse zoom), or one cut short (reads through it fail);
+    an ``.ovr`` that is not a TIFF at all GDAL ignores.  Each level's first and last blocks must lie inside
+    the file: a few header reads, no pixels decoded.
+    """
+    import rasterio
+    from rasterio.errors import NotGeoreferencedWarning
+
+    ovr = overview_path(path)
+    if str(path).startswith("/vsi") or not ovr.is_file():
+        return None
+    size = ovr.stat().st_size
+    with gdal_messages(), warnings.catch_warnings():  # (GDAL's complaints are said in the reason instead)
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)  # (an .ovr has no georeference of its own)
+        try:
+            with rasterio.open(ovr) as ds:
+                levels = len(ds.overviews(1))
+            for level in [None, *range(levels)]:
+                with rasterio.open(ovr, **({} if level is None else {"overview_level": level})) as ds:
+                    _check_level_blocks(ds, size)
+        except Exception as err:  # rasterio raises several unrelated classes; _check_level_blocks a ValueError
+            reason = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+            return (f"{ovr.name} beside the image is damaged ({reason}); the image is read without it, slowly when "
+                    f"zoomed out, until File > Build Overviews... builds them again")
+    return None
+
+
+def _check_level_blocks(ds, file_size: int) -> None:
+    """ValueError unless the first and last blocks of every band of ``ds`` (one level of an .ovr) are on file."""
+    rows, cols = ds.block_shapes[0]
+    last = ((ds.width - 1) // cols, (ds.height - 1) // rows)
+    for band in range(1, ds.count + 1):
+        for x, y in ((0, 0), last):
+            offset = ds.get_tag_item(f"BLOCK_OFFSET_{x}_{y}", "TIFF", bidx=band)
+            length = ds.get_tag_item(f"BLOCK_SIZE_{x}_{y}", "TIFF", bidx=band)
+            if not offset or not length:
+                raise ValueError(f"its {ds.width} x {ds.height} level was never written")
+            if int(offset) + int(length) > file_size:
+                raise ValueError(f"it is cut short: its {ds.width} x {ds.height} level ends past its "
+                                 f"{file_size} bytes")
 
 
 def overview_factors(width: int, height: int, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:
@@ -56,8 +105,8 @@ def overview_factors(width: int, height: int, smallest_px: int = SMALLEST_LEVEL_
 
 
 def needs_overviews(raster) -> bool:
-    """Whether ``raster`` (a :class:`core.io.raster.Raster`) is a large local GeoTIFF without overviews (the
-    images :func:`build_overviews` can give them).
+    """Whether ``raster`` (a :class:`core.io.raster.Raster`) is a large local GeoTIFF without overviews, or
+    with damaged ones (the images :func:`build_overviews` can give them).
 
     Large: :data:`LARGE_SIDE_PX` on its longer side or :data:`LARGE_PIXELS`.  Arrays and GDAL's virtual
     paths (URLs) never need them here.
@@ -68,7 +117,7 @@ def needs_overviews(raster) -> bool:
     if not large or raster.path is None or raster.path.startswith("/vsi"):
         return False
     with rasterio.open(raster.path) as ds:
-        return ds.driver == "GTiff" and not ds.overviews(1)
+        return ds.driver == "GTiff" and (not ds.overviews(1) or overview_damage(raster.path) is not None)
 
 
 def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:
@@ -77,7 +126,8 @@ def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_
     Parameters
     ----------
     path : str or os.PathLike
-        A local image that has no overviews yet.
+        A local image that has no overviews yet, or a damaged ``.ovr`` (:func:`overview_damage`), which is
+        replaced once the new one is complete.
     cancel : core.cancel.CancelToken, optional
         Looked at every :data:`core.io.overview_build.POLL_S` while GDAL builds: a cancel ends the build
         at once, leaves no ``.ovr`` and raises :class:`core.cancel.Cancelled`.
@@ -102,8 +152,9 @@ def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_
 
     path, ovr = Path(path), overview_path(path)
     flag_of(cancel)
-    _check_can_write(path, ovr)
-    with rasterio.open(path) as ds:
+    damaged = overview_damage(path) is not None
+    _check_can_write(path, ovr, replacing=damaged)
+    with rasterio.open(path, **({"OVERVIEW_LEVEL": "NONE"} if damaged else {})) as ds:
         factors = overview_factors(ds.width, ds.height, smallest_px)
         paletted = ds.colorinterp[0] == ColorInterp.palette
         if ds.overviews(1):
@@ -125,6 +176,8 @@ def _build_into_place(path: Path, ovr: Path, factors: list[int], resampling: str
     """Build in the staging folder, then rename its ``.ovr`` to ``ovr`` (beside the image where it cannot)."""
     with staging(path) as link:
         built = overview_path(link) if link is not None else ovr
+        if built == ovr:  # (GDAL would add to a damaged one)
+            ovr.unlink(missing_ok=True)
         try:
             run_in_child(link or path, factors, resampling, cancel, report)
             if built != ovr:
@@ -137,12 +190,12 @@ def _build_into_place(path: Path, ovr: Path, factors: list[int], resampling: str
             raise
 
 
-def _check_can_write(path: Path, ovr: Path) -> None:
-    """OverviewError unless ``ovr`` can be created beside ``path`` (and does not exist yet)."""
+def _check_can_write(path: Path, ovr: Path, replacing: bool) -> None:
+    """OverviewError unless ``ovr`` can be created beside ``path`` (and does not exist yet, unless ``replacing``)."""
     folder = path.resolve().parent
     if not path.is_file():
         raise OverviewError(f"cannot build overviews of {path}: not a local file")
-    if ovr.exists():
+    if ovr.exists() and not replacing:
         raise OverviewError(f"{ovr.name} exists already beside {path.name}: remove it to build the overviews again")
     if not os.access(path, os.W_OK):  # (rasterio reaches GDAL's builder only through a dataset open for update)
         raise OverviewError(f"cannot build overviews of {path.name}: the image file is read-only")

@@ -14,6 +14,7 @@ import numpy as np
 
 from core.io.checks import FLOAT32_MAX, RasterError, check_transform, check_vrt, float64_scale, sample_shape
 from core.io.gdal_messages import gdal_messages, quoted
+from core.io.overviews import overview_damage
 from core.io.sampling import GRID, spread_windows
 
 __all__ = ["REDUCED_READ_CACHE_BYTES", "ArrayReader", "DatasetReader", "RasterError"]
@@ -33,11 +34,15 @@ class DatasetReader:
         _check_file(path)
         check_vrt(path)
         self.path = str(path)
+        damage = overview_damage(path)
+        #: Things the user should know about the file that do not stop its use (a damaged .ovr set aside).
+        self.notices = [damage] if damage else []
         with gdal_messages() as said:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", NotGeoreferencedWarning)
-                    self._ds = rasterio.open(path)
+                    # (NONE: GDAL would read the damaged levels as zeros or fail on them)
+                    self._ds = rasterio.open(path, **({"OVERVIEW_LEVEL": "NONE"} if damage else {}))
             except Exception as err:  # rasterio raises several unrelated classes
                 raise RasterError(f"cannot open {path}: not a readable image ({_reason(err)}){quoted(said)}") from err
         self._opening_messages = list(said)  # quoted again when a later read fails
@@ -191,6 +196,7 @@ class ArrayReader:
     pixels (``rasterio``'s ``read(masked=True)``) are no data, as ``nodata`` and NaN are."""
 
     def __init__(self, array: np.ndarray, nodata):
+        self.notices: list[str] = []
         mask = np.ma.getmaskarray(array) if np.ma.isMaskedArray(array) else None
         array = np.asarray(array.data) if mask is not None else array
         if array.ndim not in (2, 3):

@@ -1,0 +1,86 @@
+"""A damaged IMAGE.ovr (a build killed midway, a file cut short, not a TIFF): told, set aside, replaced."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+rasterio = pytest.importorskip("rasterio")
+
+from core.io.overviews import build_overviews, needs_overviews, overview_damage, overview_path  # noqa: E402
+from core.io.raster import open_raster  # noqa: E402
+from tests.core.io.test_overviews import tiled_tif  # noqa: E402
+
+
+@pytest.fixture
+def image(tmp_path):
+    """A 5000 x 400 GeoTIFF (large: longer than LARGE_SIDE_PX) that is never 0."""
+    rows, cols = np.mgrid[0:400, 0:5000]
+    return tiled_tif(tmp_path / "big.tif", ((rows // 3 + cols // 7) % 250 + 1).astype(np.uint8)[None])
+
+
+def whole_view(raster):
+    """The whole image at 1:8, as the fit view reads it (through overviews where there are any)."""
+    return raster.read_decimated(0, 0, raster.width, raster.height, raster.width // 8, raster.height // 8)
+
+
+def gdal_ovr(image, folder):
+    """The bytes of a sound .ovr of ``image`` (GDAL's own build, in-process, of a copy in ``folder``)."""
+    copy = shutil.copy(image, folder / "copy.tif")
+    with rasterio.Env(TIFF_USE_OVR=True), rasterio.open(copy, "r+") as ds:
+        ds.build_overviews([2, 4, 8, 16, 32], rasterio.enums.Resampling.average)
+    return overview_path(copy).read_bytes()
+
+
+def never_written(image, folder):
+    """What a build killed midway leaves: the level 1:2 declared, none of its blocks written (read as 0)."""
+    ovr = folder / "sparse.tif"
+    with rasterio.open(ovr, "w", driver="GTiff", width=2500, height=200, count=1, dtype="uint8", tiled=True,
+                       blockxsize=128, blockysize=128, SPARSE_OK=True, crs="EPSG:3857",
+                       transform=rasterio.Affine(2, 0, 0, 0, -2, 0)):
+        pass
+    return ovr.read_bytes()
+
+
+DAMAGE = {
+    "never written": (never_written, "level was never written"),
+    "cut short": (lambda image, folder: gdal_ovr(image, folder)[:5000], "cut short|TIFF"),
+    "not a TIFF": (lambda image, folder: b"<html>Not Found</html>" * 100, "not recognized|TIFF|not a"),
+    "empty": (lambda image, folder: b"", ""),
+}
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_an_image_beside_a_damaged_ovr_opens_and_reads_right(image, tmp_path, kind):
+    expected = whole_view(open_raster(image))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    make, reason = DAMAGE[kind]
+    overview_path(image).write_bytes(make(image, scratch))
+    raster = open_raster(image)
+    assert len(raster.notices) == 1 and raster.notices == [overview_damage(image)]
+    assert raster.notices[0].startswith("big.tif.ovr beside the image is damaged (")
+    assert "read without it" in raster.notices[0] and "File > Build Overviews... builds them again" in raster.notices[0]
+    assert re.search(reason, raster.notices[0])
+    np.testing.assert_array_equal(whole_view(raster), expected)  # (not the zeros or errors of the damaged levels)
+    assert needs_overviews(raster)
+
+
+def test_a_sound_ovr_is_used_without_notice(image, tmp_path):
+    overview_path(image).write_bytes(gdal_ovr(image, tmp_path))
+    raster = open_raster(image)
+    assert overview_damage(image) is None and raster.notices == []
+    assert raster._reader._ds.overviews(1) == [2, 4, 8, 16, 32] and not needs_overviews(raster)
+
+
+def test_a_build_replaces_a_damaged_ovr(image, tmp_path):
+    overview_path(image).write_bytes(never_written(image, tmp_path))
+    raster = open_raster(image)
+    assert raster.notices
+    assert build_overviews(image) == [2, 4, 8, 16, 32]
+    raster.reopen()
+    assert raster.notices == [] and raster._reader._ds.overviews(1) == [2, 4, 8, 16, 32]
+    assert not list(tmp_path.glob(".big.tif.ovr-*"))
