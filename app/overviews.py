@@ -56,7 +56,8 @@ class OverviewActions:
         window.status.addPermanentWidget(self.button)
 
     def offer(self, document) -> None:
-        """Offer to build overviews when ``document`` (the image just opened) is large and has none."""
+        """Offer to build overviews when ``document`` (the image just opened) is large and has none (or has
+        damaged ones, which the raster reads without: its notice is said instead)."""
         if self.action is not None:
             self.action.setEnabled(document.path is not None and "://" not in document.path)
         try:
@@ -64,7 +65,9 @@ class OverviewActions:
         except Exception:  # only a hint: an image GDAL opened but cannot tell about shows no offer
             needed = False
         self.button.setVisible(needed)
-        if needed:
+        if document.raster.notices:  # a damaged .ovr, set aside: why the image is slow, and what to do
+            self._window.status.showMessage(" ".join(document.raster.notices), NOTICE_MS)
+        elif needed:
             self._window.status.showMessage(NO_OVERVIEWS_TEXT.format(name=document.title), NOTICE_MS)
 
     def build(self) -> None:

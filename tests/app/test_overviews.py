@@ -64,3 +64,17 @@ def test_a_small_image_is_offered_nothing(qtbot, make_window):
     window = make_window()
     assert window.open_image(None)
     assert not window.overviews.button.isVisible() and window.overviews.action.isEnabled()
+
+
+def test_a_damaged_ovr_is_said_on_opening_and_a_build_replaces_it(qtbot, make_window, large, shown_errors):
+    (large.parent / "large.tif.ovr").write_bytes(b"II*\0" + bytes(100))  # (a build killed just after it began)
+    window = make_window()
+    assert window.open_image(str(large))
+    wait_idle(qtbot, window)
+    assert window.status.currentMessage().startswith("large.tif.ovr beside the image is damaged (")
+    assert window.overviews.button.isVisible()
+    window.overviews.build()
+    qtbot.waitUntil(lambda: window.overviews.job is None, timeout=30_000)
+    assert shown_errors == [] and window.document.raster.notices == []
+    assert window.document.raster._reader._ds.overviews(1) == [2, 4, 8, 16, 32]
+    wait_idle(qtbot, window)
