@@ -12,12 +12,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.errors import ErrorReport
 from app.knapsack.jobs import worker_main
+from core.processes import end_process
 
 __all__ = ["KnapsackRunner"]
 
 POLL_MS = 20
-#: How long an ended worker may take to go before it is killed.
-STOP_TIMEOUT_S = 2.0
 
 
 class KnapsackRunner(QObject):
@@ -120,13 +119,7 @@ class KnapsackRunner(QObject):
             conn.close()
         if process is None:
             return
-        if process.is_alive():
-            process.terminate()
-            process.join(STOP_TIMEOUT_S)
-        if process.is_alive():
-            process.kill()
-        process.join()
-        process.close()
+        end_process(process)
 
     def _send_unsent(self) -> None:
         if not self._ready or self._conn is None:

@@ -24,13 +24,12 @@ from pathlib import Path
 
 from core.cancel import check
 from core.io.checks import RasterError
+from core.processes import STOP_TIMEOUT_S, end_process
 
 __all__ = ["POLL_S", "STALE_STAGING_S", "STOP_TIMEOUT_S", "run_in_child", "staging"]
 
 #: How often (s) the parent looks at the cancel token while the child builds.
 POLL_S = 0.02
-#: How long (s) a terminated child may take to go before it is killed.
-STOP_TIMEOUT_S = 2.0
 #: A staging folder this old (s) belongs to no running build.
 STALE_STAGING_S = 3600.0
 
@@ -90,7 +89,7 @@ def run_in_child(image: Path, factors: list[int], resampling: str, cancel, repor
         _follow(process, receiver, image.name, factors, cancel, report)
     finally:
         receiver.close()
-        _end(process)
+        end_process(process)
 
 
 def _follow(process, receiver, name: str, factors: list[int], cancel, report) -> None:
@@ -109,16 +108,6 @@ def _follow(process, receiver, name: str, factors: list[int], cancel, report) ->
         if kind == "done":
             return
         report(1, len(factors), f"building levels 1:{factors[1]} to 1:{factors[-1]}")
-
-
-def _end(process) -> None:
-    if process.is_alive():
-        process.terminate()
-        process.join(STOP_TIMEOUT_S)
-    if process.is_alive():
-        process.kill()
-    process.join()
-    process.close()
 
 
 def _child_main(conn, image: str, factors: list[int], resampling: str) -> None:
