@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.io.jsonfile import without_coordinates
 from core.io.line_report import FID
 
 __all__ = ["FID_FIELD", "filled_ids", "id_column", "read_feature_ids"]
@@ -58,7 +59,7 @@ def _geojson_ids(path: str) -> tuple[list | None, bool]:
         data = Path(path).read_bytes()
         if b'"id"' not in data:  # most files: no need to parse them twice
             return None, False
-        document = json.loads(data.decode("utf-8"))
+        document = json.loads(without_coordinates(data).decode("utf-8"))  # (the ids: no need for the positions)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None, False
     if isinstance(document, dict) and document.get("type") == "Feature":

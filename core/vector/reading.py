@@ -25,6 +25,7 @@ import numpy as np
 from core.batch.datetimes import iso_texts
 from core.batch.feature_ids import FID_FIELD
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
+from core.io.jsonfile import without_coordinates
 from core.io.line_report import LinesRead, part_properties
 from core.vector.export import DETAILS_FIELD, FIELD_TYPES_KEY
 
@@ -176,7 +177,7 @@ def _plain_geojson(path: Path) -> bool:
         data = path.read_bytes()
         if b'"crs"' not in data:  # most files: no need to parse them twice (json.loads holds the GIL for seconds)
             return True
-        document = json.loads(data.decode("utf-8"))
+        document = json.loads(without_coordinates(data).decode("utf-8"))  # (its crs member only)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
         return True  # read_geojson names what is wrong with it (its parser has depth and number limits)
     crs = document.get("crs") if isinstance(document, dict) else None
