@@ -85,7 +85,7 @@ def test_the_scoring_kernel_skips_every_link_once_cancelled():
     gx = np.ones((16, 16), np.float32)
     points = np.array([[2.0, 2.0], [2.0, 8.0], [10.0, 2.0], [10.0, 8.0]])
     stages = np.array([[0, 2, 2, 2]], dtype=np.int64)
-    args = (gx, gx, 0.0, 0.0, 1.0, points, stages, 0, 0.0, 0, 0)
+    args = (gx, gx, 0.0, 0.0, 1.0, points, np.zeros(len(points), np.bool_), 0.0, stages, 0, 0.0, 0, 0)
     out = np.full(4, np.nan, np.float32)
     _score_pairs(*args, out, CancelToken().flag)
     assert np.isfinite(out).all()
