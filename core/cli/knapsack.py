@@ -316,6 +316,8 @@ def _generate(args) -> int:
 
     if Path(args.output).suffix.lower() not in ("", ".json"):  # (JSON under .csv then read as Pisinger's CSV)
         raise ValueError(f"-o {args.output}: generate writes LineSnap's JSON instances; name a .json file")
+    if not Path(args.output).parent.is_dir():  # (as extract says it; Python's own error quoted errno and path)
+        raise ValueError(f"output folder {Path(args.output).parent} does not exist")
     try:
         problem, name = _generated(args)
     except ValueError as exc:  # the generators name their Python arguments; here they are flags

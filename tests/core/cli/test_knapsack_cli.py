@@ -200,6 +200,9 @@ def test_generate_onto_a_folder_is_a_one_line_error_naming_it(capsys, tmp_path):
     assert code == 1 and out == ""
     assert err.startswith("linesnap: error: ") and str(tmp_path) in err and ".tmp" not in err
     assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+    missing = tmp_path / "missing"
+    code, out, err = _run(capsys, "generate", "pisinger", "-n", "5", "-o", str(missing / "g.json"))
+    assert code == 1 and out == "" and err == f"linesnap: error: output folder {missing} does not exist\n"
 
 
 def test_generate_refuses_an_output_of_another_format_and_a_misread_file_is_one_short_line(capsys, tmp_path):
