@@ -102,6 +102,7 @@ def compile_kernels() -> None:
     last the parallel DP stages of large problems.
     """
     import core
+    from core.geodesy import geodesic_distances_m
     from core.polyline.window import compile_stages
 
     _turn_ranges()
@@ -114,6 +115,7 @@ def compile_kernels() -> None:
     image, row = _road_image(320), 160.0  # a click of usual length: the parallel kernels of large stages
     core.extract(image, (10.0, row), (310.0, row), mode="auto", backend="cpu")
     compile_stages(serial=False)
+    geodesic_distances_m([0.0], [0.0], [0.001], [0.001])  # (the Features table's lengths in metres)
 
 
 def kp1_warmups() -> list:
