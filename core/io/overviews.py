@@ -68,10 +68,24 @@ def overview_damage(path) -> str | None:
                 with rasterio.open(ovr, **({} if level is None else {"overview_level": level})) as ds:
                     _check_level_blocks(ds, size)
         except Exception as err:  # rasterio raises several unrelated classes; _check_level_blocks a ValueError
-            reason = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
-            return (f"{ovr.name} beside the image is damaged ({reason}); the image is read without it, slowly when "
-                    f"zoomed out, until File > Build Overviews... builds them again")
+            reason = _short_reason(str(err).splitlines()[0] if str(err) else type(err).__name__, ovr)
+            return (f"{ovr.name} beside the image is damaged ({reason}) and not used; File > Build Overviews... "
+                    "replaces it")
     return None
+
+
+def _short_reason(text: str, ovr) -> str:
+    """GDAL's complaint about ``ovr`` short enough for the status bar: without the path it quotes (the notice
+    names the file), at most :data:`_REASON_CHARS` characters (the status bar cut the notice, and its offer to
+    rebuild, off)."""
+    for quoted in (f"'{ovr}' ", f"{ovr}: ", f"{ovr} "):
+        text = text.replace(quoted, "")
+    text = text.replace(str(ovr), ovr.name).strip().rstrip(".")
+    return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 3].rstrip() + "..."
+
+
+#: The most characters of GDAL's reason in a damaged .ovr's notice.
+_REASON_CHARS = 60
 
 
 def _check_level_blocks(ds, file_size: int) -> None:
