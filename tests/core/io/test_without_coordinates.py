@@ -44,7 +44,7 @@ def _numbers_only(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(collections, st.sampled_from([None, 2]))
 @example({"type": "FeatureCollection", "features": [
     {"type": "Feature", "id": 7, "properties": {"note": 'he said "coordinates": [1, 2]'},
