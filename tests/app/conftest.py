@@ -108,3 +108,15 @@ def process_events_for(seconds: float) -> None:
     while time.monotonic() < end:
         QApplication.processEvents()
         time.sleep(0.005)
+
+
+def config_with(tmp_path, key: str, value):
+    """A config folder under ``tmp_path`` whose linesnap.ini holds ``key = value`` (``make_window(config_dir=)``)."""
+    from PySide6.QtCore import QSettings
+
+    config = tmp_path / "config"
+    config.mkdir()
+    ini = QSettings(str(config / "linesnap.ini"), QSettings.Format.IniFormat)
+    ini.setValue(key, value)
+    ini.sync()
+    return config

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import QSettings
 
 from app import dialogs
 from app.docks.settings import SETTINGS_KEY
 from app.menus import RECENT_KEY
 from app.session import SessionStore
+from tests.app.conftest import config_with
 from tests.app.test_session_restore import session_with_one_line
 
 
@@ -79,11 +79,7 @@ def test_settings_that_fail_after_the_restore_question_set_the_session_aside(mak
 @pytest.mark.parametrize("stored", ['{"nodes": ' + "[" * 5000 + "]" * 5000 + "}", "[1, 2]", '{"nodes": -3}',
                                     "not json", '{"unknown_knob": 1}'])
 def test_damaged_stored_settings_reset_to_the_defaults_with_a_notice(stored, make_window, tmp_path, shown_errors):
-    config = tmp_path / "config"
-    config.mkdir()
-    ini = QSettings(str(config / "linesnap.ini"), QSettings.Format.IniFormat)
-    ini.setValue(SETTINGS_KEY, stored)
-    ini.sync()
+    config = config_with(tmp_path, SETTINGS_KEY, stored)
     window = make_window(config_dir=config)
     assert window.settings_panel.settings == type(window.settings_panel.settings)()
     assert [r.title for r in shown_errors] == ["Damaged files were set aside"]
@@ -92,11 +88,7 @@ def test_damaged_stored_settings_reset_to_the_defaults_with_a_notice(stored, mak
 
 
 def test_damaged_recent_files_are_dropped_with_a_notice(make_window, tmp_path, shown_errors):
-    config = tmp_path / "config"
-    config.mkdir()
-    ini = QSettings(str(config / "linesnap.ini"), QSettings.Format.IniFormat)
-    ini.setValue(RECENT_KEY, ["/data/a.tif", "x" * 10_000, "", "/data/b.tif"])
-    ini.sync()
+    config = config_with(tmp_path, RECENT_KEY, ["/data/a.tif", "x" * 10_000, "", "/data/b.tif"])
     window = make_window(config_dir=config)
     assert window.recent_files() == ["/data/a.tif", "/data/b.tif"]
     assert [r.title for r in shown_errors] == ["Damaged files were set aside"]

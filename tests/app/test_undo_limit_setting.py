@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 from app import dialogs
 from app.menus import UNDO_LIMIT_KEY, UNDO_LIMIT_RANGE
 from app.model.history import DEFAULT_UNDO_LIMIT
+from tests.app.conftest import config_with
 
 
 def _edit_menu_action(window, text: str):
@@ -75,11 +76,7 @@ def test_lowering_the_limit_to_one_step_left_for_redo_disables_undo(make_window,
                                               ("", DEFAULT_UNDO_LIMIT)])
 def test_a_stored_limit_is_used_where_it_is_in_the_range_else_the_default(stored, expected, make_window, tmp_path,
                                                                            shown_errors):
-    config = tmp_path / "config"
-    config.mkdir()
-    ini = QSettings(str(config / "linesnap.ini"), QSettings.Format.IniFormat)
-    ini.setValue(UNDO_LIMIT_KEY, stored)
-    ini.sync()
+    config = config_with(tmp_path, UNDO_LIMIT_KEY, stored)
     window = make_window(config_dir=config)
     assert window.tool.undo_limit == expected
     assert not shown_errors
