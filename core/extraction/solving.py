@@ -43,7 +43,7 @@ def score_and_solve(gradient, guides, options: ScoringOptions, method: str, max_
         Polled by the scoring kernel and the DP stages.
     excluded : (n_points,) bool array_like, optional
         Candidate points (layer after layer) whose links score
-        core.extraction.scores.EXCLUDED_SCORE (e.g. ``guides.off_raster(size)``).
+        :func:`core.extraction.scores.excluded_link_score` (e.g. ``guides.off_raster(size)``).
 
     Returns
     -------
@@ -121,8 +121,8 @@ def straight_among_ties(solution: PolylineSolution, guides, max_turn_deg: float,
     layer after layer, are passed over.  Kept as it is when the angle limit
     forbids it.
     """
-    flags = np.zeros(sum(len(layer) for layer in guides.layer_points()), bool) if excluded is None else excluded
     n0, d = guides.start_offsets.size, guides.offsets.size
+    flags = np.zeros(n0 + guides.n_guides * d + guides.end_offsets.size, bool) if excluded is None else excluded
     inner = flags[n0:n0 + guides.n_guides * d].reshape(guides.n_guides, d).any(axis=0)  # off on some guide
     choices = [_centre(guides.start_offsets, flags[:n0]), _centre(guides.offsets, inner),
                _centre(guides.end_offsets, flags[n0 + guides.n_guides * d:])]

@@ -157,11 +157,11 @@ def improving_cardinality_bound(setup: CoreSetup, iterations: int = 48) -> int:
     return max(setup.lower_bound, min(setup.upper_bound, setup.floor_bound(bound)))
 
 
-def improving_margin_bound(setup: CoreSetup) -> int:
+def improving_margin_bound(setup: CoreSetup, part=None) -> int:
     """:func:`core.knapsack.margins.margin_bound` over the free items, those fixed in counted in (a bound on the
     solutions better than the incumbent, as :func:`improving_cardinality_bound`); ``setup.upper_bound`` where
-    the margins take more than two values."""
-    free, profits, weights, base, room, _ = _free_part(setup, True)
+    the margins take more than two values.  ``part``: ``_free_part(setup, True)`` where the caller has it."""
+    free, profits, weights, base, room, _ = _free_part(setup, True) if part is None else part
     if not len(free) or room < 0:
         return setup.lower_bound
     bound = margin_bound(profits, weights, room, copies_per_item(None if setup.counts is None else setup.counts[free]))
@@ -299,11 +299,12 @@ def after_quick_run(setup: CoreSetup, taken: np.ndarray, max_work: int, max_stat
     """:func:`solve_by_bounds` after a quick run that gave up with the best choice ``taken`` (efficiency
     order): the incumbent's reductions, the surrogate, the long run."""
     setup = with_incumbent(setup, taken)
-    margins = improving_margin_bound(setup)
+    part = _free_part(setup, True)  # (the free items, for both bounds)
+    margins = improving_margin_bound(setup, part)
     if margins <= setup.lower_bound:  # (the incumbent is optimal)
         return in_caller_order(setup.order, setup.greedy), None
     report("surrogate", margins - setup.lower_bound, setup.lower_bound)
-    bound, taken = _surrogate(setup, max_work, max_states)
+    bound, taken = _surrogate(setup, part, max_work, max_states)
     if taken is not None:
         return in_caller_order(setup.order, taken), None
     bound = min(improving_cardinality_bound(setup) if bound is None else bound, margins)
@@ -311,9 +312,10 @@ def after_quick_run(setup: CoreSetup, taken: np.ndarray, max_work: int, max_stat
     return solve_by_states(setup, max_work, max_states, bound, beams=beams)
 
 
-def _surrogate(setup: CoreSetup, max_work: int, max_states: int):
-    """:func:`core.knapsack.surrogate.surrogate_bound` over the free items: ``(bound, taken or None)``."""
-    free, profits, weights, base, room, in_break = _free_part(setup, True)
+def _surrogate(setup: CoreSetup, part, max_work: int, max_states: int):
+    """:func:`core.knapsack.surrogate.surrogate_bound` over the free items (``part``: ``_free_part(setup, True)``):
+    ``(bound, taken or None)``."""
+    free, profits, weights, base, room, in_break = part
 
     def exactly(p, w, c, z):
         return _solve_exactly(p, w, c, z, max_work, max_states)

@@ -102,7 +102,7 @@ def score_and_solve(gradient, guides, options, method: str, max_turn_deg: float,
     """Score the links of the guides on the GPU and solve there.
 
     The twin of :func:`core.extraction.solving.score_and_solve` (``excluded``
-    flags candidate points whose links score EXCLUDED_SCORE); the gradient
+    flags candidate points whose links score core.extraction.scores.excluded_link_score); the gradient
     is uploaded once per object.  ``score`` is the float64 sum of the device's
     float32 link scores along the path; ``timings_ms``: ``scoring`` (upload
     and scores), ``dp`` (turn ranges, DP, merge) and ``backtrack``.
