@@ -197,23 +197,31 @@ def in_efficiency_order(positions, count, e, order, reverse):
             falling[k] = -e[positions[k]]
         ranked, starts = bucket_order(falling, count)
         out = positions[:count][ranked]
-        for q in range(len(starts) - 1):
-            lo, hi = starts[q], starts[q + 1]
-            if hi - lo > _SMALL:
-                sort_positions(out[lo:hi], e, order)
-                continue
-            for k in range(lo + 1, hi):  # (inline: a call per bucket, with its reference counts, cost more)
-                x, j = out[k], k
-                ex, tx = e[x], order[x]
-                while j > lo:
-                    y = out[j - 1]
-                    if ex > e[y] or (ex == e[y] and tx < order[y]):
-                        out[j] = y
-                        j -= 1
-                    else:
-                        break
-                out[j] = x
+        _sort_buckets(out, starts, e, order)
     return out[::-1].copy() if reverse else out
+
+
+@njit(cache=True, nogil=True)
+def _sort_buckets(out, starts, e, order):
+    """Each bucket ``out[starts[q]:starts[q + 1]]`` put in the efficiency order.  A loop of its own: in
+    :func:`in_efficiency_order`, whose ``out`` is assigned on two paths, every bucket cost numba's reference
+    counts an atomic update each way (a thousand buckets: 2000 updates, about 5 us)."""
+    for q in range(len(starts) - 1):
+        lo, hi = starts[q], starts[q + 1]
+        if hi - lo > _SMALL:
+            sort_positions(out[lo:hi], e, order)
+            continue
+        for k in range(lo + 1, hi):  # (inline: a call per bucket, with its reference counts, cost more)
+            x, j = out[k], k
+            ex, tx = e[x], order[x]
+            while j > lo:
+                y = out[j - 1]
+                if ex > e[y] or (ex == e[y] and tx < order[y]):
+                    out[j] = y
+                    j -= 1
+                else:
+                    break
+            out[j] = x
 
 
 #: :func:`in_efficiency_order` sorts at most this many positions by comparisons alone.

@@ -93,14 +93,16 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
         in the list when the run ended.
     """
     cap = 1024
-    sw, sp, sv = np.empty(cap, np.int64), np.empty(cap, np.int64), np.zeros(cap, np.uint64)
-    ow, op, ov = np.empty(cap, np.int64), np.empty(cap, np.int64), np.zeros(cap, np.uint64)
-    sw[0], sp[0] = break_weight, break_profit
+    # The two lists, each as rows of weights, profits and decision words (:func:`merge_prune`): the input is
+    # first_list where flip is 0, else second_list, and the step's output the other.
+    first_list, second_list = np.empty((3, cap), np.int64), np.empty((3, cap), np.int64)
+    flip = 0
+    first_list[0, 0], first_list[1, 0], first_list[2, 0] = break_weight, break_profit, 0
     n = 1
     snap_w, snap_p, snap_v = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.uint64)
     snap_off = np.zeros((len(removable) + len(addable)) // _WORD + 2, np.int64)
     step_items = np.full(len(removable) + len(addable) + 1, -1, np.int64)
-    best, best_step, best_w, best_p, best_v = incumbent, -1, np.int64(0), np.int64(0), np.uint64(0)
+    best, best_step, best_w, best_p, best_v = incumbent, -1, np.int64(0), np.int64(0), np.int64(0)
     best_extra = -1
     limit, effort = COMPLETION_CELLS, -1
     cells, values, grid = np.zeros(0, np.int64), np.zeros(0, np.int64), np.int64(1)
@@ -117,83 +119,118 @@ def expand_core(profits, weights, capacity, efficiency, removable, addable, brea
     keys = np.empty(0, np.float64)
     paired_once = False
     watched = width == 0 and len(shared) > 2  # (core.knapsack.progress.watching reads shared[1:3])
-    while n > 0 and best < upper_bound and (r < len(removable) or a < len(addable)):
-        if watched:
-            shared[1], shared[2] = best, r + a
-        if width == 0 and shared[0] > best:
-            best, best_step, best_extra = shared[0], -1, -1
-            if best >= upper_bound:
-                break
-        a, r = _skip_hopeless(profits, weights, addable, removable, a, r, step % 2 == 0, capacity - break_weight,
-                              break_profit, break_efficiency, best)
-        if r >= len(removable) and a >= len(addable):
-            break
-        add = a < len(addable) and (r >= len(removable) or step % 2 == 0)
-        step += 1
-        bit = np.uint64(1) << np.uint64((step - 1) % _WORD)
-        if add:
-            item = addable[a]
-            a += 1
-            dw, dp = weights[item], profits[item]
-        else:
-            item = removable[r]
-            r += 1
-            dw, dp = -weights[item], -profits[item]
-        step_items[step] = item
-        eff_add = efficiency[addable[a]] if a < len(addable) else -1.0
-        eff_remove = efficiency[removable[r]] if r < len(removable) else -1.0
-        outside = len(addable) - a + len(removable) - r
-        since += 2 * n
-        if eager or (m >= COMPLETION_STATES and since >= (2 * outside * limit if effort < 0 else effort)):
-            if effort >= 0:  # twice the entries cost at most twice the effort
-                while 2 * limit <= COMPLETION_MAX_CELLS and 2 * effort <= work and 32 * limit <= max_states:
-                    limit, effort = 2 * limit, 2 * effort
+    # Arrays are replaced (grown, or the completion table rebuilt) only in the outer loop: an array variable
+    # that may be replaced anywhere in a loop costs numba's reference counts on every pass, a few dozen
+    # atomic updates a step, a sixth of an uncorrelated n = 1000 solve.  A step that needs one stops before
+    # its merge, the outer loop makes it, and the step goes on from there (``resume``).
+    running, resume, rebuild = True, False, False
+    while running:
+        if rebuild:
             cells, values, grid, effort = completion_list(profits, weights, addable[a:], removable[r:], capacity,
                                                            limit, stop)
-            since = 0
-        if len(ow) < 2 * n + 1:
-            ow, op, ov = room_for(ow, 2 * n + 1), room_for(op, 2 * n + 1), room_for(ov, 2 * n + 1)
-        kept, m, raised, k = merge_prune(sw, sp, sv, n, dw, dp, bit, ow, op, ov, stop, capacity, best, eff_add,
-                                          eff_remove, cells, values, grid, rem_w[r], rem_p[r])
-        if kept < 0 or stop[0]:  # (after a whole pass too: over millions of states it is long)
-            status = OUT_OF_TIME  # the list sw is intact: the best state and the snapshots stay valid
-            break
-        work += 2 * n
-        if k >= 0:
-            best, best_step, best_w, best_p, best_v, best_extra = raised, step, ow[k], op[k], ov[k], -1
-        wide = m >= PAIRING_STATES and m >= PAIRING_RATIO * outside
-        giving_up = work > max_work or kept > max_held  # (a quick run: pairing first may settle it)
-        if eager or wide or (not paired_once and (m >= PAIRING_ONCE_STATES or giving_up)):
-            paired_once = True
-            paired, k, item = pair(ow, op, kept, capacity, profits, weights, addable, a, removable, r, best)
+            since, rebuild = 0, False
+        if flip == 0 and second_list.shape[1] < 2 * n + 1:  # (the output is written before it is read)
+            second_list = np.empty((3, max(2 * n + 1, 2 * second_list.shape[1])), np.int64)
+        if flip == 1 and first_list.shape[1] < 2 * n + 1:
+            first_list = np.empty((3, max(2 * n + 1, 2 * first_list.shape[1])), np.int64)
+        if width > 0 and len(keys) < 2 * n + 1:
+            keys = room_for(keys, 2 * n + 1)
+        if resume and step % _WORD == 0 and len(snap_w) < snap_off[snaps] + 2 * n + 1:  # (this step's snapshot:
+            need = snap_off[snaps] + 2 * n + 1  # at most 2 n + 1 states)
+            snap_w, snap_p, snap_v = grow(snap_w, need), grow(snap_p, need), grow(snap_v, need)
+        while True:
+            if not resume:
+                if not (n > 0 and best < upper_bound and (r < len(removable) or a < len(addable))):
+                    running = False
+                    break
+                if watched:
+                    shared[1], shared[2] = best, r + a
+                if width == 0 and shared[0] > best:
+                    best, best_step, best_extra = shared[0], -1, -1
+                    if best >= upper_bound:
+                        running = False
+                        break
+                a, r = _skip_hopeless(profits, weights, addable, removable, a, r, step % 2 == 0,
+                                      capacity - break_weight, break_profit, break_efficiency, best)
+                if r >= len(removable) and a >= len(addable):
+                    running = False
+                    break
+                add = a < len(addable) and (r >= len(removable) or step % 2 == 0)
+                step += 1
+                bit = np.int64(1) << np.int64((step - 1) % _WORD)
+                if add:
+                    item = addable[a]
+                    a += 1
+                    dw, dp = weights[item], profits[item]
+                else:
+                    item = removable[r]
+                    r += 1
+                    dw, dp = -weights[item], -profits[item]
+                step_items[step] = item
+                eff_add = efficiency[addable[a]] if a < len(addable) else -1.0
+                eff_remove = efficiency[removable[r]] if r < len(removable) else -1.0
+                outside = len(addable) - a + len(removable) - r
+                since += 2 * n
+                if eager or (m >= COMPLETION_STATES and since >= (2 * outside * limit if effort < 0 else effort)):
+                    if effort >= 0:  # twice the entries cost at most twice the effort
+                        while 2 * limit <= COMPLETION_MAX_CELLS and 2 * effort <= work and 32 * limit <= max_states:
+                            limit, effort = 2 * limit, 2 * effort
+                    rebuild = True
+                room = second_list.shape[1] if flip == 0 else first_list.shape[1]
+                if rebuild or room < 2 * n + 1 or (width > 0 and len(keys) < 2 * n + 1) or \
+                        (step % _WORD == 0 and len(snap_w) < snap_off[snaps] + 2 * n + 1):
+                    resume = True
+                    break
+            resume = False
+            source = first_list if flip == 0 else second_list  # (defined in each pass: no reference counts
+            out = second_list if flip == 0 else first_list  # carried around the loop)
+            kept, m, raised, k = merge_prune(source, out, n, dw, dp, bit, stop, capacity, best, eff_add, eff_remove,
+                                              cells, values, grid, rem_w[r], rem_p[r])
+            if kept < 0 or stop[0]:  # (after a whole pass too: over millions of states it is long)
+                status = OUT_OF_TIME  # the input list is intact: the best state and the snapshots stay valid
+                running = False
+                break
+            work += 2 * n
             if k >= 0:
-                best, best_step, best_w, best_p, best_v, best_extra = paired, step, ow[k], op[k], ov[k], item
-        if width > 0:
-            if kept > width:
-                keys = room_for(keys, kept)
-                kept = narrow(ow, op, ov, kept, width, capacity, eff_add, eff_remove, keys)
-            if best > shared[0]:
-                shared[0] = best
-        sw, sp, sv, ow, op, ov = ow, op, ov, sw, sp, sv
-        n = kept
-        if step % _WORD == 0:
-            start = snap_off[snaps]
-            snap_w, snap_p, snap_v = grow(snap_w, start + n), grow(snap_p, start + n), grow(snap_v, start + n)
-            snap_w[start : start + n], snap_p[start : start + n], snap_v[start : start + n] = sw[:n], sp[:n], sv[:n]
-            snaps += 1
-            snap_off[snaps] = start + n
-            sv[:n] = 0
-        if giving_up:
-            status = OUT_OF_WORK
-            break
-        if snap_off[snaps] + 2 * len(sw) + 2 * len(ow) > max_states:
-            status = OUT_OF_MEMORY
-            break
-        if stop[0]:
-            status = OUT_OF_TIME
-            break
-    return (status, best, best_step, best_w, best_p, best_v, best_extra, step_items[: step + 1], snap_w, snap_p, snap_v,
-            snap_off[: snaps + 1], work, n)
+                best, best_step, best_w, best_p, best_v, best_extra = raised, step, out[0, k], out[1, k], \
+                    out[2, k], -1
+            wide = m >= PAIRING_STATES and m >= PAIRING_RATIO * outside
+            giving_up = work > max_work or kept > max_held  # (a quick run: pairing first may settle it)
+            if eager or wide or (not paired_once and (m >= PAIRING_ONCE_STATES or giving_up)):
+                paired_once = True
+                paired, k, item = pair(out[0], out[1], kept, capacity, profits, weights, addable, a, removable, r,
+                                       best)
+                if k >= 0:
+                    best, best_step, best_w, best_p, best_v, best_extra = paired, step, out[0, k], out[1, k], \
+                        out[2, k], item
+            if width > 0:
+                if kept > width:
+                    kept = narrow(out[0], out[1], out[2], kept, width, capacity, eff_add, eff_remove, keys)
+                if best > shared[0]:
+                    shared[0] = best
+            flip ^= 1
+            n = kept
+            if step % _WORD == 0:
+                start = snap_off[snaps]
+                snap_w[start : start + n], snap_p[start : start + n] = out[0, :n], out[1, :n]
+                snap_v[start : start + n] = out[2, :n].view(np.uint64)
+                out[2, :n] = 0
+                snaps += 1
+                snap_off[snaps] = start + n
+            if giving_up:
+                status = OUT_OF_WORK
+                running = False
+                break
+            if snap_off[snaps] + 2 * first_list.shape[1] + 2 * second_list.shape[1] > max_states:
+                status = OUT_OF_MEMORY
+                running = False
+                break
+            if stop[0]:
+                status = OUT_OF_TIME
+                running = False
+                break
+    return (status, best, best_step, best_w, best_p, np.uint64(best_v), best_extra, step_items[: step + 1], snap_w,
+            snap_p, snap_v, snap_off[: snaps + 1], work, n)
 
 
 @njit(cache=True, nogil=True)

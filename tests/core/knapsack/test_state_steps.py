@@ -70,19 +70,20 @@ def test_merge_prune_equals_the_reference(seed, n, shift_down, with_table):
                                                  int(rng.choice([4, 16, 1024])), np.zeros(1, np.uint8))
         removable = (int(rng.integers(0, 40)), int(rng.integers(0, 40)))
         table = (cells, values, int(grid))
-    sw, sp, sv = (np.zeros(n + 1, a.dtype) for a in (w, p, v))
-    sw[:n], sp[:n], sv[:n] = w, p, v
-    # the output starts as garbage: expand_core's buffers come from room_for, which keeps no contents
-    ow, op = rng.integers(-(2**62), 2**62, 2 * n + 1), rng.integers(-(2**62), 2**62, 2 * n + 1)
-    ov = rng.integers(0, 2**63, 2 * n + 1).astype(np.uint64)
-    kept, merged, raised, at = merge_prune(sw, sp, sv, n, np.int64(dw), np.int64(dp), np.uint64(8), ow, op, ov,
+    source = np.zeros((3, n + 1), np.int64)
+    source[0, :n], source[1, :n], source[2, :n] = w, p, v.astype(np.int64)
+    # the output starts as garbage: expand_core grows its buffers without their contents
+    out = rng.integers(-(2**62), 2**62, (3, 2 * n + 1))
+    kept, merged, raised, at = merge_prune(source, out, n, np.int64(dw), np.int64(dp), np.int64(8),
                                            np.zeros(1, np.uint8), np.int64(capacity), np.int64(best), eff_add,
                                            eff_remove, cells, values, grid, np.int64(removable[0]),
                                            np.int64(removable[1]))
     want, want_merged, want_best, want_top = _reference(w, p, v, dw, dp, 8, capacity, best, eff_add, eff_remove,
                                                         table, removable)
     assert merged == want_merged and raised == want_best
+    ow, op, ov = out
     assert list(zip(ow[:kept].tolist(), op[:kept].tolist(), ov[:kept].tolist())) == want
+    assert (source[0, :n] == w).all() and (source[1, :n] == p).all()  # the input is left as it was
     if want_top is None:
         assert at == -1
     else:
@@ -91,11 +92,12 @@ def test_merge_prune_equals_the_reference(seed, n, shift_down, with_table):
 
 def test_merge_prune_stops_on_the_flag():
     n = 10
-    sw, sp, sv = np.arange(n + 1, dtype=np.int64), np.arange(n + 1, dtype=np.int64), np.zeros(n + 1, np.uint64)
-    out = [np.zeros(2 * n + 1, np.int64), np.zeros(2 * n + 1, np.int64), np.zeros(2 * n + 1, np.uint64)]
+    source = np.zeros((3, n + 1), np.int64)
+    source[0], source[1] = np.arange(n + 1), np.arange(n + 1)
     empty = np.zeros(0, np.int64)
-    kept, *_ = merge_prune(sw, sp, sv, n, np.int64(1), np.int64(1), np.uint64(1), *out, np.ones(1, np.uint8),
-                           np.int64(5), np.int64(0), 1.0, 1.0, empty, empty, np.int64(1), np.int64(0), np.int64(0))
+    out = np.zeros((3, 2 * n + 1), np.int64)
+    kept, *_ = merge_prune(source, out, n, np.int64(1), np.int64(1), np.int64(1), np.ones(1, np.uint8), np.int64(5),
+                           np.int64(0), 1.0, 1.0, empty, empty, np.int64(1), np.int64(0), np.int64(0))
     assert kept == -1
 
 
