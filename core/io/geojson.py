@@ -20,7 +20,7 @@ import numpy as np
 from core.io.antimeridian import cut_at_antimeridian, is_cut_at_antimeridian, join_cut_parts
 from core.io.atomic import atomic_write_text
 from core.io.jsonfile import check_depth, load_json
-from core.io.line_report import FID, part_properties
+from core.io.line_report import FID, part_properties, source_fid_name
 
 __all__ = [
     "COORDINATES_MEMBER",
@@ -222,9 +222,12 @@ def read_geojson(path, raster=None, report=None) -> list[LineFeature]:
         raise GeoJSONError(
             f"{path} holds WGS84 longitudes and latitudes (RFC 7946): open a georeferenced image to import it onto"
         )
+    # the split features' ids: one property name for the layer, one it does not use already
+    source_fid = source_fid_name(key for item in features if isinstance(item, dict)
+                                 and isinstance(item.get("properties"), dict) for key in item["properties"])
     lines = []
     for k, item in enumerate(features):
-        lines += _line_features(item, f"{path}: feature {k}", ours, kind == "lonlat", report)
+        lines += _line_features(item, f"{path}: feature {k}", ours, kind == "lonlat", report, source_fid)
     if not lines and not ours and features:  # (no features at all: an export of no lines)
         raise GeoJSONError(f"{path} holds no LineString or MultiLineString feature")
     if kind == "lonlat" and georeferenced:
@@ -274,9 +277,10 @@ def _check_raster(raster) -> None:
                         f"got {type(raster).__name__}")
 
 
-def _line_features(item, where: str, ours: bool, lonlat: bool, report=None) -> list[tuple]:
+def _line_features(item, where: str, ours: bool, lonlat: bool, report, source_fid: str) -> list[tuple]:
     """(feature with the geometry's positions, its saved ``pixel_coordinates`` (k, 2) or None) per line of
-    ``item``; ``report`` (core.io.line_report.LinesRead) told what the feature became."""
+    ``item``; ``report`` (core.io.line_report.LinesRead) told what the feature became; a multi-part feature's
+    parts hold its id as ``source_fid`` (core.io.line_report.part_properties)."""
     if not isinstance(item, dict) or item.get("type") != "Feature":
         raise GeoJSONError(f"{where} is not a GeoJSON Feature")
     geometry = item.get("geometry")
@@ -307,7 +311,7 @@ def _line_features(item, where: str, ours: bool, lonlat: bool, report=None) -> l
              for j, part in enumerate(parts)]
     if kind == "MultiLineString" and ((ours and saved is not None) or (lonlat and is_cut_at_antimeridian(parts))):
         kind, parts = "LineString", [join_cut_parts(parts)]  # one line, cut at the antimeridian
-    properties = part_properties(properties, len(parts), report)
+    properties = part_properties(properties, len(parts), report, source_fid)
     lines = []
     for j, positions in enumerate(parts):
         label = where if kind == "LineString" else f"{where}, part {j}"

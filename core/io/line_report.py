@@ -5,19 +5,21 @@ per part, heights (Z) are not kept, and features that are not lines (points,
 polygons, features without a geometry, empty lines) are left out.  A user
 importing a layer is told so instead of finding fewer or more lines than the
 file has.  The parts of a multi-part feature do not share its id (an export
-would repeat it): they hold it as :data:`SOURCE_FID` (:func:`part_properties`).
+would repeat it): they hold it as :data:`SOURCE_FID`, or as ``source_fid_2`` ... where the layer has a
+property of that name (:func:`source_fid_name`, :func:`part_properties`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["FID", "SOURCE_FID", "LinesRead", "part_properties"]
+__all__ = ["FID", "SOURCE_FID", "LinesRead", "part_properties", "source_fid_name"]
 
 #: The property of an imported line holding its feature's id (core.batch.feature_ids.FID_FIELD; core.io
 #: comes before core.batch, which reads through it).
 FID = "fid"
-#: The property of a multi-part feature's parts holding the feature's id, which links them back to it.
+#: The property of a multi-part feature's parts holding the feature's id, which links them back to it
+#: (unless the layer has a property of that name: :func:`source_fid_name`).
 SOURCE_FID = "source_fid"
 
 #: How a geometry kind is named in the message, singular and plural.
@@ -47,7 +49,9 @@ class LinesRead:
     heights : bool
         Some positions had heights (Z), which are not kept.
     source_ids : bool
-        Some multi-part lines had ids, which their parts hold as :data:`SOURCE_FID`.
+        Some multi-part lines had ids, which their parts hold as ``source_fid_name``.
+    source_fid_name : str
+        The property holding them: :data:`SOURCE_FID`, or another name where the layer has one of that name.
     """
 
     features: int = 0
@@ -56,6 +60,7 @@ class LinesRead:
     parts: int = 0
     heights: bool = False
     source_ids: bool = False
+    source_fid_name: str = SOURCE_FID
 
     def feature(self, kind: str | None, lines: int, heights: bool = False) -> list:
         """Count one feature of geometry ``kind`` that gave ``lines`` lines; returns ``[]`` (a reader's
@@ -78,29 +83,52 @@ class LinesRead:
             clauses.append(f"{_listed(named)} left out (not lines)")
         if self.split:
             clauses.append(f"{self.split} multi-part line{'' if self.split == 1 else 's'} read as "
-                           f"{self.parts} lines, one per part" + (f" (their feature's id as {SOURCE_FID})"
-                                                                  if self.source_ids else ""))
+                           f"{self.parts} lines, one per part" + self._source_ids_text())
         if self.heights:
             clauses.append("heights (Z) not kept")
         return "; ".join(clauses)
 
+    def _source_ids_text(self) -> str:
+        if not self.source_ids:
+            return ""
+        if self.source_fid_name == SOURCE_FID:
+            return f" (their feature's id as {SOURCE_FID})"
+        return f" (their feature's id as {self.source_fid_name}: the layer has a property {SOURCE_FID} of its own)"
 
-def part_properties(properties: dict, parts: int, report: LinesRead | None = None) -> dict:
+
+def part_properties(properties: dict, parts: int, report: LinesRead | None = None,
+                    source_fid: str = SOURCE_FID) -> dict:
     """The properties of each line of a feature read as ``parts`` lines (one per part).
 
     A single part keeps the feature's.  The parts of a multi-part feature with
     an id (property :data:`FID`) do not share it: an export repeated it (GeoJSON)
     or renumbered every feature (a GeoPackage, whose fids must differ); they
-    hold it as :data:`SOURCE_FID` (unless the feature has such a property) and
-    are given ids of their own on export.  ``report`` is told (``source_ids``).
+    hold it as ``source_fid``, the layer's :func:`source_fid_name` (a feature's
+    own property of that name would otherwise hide the id), and are given ids
+    of their own on export.  ``report`` is told (``source_ids``, ``source_fid_name``).
     """
     if parts < 2 or properties.get(FID) is None:
         return properties
     if report is not None:
         report.source_ids = True
+        report.source_fid_name = source_fid
     shared = {key: value for key, value in properties.items() if key != FID}
-    shared.setdefault(SOURCE_FID, properties[FID])
+    shared[source_fid] = properties[FID]
     return shared
+
+
+def source_fid_name(names) -> str:
+    """The property that holds a split feature's id in a layer of properties ``names``: :data:`SOURCE_FID`,
+    else ``source_fid_2``, ``source_fid_3``, ... whichever the layer lacks.
+
+    Names are compared ignoring case, as GeoPackage and Shapefile compare field names (an export would
+    otherwise merge the two).  One name per layer, so that every part's id is in the same column.
+    """
+    taken = {name.lower() for name in names if isinstance(name, str)}
+    name, number = SOURCE_FID, 2
+    while name in taken:
+        name, number = f"{SOURCE_FID}_{number}", number + 1
+    return name
 
 
 def _name(kind, count: int) -> str:

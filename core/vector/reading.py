@@ -26,7 +26,7 @@ from core.batch.datetimes import iso_texts
 from core.batch.feature_ids import FID_FIELD
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
 from core.io.jsonfile import without_coordinates
-from core.io.line_report import LinesRead, part_properties
+from core.io.line_report import LinesRead, part_properties, source_fid_name
 from core.vector.export import DETAILS_FIELD, FIELD_TYPES_KEY
 
 __all__ = ["read_lines", "read_line_geometry", "unpack_details"]
@@ -69,6 +69,7 @@ def read_lines(path, raster=None, report: LinesRead | None = None) -> list[LineF
     except ValueError as err:
         raise GeoJSONError(str(err)) from err
     names = list(layer.fields)
+    source_fid = source_fid_name(names)  # the split features' ids, in a column of their own (one per layer)
     indices = layer.line_indices()
     if report is not None:
         for parts in layer.parts:
@@ -92,7 +93,7 @@ def read_lines(path, raster=None, report: LinesRead | None = None) -> list[LineF
         name = properties.pop(name_key(properties), None)
         name = "" if name is None else str(name)
         parts = layer.parts[k]
-        properties = part_properties(properties, len(parts), report)
+        properties = part_properties(properties, len(parts), report, source_fid)
         for j in range(len(parts)):
             label = name if len(parts) == 1 or not name else f"{name} ({j + 1})"
             lines.append(LineFeature(next(placed), label, unpack_details(properties)))

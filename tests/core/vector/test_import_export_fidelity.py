@@ -108,17 +108,21 @@ def test_a_datetimes_utc_offset_comes_back_through_import_and_export(image, tmp_
     assert seen["a"] == first and seen["b"] in ("2023-01-02T03:04:05Z", "2023-01-02T03:04:05.000Z")
 
 
-def _multi_part(path, raster):
-    """Feature ``a`` of two parts (id 5) and ``b`` of one (id 6), as a GeoPackage or an RFC 7946 GeoJSON file."""
+def _multi_part(path, raster, source_fids=None):
+    """Feature ``a`` of two parts (id 5) and ``b`` of one (id 6), as a GeoPackage or an RFC 7946 GeoJSON file;
+    ``source_fids``: the features' values of a property ``source_fid`` of their own."""
     parts = [[(20.0, 104.0), (154.0, 104.0)], [(154.0, 104.0), (154.0, 230.0)]], [[(30.0, 30.0), (60.0, 40.0)]]
+    own = {} if source_fids is None else {"source_fid": source_fids}
     if path.suffix == ".gpkg":
         geometry = np.array([encode_lines([px_to_map(np.array(p)) for p in lines]) for lines in parts], dtype=object)
-        pyogrio.raw.write(str(path), geometry, [np.array([5, 6], np.int64), np.array(["a", "b"], object)],
-                          ["fid", "name"], crs=CRS, geometry_type="MultiLineString", driver="GPKG")
+        pyogrio.raw.write(str(path), geometry, [np.array([5, 6], np.int64), np.array(["a", "b"], object),
+                                                *(np.array(v, object) for v in own.values())],
+                          ["fid", "name", *own], crs=CRS, geometry_type="MultiLineString", driver="GPKG")
         return path
-    features = [{"type": "Feature", "id": fid, "properties": {"name": name}, "geometry": {
-        "type": "MultiLineString", "coordinates": [np.column_stack(raster.pixel_to_lonlat(*np.array(p).T)).tolist()
-                                                   for p in lines]}} for fid, name, lines in zip([5, 6], "ab", parts)]
+    features = [{"type": "Feature", "id": fid, "properties": {"name": name, **{k: v[j] for k, v in own.items()}},
+                 "geometry": {"type": "MultiLineString", "coordinates": [
+                     np.column_stack(raster.pixel_to_lonlat(*np.array(p).T)).tolist() for p in lines]}}
+                for j, (fid, name, lines) in enumerate(zip([5, 6], "ab", parts))]
     path.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
     return path
 
@@ -141,6 +145,25 @@ def test_a_multi_part_features_parts_get_ids_of_their_own_and_keep_the_features(
     assert ids["b"] == 6 and len(set(ids.values())) == 3
     assert {name: fields["source_fid"] for name, (_, fields) in written.items() if name != "b"} == {"a (1)": 5,
                                                                                                   "a (2)": 5}
+
+
+@pytest.mark.parametrize("source", ["roads.gpkg", "roads.geojson"])
+def test_a_layer_with_a_source_fid_of_its_own_keeps_it_and_the_split_features_id_in_source_fid_2(image, tmp_path,
+                                                                                                source):
+    # the parts kept their own source_fid (setdefault) and the feature's id 5 was lost without a word
+    report = LinesRead()
+    with open_raster(image) as raster:
+        features = read_lines(_multi_part(tmp_path / source, raster, ["x-1", "y-2"]), raster, report)
+    assert [(f.name, f.properties.get("fid"), f.properties.get("source_fid"), f.properties.get("source_fid_2"))
+            for f in features] == [("a (1)", None, "x-1", 5), ("a (2)", None, "x-1", 5), ("b", 6, "y-2", None)]
+    assert report.text() == ("1 multi-part line read as 2 lines, one per part (their feature's id as source_fid_2: "
+                             "the layer has a property source_fid of its own)")
+    out = tmp_path / "exported.gpkg"
+    _exported(tmp_path / source, image, out)
+    written = {name: (fields["source_fid"], fields["source_fid_2"]) for name, (_, fields) in _by_name(out)[0].items()}
+    assert {name: values for name, values in written.items() if name != "b"} == {"a (1)": ("x-1", 5),
+                                                                                 "a (2)": ("x-1", 5)}
+    assert written["b"][0] == "y-2" and np.isnan(written["b"][1])  # (a null integer, read as NaN)
 
 
 @pytest.mark.parametrize("suffix", [".geojson", ".gpkg", ".fgb"])

@@ -77,3 +77,11 @@ def test_empty_lines_and_other_kinds_are_named():
     for kind in ("LineString", "MultiPolygon", "MultiPolygon", "CircularString", "empty LineString"):
         report.feature(kind, 0)
     assert report.text() == "2 empty lines, 2 multipolygons and 1 CircularString feature left out (not lines)"
+
+
+def test_the_split_features_ids_go_to_a_name_the_layer_does_not_use_ignoring_case():
+    from core.io.line_report import source_fid_name
+
+    assert source_fid_name(["name", "fid"]) == "source_fid"
+    assert source_fid_name(["name", "Source_FID"]) == "source_fid_2"  # (GeoPackage field names ignore case)
+    assert source_fid_name(["source_fid", "SOURCE_FID_2", "source_fid_4"]) == "source_fid_3"
