@@ -41,6 +41,9 @@ from core.batch.wkb import decode_lines, encode_lines
 __all__ = ["DRIVERS", "FieldChanges", "LineLayer", "check_writable", "driver_for", "read_line_layer",
            "shapefile_field_names", "write_line_layer"]
 
+#: GDAL's warning, once per read, for a GeoPackage DateTime with a UTC offset (its standard holds UTC only;
+#: GDAL itself writes them so, other tools too): the value is read with its offset (core.batch.datetimes).
+_GPKG_OFFSETS_WARNING = r"Non-conformant content for record \d+ in column .*, successfully parsed$"
 #: Output formats by file extension.
 DRIVERS = {".geojson": "GeoJSON", ".json": "GeoJSON", ".gpkg": "GPKG", ".shp": "ESRI Shapefile",
            ".fgb": "FlatGeobuf"}
@@ -122,9 +125,11 @@ def read_line_layer(path, columns=None, empty_ok: bool = False) -> LineLayer:
         raise ValueError(f"lines file {path} does not exist")
     try:
         named = _layer_named_like(path)
-        # datetimes as GDAL's ISO text: pyogrio's datetime64 drops their UTC offsets (core.batch.datetimes)
-        meta, fids, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=named,
-                                                            return_fids=columns is None, datetime_as_string=True)
+        with warnings.catch_warnings():  # GDAL parsed another tool's offsets in a GeoPackage: kept, not a fault
+            warnings.filterwarnings("ignore", _GPKG_OFFSETS_WARNING, RuntimeWarning)
+            # datetimes as GDAL's ISO text: pyogrio's datetime64 drops their UTC offsets (core.batch.datetimes)
+            meta, fids, geometry, field_data = pyogrio.raw.read(path, columns=columns, layer=named,
+                                                                return_fids=columns is None, datetime_as_string=True)
     except Exception as err:  # pyogrio's DataSourceError and friends share no public base besides Exception
         raise ValueError(f"cannot read lines file {path}: {first_line(err)}") from err
     geometry = list(geometry) if geometry is not None else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 
 import numpy as np
 import pyogrio.raw
@@ -13,7 +14,10 @@ from core.batch import refine_layer
 from core.batch.datetimes import iso_texts, split_iso_datetimes
 from core.batch.layers import read_line_layer
 from core.batch.runner import dask_client
-from tests.core.batch.scene import px_to_map, write_scene
+from core.batch.wkb import encode_lines
+from core.io.raster import open_raster
+from core.vector import read_lines
+from tests.core.batch.scene import CRS, px_to_map, write_scene
 
 THREADS = functools.partial(dask_client, workers=1, threads=True)
 LINES = [[(20.0, 104.0), (90.0, 104.0), (154.0, 104.0)], [(154.0, 104.0), (154.0, 230.0)],
@@ -62,6 +66,35 @@ def test_a_layers_utc_offsets_are_read(tmp_path):
     layer = read_line_layer(_geojson(tmp_path / "roads.geojson"))
     assert [str(v) for v in layer.fields["seen"]] == ["2024-05-01T10:20:30.500", "2023-01-02T03:04:05.000", "NaT"]
     assert layer.tz_flags["seen"].tolist() == [108, 100, 0]
+
+
+def _gpkg_with_offsets(path):
+    """LINES with ``seen`` written by GDAL with UTC offsets (+02:00, -05:45, Z, null) into a GeoPackage, as other
+    tools write them (its standard holds UTC only: GDAL warns "non-conformant content" reading them)."""
+    geometry = np.array([encode_lines([px_to_map(np.array(line))]) for line in [*LINES, LINES[0]]], dtype=object)
+    seen = np.array(["2024-05-01T10:20:30.500", "2024-05-01T10:20:30", "2023-01-02T03:04:05", "NaT"],
+                    dtype="datetime64[ms]")
+    pyogrio.raw.write(str(path), geometry, [seen, np.array(list("abcd"), object)], ["seen", "name"], crs=CRS,
+                      geometry_type="LineString", driver="GPKG",
+                      gdal_tz_offsets={"seen": np.array([108, 77, 100, 0], np.int16)})
+    return path
+
+
+def test_a_geopackage_of_another_tools_utc_offsets_is_read_with_them_and_without_gdals_warning(image, tmp_path):
+    # every read (File > Import, refine) warned "Non-conformant content for record 1 in column seen, ..."
+    path = _gpkg_with_offsets(tmp_path / "roads.gpkg")
+    with pytest.warns(RuntimeWarning, match="Non-conformant content"):  # (the file is one that makes GDAL warn)
+        pyogrio.raw.read(str(path), datetime_as_string=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (pyogrio's category for GDAL's warnings)
+        layer = read_line_layer(path)
+        with open_raster(image) as raster:
+            imported = {f.name: f.properties["seen"] for f in read_lines(path, raster)}
+    assert [str(v) for v in layer.fields["seen"]] == ["2024-05-01T10:20:30.500", "2024-05-01T10:20:30.000",
+                                                      "2023-01-02T03:04:05.000", "NaT"]
+    assert layer.tz_flags["seen"].tolist() == [108, 77, 100, 0]  # the same instants: the offsets kept
+    assert imported == {"a": "2024-05-01T10:20:30.500+02:00", "b": "2024-05-01T10:20:30.000-05:45",
+                        "c": "2023-01-02T03:04:05.000Z", "d": None}
 
 
 @pytest.mark.parametrize("suffix", [".geojson", ".fgb", ".gpkg", ".shp"])
