@@ -110,6 +110,21 @@ def test_one_point_per_guide_and_fixed_ties():
         assert sol.score == 10.0
 
 
+@pytest.mark.parametrize("max_turn_deg, feasible", [(62.0, True), (61.9, False)])
+def test_one_point_per_guide_is_a_problem_of_one_polyline(max_turn_deg, feasible):
+    # DESIGN.md's "points d >= 2" is the guide layout's (build_guides refuses points=1: o_p divides by d - 1); the
+    # problem's contract only asks ascending (d,) offsets, and its endpoints are layers of one candidate already.
+    # One off-axis point (3 px at spacing 5): the only polyline turns by 2 atan(3/5) = 61.93 degrees at it.
+    prob = problem([1.5], np.zeros((0, 1, 1)), [0.5], offsets=np.array([3.0]), spacing=5.0, max_turn_deg=max_turn_deg)
+    for method in METHODS:
+        if feasible:
+            sol = solve(prob, method=method, backend="cpu")
+            assert sol.indices.tolist() == [0] and sol.score == 2.0
+        else:
+            with pytest.raises(NoFeasiblePolylineError, match="max_turn_deg = 61.9"):
+                solve(prob, method=method, backend="cpu")
+
+
 def test_all_zero_scores_give_some_feasible_path_of_score_zero():
     prob = problem(np.zeros(3), np.zeros((3, 3, 3)), np.zeros(3), max_turn_deg=45.0)
     for sol in solve_all(prob).values():

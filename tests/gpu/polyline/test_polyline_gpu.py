@@ -147,6 +147,19 @@ def test_infeasible_problem_raises():
 
 
 @kernels
+@pytest.mark.parametrize("m, turn_deg", [(1, 61.93), (3, 30.96)])
+def test_one_point_per_guide(m, turn_deg):
+    # a problem of one polyline (DESIGN.md's d >= 2 is the guide layout's), 3 px off the axis at spacing 5: it turns
+    # by atan(3/5) = 30.96 degrees at guides 1 and m, by twice that at the one guide of m = 1
+    first, links, last = np.ones((1, 1), np.float32), np.ones((m - 1, 1, 1), np.float32), np.ones((1, 1), np.float32)
+    for method in ("window", "mitm"):
+        solution = solve(PolylineProblem(first, links, last, np.array([3.0]), 5.0, turn_deg + 0.01), method, "gpu")
+        assert solution.indices.tolist() == [0] * m and solution.score == m + 1.0
+        with pytest.raises(NoFeasiblePolylineError, match="max_turn_deg"):
+            solve(PolylineProblem(first, links, last, np.array([3.0]), 5.0, turn_deg - 0.01), method, "gpu")
+
+
+@kernels
 def test_group_reduction_matches_numpy():
     rng = np.random.default_rng(3)
     for group, block in ((1, 4), (3, 6), (4, 8), (6, 6)):
