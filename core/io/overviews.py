@@ -123,7 +123,8 @@ def needs_overviews(raster) -> bool:
     with damaged ones (the images :func:`build_overviews` can give them).
 
     Large: :data:`LARGE_SIDE_PX` on its longer side or :data:`LARGE_PIXELS`.  Arrays and GDAL's virtual
-    paths (URLs) never need them here.
+    paths (URLs) never need them here.  Damage is the raster's ``ovr_damage``, found when it was opened (the
+    .ovr is not checked again: a few ms of header reads per level).
     """
     import rasterio
 
@@ -131,7 +132,7 @@ def needs_overviews(raster) -> bool:
     if not large or raster.path is None or raster.path.startswith("/vsi"):
         return False
     with rasterio.open(raster.path) as ds:
-        return ds.driver == "GTiff" and (not ds.overviews(1) or overview_damage(raster.path) is not None)
+        return ds.driver == "GTiff" and (not ds.overviews(1) or raster.ovr_damage is not None)
 
 
 def build_overviews(path, cancel=None, report=None, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:

@@ -94,8 +94,9 @@ class Raster:
     band : int or None
         The chosen band, or None for the derived intensity.
     notices : list of str
-        What the user should be told about the file that does not stop its use (a damaged ``.ovr`` beside
-        it, read without: :func:`core.io.overviews.overview_damage`).
+        What the user should be told about the file that does not stop its use (``ovr_damage``, said).
+    ovr_damage : str or None
+        Why the ``.ovr`` beside it is not used, found on opening (core.io.overviews.overview_damage; None: sound).
     """
 
     def __init__(self, reader, band):
@@ -105,7 +106,7 @@ class Raster:
         self.band_count, self.dtype = reader.band_count, reader.dtype
         self.crs, self.transform, self.nodata = reader.crs, reader.transform, reader.nodata
         self.georeferenced = self.crs is not None and _converts_to_lonlat(self)
-        self.path, self.notices = reader.path, reader.notices
+        self.path, self.notices, self.ovr_damage = reader.path, reader.notices, reader.ovr_damage
         self.band = _check_band(band, self.band_count, "band")
         self._data_bands = reader.data_bands()  # (kept: reopen swaps the reader while other threads read)
         self._bands, self._weights = _intensity_recipe(self.band, self._data_bands)
@@ -135,7 +136,7 @@ class Raster:
             return
         reader = DatasetReader(self.path if self.path.startswith("/vsi") else Path(self.path))
         with self._lock:
-            old, self._reader, self.notices = self._reader, reader, reader.notices
+            old, self._reader, self.notices, self.ovr_damage = self._reader, reader, reader.notices, reader.ovr_damage
             old.close()
 
     @property

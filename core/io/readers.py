@@ -34,7 +34,8 @@ class DatasetReader:
         _check_file(path)
         check_vrt(path)
         self.path = str(path)
-        damage = overview_damage(path)
+        #: Why the .ovr beside the file is set aside (None: sound or absent), checked here once per opening.
+        self.ovr_damage = damage = overview_damage(path)
         #: Things the user should know about the file that do not stop its use (a damaged .ovr set aside).
         self.notices = [damage] if damage else []
         with gdal_messages() as said:
@@ -197,6 +198,7 @@ class ArrayReader:
 
     def __init__(self, array: np.ndarray, nodata):
         self.notices: list[str] = []
+        self.ovr_damage = None
         mask = np.ma.getmaskarray(array) if np.ma.isMaskedArray(array) else None
         array = np.asarray(array.data) if mask is not None else array
         if array.ndim not in (2, 3):

@@ -83,5 +83,24 @@ def test_a_build_replaces_a_damaged_ovr(image, tmp_path):
     assert raster.notices
     assert build_overviews(image) == [2, 4, 8, 16, 32]
     raster.reopen()
-    assert raster.notices == [] and raster._reader._ds.overviews(1) == [2, 4, 8, 16, 32]
+    assert raster.notices == [] and raster.ovr_damage is None and raster._reader._ds.overviews(1) == [2, 4, 8, 16, 32]
     assert not list(tmp_path.glob(".big.tif.ovr-*"))
+
+
+@pytest.mark.parametrize("kind", ["sound", "never written"])
+def test_opening_an_image_and_offering_overviews_checks_its_ovr_once(image, tmp_path, monkeypatch, kind):
+    # the open (core.io.readers) and the offer (needs_overviews, app.overviews) each checked a sound .ovr: 2 x 9 ms
+    from core.io import overviews, readers
+
+    overview_path(image).write_bytes(gdal_ovr(image, tmp_path) if kind == "sound" else never_written(image, tmp_path))
+    checks = []
+
+    def counted(path):
+        checks.append(path)
+        return overview_damage(path)
+
+    monkeypatch.setattr(readers, "overview_damage", counted)
+    monkeypatch.setattr(overviews, "overview_damage", counted)
+    raster = open_raster(image)
+    assert needs_overviews(raster) == (kind != "sound")
+    assert len(checks) == 1 and (raster.ovr_damage is None) == (kind == "sound")
