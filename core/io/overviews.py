@@ -24,9 +24,12 @@ import os
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from core.cancel import check, flag_of
 from core.io.gdal_messages import gdal_messages
 from core.io.overview_build import OverviewError, run_in_child, staging
+from core.io.tiff_blocks import block_tables
 
 __all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "SMALLEST_LEVEL_PX", "OverviewError", "build_overviews",
            "needs_overviews", "overview_damage", "overview_factors", "overview_path"]
@@ -49,8 +52,9 @@ def overview_damage(path) -> str | None:
 
     A build killed midway leaves an ``.ovr`` whose levels are declared but whose blocks were never written
     (GDAL reads them as zeros: the image black at coarse zoom), or one cut short (reads through it fail);
-    an ``.ovr`` that is not a TIFF at all GDAL ignores.  Each level's first and last blocks must lie inside
-    the file: a few header reads, no pixels decoded.
+    an ``.ovr`` that is not a TIFF at all GDAL ignores.  Every block of every level must have been written
+    and lie inside the file: the levels' tables of blocks are read (:mod:`core.io.tiff_blocks`, a few reads),
+    no pixels are decoded, so blocks overwritten in place are not seen.
     """
     import rasterio
     from rasterio.errors import NotGeoreferencedWarning
@@ -62,12 +66,11 @@ def overview_damage(path) -> str | None:
     with gdal_messages(), warnings.catch_warnings():  # (GDAL's complaints are said in the reason instead)
         warnings.simplefilter("ignore", NotGeoreferencedWarning)  # (an .ovr has no georeference of its own)
         try:
-            with rasterio.open(ovr) as ds:
-                levels = len(ds.overviews(1))
-            for level in [None, *range(levels)]:
-                with rasterio.open(ovr, **({} if level is None else {"overview_level": level})) as ds:
-                    _check_level_blocks(ds, size)
-        except Exception as err:  # rasterio raises several unrelated classes; _check_level_blocks a ValueError
+            with rasterio.open(ovr):  # (GDAL's own word on a file it cannot read at all)
+                pass
+            for table in block_tables(ovr):
+                _check_level_blocks(table, size)
+        except Exception as err:  # rasterio raises several unrelated classes; the block checks ValueError
             reason = _short_reason(str(err).splitlines()[0] if str(err) else type(err).__name__, ovr)
             return (f"{ovr.name} beside the image is damaged ({reason}) and not used; File > Build Overviews... "
                     "replaces it")
@@ -88,19 +91,20 @@ def _short_reason(text: str, ovr) -> str:
 _REASON_CHARS = 60
 
 
-def _check_level_blocks(ds, file_size: int) -> None:
-    """ValueError unless the first and last blocks of every band of ``ds`` (one level of an .ovr) are on file."""
-    rows, cols = ds.block_shapes[0]
-    last = ((ds.width - 1) // cols, (ds.height - 1) // rows)
-    for band in range(1, ds.count + 1):
-        for x, y in ((0, 0), last):
-            offset = ds.get_tag_item(f"BLOCK_OFFSET_{x}_{y}", "TIFF", bidx=band)
-            length = ds.get_tag_item(f"BLOCK_SIZE_{x}_{y}", "TIFF", bidx=band)
-            if not offset or not length:
-                raise ValueError(f"its {ds.width} x {ds.height} level was never written")
-            if int(offset) + int(length) > file_size:
-                raise ValueError(f"it is cut short: its {ds.width} x {ds.height} level ends past its "
-                                 f"{file_size} bytes")
+def _check_level_blocks(table, file_size: int) -> None:
+    """ValueError unless every block of ``table`` (a :class:`core.io.tiff_blocks.BlockTable`: one level of an
+    .ovr, or its mask) was written and lies inside the file's ``file_size`` bytes."""
+    level, offsets, byte_counts = f"its {table.width} x {table.height} level", table.offsets, table.byte_counts
+    if len(offsets) != table.block_count or len(byte_counts) != table.block_count:
+        raise ValueError(f"{level} has a table of {len(offsets)} blocks, not {table.block_count}")
+    never_written = (offsets == 0) | (byte_counts == 0)
+    if never_written.all():
+        raise ValueError(f"{level} was never written")
+    if never_written.any():
+        raise ValueError(f"{level} lacks {int(never_written.sum())} of its {table.block_count} blocks")
+    # (the ends in uint64 without wrapping around: garbage offsets may be close to 2**64)
+    if np.any((byte_counts > file_size) | (offsets > file_size - np.minimum(byte_counts, file_size))):
+        raise ValueError(f"cut short: blocks of {level} lie past the end")
 
 
 def overview_factors(width: int, height: int, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import re
 import shutil
+import struct
+import warnings
 
 import numpy as np
 import pytest
 
 rasterio = pytest.importorskip("rasterio")
+
+from rasterio.errors import NotGeoreferencedWarning  # noqa: E402
+from rasterio.windows import Window  # noqa: E402
 
 from core.io.overviews import build_overviews, needs_overviews, overview_damage, overview_path  # noqa: E402
 from core.io.raster import open_raster  # noqa: E402
@@ -45,9 +50,41 @@ def never_written(image, folder):
     return ovr.read_bytes()
 
 
+def partly_written(image, folder):
+    """A level whose first and last blocks were written, but not the two between them of its 11th column (read
+    as 0)."""
+    ovr = folder / "partly.tif"
+    with rasterio.open(ovr, "w", driver="GTiff", width=2500, height=200, count=1, dtype="uint8", tiled=True,
+                       blockxsize=128, blockysize=128, SPARSE_OK=True, crs="EPSG:3857",
+                       transform=rasterio.Affine(2, 0, 0, 0, -2, 0)) as ds:
+        for left, right in ((0, 1280), (1408, 2500)):
+            ds.write(np.full((1, 200, right - left), 7, np.uint8), window=Window(left, 0, right - left, 200))
+    with rasterio.open(ovr) as ds:
+        assert int(ds.get_tag_item("BLOCK_OFFSET_19_1", "TIFF", bidx=1)) > 0
+        assert not int(ds.get_tag_item("BLOCK_OFFSET_10_0", "TIFF", bidx=1) or 0)
+    return ovr.read_bytes()
+
+
+def block_past_the_end(image, folder):
+    """A sound .ovr but for the entry of its level 1:2's table of blocks that places the 6th of its 10 blocks:
+    past the end of the file (the table overwritten; GDAL's reads of that block fail)."""
+    data = bytearray(gdal_ovr(image, folder))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)  # (an .ovr has no georeference of its own)
+        with rasterio.open(folder / "copy.tif.ovr") as ds:
+            entry = struct.pack("<I", int(ds.get_tag_item("BLOCK_OFFSET_5_0", "TIFF", bidx=1)))
+    assert data.count(entry) == 1  # (the pixels are never 0, the offset's last byte is)
+    at = data.find(entry)
+    data[at: at + 4] = struct.pack("<I", len(data) + 4096)
+    return bytes(data)
+
+
 DAMAGE = {
     "never written": (never_written, "level was never written"),
+    "a block never written": (partly_written, "2500 x 200 level lacks 2 of its 40 blocks"),
+    "a block past the end": (block_past_the_end, "cut short: blocks of its 2500 x 200 level lie past the end"),
     "cut short": (lambda image, folder: gdal_ovr(image, folder)[:5000], "cut short|TIFF"),
+    "cut in a level": (lambda image, folder: gdal_ovr(image, folder)[:330_000], "cut short"),
     "not a TIFF": (lambda image, folder: b"<html>Not Found</html>" * 100, "not recognized|TIFF|not a"),
     "empty": (lambda image, folder: b"", ""),
 }
