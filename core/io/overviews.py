@@ -31,7 +31,7 @@ from core.io.gdal_messages import gdal_messages
 from core.io.overview_build import OverviewError, run_in_child, staging
 from core.io.tiff_blocks import block_tables
 
-__all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "SMALLEST_LEVEL_PX", "OverviewError", "build_overviews",
+__all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "SAMPLED_BLOCKS", "SMALLEST_LEVEL_PX", "OverviewError", "build_overviews",
            "needs_overviews", "overview_damage", "overview_factors", "overview_path"]
 
 #: A raster with a longer side than this (px) ...
@@ -53,8 +53,10 @@ def overview_damage(path) -> str | None:
     A build killed midway leaves an ``.ovr`` whose levels are declared but whose blocks were never written
     (GDAL reads them as zeros: the image black at coarse zoom), or one cut short (reads through it fail);
     an ``.ovr`` that is not a TIFF at all GDAL ignores.  Every block of every level must have been written
-    and lie inside the file: the levels' tables of blocks are read (:mod:`core.io.tiff_blocks`, a few reads),
-    no pixels are decoded, so blocks overwritten in place are not seen.
+    and lie inside the file (the levels' tables of blocks are read: :mod:`core.io.tiff_blocks`), and
+    :data:`SAMPLED_BLOCKS` blocks spread over each compressed level must start as compressed data does (zeros
+    or garbage over a range of the file).  No pixels are decoded: a few blocks overwritten between those
+    looked at, or any in an uncompressed level, are not seen.
     """
     import rasterio
     from rasterio.errors import NotGeoreferencedWarning
@@ -68,8 +70,12 @@ def overview_damage(path) -> str | None:
         try:
             with rasterio.open(ovr):  # (GDAL's own word on a file it cannot read at all)
                 pass
-            for table in block_tables(ovr):
+            tables = block_tables(ovr)
+            for table in tables:
                 _check_level_blocks(table, size)
+            with open(ovr, "rb") as stream:
+                for table in tables:
+                    _check_block_starts(stream, table)
         except Exception as err:  # rasterio raises several unrelated classes; the block checks ValueError
             reason = _short_reason(str(err).splitlines()[0] if str(err) else type(err).__name__, ovr)
             return (f"{ovr.name} beside the image is damaged ({reason}) and not used; File > Build Overviews... "
@@ -105,6 +111,35 @@ def _check_level_blocks(table, file_size: int) -> None:
     # (the ends in uint64 without wrapping around: garbage offsets may be close to 2**64)
     if np.any((byte_counts > file_size) | (offsets > file_size - np.minimum(byte_counts, file_size))):
         raise ValueError(f"cut short: blocks of {level} lie past the end")
+
+
+#: Blocks of each compressed level of an .ovr whose first bytes are looked at, spread over the level's place in
+#: the file: a range of zeros or garbage over more than about 1/7 of a level's blocks is always seen.  For the
+#: 7 levels of a 20000^2 RGB image's .ovr they add 0.2 ms to the check's 0.5 ms, 3-5 ms to its 1.1 ms when the
+#: .ovr is not in the page cache (benchmark VM, medians).
+SAMPLED_BLOCKS = 8
+#: Compressions whose blocks never start with 16 zero bytes: LZW, JPEG, DEFLATE, LERC, LZMA, ZSTD, WEBP, JPEG-XL.
+_NEVER_ZEROS = {5, 7, 8, 32946, 34887, 34925, 50000, 50001, 50002}
+
+
+def _check_block_starts(stream, table) -> None:
+    """ValueError where one of :data:`SAMPLED_BLOCKS` blocks of ``table``'s level, spread over its place in the
+    file ``stream``, starts as no compressed block does: with zeros (a range zeroed, or never filled in by a
+    crash or a download), or, in DEFLATE, without zlib's header (garbage)."""
+    if table.compression not in _NEVER_ZEROS:  # (zeros may be pixels or a valid code there)
+        return
+    by_place = np.argsort(table.offsets, kind="stable")
+    for block in by_place[np.linspace(0, len(by_place) - 1, min(SAMPLED_BLOCKS, len(by_place))).astype(np.intp)]:
+        stream.seek(int(table.offsets[block]))
+        if not _sound_start(stream.read(min(16, int(table.byte_counts[block]))), table.compression):
+            raise ValueError(f"blocks of its {table.width} x {table.height} level are zeroed or garbled")
+
+
+def _sound_start(start: bytes, compression: int) -> bool:
+    """Whether ``start``, a block's first bytes, can begin a block compressed with TIFF code ``compression``."""
+    if compression in (8, 32946):  # zlib's header: DEFLATE, a window of at most 32 KiB, a multiple of 31
+        return len(start) >= 2 and start[0] & 0x0F == 8 and start[0] >> 4 <= 7 and (start[0] * 256 + start[1]) % 31 == 0
+    return any(start)
 
 
 def overview_factors(width: int, height: int, smallest_px: int = SMALLEST_LEVEL_PX) -> list[int]:

@@ -32,10 +32,10 @@ def whole_view(raster):
     return raster.read_decimated(0, 0, raster.width, raster.height, raster.width // 8, raster.height // 8)
 
 
-def gdal_ovr(image, folder):
+def gdal_ovr(image, folder, **options):
     """The bytes of a sound .ovr of ``image`` (GDAL's own build, in-process, of a copy in ``folder``)."""
     copy = shutil.copy(image, folder / "copy.tif")
-    with rasterio.Env(TIFF_USE_OVR=True), rasterio.open(copy, "r+") as ds:
+    with rasterio.Env(TIFF_USE_OVR=True, **options), rasterio.open(copy, "r+") as ds:
         ds.build_overviews([2, 4, 8, 16, 32], rasterio.enums.Resampling.average)
     return overview_path(copy).read_bytes()
 
@@ -79,12 +79,29 @@ def block_past_the_end(image, folder):
     return bytes(data)
 
 
+def overwritten(image, folder, garbage):
+    """A sound DEFLATE .ovr but for the bytes of the 4th to the 7th of the 10 blocks of its level 1:2, overwritten
+    with ``garbage`` (a crash that left a range unwritten, a download not filled in, a bad copy)."""
+    data = bytearray(gdal_ovr(image, folder, COMPRESS_OVERVIEW="DEFLATE"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)
+        with rasterio.open(folder / "copy.tif.ovr") as ds:
+            start = int(ds.get_tag_item("BLOCK_OFFSET_3_0", "TIFF", bidx=1))
+            end = int(ds.get_tag_item("BLOCK_OFFSET_6_0", "TIFF", bidx=1)) + int(
+                ds.get_tag_item("BLOCK_SIZE_6_0", "TIFF", bidx=1))
+    data[start:end] = garbage(end - start)
+    return bytes(data)
+
+
 DAMAGE = {
     "never written": (never_written, "level was never written"),
     "a block never written": (partly_written, "2500 x 200 level lacks 2 of its 40 blocks"),
     "a block past the end": (block_past_the_end, "cut short: blocks of its 2500 x 200 level lie past the end"),
     "cut short": (lambda image, folder: gdal_ovr(image, folder)[:5000], "cut short|TIFF"),
     "cut in a level": (lambda image, folder: gdal_ovr(image, folder)[:330_000], "cut short"),
+    "zeroed in a level": (lambda image, folder: overwritten(image, folder, bytes), "2500 x 200 level are zeroed"),
+    "garbled in a level": (lambda image, folder: overwritten(image, folder, np.random.default_rng(1).bytes),
+                           "2500 x 200 level are zeroed or garbled"),
     "not a TIFF": (lambda image, folder: b"<html>Not Found</html>" * 100, "not recognized|TIFF|not a"),
     "empty": (lambda image, folder: b"", ""),
 }
@@ -112,6 +129,22 @@ def test_a_sound_ovr_is_used_without_notice(image, tmp_path):
     raster = open_raster(image)
     assert overview_damage(image) is None and raster.notices == []
     assert raster._reader._ds.overviews(1) == [2, 4, 8, 16, 32] and not needs_overviews(raster)
+
+
+@pytest.mark.parametrize("compress", ["NONE", "DEFLATE", "LZW", "JPEG"])
+def test_sound_ovrs_with_blank_blocks_are_used(tmp_path, compress):
+    """Blocks of zeros (nodata around a scene) compress to little, but start as any other."""
+    data = np.zeros((3, 400, 5000), np.uint8)
+    data[:, 100:300, 1000:2000] = 90
+    image = tiled_tif(tmp_path / "blank.tif", data, nodata=0)
+    overview_path(image).write_bytes(gdal_ovr(image, tmp_path, COMPRESS_OVERVIEW=compress))
+    assert overview_damage(image) is None
+
+
+def test_linesnaps_own_ovr_of_a_blank_image_is_used(tmp_path):
+    image = tiled_tif(tmp_path / "blank.tif", np.zeros((1, 400, 5000), np.uint8), nodata=0)
+    build_overviews(image)
+    assert overview_damage(image) is None and open_raster(image).notices == []
 
 
 def test_a_build_replaces_a_damaged_ovr(image, tmp_path):
