@@ -6,18 +6,23 @@ GUI's included, and a cancel waited for the call's end.  So the calls run in a s
 each level through a pipe and that a cancel terminates.  They write into a hidden folder beside the image,
 through a link to it under its own name (GDAL names the external overviews after the path it opened), and the
 finished ``.ovr`` is moved beside the image in one rename: a cancelled, failed or killed build leaves no
-``IMAGE.ovr`` to be read half written.  A folder left by a build killed with its parent is removed by the next
+``IMAGE.ovr`` to be read half written.  The child ends with its parent, even in the middle of a GDAL call on
+Linux (:func:`_end_with_parent`); the folder left by a build killed with its parent is removed by the next
 build of the same image once it is :data:`STALE_STAGING_S` old.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import glob
 import multiprocessing
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -77,7 +82,8 @@ def run_in_child(image: Path, factors: list[int], resampling: str, cancel, repor
 
     ``resampling`` names a :class:`rasterio.enums.Resampling`.  ``report(done, total, phase)`` is called when
     level 1:``factors[0]`` is done.  A cancel (:class:`core.cancel.Cancelled`) ends the child within about
-    :data:`POLL_S`; a failure or the child's death raises :class:`OverviewError`.  No child outlives the call.
+    :data:`POLL_S`; a failure or the child's death raises :class:`OverviewError`.  No child outlives the call,
+    nor the death of this process (:func:`_end_with_parent`).
     """
     context = multiprocessing.get_context("spawn")  # (a fork would copy the GUI's threads and GDAL's locks)
     receiver, sender = context.Pipe(duplex=False)
@@ -117,6 +123,7 @@ def _child_main(conn, image: str, factors: list[int], resampling: str) -> None:
     levels of a 20000 x 20000 image, against 14 s in one call); GDAL reads the ``.ovr``'s internal overviews
     as the image's further levels.
     """
+    _end_with_parent()
     import rasterio
     from rasterio.enums import Resampling
 
@@ -135,6 +142,42 @@ def _child_main(conn, image: str, factors: list[int], resampling: str) -> None:
     else:
         conn.send(("done",))
     conn.close()
+
+
+def _end_with_parent() -> None:
+    """End this child as soon as its parent dies (killed, crashed), even in the middle of a GDAL call.
+
+    GDAL's builder holds the GIL for the whole call, so no thread of the child can act during it: on Linux the
+    kernel kills the child when the thread that started it ends (that thread waits in :func:`run_in_child`
+    until the child is gone, so only the death of its process ends it first).  Elsewhere, or where the parent
+    died before the kernel was asked, a thread waiting on the parent ends the child once the GIL is free: at
+    once, or when the current GDAL call returns.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:  # (not started by multiprocessing)
+        return
+    if _killed_with_parent() and parent.is_alive():
+        return
+
+    def watch():
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+
+
+#: prctl's option that has the kernel signal a process when the thread that started it ends (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def _killed_with_parent() -> bool:
+    """Ask the kernel to SIGKILL this process when its parent's thread that started it ends; whether it will."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # (no C library to load, or one without prctl)
+        return False
 
 
 def _build_levels(image: Path, target: Path, factors: list[int], resampling) -> None:

@@ -5,8 +5,11 @@ Kept apart from the tests so that the spawned child imports little.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import threading
 import time
+from pathlib import Path
 
 from core.io import overview_build
 
@@ -46,4 +49,32 @@ def failing_child(conn, *args):
 
 def stuck_child(conn, *args):
     """One GDAL call that takes a minute (it cannot look at a cancel)."""
+    time.sleep(60)
+
+
+def unwatched_child(conn, image, *args):
+    """Where the kernel cannot end the child with its parent: it starts level 1:2, a minute of Python (the GIL
+    free, unlike in GDAL's call)."""
+    overview_build._killed_with_parent = lambda: False
+    overview_build._end_with_parent()
+    Path(f"{image}.ovr").write_bytes(b"II*\0")
+    time.sleep(60)
+
+
+def build_and_tell(image: str, pid_file: str, child_main: str | None = None):
+    """A window's process: a build of ``image``'s overviews on a worker thread (its child running
+    ``child_main`` of this module where given); once level 1:2 is being written in the staging folder, the
+    child's pid goes to ``pid_file`` (and the test kills this process)."""
+    from core.io.overviews import build_overviews
+
+    if child_main is not None:
+        overview_build._child_main = globals()[child_main]
+    threading.Thread(target=build_overviews, args=(image,), daemon=True).start()
+    name, staged = Path(image).name, []
+    while not staged:
+        time.sleep(0.01)
+        staged = list(Path(image).parent.glob(f".{name}.ovr-*.tmp/{name}.ovr"))
+    [child] = [p for p in multiprocessing.active_children() if p.name == "linesnap-overviews"]
+    Path(f"{pid_file}.tmp").write_text(str(child.pid))
+    os.replace(f"{pid_file}.tmp", pid_file)
     time.sleep(60)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +20,9 @@ from core.cancel import Cancelled, CancelToken  # noqa: E402
 from core.io import overview_build, overviews  # noqa: E402
 from core.io.overviews import OverviewError, build_overviews, needs_overviews, overview_factors  # noqa: E402
 from core.io.raster import open_raster  # noqa: E402
+from core.processes import end_process  # noqa: E402
 from tests.core.io import overview_children  # noqa: E402
-from tests.core.io.test_raster import write_tif  # noqa: E402
+from tests.core.io.test_raster import TRANSFORM, UTM33, write_tif  # noqa: E402
 from tests.core.io.test_reduced_read import TILED  # noqa: E402
 
 
@@ -128,6 +132,59 @@ def test_a_cancel_ends_a_gdal_call_at_once(image, monkeypatch):
     assert stopped_s < 0.5
     assert [p for p in multiprocessing.active_children() if p.name == "linesnap-overviews"] == []
     assert not (image.parent / "big.tif.ovr").exists() and staged(image) == []
+
+
+LINUX = sys.platform.startswith("linux")
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an orphan may wait for a lazy reaper)."""
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def child_left_by_killed_parent(image, child_main=None) -> float:
+    """Seconds that the child of a build of ``image`` ran on once its parent was killed (SIGKILL) in the middle
+    of level 1:2 (:func:`overview_children.build_and_tell`); one at most: a child still running is killed."""
+    pid_file, child = image.parent / "pid", None
+    parent = multiprocessing.get_context("spawn").Process(target=overview_children.build_and_tell,
+                                                          args=(str(image), str(pid_file), child_main))
+    parent.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and parent.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        child = int(pid_file.read_text())
+        parent.kill()  # (SIGKILL: nothing of the parent runs any more)
+        parent.join()
+        killed_at = time.monotonic()
+        while running(child) and time.monotonic() < killed_at + 1.0:
+            time.sleep(0.005)
+        return time.monotonic() - killed_at
+    finally:
+        if child is not None and running(child):
+            os.kill(child, signal.SIGKILL)
+        end_process(parent)
+
+
+@pytest.mark.skipif(not LINUX, reason="elsewhere the child ends when GDAL's call does")
+def test_a_build_ends_in_the_middle_of_a_gdal_call_when_its_parent_is_killed(tmp_path):
+    # 20000 x 20000 RGB of blocks never written: made at once, and GDAL's level 1:2 takes seconds (one call).
+    image = tmp_path / "huge.tif"
+    with rasterio.open(image, "w", driver="GTiff", width=20000, height=20000, count=3, dtype="uint8", tiled=True,
+                       blockxsize=256, blockysize=256, SPARSE_OK=True, crs=UTM33, transform=TRANSFORM):
+        pass
+    assert child_left_by_killed_parent(image) < 0.5, "the build's child ran on after its parent was killed"
+    # No IMAGE.ovr; only the staging folder, the leftover that a later build removes once stale.
+    assert not overviews.overview_path(image).exists() and len(staged(image)) == 1
+
+
+@pytest.mark.skipif(not LINUX, reason="processes are looked at in /proc")
+def test_without_the_kernels_help_a_thread_ends_the_child_with_its_parent(image):
+    assert child_left_by_killed_parent(image, "unwatched_child") < 0.5
+    assert not overviews.overview_path(image).exists() and len(staged(image)) == 1
 
 
 def test_a_build_that_dies_midway_leaves_no_ovr(image, monkeypatch):
