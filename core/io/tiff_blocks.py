@@ -59,6 +59,16 @@ class BlockTable:
 def block_tables(path) -> list[BlockTable]:
     """Every image of the TIFF file at ``path``, in the order of its chain of directories.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A local file.
+
+    Returns
+    -------
+    list of BlockTable
+        One per directory (the image, then its overviews and masks in an .ovr or a GeoTIFF); never empty.
+
     Raises
     ------
     ValueError
