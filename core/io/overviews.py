@@ -15,13 +15,19 @@ coarser levels as the internal overviews of that level's ``.ovr`` (GDAL reads th
 levels), from a quarter of the pixels.  The levels come out the same as GDAL's one-call build.  An ``.ovr``
 left half written by a build killed elsewhere (gdaladdo, or LineSnap before the staging folder) is told by
 :func:`overview_damage`: the image is then read without it (:class:`core.io.readers.DatasetReader`).
-``rasterio`` is imported inside functions, so ``import core`` stays cheap.
+``rasterio`` and ``tifffile`` are imported inside functions, so ``import core`` stays cheap.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import math
 import os
+import re
+import threading
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +35,9 @@ import numpy as np
 from core.cancel import check, flag_of
 from core.io.gdal_messages import gdal_messages
 from core.io.overview_build import OverviewError, run_in_child, staging
-from core.io.tiff_blocks import block_tables
 
-__all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "SAMPLED_BLOCKS", "SMALLEST_LEVEL_PX", "OverviewError", "build_overviews",
-           "needs_overviews", "overview_damage", "overview_factors", "overview_path"]
+__all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "MAX_OVR_IMAGES", "SAMPLED_BLOCKS", "SMALLEST_LEVEL_PX", "OverviewError",
+           "build_overviews", "needs_overviews", "overview_damage", "overview_factors", "overview_path"]
 
 #: A raster with a longer side than this (px) ...
 LARGE_SIDE_PX = 4096
@@ -53,7 +58,7 @@ def overview_damage(path) -> str | None:
     A build killed midway leaves an ``.ovr`` whose levels are declared but whose blocks were never written
     (GDAL reads them as zeros: the image black at coarse zoom), or one cut short (reads through it fail);
     an ``.ovr`` that is not a TIFF at all GDAL ignores.  Every block of every level must have been written
-    and lie inside the file (the levels' tables of blocks are read: :mod:`core.io.tiff_blocks`), and
+    and lie inside the file (each level's tables of block offsets and byte counts, read by ``tifffile``), and
     :data:`SAMPLED_BLOCKS` blocks spread over each compressed level must start as compressed data does (zeros
     or garbage over a range of the file).  No pixels are decoded: a few blocks overwritten between those
     looked at, or any in an uncompressed level, are not seen.
@@ -70,13 +75,13 @@ def overview_damage(path) -> str | None:
         try:
             with rasterio.open(ovr):  # (GDAL's own word on a file it cannot read at all)
                 pass
-            tables = block_tables(ovr)
-            for table in tables:
-                _check_level_blocks(table, size)
+            levels = _levels(ovr)
+            for level in levels:
+                _check_level_blocks(level, size)
             with open(ovr, "rb") as stream:
-                for table in tables:
-                    _check_block_starts(stream, table)
-        except Exception as err:  # rasterio raises several unrelated classes; the block checks ValueError
+                for level in levels:
+                    _check_block_starts(stream, level)
+        except Exception as err:  # rasterio, tifffile raise unrelated classes (struct.error...); the checks ValueError
             reason = _short_reason(str(err).splitlines()[0] if str(err) else type(err).__name__, ovr)
             return (f"{ovr.name} beside the image is damaged ({reason}) and not used; File > Build Overviews... "
                     "replaces it")
@@ -95,11 +100,109 @@ def _short_reason(text: str, ovr) -> str:
 
 #: The most characters of GDAL's reason in a damaged .ovr's notice.
 _REASON_CHARS = 60
+#: More images than this in one .ovr is taken for a damaged chain of directories (an .ovr has a dozen or so).
+MAX_OVR_IMAGES = 256
+
+
+@dataclass(frozen=True)
+class _Level:
+    """One image of an .ovr (a level, or its mask): its size and where each of its blocks lies.
+
+    ``offsets`` and ``byte_counts`` are (n,) uint64 arrays: each block's first byte in the file and its length
+    as the directory lists them (0 and 0: never written); ``n`` is ``block_count`` in a sound file.
+    """
+
+    width: int
+    height: int
+    block_count: int
+    compression: int
+    offsets: np.ndarray
+    byte_counts: np.ndarray
+
+
+def _levels(ovr) -> list[_Level]:
+    """Every image of the TIFF file ``ovr``, in the order of its chain of directories, as tifffile reads them.
+
+    Raises what tifffile raises on a file it cannot read (``TiffFileError``, ``struct.error``...), and
+    ValueError where it read on past damage that it only logs (a directory past the end of the file or
+    looping back, a table of blocks that cannot be read), where the chain does not end within
+    :data:`MAX_OVR_IMAGES`, or where a directory places its blocks in no way that can be read.
+    """
+    import tifffile
+
+    levels, seen = [], set()
+    with _tifffile_complaints() as complaints, tifffile.TiffFile(ovr) as tiff:
+        for page in tiff.pages:  # (one directory at a time: tifffile ends a loop only when asked for them all)
+            if page.offset in seen or len(levels) == MAX_OVR_IMAGES:
+                raise ValueError(f"its chain of directories {'loops' if page.offset in seen else 'does not end'}")
+            seen.add(page.offset)
+            levels.append(_level(page))
+    if complaints:
+        raise ValueError(complaints[0])
+    if not levels:
+        raise ValueError("it holds no image")
+    return levels
+
+
+def _level(page) -> _Level:
+    """The :class:`_Level` of a ``tifffile.TiffPage``."""
+    width, height = page.imagewidth, page.imagelength
+    block_px = (page.tilewidth, page.tilelength) if page.is_tiled else (width, page.rowsperstrip)
+    if min(block_px) < 1:  # (tifffile's count of blocks would divide by zero)
+        raise ValueError(f"its {width} x {height} image has blocks of {block_px[0]} x {block_px[1]} px")
+    tables = []
+    for values in (page.dataoffsets, page.databytecounts):
+        table = np.asarray(values).reshape(-1)
+        if table.size and table.dtype.kind not in "ui":
+            raise ValueError(f"its {width} x {height} image has a table of blocks of {table.dtype.name}, not integers")
+        tables.append(table.astype(np.uint64))
+    return _Level(width, height, math.prod(page.chunked), int(page.compression), *tables)
+
+
+_tifffile_local = threading.local()
+
+
+class _TifffileComplaints(logging.Filter):
+    """What tifffile logs in a thread inside :func:`_tifffile_complaints`: kept for it, not logged.
+
+    tifffile reads on past much damage and only logs it (``logging.getLogger("tifffile")``): a directory past
+    the end of the file or looping back ends the chain there, a tag that cannot be read is left out.  Older
+    versions log these as warnings, newer ones as errors; both are kept.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        complaints = getattr(_tifffile_local, "complaints", None)
+        if complaints is None:
+            return True
+        if record.levelno >= logging.WARNING:
+            complaints.append(_complaint_text(record.getMessage()))
+        return False
+
+
+_COMPLAINTS = _TifffileComplaints()
+
+
+@contextlib.contextmanager
+def _tifffile_complaints():
+    """Collect what tifffile logs in this thread (yields the list of its messages) instead of logging it."""
+    logging.getLogger("tifffile").addFilter(_COMPLAINTS)  # (once: a filter already there is not added again)
+    _tifffile_local.complaints = complaints = []
+    try:
+        yield complaints
+    finally:
+        _tifffile_local.complaints = None
+
+
+def _complaint_text(message: str) -> str:
+    """tifffile's ``<tifffile.TiffPages @8> invalid page offset 1000000`` without the objects it names, and
+    ``raised TiffFileError('...')`` without the wrapping."""
+    text = re.sub(r"<[^<>]*>\s*", "", message)
+    return re.sub(r"raised \w+\((['\"])(.*)\1\)", r"\2", text).strip()
 
 
 def _check_level_blocks(table, file_size: int) -> None:
-    """ValueError unless every block of ``table`` (a :class:`core.io.tiff_blocks.BlockTable`: one level of an
-    .ovr, or its mask) was written and lies inside the file's ``file_size`` bytes."""
+    """ValueError unless every block of ``table`` (a :class:`_Level`: one level of an .ovr, or its mask) was
+    written and lies inside the file's ``file_size`` bytes."""
     level, offsets, byte_counts = f"its {table.width} x {table.height} level", table.offsets, table.byte_counts
     if len(offsets) != table.block_count or len(byte_counts) != table.block_count:
         raise ValueError(f"{level} has a table of {len(offsets)} blocks, not {table.block_count}")
@@ -115,7 +218,7 @@ def _check_level_blocks(table, file_size: int) -> None:
 
 #: Blocks of each compressed level of an .ovr whose first bytes are looked at, spread over the level's place in
 #: the file: a range of zeros or garbage over more than about 1/7 of a level's blocks is always seen.  For the
-#: 7 levels of a 20000^2 RGB image's .ovr they add 0.2 ms to the check's 0.5 ms, 3-5 ms to its 1.1 ms when the
+#: 7 levels of a 20000^2 RGB image's .ovr they add 0.2 ms to the check's 1.4 ms, 3-5 ms to its 5 ms when the
 #: .ovr is not in the page cache (benchmark VM, medians).
 SAMPLED_BLOCKS = 8
 #: Compressions whose blocks never start with 16 zero bytes: LZW, JPEG, DEFLATE, LERC, LZMA, ZSTD, WEBP, JPEG-XL.
