@@ -214,14 +214,15 @@ def merge_prune(source, out, n, dw, dp, bit, stop, capacity, best, eff_add, eff_
     table down (``cells[0]`` is 0: it stops there at the latest).  A state
     dropped by its bound still dominates the heavier ones with less profit
     (their bounds are no higher).  Unsigned indices and a sentinel weight
-    past the list (``sw[n]`` is written) leave the merge one comparison per
+    past the list (``source[0, n]`` is written) leave the merge one comparison per
     state.  Testing the bound in the merge saves the pass that read and
     rewrote every undominated state (step 21 of docs/notes/knapsack.md).
 
     Each list is one (3, room) int64 array, its rows the weights, profits and decision words (the words'
     bits as int64; ``bit`` one of them): ``source`` the input, ``out`` the output.  Six arrays passed to
     every step, and swapped after it, had cost each step dozens of atomic reference count updates, a sixth
-    of an uncorrelated n = 1000 solve.
+    of an uncorrelated n = 1000 solve; the rows are indexed in place (views of them cost six more, and the
+    merge runs as fast on the 2-D arrays at constant rows).
 
     Returns ``(kept, merged, best, best_k)``: the states kept (-1 when ``stop[0]``
     was raised, polled every 65536 states), the undominated states of the union,
@@ -231,22 +232,20 @@ def merge_prune(source, out, n, dw, dp, bit, stop, capacity, best, eff_add, eff_
     """
     one = np.uint64(1)
     end = np.uint64(n)
-    sw, sp, sv = source[0], source[1], source[2]  # (rows as arrays: the merge indexes them a fifth faster
-    ow, op, ov = out[0], out[1], out[2]  # than the 2-D arrays)
-    lo = _count_within(sw, n, capacity)  # the heaviest state within the capacity, as it is
-    up = _count_within(sw, n, capacity - dw)  # ... and shifted
+    lo = _count_within(source, n, capacity)  # the heaviest state within the capacity, as it is
+    up = _count_within(source, n, capacity - dw)  # ... and shifted
     found = False
     bw, bp, bv = np.int64(0), np.int64(0), np.int64(0)
-    if lo > 0 and sp[lo - 1] > best:
-        found, bw, bp, bv = True, sw[lo - 1], sp[lo - 1], sv[lo - 1]
+    if lo > 0 and source[1, lo - 1] > best:
+        found, bw, bp, bv = True, source[0, lo - 1], source[1, lo - 1], source[2, lo - 1]
     # shifted: only a higher profit, or the same one lighter (the merge keeps the lighter of equal profits)
-    uw, upr = (sw[up - 1] + dw, sp[up - 1] + dp) if up > 0 else (np.int64(0), np.int64(0))
+    uw, upr = (source[0, up - 1] + dw, source[1, up - 1] + dp) if up > 0 else (np.int64(0), np.int64(0))
     if up > 0 and (upr > (bp if found else best) or (found and upr == bp and uw < bw)):
-        found, bw, bp, bv = True, uw, upr, sv[up - 1] | bit
+        found, bw, bp, bv = True, uw, upr, source[2, up - 1] | bit
     if found:
         best = bp
-    top = sw[n - 1]
-    sw[n] = max(top, top + dw) + abs(dw) + 1  # heavier than every state of both, shifted by dw or not
+    top = source[0, n - 1]
+    source[0, n] = max(top, top + dw) + abs(dw) + 1  # heavier than every state of both, shifted by dw or not
     i = np.uint64(0)
     j = np.uint64(0)
     k = np.uint64(0)  # the last state written is at k - 1
@@ -258,9 +257,9 @@ def merge_prune(source, out, n, dw, dp, bit, stop, capacity, best, eff_add, eff_
             return -1, 0, best, -1
         limit = min(i + j + np.uint64(65536), end + end)
         while i + j < limit:
-            wi, wj = sw[i], sw[j] + dw
+            wi, wj = source[0, i], source[0, j] + dw
             if wi <= wj:
-                p = sp[i]
+                p = source[1, i]
                 if p > last_p:
                     last_p = p
                     merged += wi > last_u
@@ -268,11 +267,11 @@ def merge_prune(source, out, n, dw, dp, bit, stop, capacity, best, eff_add, eff_
                     if _keeps(wi, p, capacity, best, eff_add, eff_remove):
                         if wi > last_w:
                             k += one
-                        ow[k - one], op[k - one], ov[k - one] = wi, p, sv[i]
+                        out[0, k - one], out[1, k - one], out[2, k - one] = wi, p, source[2, i]
                         last_w = wi
                 i += one
             else:
-                p = sp[j] + dp
+                p = source[1, j] + dp
                 if p > last_p:
                     last_p = p
                     merged += wj > last_u
@@ -280,26 +279,26 @@ def merge_prune(source, out, n, dw, dp, bit, stop, capacity, best, eff_add, eff_
                     if _keeps(wj, p, capacity, best, eff_add, eff_remove):
                         if wj > last_w:
                             k += one
-                        ow[k - one], op[k - one], ov[k - one] = wj, p, sv[j] | bit
+                        out[0, k - one], out[1, k - one], out[2, k - one] = wj, p, source[2, j] | bit
                         last_w = wj
                 j += one
     kept = np.int64(k)
     if len(values):
-        kept = _complete(ow, op, ov, kept, capacity, best, cells, values, grid, removable_w, removable_p)
+        kept = _complete(out[0], out[1], out[2], kept, capacity, best, cells, values, grid, removable_w, removable_p)
     if not found:
         return kept, merged, best, -1
-    ow[kept], op[kept], ov[kept] = bw, bp, bv
+    out[0, kept], out[1, kept], out[2, kept] = bw, bp, bv
     return kept, merged, best, kept
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _count_within(weights, n, limit):
-    """How many of the first ``n`` of ``weights`` (rising) are at most ``limit`` (a binary search:
+def _count_within(source, n, limit):
+    """How many of the first ``n`` weights ``source[0]`` (rising) are at most ``limit`` (a binary search:
     ``np.searchsorted`` over a slice made a view, and two reference count updates, every step)."""
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) >> 1
-        if weights[mid] <= limit:
+        if source[0, mid] <= limit:
             lo = mid + 1
         else:
             hi = mid
