@@ -13,8 +13,9 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from app.model.editing import find_feature
+from app.model.editing import feature_place
 from app.model.pieces import Feature, ToolState
+from app.model.state_change import spliced
 
 __all__ = ["FIELD_KINDS", "RESERVED_NAMES", "FieldDef", "parse_value", "check_fields", "fields_to_list",
            "fields_from_list", "with_values", "export_values", "import_values",
@@ -141,10 +142,10 @@ def with_values(state: ToolState, feature_id: int, values: dict, fields) -> Tool
     if unknown:
         raise ValueError(f"no field named {unknown[0]!r}; fields: {', '.join(by_name) or '(none)'}")
     parsed = {name: parse_value(by_name[name], raw) for name, raw in values.items()}
-    feature = find_feature(state, feature_id)
+    index = feature_place(state, feature_id)
+    feature = state.features[index]
     merged = {**dict(feature.attributes), **parsed}
-    updated = replace(feature, attributes=_pairs(merged))
-    return replace(state, features=tuple(updated if f.id == feature_id else f for f in state.features))
+    return spliced(state, index, index + 1, (replace(feature, attributes=_pairs(merged)),))
 
 
 def _pairs(values: dict) -> tuple:

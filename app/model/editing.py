@@ -1,6 +1,7 @@
 """Edits of the drawing, as pure functions of :class:`app.model.pieces.ToolState`.
 
-The tool commits what they return as one undoable step.
+The tool commits what they return as one undoable step.  Those that change the
+finished features say where (:func:`app.model.state_change.spliced`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import operator
 from dataclasses import replace
 
 from app.model.pieces import Feature, PieceSpec, ToolState, imported_feature
+from app.model.state_change import spliced
 
 __all__ = ["find_feature", "feature_place", "next_name", "free_names", "with_piece", "without_last_piece",
            "without_current", "finished", "renamed", "deleted", "reopened", "with_features", "imported_features"]
@@ -70,7 +72,7 @@ def without_current(state: ToolState) -> ToolState:
     if state.reopened is None:
         return ToolState(state.features, None)
     index, original = state.reopened
-    return ToolState(state.features[:index] + (original,) + state.features[index:], None)
+    return spliced(state, index, index, (original,), current=None, reopened=None)
 
 
 def finished(state: ToolState) -> ToolState:
@@ -81,7 +83,7 @@ def finished(state: ToolState) -> ToolState:
     current = state.current
     done = replace(current, name=current.name or next_name(state))
     index = state.reopened[0] if state.reopened is not None else len(state.features)
-    return ToolState(state.features[:index] + (done,) + state.features[index:], None)
+    return spliced(state, index, index, (done,), current=None, reopened=None)
 
 
 def renamed(state: ToolState, feature_id: int, name: str) -> ToolState:
@@ -89,9 +91,8 @@ def renamed(state: ToolState, feature_id: int, name: str) -> ToolState:
     name = str(name).strip()
     if not name:
         raise ValueError("name must not be empty")
-    find_feature(state, feature_id)
-    features = tuple(replace(f, name=name) if f.id == feature_id else f for f in state.features)
-    return replace(state, features=features)
+    index = feature_place(state, feature_id)
+    return spliced(state, index, index + 1, (replace(state.features[index], name=name),))
 
 
 def deleted(state: ToolState, feature_id: int) -> ToolState:
@@ -100,7 +101,7 @@ def deleted(state: ToolState, feature_id: int) -> ToolState:
     reopened = state.reopened
     if reopened is not None and index < reopened[0]:
         reopened = (reopened[0] - 1, reopened[1])  # the reopened feature's place moves up with the list
-    return replace(state, features=state.features[:index] + state.features[index + 1:], reopened=reopened)
+    return spliced(state, index, index + 1, reopened=reopened)
 
 
 def reopened(state: ToolState, feature_id: int) -> ToolState:
@@ -110,12 +111,12 @@ def reopened(state: ToolState, feature_id: int) -> ToolState:
         state = finished(state) if state.current.pieces else without_current(state)
     index = feature_place(state, feature_id)
     feature = state.features[index]
-    return ToolState(state.features[:index] + state.features[index + 1:], feature, (index, feature))
+    return spliced(state, index, index + 1, current=feature, reopened=(index, feature))
 
 
 def with_features(state: ToolState, added: tuple[Feature, ...]) -> ToolState:
     """``added`` appended to the finished features."""
-    return replace(state, features=state.features + tuple(added))
+    return spliced(state, len(state.features), len(state.features), added)
 
 
 def imported_features(state: ToolState, items, ids) -> tuple[list[Feature], dict]:

@@ -22,8 +22,9 @@ from typing import Callable
 
 import numpy as np
 
-from app.model.editing import feature_place, find_feature, free_names
+from app.model.editing import feature_place, free_names
 from app.model.pieces import Feature, PieceOutcome, PieceSpec, ToolState, as_xy, feature_vertices, piece_vertices
+from app.model.state_change import spliced
 
 __all__ = ["LineEditError", "moved_vertex", "inserted_vertex", "deleted_vertex", "reversed_line", "split_line",
            "merged_lines", "shared_end", "ENDS_MEET_PX"]
@@ -38,11 +39,13 @@ class LineEditError(ValueError):
     """An edit that cannot be made (a line still being extracted, a vertex that does not exist, ...)."""
 
 
-def _editable(state: ToolState, outcomes: dict, feature_id: int) -> Feature:
-    feature = find_feature(state, feature_id)
+def _editable(state: ToolState, outcomes: dict, feature_id: int) -> tuple[int, Feature]:
+    """The place and the feature of line ``feature_id``, whose every piece has its outcome."""
+    position = feature_place(state, feature_id)
+    feature = state.features[position]
     if any(p.id not in outcomes for p in feature.pieces):
         raise LineEditError(f"{feature.name} is still being extracted: edit it once it is done")
-    return feature
+    return position, feature
 
 
 def _parts(feature: Feature, outcomes: dict) -> list[tuple[np.ndarray, PieceOutcome]]:
@@ -79,10 +82,6 @@ def _one_piece(feature: Feature, outcomes: dict, vertices: np.ndarray) -> list:
     return [(vertices, template)]
 
 
-def _with_feature(state: ToolState, feature: Feature) -> ToolState:
-    """``state`` with its finished feature of the same id replaced by ``feature`` (tens of thousands: no loop)."""
-    position = feature_place(state, feature.id)
-    return replace(state, features=state.features[:position] + (feature,) + state.features[position + 1:])
 
 
 def _vertices(feature: Feature, outcomes: dict) -> np.ndarray:
@@ -96,10 +95,10 @@ def _vertex_index(vertices: np.ndarray, index: int, what: str = "vertex") -> int
 
 
 def _reshaped(state, outcomes, feature_id, new_ids, reshape):
-    feature = _editable(state, outcomes, feature_id)
+    position, feature = _editable(state, outcomes, feature_id)
     vertices = reshape(_vertices(feature, outcomes))
     built, new_outcomes = _built(feature, _one_piece(feature, outcomes, vertices), new_ids)
-    return _with_feature(state, built), new_outcomes
+    return spliced(state, position, position + 1, (built,)), new_outcomes
 
 
 def moved_vertex(state: ToolState, outcomes: dict, feature_id: int, index: int, xy, new_ids: NewIds):
@@ -142,9 +141,9 @@ def _reversed_parts(parts) -> list:
 
 def reversed_line(state: ToolState, outcomes: dict, feature_id: int, new_ids: NewIds):
     """Line ``feature_id`` drawn the other way round (its pieces kept, in reverse)."""
-    feature = _editable(state, outcomes, feature_id)
+    position, feature = _editable(state, outcomes, feature_id)
     built, new_outcomes = _built(feature, _reversed_parts(_parts(feature, outcomes)), new_ids)
-    return _with_feature(state, built), new_outcomes
+    return spliced(state, position, position + 1, (built,)), new_outcomes
 
 
 def _no_line_in_progress(state: ToolState, what: str) -> None:
@@ -158,7 +157,7 @@ def split_line(state: ToolState, outcomes: dict, feature_id: int, index: int, ne
     The first part keeps the line's id and name, the second gets a new id and the next free name.
     """
     _no_line_in_progress(state, "split a line")
-    feature = _editable(state, outcomes, feature_id)
+    position, feature = _editable(state, outcomes, feature_id)
     vertices = _vertices(feature, outcomes)
     if not 0 < index < len(vertices) - 1:
         raise LineEditError(f"split at an inner vertex: index must be in 1..{len(vertices) - 2}; got {index}")
@@ -166,9 +165,7 @@ def split_line(state: ToolState, outcomes: dict, feature_id: int, index: int, ne
     name = next(free_names(state))
     second, second_outcomes = _built(feature, _one_piece(feature, outcomes, vertices[index:]), new_ids, name,
                                      new_ids(1)[0])
-    position = feature_place(state, feature_id)
-    features = state.features[:position] + (first, second) + state.features[position + 1:]
-    return replace(state, features=features), {**first_outcomes, **second_outcomes}
+    return spliced(state, position, position + 1, (first, second)), {**first_outcomes, **second_outcomes}
 
 
 def shared_end(first: np.ndarray, second: np.ndarray) -> tuple[bool, bool] | None:
@@ -194,7 +191,8 @@ def merged_lines(state: ToolState, outcomes: dict, first_id: int, second_id: int
     _no_line_in_progress(state, "merge lines")
     if first_id == second_id:
         raise LineEditError("merge needs two different lines")
-    first, second = _editable(state, outcomes, first_id), _editable(state, outcomes, second_id)
+    (first_place, first), (second_place, second) = (_editable(state, outcomes, first_id),
+                                                    _editable(state, outcomes, second_id))
     meeting = shared_end(feature_vertices(first, outcomes), feature_vertices(second, outcomes))
     if meeting is None:
         raise LineEditError(f"{first.name} and {second.name} share no end: snap one's end onto the other's first")
@@ -205,5 +203,7 @@ def merged_lines(state: ToolState, outcomes: dict, first_id: int, second_id: int
     else:
         parts = head + (_reversed_parts(tail) if reverse_second else tail)
     built, new_outcomes = _built(first, parts, new_ids)
-    features = tuple(built if f.id == first_id else f for f in state.features if f.id != second_id)
-    return replace(state, features=features), new_outcomes
+    low, high = sorted((first_place, second_place))  # the merged line in the first's place, the second's gone
+    between = state.features[low + 1:high]
+    merged = (built,) + between if first_place < second_place else between + (built,)
+    return spliced(state, low, high + 1, merged), new_outcomes

@@ -128,11 +128,17 @@ class ToolState:
     ``reopened`` is ``(index, feature)`` while ``current`` is a finished feature
     taken back for more pieces (Continue): where it goes back when finished, and
     what it was, for Esc to put it back unchanged.
+
+    ``splice`` is not part of the state (neither compared nor shown): where an
+    edit says how it made ``features`` from the features before it
+    (:class:`app.model.state_change.Splice`), the undo step's difference is
+    looked for there only instead of along every feature.
     """
 
     features: tuple[Feature, ...] = ()
     current: Feature | None = None
     reopened: tuple[int, Feature] | None = None
+    splice: Any = field(default=None, compare=False, repr=False)
 
 
 def straight_outcome(start_xy, end_xy, status="done", error="") -> PieceOutcome:

@@ -6,17 +6,41 @@ feature, 8 bytes a feature and an edit (780 KiB an edit at 100,000 lines).  A
 with their places, and the two small rest of the state (the feature in progress
 and the reopened one), so a step costs what it changed.  Applied backward to
 the state after the step it gives the state before, and forward the other way.
+
+Finding what changed compared the two tuples object by object from both ends
+(about 3 ms an edit at 100,000 features).  The edits of :mod:`app.model.editing`
+and the modules beside it make their states with :func:`spliced`, which says
+where the features changed (:class:`Splice`): the difference is then looked for
+there only.
 """
 
 from __future__ import annotations
 
 import itertools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from app.model.pieces import Feature, ToolState
 
-__all__ = ["StateChange"]
+__all__ = ["StateChange", "Splice", "spliced"]
+
+
+class Splice(NamedTuple):
+    """How a features tuple was made: ``result == source[:start] + items + source[stop:]``, the objects outside
+    ``items`` being ``source``'s own (see :attr:`app.model.pieces.ToolState.splice`)."""
+
+    source: tuple
+    result: tuple
+    start: int
+    stop: int
+
+
+def spliced(state: ToolState, start: int, stop: int, items=(), **rest) -> ToolState:
+    """``state`` with ``features[start:stop]`` replaced by ``items`` (and the other fields in ``rest``), the new
+    state saying so (its ``splice``) for the undo step's difference."""
+    features = state.features[:start] + tuple(items) + state.features[stop:]
+    return replace(state, features=features, splice=Splice(state.features, features, start, stop), **rest)
 
 
 def _places_not_in(features: tuple, others: tuple) -> tuple[int, ...]:
@@ -96,10 +120,15 @@ class StateChange:
     def between(cls, old: ToolState, new: ToolState) -> StateChange:
         """The step from ``old`` to ``new``; features are told apart by identity (they are immutable).  A click
         keeps the finished features' tuple: then nothing is compared, and undoing or redoing it keeps that tuple
-        (the tool's request walk skips an unchanged tuple it found settled)."""
+        (the tool's request walk skips an unchanged tuple it found settled).  Where ``new.splice`` says how its
+        features were made from ``old``'s, only the features it replaced are compared."""
         if old.features is new.features:
             return cls((), (), (), (), (old.current, old.reopened), (new.current, new.reopened))
-        first, last_old, last_new = _changed_span(old.features, new.features)
+        splice = new.splice
+        if splice is not None and splice.source is old.features and splice.result is new.features:
+            first, last_old, last_new = splice.start, splice.stop, len(new.features) - (len(old.features) - splice.stop)
+        else:
+            first, last_old, last_new = _changed_span(old.features, new.features)
         before, after = old.features[first:last_old], new.features[first:last_new]
         removed_at, added_at = _places_not_in(before, after), _places_not_in(after, before)
         if not _same_objects(_without(before, removed_at), _without(after, added_at)):

@@ -165,6 +165,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
     def _commit(self, new_state: ToolState, settings: Any = None) -> None:
         """Make ``new_state`` (and ``settings``, when given) current, one undoable step."""
         change = StateChange.between(self.state, new_state)
+        new_state = replace(new_state, splice=None)  # (it served: kept, it would keep the features before alive)
         before, after = change.features_before(), change.features_after()
         self._references.hold(before + after)  # the step's
         self._references.hold(after)  # the state's (held before the history lets go of anything)
