@@ -131,18 +131,19 @@ def fields_from_list(data, where: str = "fields") -> tuple[FieldDef, ...]:
         raise ValueError(f"{where}: {err}") from None
 
 
-def with_values(state: ToolState, feature_id: int, values: dict, fields) -> ToolState:
+def with_values(state: ToolState, feature_id: int, values: dict, fields, lookup=None) -> ToolState:
     """Finished feature ``feature_id`` with ``values`` (field name -> raw value; None clears) set.
 
     Every value is checked (:func:`parse_value`) before anything changes;
-    ValueError for a name that is not one of ``fields``.
+    ValueError for a name that is not one of ``fields``.  ``lookup``: as
+    :func:`app.model.editing.find_feature`'s.
     """
     by_name = {f.name: f for f in fields}
     unknown = [name for name in values if name not in by_name]
     if unknown:
         raise ValueError(f"no field named {unknown[0]!r}; fields: {', '.join(by_name) or '(none)'}")
     parsed = {name: parse_value(by_name[name], raw) for name, raw in values.items()}
-    index = feature_place(state, feature_id)
+    index = feature_place(state, feature_id, lookup)
     feature = state.features[index]
     merged = {**dict(feature.attributes), **parsed}
     return spliced(state, index, index + 1, (replace(feature, attributes=_pairs(merged)),))

@@ -13,6 +13,8 @@ changes a piece: it replaces the line's pieces by new ones of kind
   estimate describes it any more.  The attributes of an imported line stay.
 
 The vertex and segment indices are those of :meth:`ExtractionTool.feature_vertices`.
+``lookup`` (keyword): the tool's :class:`app.model.feature_lookup.FeatureLookup`,
+which finds the lines without walking the features (as in :mod:`app.model.editing`).
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ class LineEditError(ValueError):
     """An edit that cannot be made (a line still being extracted, a vertex that does not exist, ...)."""
 
 
-def _editable(state: ToolState, outcomes: dict, feature_id: int) -> tuple[int, Feature]:
+def _editable(state: ToolState, outcomes: dict, feature_id: int, lookup) -> tuple[int, Feature]:
     """The place and the feature of line ``feature_id``, whose every piece has its outcome."""
-    position = feature_place(state, feature_id)
+    position = feature_place(state, feature_id, lookup)
     feature = state.features[position]
     if any(p.id not in outcomes for p in feature.pieces):
         raise LineEditError(f"{feature.name} is still being extracted: edit it once it is done")
@@ -94,14 +96,15 @@ def _vertex_index(vertices: np.ndarray, index: int, what: str = "vertex") -> int
     return int(index)
 
 
-def _reshaped(state, outcomes, feature_id, new_ids, reshape):
-    position, feature = _editable(state, outcomes, feature_id)
+def _reshaped(state, outcomes, feature_id, new_ids, reshape, lookup):
+    position, feature = _editable(state, outcomes, feature_id, lookup)
     vertices = reshape(_vertices(feature, outcomes))
     built, new_outcomes = _built(feature, _one_piece(feature, outcomes, vertices), new_ids)
     return spliced(state, position, position + 1, (built,)), new_outcomes
 
 
-def moved_vertex(state: ToolState, outcomes: dict, feature_id: int, index: int, xy, new_ids: NewIds):
+def moved_vertex(state: ToolState, outcomes: dict, feature_id: int, index: int, xy, new_ids: NewIds, *,
+                 lookup=None):
     """Vertex ``index`` of line ``feature_id`` moved to ``xy`` (x, y) px: ``(state, new outcomes)``."""
     x, y = as_xy(xy)
 
@@ -109,10 +112,11 @@ def moved_vertex(state: ToolState, outcomes: dict, feature_id: int, index: int, 
         vertices[_vertex_index(vertices, index)] = (x, y)
         return vertices
 
-    return _reshaped(state, outcomes, feature_id, new_ids, reshape)
+    return _reshaped(state, outcomes, feature_id, new_ids, reshape, lookup)
 
 
-def inserted_vertex(state: ToolState, outcomes: dict, feature_id: int, segment: int, xy, new_ids: NewIds):
+def inserted_vertex(state: ToolState, outcomes: dict, feature_id: int, segment: int, xy, new_ids: NewIds, *,
+                    lookup=None):
     """A vertex at ``xy`` px inserted in segment ``segment`` (between vertices ``segment`` and ``segment + 1``)."""
     point = as_xy(xy)
 
@@ -121,10 +125,10 @@ def inserted_vertex(state: ToolState, outcomes: dict, feature_id: int, segment: 
             raise LineEditError(f"segment must be in 0..{len(vertices) - 2}; got {segment}")
         return np.insert(vertices, segment + 1, point, axis=0)
 
-    return _reshaped(state, outcomes, feature_id, new_ids, reshape)
+    return _reshaped(state, outcomes, feature_id, new_ids, reshape, lookup)
 
 
-def deleted_vertex(state: ToolState, outcomes: dict, feature_id: int, index: int, new_ids: NewIds):
+def deleted_vertex(state: ToolState, outcomes: dict, feature_id: int, index: int, new_ids: NewIds, *, lookup=None):
     """Line ``feature_id`` without vertex ``index`` (LineEditError for a line of two vertices)."""
 
     def reshape(vertices):
@@ -132,16 +136,16 @@ def deleted_vertex(state: ToolState, outcomes: dict, feature_id: int, index: int
             raise LineEditError("a line keeps at least two vertices: delete the line instead")
         return np.delete(vertices, _vertex_index(vertices, index), axis=0)
 
-    return _reshaped(state, outcomes, feature_id, new_ids, reshape)
+    return _reshaped(state, outcomes, feature_id, new_ids, reshape, lookup)
 
 
 def _reversed_parts(parts) -> list:
     return [(vertices[::-1], outcome) for vertices, outcome in reversed(parts)]
 
 
-def reversed_line(state: ToolState, outcomes: dict, feature_id: int, new_ids: NewIds):
+def reversed_line(state: ToolState, outcomes: dict, feature_id: int, new_ids: NewIds, *, lookup=None):
     """Line ``feature_id`` drawn the other way round (its pieces kept, in reverse)."""
-    position, feature = _editable(state, outcomes, feature_id)
+    position, feature = _editable(state, outcomes, feature_id, lookup)
     built, new_outcomes = _built(feature, _reversed_parts(_parts(feature, outcomes)), new_ids)
     return spliced(state, position, position + 1, (built,)), new_outcomes
 
@@ -151,18 +155,18 @@ def _no_line_in_progress(state: ToolState, what: str) -> None:
         raise LineEditError(f"finish or cancel the line in progress before you {what}")
 
 
-def split_line(state: ToolState, outcomes: dict, feature_id: int, index: int, new_ids: NewIds):
+def split_line(state: ToolState, outcomes: dict, feature_id: int, index: int, new_ids: NewIds, *, lookup=None):
     """Line ``feature_id`` cut in two at inner vertex ``index``; the second part follows the first in the list.
 
     The first part keeps the line's id and name, the second gets a new id and the next free name.
     """
     _no_line_in_progress(state, "split a line")
-    position, feature = _editable(state, outcomes, feature_id)
+    position, feature = _editable(state, outcomes, feature_id, lookup)
     vertices = _vertices(feature, outcomes)
     if not 0 < index < len(vertices) - 1:
         raise LineEditError(f"split at an inner vertex: index must be in 1..{len(vertices) - 2}; got {index}")
     first, first_outcomes = _built(feature, _one_piece(feature, outcomes, vertices[:index + 1]), new_ids)
-    name = next(free_names(state))
+    name = next(free_names(state, lookup=lookup))
     second, second_outcomes = _built(feature, _one_piece(feature, outcomes, vertices[index:]), new_ids, name,
                                      new_ids(1)[0])
     return spliced(state, position, position + 1, (first, second)), {**first_outcomes, **second_outcomes}
@@ -182,7 +186,8 @@ def _parts_toward_start(parts, ends_there: bool) -> list:
     return parts if ends_there else _reversed_parts(parts)
 
 
-def merged_lines(state: ToolState, outcomes: dict, first_id: int, second_id: int, new_ids: NewIds):
+def merged_lines(state: ToolState, outcomes: dict, first_id: int, second_id: int, new_ids: NewIds, *,
+                 lookup=None):
     """Lines ``first_id`` and ``second_id`` that share an end, joined there into one.
 
     The merged line keeps the first line's id, name and place and both lines'
@@ -191,8 +196,8 @@ def merged_lines(state: ToolState, outcomes: dict, first_id: int, second_id: int
     _no_line_in_progress(state, "merge lines")
     if first_id == second_id:
         raise LineEditError("merge needs two different lines")
-    (first_place, first), (second_place, second) = (_editable(state, outcomes, first_id),
-                                                    _editable(state, outcomes, second_id))
+    (first_place, first), (second_place, second) = (_editable(state, outcomes, first_id, lookup),
+                                                    _editable(state, outcomes, second_id, lookup))
     meeting = shared_end(feature_vertices(first, outcomes), feature_vertices(second, outcomes))
     if meeting is None:
         raise LineEditError(f"{first.name} and {second.name} share no end: snap one's end onto the other's first")

@@ -21,7 +21,7 @@ class FeatureEdits:
 
     def rename(self, feature_id: int, name: str) -> None:
         """Give a finished feature a new name (an undoable edit)."""
-        new_state = editing.renamed(self.state, feature_id, name)
+        new_state = editing.renamed(self.state, feature_id, name, self._lookup)
         if new_state != self.state:
             self._commit(new_state)
 
@@ -38,30 +38,31 @@ class FeatureEdits:
 
         ValueError (nothing changed) for an unknown field or a value that does not fit its field.
         """
-        new_state = attributes.with_values(self.state, feature_id, values, self.fields)
+        new_state = attributes.with_values(self.state, feature_id, values, self.fields, self._lookup)
         if new_state != self.state:
             self._commit(new_state)
 
     def delete(self, feature_id: int) -> None:
         """Remove a finished feature (an undoable edit)."""
-        self._commit(editing.deleted(self.state, feature_id))
+        self._commit(editing.deleted(self.state, feature_id, self._lookup))
 
     def reopen(self, feature_id: int, at_start: bool = False) -> None:
         """Make a finished feature the feature in progress again, to chain more pieces (``at_start``: at its start)."""
         state, original = self.state, self.feature(feature_id)
         if at_start:
-            state, outcomes = line_edits.reversed_line(state, self.outcomes, feature_id, self.new_ids)
+            state, outcomes = line_edits.reversed_line(state, self.outcomes, feature_id, self.new_ids,
+                                                       lookup=self._lookup)
             self.outcomes.update(outcomes)
-        new_state = editing.reopened(state, feature_id)
+        new_state = editing.reopened(state, feature_id, self._lookup)
         self._preview.paused = False
         self._commit(replace(new_state, reopened=(new_state.reopened[0], original)))  # Esc: back as it was
 
     def apply_edit(self, edit, *args) -> None:
-        """One undoable edit ``edit(state, outcomes, *args, new_ids)`` of :mod:`app.model.line_edits`.
+        """One undoable edit ``edit(state, outcomes, *args, new_ids, lookup=...)`` of :mod:`app.model.line_edits`.
 
         Its :class:`app.model.line_edits.LineEditError` leaves everything as it was.
         """
-        new_state, outcomes = edit(self.state, self.outcomes, *args, self.new_ids)
+        new_state, outcomes = edit(self.state, self.outcomes, *args, self.new_ids, lookup=self._lookup)
         self.outcomes.update(outcomes)
         self._commit(new_state)
 
@@ -70,7 +71,7 @@ class FeatureEdits:
 
         Returns the features added, in order.
         """
-        features, outcomes = editing.imported_features(self.state, items, self.new_ids(2 * len(items)))
+        features, outcomes = editing.imported_features(self.state, items, self.new_ids(2 * len(items)), self._lookup)
         self.add_built_features(features, outcomes)
         return features
 

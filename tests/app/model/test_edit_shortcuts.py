@@ -1,6 +1,6 @@
-"""The tool's shortcuts at 100,000 features give what walking every feature gives: the undo step's difference
-looked for where the edit says it spliced the features (:func:`app.model.state_change.spliced`); over random edit
-sequences."""
+"""The tool's shortcuts at 100,000 features give what walking every feature gives: finding a line by its id, the
+free "Line n" names (:class:`app.model.feature_lookup.FeatureLookup`), and the undo step's difference looked for
+where the edit says it spliced the features (:func:`app.model.state_change.spliced`); over random edit sequences."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.model import line_edits
+from app.model import editing, line_edits
 from app.model.attributes import FieldDef
+from app.model.feature_lookup import FeatureLookup, line_number
 from app.model.pieces import Feature, ToolState
 from app.model.state_change import StateChange, spliced
 from app.model.tool import ExtractionTool
@@ -46,8 +47,19 @@ class CheckedTool(ExtractionTool):
         super()._commit(new_state, settings)
 
 
+class WalkingLookup(FeatureLookup):
+    """Describes no features: the edits walk them, as before the lookup."""
+
+    def describes(self, features) -> bool:
+        return False
+
+
 class WalkingTool(ExtractionTool):
-    """The reference: every undo step compares all the features."""
+    """The reference: every lookup walks the features and every undo step compares them all."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lookup = WalkingLookup()
 
     def _commit(self, new_state, settings=None):
         super()._commit(replace(new_state, splice=None), settings)
@@ -95,6 +107,22 @@ def _act(tool, action: str, a: int, b: int) -> None:
         pass  # a refused edit (checked elsewhere to change nothing)
 
 
+def _check_lookup(tool) -> None:
+    """Every feature found where it is, a missing id refused, the free names those of a walk over the names."""
+    state, lookup = tool.state, tool._lookup
+    assert lookup.describes(state.features)
+    for place, feature in enumerate(state.features):
+        assert editing.feature_place(state, feature.id, lookup) == place
+    for missing in (-1, 10**6, 2**70, "1"):
+        with pytest.raises(KeyError):
+            editing.feature_place(state, missing, lookup)
+    assert editing.next_name(state, lookup=lookup) == editing.next_name(state)
+    pending = (Feature(0, "Line 9", (0.0, 0.0)), Feature(0, f"Line {len(state.features) + 1}", (0.0, 0.0)))
+    assert editing.next_name(state, pending, lookup) == editing.next_name(state, pending)
+    fast, walked = editing.free_names(state, ["Line 7"], lookup), editing.free_names(state, ["Line 7"])
+    assert [next(fast) for _ in range(4)] == [next(walked) for _ in range(4)]
+
+
 ACTIONS = ["click", "straight", "straight", "finish", "escape", "rename", "rename", "attributes", "delete", "reopen",
            "reopen_start", "import", "import", "split", "merge", "merge", "move", "undo", "undo", "redo", "reload"]
 
@@ -117,6 +145,7 @@ def test_the_shortcuts_give_what_the_walks_give(actions):
             _act(tool, action, a, b)
         assert tools[0].state == tools[1].state  # names, places, attributes, feature in progress
         assert [f.name for f in tools[0].features] == [f.name for f in tools[1].features]
+        _check_lookup(tools[0])
 
 
 def test_the_usual_edits_say_where_they_spliced_the_features():
@@ -163,6 +192,22 @@ def test_a_splice_from_other_features_is_not_trusted():
     assert change.removed == (features[2], features[4], features[5]) and change.added == ()
 
 
+@pytest.mark.parametrize("name, number", [("Line 5", 5), ("Line 0", 0), ("Line 120", 120), ("Line 05", None),
+                                          ("Line \uff15", None), ("Line 5 ", None), ("Line +5", None),
+                                          ("line 5", None), ("Line ", None), ("Line 1_0", None), (5, None),
+                                          ("Line " + "9" * 40, None)])
+def test_the_number_of_a_line_name(name, number):
+    assert line_number(name) == number
+
+
+def test_ids_that_are_no_int64_are_found_by_walking_the_features():
+    features = (Feature(2**70, "a", (0.0, 0.0)), Feature(3, "b", (0.0, 0.0)))  # (a hand-written session file)
+    lookup = FeatureLookup(features)
+    assert lookup.place(2**70) == 0 and lookup.place(3) == 1 and lookup.place(np.int64(3)) == 1
+    with pytest.raises(KeyError):
+        lookup.place(4)
+
+
 @pytest.mark.parametrize("first, second", [(0, 2), (2, 0), (3, 4), (4, 3)])
 def test_a_merged_line_takes_the_first_lines_place_and_the_second_leaves_its_own(first, second):
     tool = ExtractionTool(settings="S1")
@@ -172,3 +217,15 @@ def test_a_merged_line_takes_the_first_lines_place_and_the_second_leaves_its_own
     kept = [f for f in before if f is not before[second]]
     assert [f.id for f in tool.features] == [f.id for f in kept]
     assert all(a is b for a, b in zip(tool.features, kept) if b is not before[first])
+
+
+def test_after_an_id_that_is_no_int64_the_lookup_walks_and_still_names_lines():
+    tool = ExtractionTool(settings="S1")
+    tool.restore(ToolState((Feature(3, "Line 2", (0.0, 0.0)),)), {})
+    tool.add_features([("", _line(1), {})])
+    odd = replace(tool.features[1], id=2**80)
+    tool.add_built_features([odd], {})
+    tool.add_features([("", _line(2), {})])
+    assert [f.name for f in tool.features] == ["Line 2", "Line 3", "Line 3", "Line 4"]
+    assert tool._lookup._ids is None and [tool._lookup.place(f.id) for f in tool.features] == [0, 1, 2, 3]
+    _check_lookup(tool)

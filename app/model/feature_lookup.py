@@ -1,0 +1,127 @@
+"""The finished features by id, and the names "Line n" taken, for one tuple of features (no Qt).
+
+At 100,000 features, finding a feature by id compared the ids one by one up to
+it (1-3 ms, several times an edit), and naming a new line "Line n" built the
+set of every feature's name (about 12 ms a finish).  The tool keeps a
+:class:`FeatureLookup` of its finished features and moves it to each new tuple
+by the features the edit took out and put in (:meth:`FeatureLookup.follow`):
+the ids are an int64 array in the features' order, so a lookup or a move is
+one vectorised pass (some 20 microseconds at 100,000), and the names a count
+of the numbers n of the features named exactly "Line n".  The edits of
+:mod:`app.model.editing` take it as ``lookup`` and use it only for the tuple it
+describes; any other tuple (a state an edit made on its way, a worker's) is
+walked as before (:func:`place_by_walk`).
+"""
+
+from __future__ import annotations
+
+import collections
+import operator
+
+import numpy as np
+
+__all__ = ["FeatureLookup", "line_number", "place_by_walk"]
+
+_INT64 = np.iinfo(np.int64)
+#: Numbers of this many digits or more are never the name of a new line (they would need that many features).
+_MAX_DIGITS = 18
+
+
+def place_by_walk(features: tuple, feature_id) -> int:
+    """The index of the feature with this id in ``features``, comparing the ids in turn (KeyError when none).
+
+    The ids are compared in C (1-2 ms for 100,000 features); ``tuple.index`` of
+    the feature compared every feature before it field by field (15-30 ms).
+    """
+    try:
+        return operator.indexOf(map(operator.attrgetter("id"), features), feature_id)
+    except ValueError:
+        raise KeyError(f"no feature with id {feature_id}") from None
+
+
+def line_number(name) -> int | None:
+    """``n`` where ``name`` is exactly ``f"Line {n}"`` for an int ``n >= 0``; None for any other name."""
+    if not isinstance(name, str) or not name.startswith("Line "):
+        return None
+    digits = name[5:]
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > _MAX_DIGITS:
+        return None
+    number = int(digits)
+    return number if str(number) == digits else None  # "Line 007" is another name
+
+
+def _is_int64(value) -> bool:
+    return type(value) is int and _INT64.min <= value <= _INT64.max
+
+
+class FeatureLookup:
+    """Where each feature of :attr:`features` is, by id, and which names "Line n" they take.
+
+    Parameters
+    ----------
+    features : tuple of Feature
+        The finished features described (ids unique).
+    """
+
+    def __init__(self, features: tuple = ()):
+        self._rebuild(features)
+
+    def _rebuild(self, features: tuple) -> None:
+        self.features = features
+        ids = list(map(operator.attrgetter("id"), features))
+        # ids that are not int64 (a hand-written session file) are found by a walk, with Python's equality
+        self._ids = np.array(ids, dtype=np.int64) if all(map(_is_int64, ids)) else None
+        self._line_numbers = collections.Counter(number for number in map(line_number, (f.name for f in features))
+                                                 if number is not None)
+
+    def describes(self, features: tuple) -> bool:
+        """Whether this lookup is that of ``features`` (the same tuple object)."""
+        return features is self.features
+
+    def place(self, feature_id) -> int:
+        """The index of the feature with id ``feature_id`` in :attr:`features` (KeyError when there is none)."""
+        if isinstance(feature_id, np.integer):
+            feature_id = int(feature_id)
+        if self._ids is None or not _is_int64(feature_id):
+            return place_by_walk(self.features, feature_id)
+        hits = np.flatnonzero(self._ids == feature_id)
+        if not len(hits):
+            raise KeyError(f"no feature with id {feature_id}")
+        return int(hits[0])
+
+    def line_number_taken(self, number: int) -> bool:
+        """Whether a feature of :attr:`features` is named ``f"Line {number}"``."""
+        return number in self._line_numbers
+
+    def follow(self, edit, features: tuple) -> None:
+        """Describe ``features``, made from :attr:`features` by ``edit``; None (a restore): every feature is read.
+
+        ``edit`` has the places and features taken out and put in
+        (``taken_at``, ``taken``, ``put_at``, ``put``, ascending places), as
+        :class:`app.model.tool_requests.FeatureEdit`, and its ``old`` features
+        should be :attr:`features` (else every feature is read).
+        """
+        if edit is None or edit.old is not self.features:
+            self._rebuild(features)
+            return
+        self._ids, self.features = self._ids_after(edit), features
+        self._count_names(edit.taken, -1)
+        self._count_names(edit.put, 1)
+
+    def _ids_after(self, edit) -> np.ndarray | None:
+        put_ids = [f.id for f in edit.put]
+        if self._ids is None or not all(map(_is_int64, put_ids)):
+            return None  # (found by a walk until the next restore)
+        ids = np.delete(self._ids, edit.taken_at) if edit.taken_at else self._ids
+        if put_ids:  # each put in before the features kept that follow it: at its place less those put before it
+            ids = np.insert(ids, np.subtract(edit.put_at, np.arange(len(put_ids))), put_ids)
+        return ids
+
+    def _count_names(self, features, step: int) -> None:
+        counts = self._line_numbers
+        for feature in features:
+            number = line_number(feature.name)
+            if number is not None:
+                counts[number] += step
+                if not counts[number]:
+                    del counts[number]
