@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from app.model import line_edits
 from app.model.feature_index import FeatureIndex, distance_to_polyline
 from app.model.pieces import PieceOutcome
 from app.model.tool import ExtractionTool
+from tests.app.model.test_edit_shortcuts import ACTIONS, _act
 
 
 def random_lines(rng, n, size=2000.0):
@@ -164,3 +168,54 @@ def test_changes_found_by_catch_up_still_reach_the_next_sync(seed):
         v = tool.feature_vertices(feature)
         expected[feature.id] = (*v.min(axis=0).tolist(), *v.max(axis=0).tolist())
     assert drawn == expected
+
+
+def _boxes_and_order(index, tool) -> tuple[dict, list]:
+    rects = [(x, y, x + 40.0, y + 40.0) for x in range(-10, 60, 20) for y in range(-10, 30, 20)]
+    return {f.id: index.bbox(f.id) for f in tool.features}, [index.query(rect) for rect in rects]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(ACTIONS + ["sync", "sync", "catch_up"]), st.integers(0, 50),
+                          st.integers(0, 50)), max_size=50))
+def test_an_index_that_followed_the_edits_equals_one_built_afresh(actions):
+    """Deletes, reopens, splits, merges and their undo followed through the step's difference (a walk over every id
+    before), with syncs and hit tests in between: the boxes, the drawing order and what the tiles were told."""
+    tool = ExtractionTool(settings="S1")
+    index, drawn = FeatureIndex(tool, cell_px=16.0), {}
+
+    def follow(change):
+        for feature_id, _ in change.removed:
+            drawn.pop(feature_id, None)
+        for feature_id in change.added:
+            drawn[feature_id] = index.bbox(feature_id)
+
+    for action, a, b in actions:
+        if action == "sync":
+            follow(index.sync())
+        elif action == "catch_up":
+            index.catch_up()
+        else:
+            _act(tool, action, a, b)
+    follow(index.sync())
+    fresh = FeatureIndex(tool, cell_px=16.0)
+    fresh.sync()
+    assert _boxes_and_order(index, tool) == _boxes_and_order(fresh, tool)
+    assert drawn == _boxes_and_order(fresh, tool)[0] and len(index) == len(tool.features)
+
+
+def test_lines_split_again_and_again_in_one_place_keep_the_drawing_order(monkeypatch):
+    """Each split puts two lines where one was: the keys between two neighbours run out and are numbered again."""
+    renumbered, renumber = [], FeatureIndex._renumber
+    monkeypatch.setattr(FeatureIndex, "_renumber", lambda self, features: renumbered.append(renumber(self, features)))
+    tool = ExtractionTool(settings=None)
+    tool.add_features([("", np.array([[0.0, 0.0], [5.0, 0.0]]), {}),
+                       ("", np.column_stack([np.arange(200.0), np.zeros(200)]), {}),
+                       ("", np.array([[0.0, 1.0], [5.0, 1.0]]), {})])
+    index = FeatureIndex(tool, cell_px=16.0)
+    index.sync()
+    for k in range(1, 150):
+        tool.apply_edit(line_edits.split_line, tool.features[k].id, 1)  # the second part, after the first
+        index.sync()
+    assert index.query((-1.0, -1.0, 300.0, 2.0)) == [f.id for f in tool.features]
+    assert 1 <= len(renumbered) <= 3  # (each key takes two thirds of the room left: some 80 splits in a row)
