@@ -76,6 +76,9 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         self.dirty = False
         #: The layer's attribute fields (:class:`app.model.attributes.FieldDef`), defined by the user.
         self.fields: tuple = ()
+        #: The change that made ``features`` from the features before it (None after a restore), for followers of
+        #: the features one change behind (:class:`app.model.feature_index.FeatureIndex`).
+        self.features_edit: FeatureEdit | None = None
         self._ids = itertools.count(1)
         self._history = History(undo_limit)
         self._lookup = FeatureLookup(self.state.features)  # the finished features by id, the "Line n" taken
@@ -196,6 +199,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         old_anchor, old_state = self.anchor_start(), self.state
         edit = None if change is None else FeatureEdit.of(change, old_state.features, backward)
         self.state = new_state
+        if new_state.features is not old_state.features:
+            self.features_edit = edit
         self._lookup.follow(edit, new_state.features)
         self.dirty = True
         if self.selected_id is not None and _left(self.selected_id, new_state, edit):

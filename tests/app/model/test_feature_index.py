@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.model import line_edits
 from app.model.feature_index import FeatureIndex, distance_to_polyline
-from app.model.pieces import PieceOutcome
+from app.model.pieces import PieceOutcome, ToolState
 from app.model.tool import ExtractionTool
 from tests.app.model.test_edit_shortcuts import ACTIONS, _act
 
@@ -219,3 +219,17 @@ def test_lines_split_again_and_again_in_one_place_keep_the_drawing_order(monkeyp
         index.sync()
     assert index.query((-1.0, -1.0, 300.0, 2.0)) == [f.id for f in tool.features]
     assert 1 <= len(renumbered) <= 3  # (each key takes two thirds of the room left: some 80 splits in a row)
+
+
+def test_after_a_restore_the_index_does_not_follow_the_change_before_it():
+    tool = ExtractionTool(settings=None)
+    tool.add_features(random_lines(np.random.default_rng(3), 5, size=50.0))
+    index = FeatureIndex(tool, cell_px=16.0)
+    index.sync()
+    before = tool.features
+    tool.delete(before[2].id)
+    tool.restore(ToolState(before[:1] + before[3:]), dict(tool.outcomes))  # (a project opened instead)
+    index.sync()
+    fresh = FeatureIndex(tool, cell_px=16.0)
+    fresh.sync()
+    assert _boxes_and_order(index, tool) == _boxes_and_order(fresh, tool) and len(index) == len(tool.features)
