@@ -77,7 +77,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         #: The layer's attribute fields (:class:`app.model.attributes.FieldDef`), defined by the user.
         self.fields: tuple = ()
         #: The change that made ``features`` from the features before it (None after a restore), for followers of
-        #: the features one change behind (:class:`app.model.feature_index.FeatureIndex`).
+        #: the features one change behind (:class:`app.model.feature_index.FeatureIndex`); it keeps that tuple of
+        #: features alive (as the state's ``splice`` does), one tuple at most.
         self.features_edit: FeatureEdit | None = None
         self._ids = itertools.count(1)
         self._history = History(undo_limit)
@@ -170,7 +171,6 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
     def _commit(self, new_state: ToolState, settings: Any = None) -> None:
         """Make ``new_state`` (and ``settings``, when given) current, one undoable step."""
         change = StateChange.between(self.state, new_state)
-        new_state = replace(new_state, splice=None)  # (it served: kept, it would keep the features before alive)
         before, after = change.features_before(), change.features_after()
         self._references.hold(before + after)  # the step's
         self._references.hold(after)  # the state's (held before the history lets go of anything)
