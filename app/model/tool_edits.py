@@ -48,12 +48,14 @@ class FeatureEdits:
 
     def reopen(self, feature_id: int, at_start: bool = False) -> None:
         """Make a finished feature the feature in progress again, to chain more pieces (``at_start``: at its start)."""
-        state, original = self.state, self.feature(feature_id)
-        if at_start:
-            state, outcomes = line_edits.reversed_line(state, self.outcomes, feature_id, self.new_ids,
-                                                       lookup=self._lookup)
+        original = self.feature(feature_id)
+        new_state = editing.reopened(self.state, feature_id, self._lookup)
+        if at_start:  # in progress the other way round (reversed in the features before: its lookup finds it there)
+            reversed_state, outcomes = line_edits.reversed_line(self.state, self.outcomes, feature_id, self.new_ids,
+                                                                lookup=self._lookup)
+            place = editing.feature_place(self.state, feature_id, self._lookup)
+            new_state = replace(new_state, current=reversed_state.features[place])
             self.outcomes.update(outcomes)
-        new_state = editing.reopened(state, feature_id, self._lookup)
         self._preview.paused = False
         self._commit(replace(new_state, reopened=(new_state.reopened[0], original)))  # Esc: back as it was
 

@@ -55,7 +55,8 @@ class WalkingLookup(FeatureLookup):
 
 
 class WalkingTool(ExtractionTool):
-    """The reference: every lookup walks the features and every undo step compares them all."""
+    """The reference: every lookup walks the features, every undo step compares them all, a line reopened at its
+    start is reversed among the finished features first."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -63,6 +64,16 @@ class WalkingTool(ExtractionTool):
 
     def _commit(self, new_state, settings=None):
         super()._commit(replace(new_state, splice=None), settings)
+
+    def reopen(self, feature_id, at_start=False):
+        """As before the shortcut: the line reversed in the features, then reopened from there."""
+        state, original = self.state, self.feature(feature_id)
+        if at_start:
+            state, outcomes = line_edits.reversed_line(state, self.outcomes, feature_id, self.new_ids)
+            self.outcomes.update(outcomes)
+        new_state = editing.reopened(state, feature_id)
+        self._preview.paused = False
+        self._commit(replace(new_state, reopened=(new_state.reopened[0], original)))
 
 
 def _line(k: int) -> np.ndarray:
@@ -136,6 +147,9 @@ ACTIONS = ["click", "straight", "straight", "finish", "escape", "rename", "renam
 @example([("import", 1, 0), ("import", 4, 0), ("import", 0, 0), ("merge", 2, 0), ("undo", 0, 0), ("merge", 0, 2),
           ("split", 0, 0), ("reopen", 2, 0), ("delete", 0, 0), ("straight", 5, 5), ("finish", 0, 0), ("undo", 0, 0),
           ("undo", 0, 0)])
+# a line reopened at its start while another, reopened before it, is in progress (finished first: places move)
+@example([("import", 0, 2), ("straight", 9, 9), ("finish", 0, 0), ("reopen", 0, 0), ("straight", 1, 1),
+          ("reopen_start", 2, 0), ("straight", 3, 3), ("escape", 0, 0), ("reopen_start", 3, 0), ("finish", 0, 0)])
 def test_the_shortcuts_give_what_the_walks_give(actions):
     tools = [CheckedTool(settings="S1"), WalkingTool(settings="S1")]
     for tool in tools:
