@@ -92,14 +92,21 @@ longitudes, latitudes = st.floats(-180, 180), st.floats(-89.9, 89.9)
 @given(st.lists(st.tuples(longitudes, latitudes, st.floats(-0.01, 0.01), st.floats(-0.01, 0.01)), min_size=1,
                 max_size=20), st.lists(st.tuples(longitudes, latitudes, longitudes, latitudes), max_size=5))
 @example([(0.0, 0.0, 0.0, 0.0), (10.0, 0.0, 0.005, 0.0), (-75.0, 40.6, 0.0, 0.001)], [(0.0, 0.0, 179.7, 0.2)])
+@example([(0.0, 0.0, 0.0078125, 0.0)], [(0.0, 0.0, 180.0, 0.0625)])
 def test_the_compiled_distances_equal_the_numpy_formulation(near, far):
     """Links of digitized lines (points a few hundred metres apart) and far pairs, antipodal ones included."""
     pairs = np.array([(lon, lat, lon + dx, lat + dy) for lon, lat, dx, dy in near] + far, np.float64)
     got = geodesic_distances_m(*pairs.T)
-    expected = _numpy_vincenty(*pairs.T)
+    expected, converged = _numpy_vincenty(*pairs.T)
     # (both stop a pair's iteration at a step under 1e-12 rad, about 6 um on the ellipsoid; numpy's went on
     # with every pair until the slowest converged, so its results can be that much nearer the limit)
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-5)
+    np.testing.assert_allclose(got[converged], expected[converged], rtol=1e-12, atol=1e-5)
+    # Nearly antipodal pairs: the iteration wanders there, and the last bit of numpy's vectorised sine against
+    # the scalar one decides whether it settles (0, 0 to 180, 0.0625: the compiled one reached 19,997,020.6 m,
+    # the geodesic over the pole; numpy's gave up, 20,008,164.7 m on the great circle).  Either answer is
+    # within the great circle's error on the ellipsoid (its flattening, 0.34 %) of the great circle.
+    great_circle = _numpy_great_circle_m(*pairs.T)
+    assert np.all(np.abs(got[~converged] - great_circle[~converged]) <= 0.004 * great_circle[~converged])
 
 
 def _numpy_vincenty(lon1, lat1, lon2, lat2) -> np.ndarray:
@@ -133,7 +140,7 @@ def _numpy_vincenty(lon1, lat1, lon2, lat2) -> np.ndarray:
         cos_sigma * (-1 + 2 * cos_2sm**2) - big_b / 6 * cos_2sm * (-3 + 4 * sin_sigma**2) * (-3 + 4 * cos_2sm**2)))
     distances = _B_M * big_a * (sigma - delta_sigma)
     distances = np.where(sin_sigma == 0, 0.0, distances)
-    return np.where(converged, distances, _numpy_great_circle_m(lon1, lat1, lon2, lat2))
+    return np.where(converged, distances, _numpy_great_circle_m(lon1, lat1, lon2, lat2)), converged
 
 
 def _numpy_great_circle_m(lon1, lat1, lon2, lat2):
