@@ -17,6 +17,8 @@ from core.processes import end_process
 __all__ = ["KnapsackRunner"]
 
 POLL_MS = 20
+#: Seconds a dead worker is waited for to be reaped, so that its exit code can be told (its pipe closes first).
+_REAP_WAIT_S = 1.0
 
 
 class KnapsackRunner(QObject):
@@ -169,7 +171,10 @@ class KnapsackRunner(QObject):
             self.failed.emit(job_id, message[2])
 
     def _worker_died(self) -> None:
-        exitcode = self._process.exitcode if self._process is not None else None
+        exitcode = None
+        if self._process is not None:  # (its pipe closes as it exits, a moment before it can be reaped)
+            self._process.join(_REAP_WAIT_S)
+            exitcode = self._process.exitcode
         job_id = self._running
         self._running, self._unsent = None, None
         self._stop_process()

@@ -338,8 +338,17 @@ def _dying_worker(conn):
     os._exit(3)
 
 
-def test_a_worker_that_dies_is_reported_and_reaped(qtbot, shown_errors):
-    runner = KnapsackRunner(target=_dying_worker)
+def _slowly_dying_worker(conn):
+    conn.send(("ready",))
+    conn.recv()
+    conn.close()  # the pipe closes a moment before the process ends (as when the system kills it)
+    time.sleep(0.3)
+    os._exit(3)
+
+
+@pytest.mark.parametrize("target", [_dying_worker, _slowly_dying_worker])
+def test_a_worker_that_dies_is_reported_and_reaped(qtbot, shown_errors, target):
+    runner = KnapsackRunner(target=target)
     failures = []
     runner.failed.connect(lambda job_id, report: failures.append(report))
     runner.submit(SolveJob((KnapsackInstance("tiny", KP1([1], [1], 1)),)))
