@@ -120,9 +120,10 @@ class DatasetReader:
     def read(self, bands, rows_cols, out_shape, average=False):
         """(k, *out_shape) float32 of window ``rows_cols`` = (r0, r1, c0, c1), NaN where masked.
 
-        ``average``: reduce by the mean of the pixels under each output cell (else nearest).
+        ``average``: reduce by the mean of the valid pixels under each output cell, NaN where none is (else
+        nearest).
         """
-        from rasterio.enums import MaskFlags, Resampling
+        from rasterio.enums import Resampling
         from rasterio.windows import Window
 
         if self._ds.closed:
@@ -134,8 +135,7 @@ class DatasetReader:
             try:
                 data = self._read_values(bands, window, shape,
                                          Resampling.average if average else Resampling.nearest)
-                needs_mask = [MaskFlags.all_valid not in self._ds.mask_flag_enums[b - 1] for b in bands]
-                masks = self._ds.read_masks(bands, window=window, out_shape=shape) if any(needs_mask) else None
+                masks = self._masks(bands, window, shape, average)
             except Exception as err:  # GDAL read errors come as several classes
                 raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): {_reason(err)}"
                                   f"{quoted(said)}{quoted(self._opening_messages, 'GDAL on opening', said)}") from err
@@ -145,6 +145,24 @@ class DatasetReader:
             data[~np.isfinite(data)] = np.nan
         return data
 
+    def _masks(self, bands, window, shape, average):
+        """(k, *shape) uint8 masks of ``bands`` (0: no data), None where every pixel is valid.
+
+        Reduced (``average``) as GDAL reduces the data, which leaves masked pixels out of each mean: valid where
+        the reduced value is not the nodata value (GDAL's nodata mask of the reduced band), or for a mask or
+        alpha band where any pixel of the cell is.  Such a band's 0 / 255 reduce by RMS, 255 sqrt(valid
+        fraction), which rounds to 0 only below one valid pixel in 260,100 (a factor over 510); their mean
+        would round to 0 for one valid pixel in a cell of 23 x 23.  (Nearest took a cell's mask from one pixel.)
+        """
+        from rasterio.enums import MaskFlags, Resampling
+
+        flags = [self._ds.mask_flag_enums[b - 1] for b in bands]
+        if all(MaskFlags.all_valid in f for f in flags):
+            return None
+        resampling = Resampling.nearest
+        if average:
+            resampling = Resampling.average if all(MaskFlags.nodata in f for f in flags) else Resampling.rms
+        return self._ds.read_masks(bands, window=window, out_shape=shape, resampling=resampling)
 
     def _read_values(self, bands, window, shape, resampling):
         """float32 values; float data of huge magnitude is read as float64 and scaled first (checks.float64_scale)."""

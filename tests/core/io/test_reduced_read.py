@@ -125,14 +125,14 @@ def cell_means(data, box, factor):
 
 
 def odd_raster(seed, height, width, as_file, tmp_dir):
-    """``(raster, data)``: a random 2-band raster of that size as a GeoTIFF, or as an array with a hole of no
-    data (a file's mask is reduced by nearest neighbour, not by counting the valid pixels of a cell)."""
+    """``(raster, data)``: a random 2-band raster of that size with a hole of no data (NaN in ``data``), as a
+    GeoTIFF (nodata 0) or as an array."""
     rng = np.random.default_rng(seed)
     data = rng.integers(1, 250, (height, width, 2)).astype(np.float64)
-    if as_file:
-        path = write_tif(tmp_dir / f"odd_{seed}_{height}_{width}.tif", np.moveaxis(data, -1, 0).astype(np.uint8))
-        return open_raster(path), data
     data[height // 3: height // 2, width // 4: width // 2 + 1] = np.nan
+    if as_file:
+        values = np.moveaxis(np.nan_to_num(data, nan=0.0), -1, 0).astype(np.uint8)
+        return open_raster(write_tif(tmp_dir / f"odd_{seed}_{height}_{width}.tif", values, nodata=0)), data
     return open_raster(data.astype(np.float32)), data
 
 
