@@ -22,6 +22,8 @@ __all__ = ["REDUCED_READ_CACHE_BYTES", "ArrayReader", "DatasetReader", "RasterEr
 #: GDAL's block cache during reduced reads: without overviews every block of the window passes through it,
 #: and at GDAL's default (5 % of the machine's memory) a 20000 x 20000 read held 870 MiB.
 REDUCED_READ_CACHE_BYTES = 64 * 2**20
+#: Pixel types whose every value float32 holds exactly.
+_FLOAT32_EXACT = {np.dtype(name) for name in ("uint8", "int8", "uint16", "int16", "float16", "float32")}
 
 
 class DatasetReader:
@@ -52,7 +54,7 @@ class DatasetReader:
         self.dtype = np.dtype(ds.dtypes[0]) if ds.count else None
         self.crs, self.transform = ds.crs, ds.transform
         self.nodata = ds.nodata
-        self.value_scale = 1.0
+        self.value_scale, self._nodata_exact = 1.0, False
         try:
             self._check_usable()
             if self.dtype.kind == "f":
@@ -60,6 +62,9 @@ class DatasetReader:
         except Exception:
             self.close()
             raise
+        #: Whether float32 reads keep the nodata value apart from every other value of the file's type
+        self._nodata_exact = (self.value_scale == 1.0 and self.dtype in _FLOAT32_EXACT and self.nodata is not None
+                              and bool(np.isfinite(self.nodata)) and float(np.float32(self.nodata)) == self.nodata)
 
     def _check_usable(self):
         if self.width < 1 or self.height < 1 or self.band_count < 1:
@@ -135,34 +140,40 @@ class DatasetReader:
             try:
                 data = self._read_values(bands, window, shape,
                                          Resampling.average if average else Resampling.nearest)
-                masks = self._masks(bands, window, shape, average)
+                no_data = self._no_data(bands, window, shape, average, data)
             except Exception as err:  # GDAL read errors come as several classes
                 raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): {_reason(err)}"
                                   f"{quoted(said)}{quoted(self._opening_messages, 'GDAL on opening', said)}") from err
-        if masks is not None:
-            data[masks == 0] = np.nan
+        if no_data is not None:
+            data[no_data] = np.nan
         if self.dtype.kind == "f":
             data[~np.isfinite(data)] = np.nan
         return data
 
-    def _masks(self, bands, window, shape, average):
-        """(k, *shape) uint8 masks of ``bands`` (0: no data), None where every pixel is valid.
+    def _no_data(self, bands, window, shape, average, data):
+        """Where ``data`` (``bands`` read from ``window`` into ``shape``) has no data: bool, None where all is valid.
 
-        Reduced (``average``) as GDAL reduces the data, which leaves masked pixels out of each mean: valid where
-        the reduced value is not the nodata value (GDAL's nodata mask of the reduced band), or for a mask or
-        alpha band where any pixel of the cell is.  Such a band's 0 / 255 reduce by RMS, 255 sqrt(valid
-        fraction), which rounds to 0 only below one valid pixel in 260,100 (a factor over 510); their mean
-        would round to 0 for one valid pixel in a cell of 23 x 23.  (Nearest took a cell's mask from one pixel.)
+        A reduced (``average``) cell has data where any of its pixels has: GDAL leaves masked pixels out of its
+        means, and the masks are reduced to match.  A nodata mask is GDAL's: the reduced band compared with
+        nodata (for types float32 holds exactly, ``data`` itself, not read and averaged again).  A mask or alpha
+        band reduces by RMS, 255 sqrt(valid fraction), which rounds to 0 only below one valid pixel in 260,100
+        (a factor over 510); by its mean one valid pixel of a 23 x 23 cell would round to 0.  (Nearest took a
+        cell's mask from one of its pixels.)
         """
         from rasterio.enums import MaskFlags, Resampling
 
         flags = [self._ds.mask_flag_enums[b - 1] for b in bands]
         if all(MaskFlags.all_valid in f for f in flags):
             return None
-        resampling = Resampling.nearest
-        if average:
-            resampling = Resampling.average if all(MaskFlags.nodata in f for f in flags) else Resampling.rms
-        return self._ds.read_masks(bands, window=window, out_shape=shape, resampling=resampling)
+        by_nodata = all(MaskFlags.nodata in f for f in flags)
+        if average and by_nodata and self._nodata_exact:
+            return data == np.float32(self.nodata)
+        resampling = Resampling.rms if average and not by_nodata else \
+            Resampling.average if average else Resampling.nearest
+        if all(MaskFlags.per_dataset in f for f in flags):  # one mask for every band (internal mask, alpha): once
+            mask = self._ds.read_masks(bands[0], window=window, out_shape=shape[1:], resampling=resampling)
+            return np.broadcast_to(mask == 0, shape)
+        return self._ds.read_masks(bands, window=window, out_shape=shape, resampling=resampling) == 0
 
     def _read_values(self, bands, window, shape, resampling):
         """float32 values; float data of huge magnitude is read as float64 and scaled first (checks.float64_scale)."""
