@@ -144,11 +144,37 @@ class DatasetReader:
             except Exception as err:  # GDAL read errors come as several classes
                 raise RasterError(f"cannot read {self.path} (corrupt or truncated file?): {_reason(err)}"
                                   f"{quoted(said)}{quoted(self._opening_messages, 'GDAL on opening', said)}") from err
-        if no_data is not None:
-            data[no_data] = np.nan
+            if no_data is not None:
+                data[no_data] = np.nan
+            if average and self.dtype.kind == "f":
+                self._mean_finite_pixels(bands, rows_cols, data, no_data)
         if self.dtype.kind == "f":
             data[~np.isfinite(data)] = np.nan
         return data
+
+    def _mean_finite_pixels(self, bands, rows_cols, data, no_data):
+        """Replace, in ``data`` (an averaged read of ``rows_cols``), GDAL's NaN or infinite means of cells with
+        valid pixels by the mean of their finite valid pixels, read at full resolution by runs of such columns.
+
+        A float file's non-finite pixels are no data, but GDAL leaves out only masked pixels (not NaN, unless
+        nodata is NaN): one NaN made its cell NaN.  The cells of one read are equal (core.io.cells).
+        """
+        mixed = ~np.isfinite(data) if no_data is None else ~np.isfinite(data) & ~no_data
+        if not mixed.any():
+            return
+        (r0, r1, c0, c1), (k, rows, cols) = rows_cols, data.shape
+        cell_h, cell_w = (r1 - r0) // rows, (c1 - c0) // cols
+        edges = np.flatnonzero(np.diff(np.concatenate([[False], mixed.any(axis=(0, 1)), [False]])))
+        for j0, j1 in zip(edges[::2], edges[1::2]):
+            i = np.flatnonzero(mixed[:, :, j0:j1].any(axis=(0, 2)))
+            i0, i1 = i[0], i[-1] + 1
+            pixels = self.read(bands, (r0 + i0 * cell_h, r0 + i1 * cell_h, c0 + j0 * cell_w, c0 + j1 * cell_w),
+                               ((i1 - i0) * cell_h, (j1 - j0) * cell_w))
+            where = mixed[:, i0:i1, j0:j1]
+            cells = pixels.reshape(k, i1 - i0, cell_h, j1 - j0, cell_w).transpose(0, 1, 3, 2, 4)[where]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # (a cell of no finite pixel: NaN)
+                data[:, i0:i1, j0:j1][where] = np.nanmean(cells, axis=(1, 2), dtype=np.float64)
 
     def _no_data(self, bands, window, shape, average, data):
         """Where ``data`` (``bands`` read from ``window`` into ``shape``) has no data: bool, None where all is valid.

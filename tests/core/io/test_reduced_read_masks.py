@@ -10,6 +10,7 @@ import pytest
 
 rasterio = pytest.importorskip("rasterio")
 
+from core.io import raster as raster_module  # noqa: E402
 from core.io.raster import open_raster  # noqa: E402
 from tests.core.io.test_raster import write_tif  # noqa: E402
 from tests.core.io.test_reduced_read import cell_means  # noqa: E402
@@ -17,7 +18,7 @@ from tests.core.io.test_reduced_read import cell_means  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::rasterio.errors.NotGeoreferencedWarning")
 
 KINDS = ["nodata 0 uint8", "nodata -9999 int16", "nodata -9999 float32", "nodata -9999 float64", "nodata nan float32",
-         "internal mask", "alpha band"]
+         "internal mask", "alpha band", "NaN pixels float32", "NaN pixels and nodata -9999 float32"]
 #: What a masked pixel holds in the mask and alpha kinds: it would pull every cell it was averaged into up.
 UNDER_MASK = 255
 
@@ -34,6 +35,10 @@ def valid_pixels(height, width, seed=0):
 
 def masked_file(path, kind, values, valid):
     """A GeoTIFF of ``values`` (k, H, W) where ``valid``, the rest no data as ``kind`` marks it."""
+    if kind.startswith("NaN pixels"):  # no data that GDAL does not mask: NaN says it (half of it, or all)
+        nodata = -9999.0 if kind.endswith("-9999 float32") else None
+        fill = np.where(np.indices(valid.shape).sum(axis=0) % 2, np.nan, -9999.0 if nodata else np.nan)
+        return write_tif(path, np.where(valid, values, fill).astype(np.float32), nodata=nodata)
     if kind.startswith("nodata"):
         _, nodata, dtype = kind.split()
         return write_tif(path, np.where(valid, values, float(nodata)).astype(dtype), nodata=float(nodata))
@@ -84,6 +89,14 @@ def test_each_cell_is_the_mean_of_its_valid_pixels(case, box, factor):
     assert_cell_means(raster.read_reduced(*box, factor), data, box, factor, kind)
 
 
+@pytest.mark.parametrize("factor", [3, 4])
+def test_strips_give_what_one_read_gave(case, monkeypatch, factor):
+    raster = case[1]
+    whole = raster.read_reduced(-5, -3, 63, 45, factor)
+    monkeypatch.setattr(raster_module, "REDUCED_STRIP_PIXELS", 1)  # a strip of one row of cells each
+    np.testing.assert_array_equal(raster.read_reduced(-5, -3, 63, 45, factor), whole)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("factor", [16, 32])
 def test_one_valid_pixel_keeps_a_large_cell(tmp_path, kind, factor):
@@ -100,7 +113,7 @@ def test_one_valid_pixel_keeps_a_large_cell(tmp_path, kind, factor):
     assert np.isnan(reduced[0, 1]).all() and np.isfinite(reduced[[0, 1, 1], [0, 0, 1]]).all()
 
 
-@pytest.mark.parametrize("kind", ["nodata 0 uint8", "internal mask", "alpha band"])
+@pytest.mark.parametrize("kind", ["nodata 0 uint8", "internal mask", "alpha band", "NaN pixels float32"])
 def test_overviews_leave_out_no_data_too(tmp_path, kind):
     """Where the file's overviews serve, a cell is GDAL's overview average: within its valid pixels' range, never
     pulled towards a no-data value, and NaN only where none of its pixels is valid."""
