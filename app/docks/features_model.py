@@ -2,9 +2,13 @@
 
 With tens of thousands of (imported) features, building every row's cells
 on each edit cost seconds; this model answers ``data()`` for the rows in view
-only (lengths cached per feature) and follows the usual edits with row
-insertions and removals instead of a reset: a finished feature is one
-appended row, its undo one removed row, a rename one changed row.
+only (lengths cached per feature) and follows each edit by what it changed
+(the tool's ``features_edit``, :func:`app.model.feature_rows.row_edit`):
+rows removed and inserted where the edit took features out and put them in,
+a row changed where a feature was replaced by one with the same id (a
+rename).  Comparing the feature tuples, or resetting the model after a
+delete, walked every feature (tens of ms at 100,000) and lost the view's
+selection and scroll; a reset is left for a restore (a session, a project).
 """
 
 from __future__ import annotations
@@ -14,7 +18,12 @@ from PySide6.QtGui import QBrush, QColor
 
 from app.model.attributes import value_text
 from app.model.estimates import LOW_CONFIDENCE, is_low
+from app.model.feature_lookup import place_by_walk
+from app.model.feature_rows import RowEdit, row_edit
 from app.model.measure import feature_lengths
+from app.model.pieces import ToolState
+from app.model.state_change import StateChange
+from app.model.tool_requests import FeatureEdit
 
 __all__ = ["FeaturesModel", "ID_ROLE", "SORT_ROLE", "CONFIDENCE_TIP"]
 
@@ -27,6 +36,8 @@ CONFIDENCE_TIP = (f"The lowest confidence of the feature's pieces, in [0, 1] (bl
                   f"pieces below {LOW_CONFIDENCE:g} are drawn dashed.")
 _PIXEL_LENGTH_TIP = "Length in pixels (no georeference)"
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+#: An edit of more runs of rows than this resets the model (one layout of the view instead of many row moves).
+_MAX_RUNS = 64
 
 
 class FeaturesModel(QAbstractTableModel):
@@ -44,7 +55,6 @@ class FeaturesModel(QAbstractTableModel):
         self.fields = tool.fields
         self.raster = None
         self._features = tool.features
-        self._rows: dict[int, int] | None = None  # feature id -> row, built when asked
         self._lengths: dict[int, tuple] = {}  # feature id -> (vertices, Length)
         self._pending = self._pending_ids(self._features)
 
@@ -58,35 +68,56 @@ class FeaturesModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(0, 1), self.index(len(self._features) - 1, 1))
 
     def sync(self) -> None:
-        """Catch up with the tool: appended or dropped rows, changed rows, else a reset."""
-        new, old = self.tool.features, self._features
-        if new is not old:
-            self._rows = None
-            if len(new) > len(old) and new[:len(old)] == old:
-                self.beginInsertRows(QModelIndex(), len(old), len(new) - 1)
-                self._features = new
-                self.endInsertRows()
-                self._pending |= self._pending_ids(new[len(old):])
-            elif len(new) < len(old) and old[:len(new)] == new:
-                self.beginRemoveRows(QModelIndex(), len(new), len(old) - 1)
-                self._features = new
-                self.endRemoveRows()
-                self._pending -= {f.id for f in old[len(new):]}
-            elif len(new) == len(old) and [f.id for f in new] == [f.id for f in old]:
-                self._features = new
-                for row in [r for r, (a, b) in enumerate(zip(old, new)) if a is not b]:
-                    self._row_changed(row)
+        """Catch up with the tool: the rows its last edit removed, inserted or changed (a reset after a restore)."""
+        new = self.tool.features
+        if new is not self._features:
+            rows = self._row_edit(self._features, new)
+            if rows is None or len(rows.removed) + len(rows.inserted) > _MAX_RUNS:
+                self._reset(new)
             else:
-                self.beginResetModel()
-                self._features = new
-                self.endResetModel()
-                self._pending = self._pending_ids(new)
+                self._follow(rows, new)
         for feature_id in list(self._pending):  # late results of finished features
             row = self.row_of(feature_id)
             if row is None or not self._pending_ids([self._features[row]]):
                 self._pending.discard(feature_id)
             if row is not None:
                 self._row_changed(row)
+
+    def _row_edit(self, old: tuple, new: tuple) -> RowEdit | None:
+        """The rows from ``old`` to ``new``: by the tool's last edit where it started from ``old``, else by the
+        difference of the two; None after a restore (the whole tuple replaced)."""
+        edit = self.tool.features_edit
+        if edit is None:
+            return None
+        if edit.old is not old:  # (the dock follows every change: not seen so far)
+            edit = FeatureEdit.of(StateChange.between(ToolState(old), ToolState(new)), old)
+        return row_edit(edit)
+
+    def _follow(self, rows: RowEdit, new: tuple) -> None:
+        """Remove, insert and change rows as ``rows`` says, from the features shown to ``new``; in between, the rows
+        are those of the features at each step (the sort proxy reads the rows inserted)."""
+        features = self._features
+        for first, last in rows.removed:
+            self._pending.difference_update(f.id for f in features[first:last + 1])
+            self.beginRemoveRows(QModelIndex(), first, last)
+            self._features = features = features[:first] + features[last + 1:]
+            self.endRemoveRows()
+        for first, last in rows.inserted:
+            self.beginInsertRows(QModelIndex(), first, last)
+            self._features = features = features[:first] + new[first:last + 1] + features[first:]
+            self.endInsertRows()
+            self._pending |= self._pending_ids(new[first:last + 1])
+        self._features = new
+        for row in rows.changed:
+            self._pending.discard(new[row].id)
+            self._pending |= self._pending_ids([new[row]])
+            self._row_changed(row)
+
+    def _reset(self, features: tuple) -> None:
+        self.beginResetModel()
+        self._features = features
+        self.endResetModel()
+        self._pending = self._pending_ids(features)
 
     def _pending_ids(self, features) -> set[int]:
         """Ids of the features with pieces still being computed."""
@@ -108,9 +139,12 @@ class FeaturesModel(QAbstractTableModel):
 
     def row_of(self, feature_id) -> int | None:
         """The row of a feature, or None."""
-        if self._rows is None:
-            self._rows = {f.id: row for row, f in enumerate(self._features)}
-        return self._rows.get(feature_id)
+        try:
+            if self._features is self.tool.features:
+                return self.tool.feature_place(feature_id)  # (the tool's lookup: no walk)
+            return place_by_walk(self._features, feature_id)
+        except KeyError:
+            return None
 
     def feature_at(self, row: int):
         """The feature shown in ``row``."""

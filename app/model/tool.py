@@ -126,6 +126,10 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         """The finished feature with this id (KeyError when there is none)."""
         return editing.find_feature(self.state, feature_id, self._lookup)
 
+    def feature_place(self, feature_id: int) -> int:
+        """The index of finished feature ``feature_id`` in :attr:`features` (KeyError when there is none)."""
+        return editing.feature_place(self.state, feature_id, self._lookup)
+
     def piece_start(self, feature: Feature, index: int) -> tuple[float, float]:
         """Where piece ``index`` of ``feature`` starts (see :func:`app.model.pieces.piece_start`)."""
         return piece_start(feature, index, self.outcomes)
