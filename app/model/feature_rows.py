@@ -62,13 +62,14 @@ def row_edit(edit) -> RowEdit:
 
 def _replaced_in_place(edit) -> dict[int, int]:
     """``{place before: place after}`` of the features put in where one with the same id was taken out, between the
-    same kept features (the features kept before each is the same count)."""
+    same kept features (as many kept before each) and in the same order as the others so paired."""
     kept_before = {feature.id: (place, place - k) for k, (place, feature) in enumerate(zip(edit.taken_at, edit.taken))}
-    pairs = {}
+    pairs, last_before = {}, -1
     for k, (place, feature) in enumerate(zip(edit.put_at, edit.put)):
         before = kept_before.get(feature.id)
-        if before is not None and before[1] == place - k:
+        if before is not None and before[1] == place - k and before[0] > last_before:
             pairs[before[0]] = place
+            last_before = before[0]
     return pairs
 
 

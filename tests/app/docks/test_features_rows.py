@@ -78,12 +78,18 @@ def act(tool, action: str, a: int, b: int) -> None:
         _act(tool, action, a, b)
 
 
-def check_rows(panel, signalled: SignalledRows, sorted_by_name: bool) -> None:
-    tool, model = panel.tool, panel.model
+def check_model(model, signalled: SignalledRows) -> None:
+    """The model's rows are the tool's features, and its signals said so (every cell as a fresh model's)."""
+    tool = model.tool
     fresh = FeaturesModel(tool, lambda *_args: None)
     assert model.rowCount() == len(tool.features) and not signalled.errors
     assert all(model.feature_at(row) is feature for row, feature in enumerate(tool.features))
     assert signalled.rows == [texts(fresh, row) for row in range(fresh.rowCount())]
+
+
+def check_rows(panel, signalled: SignalledRows, sorted_by_name: bool) -> None:
+    tool = panel.tool
+    check_model(panel.model, signalled)
     shown = [panel.proxy.index(row, 0).data(ID_ROLE) for row in range(panel.proxy.rowCount())]
     if sorted_by_name:
         assert sorted(shown) == sorted(f.id for f in tool.features)
@@ -121,6 +127,27 @@ def test_the_rows_that_followed_the_edits_equal_a_table_built_afresh(qapp, actio
         tool.mark_saved()
         panel.close()
         panel.deleteLater()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TABLE_ACTIONS + ["sync"] * 8), st.integers(0, 50), st.integers(0, 50)),
+                max_size=50))
+# two deletes apart and a split elsewhere seen at once: runs of rows apart, from the difference of the tuples
+@example([("import", 0, 2), ("import", 3, 2), ("sync", 0, 0), ("delete", 1, 0), ("delete", 3, 0), ("split", 4, 0),
+          ("rename", 0, 4), ("sync", 0, 0), ("undo", 0, 0), ("undo", 0, 0), ("undo", 0, 0)])
+def test_a_model_synced_now_and_then_equals_one_built_afresh(qapp, actions):
+    """Several edits between two syncs (the tool's last edit does not start from the rows shown): the rows follow the
+    difference of the two tuples of features."""
+    tool = ExtractionTool(settings="S1")
+    tool.set_fields((FieldDef("kind"),))
+    model = FeaturesModel(tool, lambda *_args: None)
+    signalled = SignalledRows(model)
+    for action, a, b in actions + [("sync", 0, 0)]:
+        if action == "sync":
+            model.sync()
+            check_model(model, signalled)
+        else:
+            act(tool, action, a, b)
 
 
 def test_a_restore_of_other_features_resets_the_rows_once(qtbot):
