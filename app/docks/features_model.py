@@ -97,14 +97,16 @@ class FeaturesModel(QAbstractTableModel):
         """Remove, insert and change rows as ``rows`` says, from the features shown to ``new``; in between, the rows
         are those of the features at each step (the sort proxy reads the rows inserted)."""
         features = self._features
-        for first, last in rows.removed:
+        last_step = len(rows.removed) + len(rows.inserted) - 1  # ``new`` then, but for the rows changed after
+        for step, (first, last) in enumerate(rows.removed):
             self._pending.difference_update(f.id for f in features[first:last + 1])
             self.beginRemoveRows(QModelIndex(), first, last)
-            self._features = features = features[:first] + features[last + 1:]
+            self._features = features = new if step == last_step else features[:first] + features[last + 1:]
             self.endRemoveRows()
-        for first, last in rows.inserted:
+        for step, (first, last) in enumerate(rows.inserted, len(rows.removed)):
             self.beginInsertRows(QModelIndex(), first, last)
-            self._features = features = features[:first] + new[first:last + 1] + features[first:]
+            self._features = features = (new if step == last_step else
+                                         features[:first] + new[first:last + 1] + features[first:])
             self.endInsertRows()
             self._pending |= self._pending_ids(new[first:last + 1])
         self._features = new
