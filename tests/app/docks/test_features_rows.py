@@ -183,8 +183,8 @@ def test_an_edit_elsewhere_keeps_the_selected_row_selected_and_the_view_where_it
     table.scrollToTop()  # the user looks elsewhere meanwhile
     qtbot.wait(10)
     scroll = table.verticalScrollBar().value()
-    notified = []
-    table.selectionModel().selectionChanged.connect(lambda *args: notified.append(args))
+    seen = []  # the selection whenever the table says it changed (Qt 6 says so when rows move under it)
+    table.selectionModel().selectionChanged.connect(lambda *_args: seen.append(panel.selected_id()))
     for edit in (lambda: tool.delete(tool.features[150].id), tool.undo, tool.redo,
                  lambda: tool.rename(tool.features[120].id, "road 0"), tool.undo):
         edit()
@@ -193,4 +193,4 @@ def test_an_edit_elsewhere_keeps_the_selected_row_selected_and_the_view_where_it
         rows = table.selectionModel().selectedRows()
         assert [index.data(ID_ROLE) for index in rows] == [selected]
         assert table.verticalScrollBar().value() == scroll  # not thrown back to the selection (as a reset did)
-    assert notified == []  # the selection never went away meanwhile
+    assert set(seen) <= {selected}  # the selection never went away meanwhile
