@@ -58,8 +58,11 @@ def test_finish_undo_and_rename_change_one_row_each_never_the_whole_table(qtbot)
     tool.undo()
     assert counts["removed"] == 1 and panel.model.rowCount() == 200 and cell(panel, 5, 0) != "Ditch"
     assert counts["reset"] == 0
-    tool.delete(tool.features[3].id)  # from the middle: a reset, rows still right
+    tool.delete(tool.features[3].id)  # from the middle: one row removed there
+    assert counts["removed"] == 2 and counts["reset"] == 0
     assert [cell(panel, r, 0) for r in range(panel.model.rowCount())] == [f.name for f in tool.features]
+    tool.undo()
+    assert counts["inserted"] == 2 and counts["reset"] == 0 and cell(panel, 3, 0) == tool.features[3].name
 
 
 def test_rows_follow_finishing_a_feature_and_its_late_result(qtbot):
