@@ -124,7 +124,6 @@ def test_the_rows_that_followed_the_edits_equal_a_table_built_afresh(qapp, actio
             qapp.processEvents()
             check_rows(panel, signalled, sorted_by_name)
     finally:
-        tool.mark_saved()
         panel.close()
         panel.deleteLater()
 
