@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from app.model import editing, line_edits
 from app.model.attributes import FieldDef
-from app.model.feature_lookup import FeatureLookup, line_number
+from app.model.feature_lookup import FeatureLookup
 from app.model.pieces import Feature, ToolState
 from app.model.state_change import StateChange, spliced
 from app.model.tool import ExtractionTool
@@ -209,9 +209,13 @@ def test_a_splice_from_other_features_is_not_trusted():
 @pytest.mark.parametrize("name, number", [("Line 5", 5), ("Line 0", None), ("Line 120", 120), ("Line 05", None),
                                           ("Line \uff15", None), ("Line 5 ", None), ("Line +5", None),
                                           ("line 5", None), ("Line ", None), ("Line 1_0", None), (5, None),
-                                          ("Line " + "9" * 40, None)])
-def test_the_number_of_a_line_name(name, number):
-    assert line_number(name) == number
+                                          (["Line 5"], None), ("Line " + "9" * 40, None)])
+def test_the_line_number_a_name_takes(name, number):
+    """Only a name exactly as f"Line {n}" writes it takes n from the names of new lines, as it did with every
+    name compared (before the lookup, and as the walk does); names that are no strings take none."""
+    lookup = FeatureLookup((Feature(1, name, (0.0, 0.0)), Feature(2, "other", (0.0, 0.0))))
+    taken = [n for n in (1, 5, 120, 10, 9 * 10**39) if lookup.line_number_taken(n)]  # (new lines: n >= 1)
+    assert taken == ([] if number is None else [number])
 
 
 def test_ids_that_are_no_int64_are_found_by_walking_the_features():
