@@ -116,12 +116,14 @@ class FeatureLookup:
         self._count_names(edit.put, 1)
 
     def _ids_after(self, edit) -> np.ndarray | None:
-        put_ids = [f.id for f in edit.put]
-        if self._ids is None or not all(map(_is_int64, put_ids)):
+        if self._ids is None:
+            return None
+        put_ids = _id_array(list(map(operator.attrgetter("id"), edit.put)))  # (checked in C: an import of 50,000
+        if put_ids is None:  # lines spent 48 ms of the GUI thread on a Python check per id)
             return None  # (found by a walk until the next restore)
         ids = np.delete(self._ids, edit.taken_at) if edit.taken_at else self._ids
-        if put_ids:  # each put in before the features kept that follow it: at its place less those put before it
-            ids = np.insert(ids, np.subtract(edit.put_at, np.arange(len(put_ids))), put_ids)
+        if len(put_ids):  # each put in before the features kept that follow it: at its place less those put before
+            ids = np.insert(ids, np.subtract(edit.put_at, np.arange(len(put_ids))), put_ids)  # it
         return ids
 
     def _count_names(self, features, step: int) -> None:
