@@ -1,12 +1,13 @@
 """The Features dock following the usual edits with many features (offscreen Qt, no BENCHMARKS.md section).
 
-    python -m tests.benchmarks.bench_features_dock [--counts 10000 100000] [--repeat 9]
+    python -m tests.benchmarks.bench_features_dock [--counts 10000 100000] [--repeat 9] [--check] [--only field]
 
-A tool with ``n`` short imported lines and the Features dock
-(:class:`app.docks.features.FeaturesPanel`) shown over it, a row near the
-top selected; in the drawing order and sorted by name.  Each edit is a tool
-call: finishing a new line, deleting one in the middle, undoing that, redoing
-it, renaming one in the middle.  Per edit (median of ``repeat``):
+A tool with ``n`` short imported lines (one attribute field) and the Features
+dock (:class:`app.docks.features.FeaturesPanel`) shown over it, a row near
+the top selected; in the drawing order and sorted by name.  Each edit is a
+tool call: finishing a new line, deleting one in the middle, undoing that,
+redoing it, renaming one in the middle; adding a field, renaming it and
+removing it (``set_fields``).  Per edit (median of ``repeat``):
 
 - dock: from the tool's ``changed`` event reaching the dock to the dock's
   model, sort proxy and selection in step with the tool (the callbacks are
@@ -33,7 +34,9 @@ import numpy as np  # noqa: E402
 from tests.benchmarks.report import machine_description, markdown_table  # noqa: E402
 
 EDITS = ("finish a new line", "delete one in the middle", "undo the delete", "redo the delete",
-         "rename one in the middle")
+         "rename one in the middle", "add a field", "rename the field", "remove the field")
+#: The tool's events the dock follows (timed from the first callback to the last).
+EVENTS = ("changed", "selection_changed", "outcomes_changed", "fields_changed")
 
 
 def short_lines(n: int, extent: float = 1500.0, seed: int = 0) -> list[tuple]:
@@ -47,13 +50,13 @@ class DockClock:
 
     def __init__(self, tool):
         self.tool, self.spent_s, self._start = tool, 0.0, None
-        for event in (tool.changed, tool.selection_changed, tool.outcomes_changed):
-            event.connect(self._before)
+        for event in EVENTS:
+            getattr(tool, event).connect(self._before)
 
     def after_dock(self) -> None:
         """Connect the closing stamps (call once the dock is built: its callbacks lie between)."""
-        for event in (self.tool.changed, self.tool.selection_changed, self.tool.outcomes_changed):
-            event.connect(self._after)
+        for event in EVENTS:
+            getattr(self.tool, event).connect(self._after)
 
     def _before(self, *_args) -> None:
         self._start = time.perf_counter()
@@ -66,9 +69,11 @@ def build(app, n: int, sorted_by_name: bool):
     from PySide6.QtCore import Qt
 
     from app.docks.features import FeaturesPanel
+    from app.model.attributes import FieldDef
     from app.model.tool import ExtractionTool
 
     tool = ExtractionTool(settings=None)
+    tool.set_fields((FieldDef("kind"),))
     clock = DockClock(tool)
     panel = FeaturesPanel(tool)
     clock.after_dock()
@@ -106,17 +111,27 @@ def edits(tool, k: int) -> list[tuple]:
     def middle(offset: int = 0) -> int:
         return tool.features[len(tool.features) // 2 + offset].id
 
+    def fields(*names: str) -> tuple:
+        from app.model.attributes import FieldDef
+
+        return tuple(FieldDef(name) for name in names)
+
     return [(EDITS[0], draw, tool.finish), (EDITS[1], None, lambda: tool.delete(middle())),
             (EDITS[2], None, tool.undo), (EDITS[3], None, tool.redo),
-            (EDITS[4], None, lambda: tool.rename(middle(1), f"renamed {k}"))]
+            (EDITS[4], None, lambda: tool.rename(middle(1), f"renamed {k}")),
+            (EDITS[5], None, lambda: tool.set_fields(fields("kind", "lanes"))),
+            (EDITS[6], None, lambda: tool.set_fields(fields("kind", "width"))),
+            (EDITS[7], None, lambda: tool.set_fields(fields("kind")))]
 
 
-def timings(app, n: int, repeat: int, sorted_by_name: bool, check: bool) -> list[list]:
+def timings(app, n: int, repeat: int, sorted_by_name: bool, check: bool, only: str = "") -> list[list]:
     tool, panel, clock = build(app, n, sorted_by_name)
     selected = tool.selected_id
-    times = {label: ([], [], []) for label in EDITS}
+    times = {label: ([], [], []) for label in EDITS if only in label}
     for k in range(repeat):
         for label, prepare, call in edits(tool, k):
+            if label not in times:
+                continue
             if prepare is not None:
                 prepare()
                 settle(app)
@@ -143,6 +158,7 @@ def main(argv=None) -> int:
     parser.add_argument("--counts", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--check", action="store_true", help="check the rows and the selection after each edit")
+    parser.add_argument("--only", default="", help="only the edits whose label holds this text (field: the fields')")
     args = parser.parse_args(argv)
     from PySide6.QtWidgets import QApplication
 
@@ -150,7 +166,7 @@ def main(argv=None) -> int:
     rows = []
     for n in args.counts:
         for sorted_by_name in (False, True):
-            rows.append(timings(app, n, args.repeat, sorted_by_name, args.check))
+            rows.append(timings(app, n, args.repeat, sorted_by_name, args.check, args.only))
             print("\n".join(" | ".join(r) for r in rows[-1]), file=sys.stderr, flush=True)
     print(machine_description())
     print(markdown_table(["features", "order", "edit", "dock median (ms)", "edit median (ms)", "view median (ms)",
