@@ -86,7 +86,8 @@ class SortProxy(QAbstractProxyModel):
     ``sort(-1)`` shows the model's own order.  The model's ``sort_values(column,
     rows)`` gives the values fast (else they are read with ``data()``).  The
     model may reset, insert, remove and change rows, and change its layout;
-    its columns change by a reset.
+    it may insert, remove and move columns (sorted by a column removed: the
+    model's order again).
     """
 
     def __init__(self, parent=None):
@@ -192,7 +193,13 @@ class SortProxy(QAbstractProxyModel):
                 (model.rowsRemoved, self._source_rows_removed),
                 (model.modelAboutToBeReset, self.beginResetModel), (model.modelReset, self._source_reset),
                 (model.layoutAboutToBeChanged, self._source_layout_about_to_change),
-                (model.layoutChanged, self._source_layout_changed))
+                (model.layoutChanged, self._source_layout_changed),
+                (model.columnsAboutToBeInserted, self._source_columns_about_to_be_inserted),
+                (model.columnsInserted, self._source_columns_inserted),
+                (model.columnsAboutToBeRemoved, self._source_columns_about_to_be_removed),
+                (model.columnsRemoved, self._source_columns_removed),
+                (model.columnsAboutToBeMoved, self._source_columns_about_to_be_moved),
+                (model.columnsMoved, self._source_columns_moved))
 
     def _rebuild(self) -> None:
         """The model's rows afresh, in their sorted order (as after a reset)."""
@@ -274,6 +281,48 @@ class SortProxy(QAbstractProxyModel):
         self.changePersistentIndexList([QModelIndex(proxy) for proxy, _ in saved],
                                        [self.mapFromSource(QModelIndex(source)) for _, source in saved])
         self.layoutChanged.emit()
+
+    # the columns are the model's, passed on as they change; the sort column follows its column (the rows stay)
+    def _source_columns_about_to_be_inserted(self, parent, first: int, last: int) -> None:
+        if not parent.isValid():
+            self.beginInsertColumns(QModelIndex(), first, last)
+
+    def _source_columns_inserted(self, parent, first: int, last: int) -> None:
+        if not parent.isValid():
+            self._column += (last - first + 1) if self._column >= first else 0
+            self.endInsertColumns()
+
+    def _source_columns_about_to_be_removed(self, parent, first: int, last: int) -> None:
+        if not parent.isValid():
+            self.beginRemoveColumns(QModelIndex(), first, last)
+
+    def _source_columns_removed(self, parent, first: int, last: int) -> None:
+        if parent.isValid():
+            return
+        gone = first <= self._column <= last
+        if gone:  # sorted by no column: the model's order (a layout change: the selection stays)
+            self._column, self._order, self._values = -1, Qt.SortOrder.AscendingOrder, None
+        elif self._column > last:
+            self._column -= last - first + 1
+        self.endRemoveColumns()
+        if gone:
+            self._reorder(self._sorted(self._rows))
+
+    def _source_columns_about_to_be_moved(self, parent, start: int, end: int, _parent, destination: int) -> None:
+        if not parent.isValid():
+            self.beginMoveColumns(QModelIndex(), start, end, QModelIndex(), destination)
+
+    def _source_columns_moved(self, parent, start: int, end: int, _parent, destination: int) -> None:
+        if parent.isValid():
+            return
+        count, column = end - start + 1, self._column
+        if start <= column <= end:
+            self._column = column - start + (destination if destination < start else destination - count)
+        elif destination <= column < start:
+            self._column = column + count
+        elif end < column < destination:
+            self._column = column - count
+        self.endMoveColumns()
 
     # ------------------------------------------------------------ Qt's proxy interface
     def mapToSource(self, index):
