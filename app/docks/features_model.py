@@ -176,6 +176,8 @@ class FeaturesModel(QAbstractTableModel):
         return None
 
     def flags(self, index):
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
         flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         editable = index.column() == 0 or (self.field_at(index.column()) is not None and self._set_value is not None)
         return flags | Qt.ItemFlag.ItemIsEditable if editable else flags
