@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -92,7 +92,7 @@ class FeaturesPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
-        tool.fields_changed.connect(self.model.sync_fields)
+        tool.fields_changed.connect(self._follow_fields)
         tool.feature_finished.connect(self._finished)
         tool.changed.connect(self.refresh)
         tool.outcomes_changed.connect(self.refresh)
@@ -110,6 +110,26 @@ class FeaturesPanel(QWidget):
             self.model.sync()
         finally:
             self._syncing = False
+        self._selection_from_tool()
+
+    def _follow_fields(self) -> None:
+        """Follow the tool's fields: columns removed, moved, inserted, changed; the selection and the sort kept."""
+        self._syncing = True  # (a column removed is deselected first: the row selected is not whole meanwhile)
+        scrolls = self.table.hasAutoScroll()
+        self.table.setAutoScroll(False)  # (the current cell's column removed: no scroll to its neighbour)
+        try:
+            self.model.sync_fields()
+        finally:
+            self._syncing = False
+            self.table.setAutoScroll(scrolls)
+        selection = self.table.selectionModel()
+        for row in {index.row() for index in selection.selectedIndexes()}:  # (a column inserted is not selected)
+            selection.select(self.proxy.index(row, 0),
+                             QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+        header, sort = self.table.horizontalHeader(), (self.proxy.sortColumn(), self.proxy.sortOrder())
+        if (header.sortIndicatorSection(), header.sortIndicatorOrder()) != sort:  # (a header follows no column moved)
+            with QSignalBlocker(header):  # (its signal would sort the rows again: they are sorted)
+                header.setSortIndicator(*sort)
         self._selection_from_tool()
 
     @reports_errors("Could not rename the feature")

@@ -9,6 +9,8 @@ a row changed where a feature was replaced by one with the same id (a
 rename).  Comparing the feature tuples, or resetting the model after a
 delete, walked every feature (tens of ms at 100,000) and lost the view's
 selection and scroll; a reset is left for a restore (a session, a project).
+A change of the attribute fields is followed column by column the same way
+(:func:`app.model.field_columns.column_edit`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from app.model.attributes import value_text
 from app.model.estimates import LOW_CONFIDENCE, is_low
 from app.model.feature_lookup import place_by_walk
 from app.model.feature_rows import RowEdit, row_edit
+from app.model.field_columns import column_edit
 from app.model.measure import feature_lengths
 from app.model.pieces import ToolState
 from app.model.state_change import StateChange
@@ -126,11 +129,33 @@ class FeaturesModel(QAbstractTableModel):
         return {f.id for f in features if any(self.tool.is_pending(p) for p in f.pieces)}
 
     def sync_fields(self) -> None:
-        """Follow the tool's attribute fields: one column each after the fixed ones."""
-        if self.fields != self.tool.fields:
-            self.beginResetModel()
-            self.fields = self.tool.fields
-            self.endResetModel()
+        """Follow the tool's attribute fields, one column each after the fixed ones: columns removed, moved, inserted
+        and changed as :func:`app.model.field_columns.column_edit` says (a reset lost the view's selection, its scroll
+        and its sort, and re-sorted every row)."""
+        new = self.tool.fields
+        edit = column_edit(self.fields, new)
+        shown, fixed = list(self.fields), len(HEADERS)
+        for first, last in edit.removed:
+            self.beginRemoveColumns(QModelIndex(), fixed + first, fixed + last)
+            del shown[first:last + 1]
+            self.fields = tuple(shown)
+            self.endRemoveColumns()
+        for at, to in edit.moved:  # (Qt's destination: the column it goes before, counted before the move)
+            self.beginMoveColumns(QModelIndex(), fixed + at, fixed + at, QModelIndex(), fixed + to + (to > at))
+            shown.insert(to, shown.pop(at))
+            self.fields = tuple(shown)
+            self.endMoveColumns()
+        for first, last in edit.inserted:
+            self.beginInsertColumns(QModelIndex(), fixed + first, fixed + last)
+            shown[first:first] = new[first:last + 1]
+            self.fields = tuple(shown)
+            self.endInsertColumns()
+        self.fields = new
+        for column in edit.changed:  # renamed or retyped: its header and its cells
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, fixed + column, fixed + column)
+            if self._features:
+                self.dataChanged.emit(self.index(0, fixed + column),
+                                      self.index(len(self._features) - 1, fixed + column))
 
     def field_at(self, column: int):
         """The attribute field shown in ``column``, or None for a fixed column."""
