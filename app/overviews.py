@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QPushButton
 from app import errors
 from app.errors import report_from_exception
 from app.worker_job import WorkerJob, start_with_progress
-from core.io.overviews import build_overviews, needs_overviews
+from core.io.overviews import build_overviews, needs_overviews, remove_abandoned_staging
 
 __all__ = ["OverviewActions", "NO_OVERVIEWS_TEXT"]
 
@@ -57,9 +57,16 @@ class OverviewActions:
 
     def offer(self, document) -> None:
         """Offer to build overviews when ``document`` (the image just opened) is large and has none (or has
-        damaged ones, which the raster reads without: its notice is said instead)."""
+        damaged ones, which the raster reads without: its notice is said instead).
+
+        The staging folders that killed builds of the image left beside it (gigabytes, hidden) are removed
+        first, whether a build is offered or not (an .ovr may have been made since by other means).
+        """
+        local = document.path is not None and "://" not in document.path
         if self.action is not None:
-            self.action.setEnabled(document.path is not None and "://" not in document.path)
+            self.action.setEnabled(local)
+        if local and not document.path.startswith("/vsi"):
+            remove_abandoned_staging(document.path)
         try:
             needed = needs_overviews(document.raster)
         except Exception:  # only a hint: an image GDAL opened but cannot tell about shows no offer

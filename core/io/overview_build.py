@@ -7,8 +7,10 @@ each level through a pipe and that a cancel terminates.  They write into a hidde
 through a link to it under its own name (GDAL names the external overviews after the path it opened), and the
 finished ``.ovr`` is moved beside the image in one rename: a cancelled, failed or killed build leaves no
 ``IMAGE.ovr`` to be read half written.  The child ends with its parent, even in the middle of a GDAL call on
-Linux (:func:`_end_with_parent`); the folder left by a build killed with its parent is removed by the next
-build of the same image once it is :data:`STALE_STAGING_S` old.
+Linux (:func:`_end_with_parent`).  Each folder names the process that builds there
+(:func:`core.processes.this_process`): the folder of a build killed with its parent (SIGKILL, a power cut),
+which may hold gigabytes of a half written ``.ovr``, is removed by the next build of the image, or by the
+window when it offers one (:func:`remove_abandoned_staging`), as soon as that process is gone.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import glob
+import json
 import multiprocessing
 import os
 import shutil
@@ -29,13 +32,14 @@ from pathlib import Path
 
 from core.cancel import check
 from core.io.checks import RasterError
-from core.processes import STOP_TIMEOUT_S, end_process
+from core.processes import STOP_TIMEOUT_S, end_process, process_runs, this_process
 
-__all__ = ["POLL_S", "STALE_STAGING_S", "STOP_TIMEOUT_S", "run_in_child", "staging"]
+__all__ = ["POLL_S", "STALE_STAGING_S", "STOP_TIMEOUT_S", "remove_abandoned_staging", "run_in_child", "staging"]
 
 #: How often (s) the parent looks at the cancel token while the child builds.
 POLL_S = 0.02
-#: A staging folder this old (s) belongs to no running build.
+#: A staging folder this old (s) belongs to no running build, where whether its process runs cannot be told
+#: (another machine's, one of an older LineSnap, or outside Linux a pid taken again).
 STALE_STAGING_S = 3600.0
 
 
@@ -48,11 +52,13 @@ def staging(path: Path):
     """A hidden folder beside ``path`` holding a link to it under its own name; yields the link.
 
     Yields None where the file system takes neither hard nor symbolic links (FAT, some network shares): the
-    caller then builds beside the image itself.  The folder and everything in it go on leaving.
+    caller then builds beside the image itself.  The folder and everything in it go on leaving; the folder
+    names this process as its owner, for :func:`remove_abandoned_staging` should it be killed first.
     """
-    _remove_stale_staging(path)
+    remove_abandoned_staging(path)
     folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.ovr-", suffix=".tmp", dir=path.parent))
     try:
+        _owner_record(folder, path.name).write_text(json.dumps(this_process()))
         link = folder / path.name
         yield link if _link(path, link) else None
     finally:
@@ -69,12 +75,36 @@ def _link(path: Path, link: Path) -> bool:
     return False
 
 
-def _remove_stale_staging(path: Path) -> None:
-    now = time.time()
-    for folder in path.parent.glob(f".{glob.escape(path.name)}.ovr-*.tmp"):
-        with contextlib.suppress(OSError):
-            if folder.is_dir() and now - folder.stat().st_mtime > STALE_STAGING_S:
-                shutil.rmtree(folder, ignore_errors=True)
+def _owner_record(folder: Path, name: str) -> Path:
+    """The file in ``folder`` (staging the image called ``name``) that describes the process building there
+    (named apart from the image's link and from what GDAL writes beside it)."""
+    return folder / f"{name}.owner"
+
+
+def remove_abandoned_staging(path) -> None:
+    """Remove the staging folders beside the image ``path`` that no running build uses.
+
+    A folder goes as soon as the process it names is gone (:func:`core.processes.process_runs`); where that
+    cannot be told (no record of it, another machine's, a pid taken again outside Linux), once it is
+    :data:`STALE_STAGING_S` old.  A folder of a running process (another LineSnap building the same image)
+    is kept.  Errors (a folder that cannot be listed or removed) are passed over.
+    """
+    path, now = Path(path), time.time()
+    with contextlib.suppress(OSError):
+        for folder in path.parent.glob(f".{glob.escape(path.name)}.ovr-*.tmp"):
+            with contextlib.suppress(OSError):
+                if folder.is_dir() and _abandoned(folder, path.name, now):
+                    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _abandoned(folder: Path, name: str, now: float) -> bool:
+    """Whether staging ``folder`` belongs to no running build (OSError where it cannot be looked at)."""
+    try:
+        owner = json.loads(_owner_record(folder, name).read_text())
+    except (OSError, ValueError):  # (none: made by an older LineSnap, or its process killed before writing it)
+        owner = None
+    runs = process_runs(owner)
+    return runs is False or (runs is None and now - folder.stat().st_mtime > STALE_STAGING_S)
 
 
 def run_in_child(image: Path, factors: list[int], resampling: str, cancel, report) -> None:

@@ -34,10 +34,11 @@ import numpy as np
 
 from core.cancel import check, flag_of
 from core.io.gdal_messages import gdal_messages
-from core.io.overview_build import OverviewError, run_in_child, staging
+from core.io.overview_build import OverviewError, remove_abandoned_staging, run_in_child, staging
 
 __all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "MAX_OVR_IMAGES", "SAMPLED_BLOCKS", "SMALLEST_LEVEL_PX", "OverviewError",
-           "build_overviews", "needs_overviews", "overview_damage", "overview_factors", "overview_path"]
+           "build_overviews", "needs_overviews", "overview_damage", "overview_factors", "overview_path",
+           "remove_abandoned_staging"]
 
 #: A raster with a longer side than this (px) ...
 LARGE_SIDE_PX = 4096

@@ -78,3 +78,15 @@ def test_a_damaged_ovr_is_said_on_opening_and_a_build_replaces_it(qtbot, make_wi
     assert shown_errors == [] and window.document.raster.notices == []
     assert window.document.raster._reader._ds.overviews(1) == [2, 4, 8, 16, 32]
     wait_idle(qtbot, window)
+
+
+def test_opening_an_image_removes_what_killed_builds_left_beside_it(qtbot, make_window, large):
+    from core.processes import this_process
+    from tests.core.io.test_overview_staging import gone_owner, left_folder
+
+    dead, running = left_folder(large, "dead", gone_owner()), left_folder(large, "running", this_process())
+    window = make_window()
+    assert window.open_image(str(large))
+    assert not dead.exists() and running.is_dir()  # (another LineSnap's build of the image goes on)
+    assert window.overviews.button.isVisible()
+    wait_idle(qtbot, window)

@@ -78,3 +78,12 @@ def build_and_tell(image: str, pid_file: str, child_main: str | None = None):
     Path(f"{pid_file}.tmp").write_text(str(child.pid))
     os.replace(f"{pid_file}.tmp", pid_file)
     time.sleep(60)
+
+
+def hold_staging(image: str, ready_file: str):
+    """A build's process between making its staging folder beside ``image`` and ending (a minute: the test
+    kills it); ``ready_file`` appears once the folder is there."""
+    with overview_build.staging(Path(image)):
+        Path(f"{ready_file}.tmp").write_text("")
+        os.replace(f"{ready_file}.tmp", ready_file)
+        time.sleep(60)

@@ -102,7 +102,8 @@ def test_cancel_leaves_no_ovr(image):
     def report(done, total, phase):
         if done == 1:  # level 1:2 is written, in the staging folder only
             assert not (image.parent / "big.tif.ovr").exists()
-            assert [p.name for folder in staged(image) for p in folder.iterdir()] == ["big.tif", "big.tif.ovr"]
+            names = sorted(p.name for folder in staged(image) for p in folder.iterdir())
+            assert names == ["big.tif", "big.tif.ovr", "big.tif.owner"]  # (the owner: the build's process)
             token.cancel()
 
     with pytest.raises(Cancelled):
@@ -177,14 +178,18 @@ def test_a_build_ends_in_the_middle_of_a_gdal_call_when_its_parent_is_killed(tmp
                        blockxsize=256, blockysize=256, SPARSE_OK=True, crs=UTM33, transform=TRANSFORM):
         pass
     assert child_left_by_killed_parent(image) < 0.5, "the build's child ran on after its parent was killed"
-    # No IMAGE.ovr; only the staging folder, the leftover that a later build removes once stale.
+    # No IMAGE.ovr; only the staging folder, which the next look at it removes (its process is gone).
     assert not overviews.overview_path(image).exists() and len(staged(image)) == 1
+    overviews.remove_abandoned_staging(image)
+    assert staged(image) == []
 
 
 @pytest.mark.skipif(not LINUX, reason="processes are looked at in /proc")
 def test_without_the_kernels_help_a_thread_ends_the_child_with_its_parent(image):
     assert child_left_by_killed_parent(image, "unwatched_child") < 0.5
     assert not overviews.overview_path(image).exists() and len(staged(image)) == 1
+    overviews.remove_abandoned_staging(image)
+    assert staged(image) == []
 
 
 def test_a_build_that_dies_midway_leaves_no_ovr(image, monkeypatch):
