@@ -21,6 +21,7 @@ left half written by a build killed elsewhere (gdaladdo, or LineSnap before the 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -35,6 +36,7 @@ import numpy as np
 from core.cancel import check, flag_of
 from core.io.gdal_messages import gdal_messages
 from core.io.overview_build import OverviewError, remove_abandoned_staging, run_in_child, staging
+from core.io.overview_sparse import check_unwritten_blocks
 
 __all__ = ["LARGE_SIDE_PX", "LARGE_PIXELS", "MAX_OVR_IMAGES", "SAMPLED_BLOCKS", "SMALLEST_LEVEL_PX", "OverviewError",
            "build_overviews", "needs_overviews", "overview_damage", "overview_factors", "overview_path",
@@ -58,11 +60,13 @@ def overview_damage(path) -> str | None:
 
     A build killed midway leaves an ``.ovr`` whose levels are declared but whose blocks were never written
     (GDAL reads them as zeros: the image black at coarse zoom), or one cut short (reads through it fail);
-    an ``.ovr`` that is not a TIFF at all GDAL ignores.  Every block of every level must have been written
-    and lie inside the file (each level's tables of block offsets and byte counts, read by ``tifffile``), and
-    :data:`SAMPLED_BLOCKS` blocks spread over each compressed level must start as compressed data does (zeros
-    or garbage over a range of the file).  No pixels are decoded: a few blocks overwritten between those
-    looked at, or any in an uncompressed level, are not seen.
+    an ``.ovr`` that is not a TIFF at all GDAL ignores.  Every block of every level written must lie inside
+    the file (each level's tables of block offsets and byte counts, read by ``tifffile``), and
+    :data:`SAMPLED_BLOCKS` of them spread over each compressed level must start as compressed data does (zeros
+    or garbage over a range of the file).  A block never written is sound only where the image is empty under
+    it (GDAL's sparse overviews omit such blocks: :mod:`core.io.overview_sparse`), which pixels are read to
+    tell where the finer level has blocks there; otherwise no pixels are decoded: a few blocks overwritten
+    between those looked at, or any in an uncompressed level, are not seen.
     """
     import rasterio
     from rasterio.errors import NotGeoreferencedWarning
@@ -82,10 +86,21 @@ def overview_damage(path) -> str | None:
             with open(ovr, "rb") as stream:
                 for level in levels:
                     _check_block_starts(stream, level)
+            if any(level.unwritten.any() for level in levels):
+                check_unwritten_blocks(path, ovr, levels, _base_table(path))
         except Exception as err:  # rasterio, tifffile raise unrelated classes (struct.error...); the checks ValueError
             reason = _short_reason(str(err).splitlines()[0] if str(err) else type(err).__name__, ovr)
             return (f"{ovr.name} beside the image is damaged ({reason}) and not used; File > Build Overviews... "
                     "replaces it")
+    return None
+
+
+def _base_table(path) -> _Level | None:
+    """The blocks of the image at ``path`` where it is a TIFF that tifffile reads (None otherwise)."""
+    import tifffile
+
+    with contextlib.suppress(Exception), _tifffile_complaints(), tifffile.TiffFile(path) as tiff:
+        return _level(tiff.pages[0])
     return None
 
 
@@ -105,12 +120,14 @@ _REASON_CHARS = 60
 MAX_OVR_IMAGES = 256
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Level:
     """One image of an .ovr (a level, or its mask): its size and where each of its blocks lies.
 
     ``offsets`` and ``byte_counts`` are (n,) uint64 arrays: each block's first byte in the file and its length
-    as the directory lists them (0 and 0: never written); ``n`` is ``block_count`` in a sound file.
+    as the directory lists them (0 and 0: never written, ``unwritten``); ``n`` is ``block_count`` in a sound
+    file.  Blocks are ``block_px`` (width, height) px, by plane (``planes``: the bands where each has blocks of
+    its own, else 1), by row, by column.
     """
 
     width: int
@@ -119,6 +136,14 @@ class _Level:
     compression: int
     offsets: np.ndarray
     byte_counts: np.ndarray
+    block_px: tuple[int, int]
+    planes: int
+    is_mask: bool
+
+    @functools.cached_property
+    def unwritten(self) -> np.ndarray:
+        """(n,) bool: the blocks never written (GDAL reads them as nodata)."""
+        return (self.offsets == 0) | (self.byte_counts == 0)
 
 
 def _levels(ovr) -> list[_Level]:
@@ -157,7 +182,9 @@ def _level(page) -> _Level:
         if table.size and table.dtype.kind not in "ui":
             raise ValueError(f"its {width} x {height} image has a table of blocks of {table.dtype.name}, not integers")
         tables.append(table.astype(np.uint64))
-    return _Level(width, height, math.prod(page.chunked), int(page.compression), *tables)
+    planes = page.samplesperpixel if page.planarconfig == 2 else 1  # (2: TIFF's PLANARCONFIG_SEPARATE)
+    return _Level(width, height, math.prod(page.chunked), int(page.compression), *tables, block_px=block_px,
+                  planes=planes, is_mask=bool(page.subfiletype & 4))  # (4: TIFF's FILETYPE_MASK)
 
 
 _tifffile_local = threading.local()
@@ -202,16 +229,12 @@ def _complaint_text(message: str) -> str:
 
 
 def _check_level_blocks(table, file_size: int) -> None:
-    """ValueError unless every block of ``table`` (a :class:`_Level`: one level of an .ovr, or its mask) was
-    written and lies inside the file's ``file_size`` bytes."""
+    """ValueError unless ``table`` (a :class:`_Level`: one level of an .ovr, or its mask) lists each of its
+    blocks once and every block written lies inside the file's ``file_size`` bytes (the unwritten ones are
+    :func:`core.io.overview_sparse.check_unwritten_blocks`'s)."""
     level, offsets, byte_counts = f"its {table.width} x {table.height} level", table.offsets, table.byte_counts
     if len(offsets) != table.block_count or len(byte_counts) != table.block_count:
         raise ValueError(f"{level} has a table of {len(offsets)} blocks, not {table.block_count}")
-    never_written = (offsets == 0) | (byte_counts == 0)
-    if never_written.all():
-        raise ValueError(f"{level} was never written")
-    if never_written.any():
-        raise ValueError(f"{level} lacks {int(never_written.sum())} of its {table.block_count} blocks")
     # (the ends in uint64 without wrapping around: garbage offsets may be close to 2**64)
     if np.any((byte_counts > file_size) | (offsets > file_size - np.minimum(byte_counts, file_size))):
         raise ValueError(f"cut short: blocks of {level} lie past the end")
@@ -230,9 +253,10 @@ def _check_block_starts(stream, table) -> None:
     """ValueError where one of :data:`SAMPLED_BLOCKS` blocks of ``table``'s level, spread over its place in the
     file ``stream``, starts as no compressed block does: with zeros (a range zeroed, or never filled in by a
     crash or a download), or, in DEFLATE, without zlib's header (garbage)."""
-    if table.compression not in _NEVER_ZEROS:  # (zeros may be pixels or a valid code there)
+    written = np.flatnonzero(~table.unwritten)
+    if table.compression not in _NEVER_ZEROS or not written.size:  # (zeros may be pixels or a valid code there)
         return
-    by_place = np.argsort(table.offsets, kind="stable")
+    by_place = written[np.argsort(table.offsets[written], kind="stable")]
     for block in by_place[np.linspace(0, len(by_place) - 1, min(SAMPLED_BLOCKS, len(by_place))).astype(np.intp)]:
         stream.seek(int(table.offsets[block]))
         if not _sound_start(stream.read(min(16, int(table.byte_counts[block]))), table.compression):
