@@ -73,7 +73,7 @@ def without_last_piece(state: ToolState) -> ToolState:
 def without_current(state: ToolState) -> ToolState:
     """The unfinished line dropped whole; a reopened feature goes back to its place as it was."""
     if state.reopened is None:
-        return ToolState(state.features, None)
+        return ToolState(state.features, None, None, state.fields)
     index, original = state.reopened
     return spliced(state, index, index, (original,), current=None, reopened=None)
 

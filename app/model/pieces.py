@@ -123,22 +123,30 @@ class PreviewRequest:
 
 @dataclass(frozen=True)
 class ToolState:
-    """The undoable state: finished features and the feature in progress.
+    """The undoable state: finished features, the feature in progress and the layer's attribute fields.
 
     ``reopened`` is ``(index, feature)`` while ``current`` is a finished feature
     taken back for more pieces (Continue): where it goes back when finished, and
     what it was, for Esc to put it back unchanged.
 
-    ``splice`` is not part of the state (neither compared nor shown): where an
-    edit says how it made ``features`` from the features before it
-    (:class:`app.model.state_change.Splice`), the undo step's difference is
-    looked for there only instead of along every feature.
+    ``fields`` are the layer's attribute fields (:class:`app.model.attributes.FieldDef`):
+    the features' values are read by their names, so a change of the fields and
+    of the values it moves is one undoable step (:mod:`app.model.field_edits`).
+
+    ``splice`` and ``renames`` are not part of the state (neither compared nor
+    shown): where an edit says how it made ``features`` from the features before
+    it (:class:`app.model.state_change.Splice`), the undo step's difference is
+    looked for there only instead of along every feature; where it renamed
+    fields (:class:`app.model.state_change.Renames`), the step keeps which
+    field became which, for the tables that show them.
     """
 
     features: tuple[Feature, ...] = ()
     current: Feature | None = None
     reopened: tuple[int, Feature] | None = None
+    fields: tuple = ()
     splice: Any = field(default=None, compare=False, repr=False)
+    renames: Any = field(default=None, compare=False, repr=False)
 
 
 def straight_outcome(start_xy, end_xy, status="done", error="") -> PieceOutcome:

@@ -3,8 +3,8 @@
 A step used to keep the whole state before it: a tuple of every finished
 feature, 8 bytes a feature and an edit (780 KiB an edit at 100,000 lines).  A
 :class:`StateChange` keeps only the features that the edit took out and put in,
-with their places, and the two small rest of the state (the feature in progress
-and the reopened one), so a step costs what it changed.  Applied backward to
+with their places, and the small rest of the state (the feature in progress,
+the reopened one and the attribute fields), so a step costs what it changed.  Applied backward to
 the state after the step it gives the state before, and forward the other way.
 
 Finding what changed compared the two tuples object by object from both ends
@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from app.model.pieces import Feature, ToolState
 
-__all__ = ["StateChange", "Splice", "spliced"]
+__all__ = ["StateChange", "Splice", "spliced", "Renames"]
 
 
 class Splice(NamedTuple):
@@ -34,6 +34,14 @@ class Splice(NamedTuple):
     result: tuple
     start: int
     stop: int
+
+
+class Renames(NamedTuple):
+    """Which attribute fields an edit renamed: ``pairs`` ``((old name, new name), ...)`` from the fields ``source``
+    (see :attr:`app.model.pieces.ToolState.renames`)."""
+
+    source: tuple
+    pairs: tuple
 
 
 def spliced(state: ToolState, start: int, stop: int, items=(), **rest) -> ToolState:
@@ -106,7 +114,11 @@ class StateChange:
     removed, added : tuple of Feature
         Those features, in the same order.
     before, after : tuple
-        ``(current, reopened)`` of the state before and after the step.
+        ``(current, reopened, fields)`` of the state before and after the step.
+    renamed : tuple of (str, str), or None
+        ``(old name, new name)`` of the attribute fields the step renamed
+        (the values went along: :mod:`app.model.field_edits`); None where
+        the step did not say (the fields were not changed, or by name only).
     """
 
     removed_at: tuple[int, ...]
@@ -115,15 +127,21 @@ class StateChange:
     added: tuple[Feature, ...]
     before: tuple
     after: tuple
+    renamed: tuple | None = None
 
     @classmethod
     def between(cls, old: ToolState, new: ToolState) -> StateChange:
         """The step from ``old`` to ``new``; features are told apart by identity (they are immutable).  A click
         keeps the finished features' tuple: then nothing is compared, and undoing or redoing it keeps that tuple
         (the tool's request walk skips an unchanged tuple it found settled).  Where ``new.splice`` says how its
-        features were made from ``old``'s, only the features it replaced are compared."""
+        features were made from ``old``'s, only the features it replaced are compared; where ``new.renames`` says
+        which of ``old``'s fields it renamed, the step keeps it."""
+        sides = (old.current, old.reopened, old.fields), (new.current, new.reopened, new.fields)
+        renames = new.renames  # (copied along by later edits: only the step that renamed them has it)
+        renamed = renames.pairs if renames is not None and renames.source is old.fields \
+            and new.fields is not old.fields else None
         if old.features is new.features:
-            return cls((), (), (), (), (old.current, old.reopened), (new.current, new.reopened))
+            return cls((), (), (), (), *sides, renamed)
         splice = new.splice
         if splice is not None and splice.source is old.features and splice.result is new.features:
             first, last_old, last_new = splice.start, splice.stop, len(new.features) - (len(old.features) - splice.stop)
@@ -135,8 +153,7 @@ class StateChange:
             # the features kept changed order (no edit does that today): the step keeps both spans whole
             removed_at, added_at = tuple(range(len(before))), tuple(range(len(after)))
         return cls(tuple(first + i for i in removed_at), tuple(before[i] for i in removed_at),
-                   tuple(first + i for i in added_at), tuple(after[i] for i in added_at),
-                   (old.current, old.reopened), (new.current, new.reopened))
+                   tuple(first + i for i in added_at), tuple(after[i] for i in added_at), *sides, renamed)
 
     def undone(self, state: ToolState) -> ToolState:
         """The state before the step, from ``state``, the state after it."""
@@ -158,5 +175,5 @@ class StateChange:
 
 
 def _side_features(side: tuple) -> list[Feature]:
-    current, reopened = side
+    current, reopened = side[:2]
     return [f for f in (current, reopened[1] if reopened is not None else None) if f is not None]
