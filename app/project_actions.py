@@ -129,7 +129,7 @@ class ProjectActions:
         if entry is not None:
             self.project.active = entry.path
             window.tool.restore(*entry.tool_state(f"{self.project.path}: {Path(entry.path).name}"))
-            window.tool.set_fields(entry.fields)
+            window.tool.restore_fields(entry.fields)
             window.tool.mark_saved()
             if entry.view is not None:
                 window.viewer.set_transform(ViewTransform(**entry.view))
@@ -165,7 +165,7 @@ class ProjectActions:
         """After a crash recovery: the project and reference layers the session names (what cannot be read is said)."""
         problems = []
         try:
-            self.window.tool.set_fields(fields_from_session(session))
+            self.window.tool.restore_fields(fields_from_session(session))
         except SessionError as err:
             problems.append(str(err))
         if isinstance(session.get("project"), str):

@@ -3,8 +3,10 @@
 A layer's fields are a tuple of :class:`FieldDef`, defined once per layer;
 each finished :class:`app.model.pieces.Feature` holds its values in
 ``attributes`` (``(name, value)`` pairs).  Values are checked against their
-field when entered (:func:`parse_value`); a field whose kind changed later
-shows and exports only the values that still fit it (:func:`export_values`).
+field when entered (:func:`parse_value`) and converted when its type changes
+(:func:`converted_value`, :mod:`app.model.field_edits`); exports take only the
+values that fit their field (:func:`export_values`: a session written before
+conversions existed may hold others).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from app.model.editing import feature_place
 from app.model.pieces import Feature, ToolState
 from app.model.state_change import spliced
 
-__all__ = ["FIELD_KINDS", "RESERVED_NAMES", "FieldDef", "parse_value", "check_fields", "fields_to_list",
-           "fields_from_list", "with_values", "export_values", "import_values",
+__all__ = ["FIELD_KINDS", "RESERVED_NAMES", "FieldDef", "parse_value", "accepts", "converted_value", "check_fields",
+           "fields_to_list", "fields_from_list", "with_values", "export_values", "import_values",
            "with_imported_values", "export_types", "value_text"]
 
 FIELD_KINDS = ("text", "integer", "real", "choice")
@@ -62,17 +64,17 @@ def parse_value(field: FieldDef, raw):
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
     if isinstance(raw, bool):
-        raise ValueError(f"{field.name} must be {_accepts(field)}; got {raw!r}")
+        raise ValueError(f"{field.name} must be {accepts(field)}; got {raw!r}")
     if field.kind == "text":
         return str(raw)
     if field.kind == "choice":
         if str(raw).strip() not in field.choices:
-            raise ValueError(f"{field.name} must be {_accepts(field)}; got {raw!r}")
+            raise ValueError(f"{field.name} must be {accepts(field)}; got {raw!r}")
         return str(raw).strip()
     number = _number(field, raw)
     if field.kind == "integer":
         if not number.is_integer() or abs(number) >= 2**63:
-            raise ValueError(f"{field.name} must be {_accepts(field)}; got {raw!r}")
+            raise ValueError(f"{field.name} must be {accepts(field)}; got {raw!r}")
         return int(raw) if isinstance(raw, int) else int(number)
     return number
 
@@ -81,15 +83,28 @@ def _number(field: FieldDef, raw) -> float:
     try:
         number = float(raw.strip() if isinstance(raw, str) else raw)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{field.name} must be {_accepts(field)}; got {raw!r}") from None
+        raise ValueError(f"{field.name} must be {accepts(field)}; got {raw!r}") from None
     if not math.isfinite(number):
-        raise ValueError(f"{field.name} must be {_accepts(field)}; got {raw!r}")
+        raise ValueError(f"{field.name} must be {accepts(field)}; got {raw!r}")
     return number
 
 
-def _accepts(field: FieldDef) -> str:
+def accepts(field: FieldDef) -> str:
+    """What ``field`` accepts, as a message says it ("a whole number", "one of a, b")."""
     return {"text": "text", "integer": "a whole number", "real": "a finite number",
             "choice": f"one of {', '.join(field.choices)}"}[field.kind]
+
+
+def converted_value(field: FieldDef, value):
+    """A stored ``value`` as a value of ``field`` once its type changed: as :func:`parse_value` reads it, a real
+    turned to text as the table shows it (``3``, not ``3.0``) where that reads back the same number.
+
+    Raises ValueError (naming the field and what it accepts) for a value that does not fit.
+    """
+    if field.kind == "text" and isinstance(value, float):
+        shown = value_text(value)
+        return shown if float(shown) == value else repr(value)
+    return parse_value(field, value)
 
 
 def check_fields(fields) -> tuple[FieldDef, ...]:

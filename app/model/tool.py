@@ -65,7 +65,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         "the anchor or the settings changed).")
     settings_restored = EventDescriptor(
         "settings_restored(settings): undo or redo brought back the settings of that moment.")
-    fields_changed = EventDescriptor("fields_changed(): the layer's attribute fields were defined anew.")
+    fields_changed = EventDescriptor("fields_changed(): the attribute fields changed (``fields_edit`` says how); "
+                                     "before the ``changed`` of the values they moved.")
     feature_finished = EventDescriptor("feature_finished(feature): a line drawn here was finished (Enter).")
 
     def __init__(self, settings: Any = None, undo_limit: int = DEFAULT_UNDO_LIMIT):
@@ -74,8 +75,6 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         self.outcomes: dict[int, PieceOutcome] = {}
         self.selected_id: int | None = None
         self.dirty = False
-        #: The layer's attribute fields (:class:`app.model.attributes.FieldDef`), defined by the user.
-        self.fields: tuple = ()
         #: The change that made ``features`` from the features before it (None after a restore), for followers of
         #: the features one change behind (:class:`app.model.feature_index.FeatureIndex`); it keeps that tuple of
         #: features alive (as the state's ``splice`` does), one tuple at most.
@@ -210,6 +209,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         if self.selected_id is not None and _left(self.selected_id, new_state, edit):
             self.selected_id = None
             self.selection_changed.emit()
+        if new_state.fields != old_state.fields:
+            self._follow_fields(old_state.fields, change, backward)
         self.changed.emit()
         if self._requested:
             abandoned = self._abandoned(old_state, edit)
@@ -383,8 +384,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         self.selection_changed.emit()
 
     def clear(self) -> None:
-        """Forget everything (a new image without the old features)."""
-        self.restore(ToolState(), {})
+        """Forget everything but the fields (a new image without the old features)."""
+        self.restore(ToolState(fields=self.fields), {})
         self.dirty = False
 
 

@@ -1,7 +1,7 @@
-"""The edits of finished features that :class:`app.model.tool.ExtractionTool` offers (no Qt).
+"""The edits of finished features and attribute fields that :class:`app.model.tool.ExtractionTool` offers (no Qt).
 
-Each is one undoable step through the tool's ``_commit`` (fields excepted: defining
-them is not an edit of the drawing).
+Each is one undoable step through the tool's ``_commit``; a change of the
+fields is one with the values it moves (:mod:`app.model.field_edits`).
 """
 
 from __future__ import annotations
@@ -10,14 +10,26 @@ from dataclasses import replace
 
 import numpy as np
 
-from app.model import attributes, editing, line_edits
+from app.model import attributes, editing, field_edits, line_edits
+from app.model.field_edits import FieldsEdit
 from app.model.pieces import Feature, PieceOutcome
+from app.model.state_change import StateChange
 
 __all__ = ["FeatureEdits"]
 
 
 class FeatureEdits:
-    """Mixin of :class:`app.model.tool.ExtractionTool`: rename, attributes, delete, reopen, line edits, imports."""
+    """Mixin of :class:`app.model.tool.ExtractionTool`: rename, fields, attributes, delete, reopen, line edits,
+    imports."""
+
+    #: The last change of the fields (:class:`app.model.field_edits.FieldsEdit`: which field became which), for the
+    #: tables that follow them column by column; None before any.
+    fields_edit: FieldsEdit | None = None
+
+    @property
+    def fields(self) -> tuple:
+        """The layer's attribute fields (:class:`app.model.attributes.FieldDef`), part of the undoable state."""
+        return self.state.fields
 
     def rename(self, feature_id: int, name: str) -> None:
         """Give a finished feature a new name (an undoable edit)."""
@@ -25,13 +37,34 @@ class FeatureEdits:
         if new_state != self.state:
             self._commit(new_state)
 
-    def set_fields(self, fields) -> None:
-        """Define the layer's attribute fields (values stay on the features; not an undoable edit)."""
+    def set_fields(self, fields, renamed: dict | None = None, clear_misfits: bool = False) -> None:
+        """Define the layer's attribute fields anew, with the values that go along: one undoable edit.
+
+        ``renamed`` ``{old name: new name}``: the fields renamed, whose values
+        go to the new name on every feature (None: fields told apart by name
+        only).  Values of a field whose type changed are converted; a removed
+        field's stay on the lines, for a field given its name later
+        (:func:`app.model.field_edits.fields_changed`).  Raises
+        :class:`app.model.field_edits.FieldChangeError` (nothing changed) where
+        values would be dropped, unless ``clear_misfits``.
+        """
+        new_state = field_edits.fields_changed(self.state, fields, renamed, clear_misfits)
+        if new_state != self.state:
+            self._commit(new_state)
+
+    def restore_fields(self, fields) -> None:
+        """The fields of a restored session or project, with its values as they are: a part of the restore, not an
+        edit (no undo step; an undo history left from before is dropped, as a restore drops it)."""
         fields = attributes.check_fields(fields)
         if fields != self.fields:
-            self.fields = fields
-            self.dirty = True
-            self.fields_changed.emit()
+            self._let_go(self._history.clear())
+            new_state = replace(self.state, fields=fields, renames=None)
+            self._set_state(new_state, StateChange.between(self.state, new_state))
+
+    def _follow_fields(self, old: tuple, change: StateChange | None, backward: bool) -> None:
+        """The state's fields changed from ``old`` (by ``change``, undone where ``backward``; None: a restore)."""
+        self.fields_edit = FieldsEdit.of(old, self.state.fields, change, backward)
+        self.fields_changed.emit()
 
     def set_attributes(self, feature_id: int, values: dict) -> None:
         """Set attribute values (field name -> raw value, None clears) of a finished feature: one undoable edit.
