@@ -10,7 +10,10 @@ rename).  Comparing the feature tuples, or resetting the model after a
 delete, walked every feature (tens of ms at 100,000) and lost the view's
 selection and scroll; a reset is left for a restore (a session, a project).
 A change of the attribute fields is followed column by column the same way
-(:func:`app.model.field_columns.column_edit`).
+(:func:`app.model.field_columns.column_edit`, told which field became which
+by the tool's ``fields_edit``); the values it moved or converted come with it
+(the tool says ``fields_changed`` before ``changed``): the same features in
+the same rows, their changed columns signalled once each, not row by row.
 """
 
 from __future__ import annotations
@@ -132,8 +135,9 @@ class FeaturesModel(QAbstractTableModel):
         """Follow the tool's attribute fields, one column each after the fixed ones: columns removed, moved, inserted
         and changed as :func:`app.model.field_columns.column_edit` says (a reset lost the view's selection, its scroll
         and its sort, and re-sorted every row)."""
-        new = self.tool.fields
-        edit = column_edit(self.fields, new)
+        new, change = self.tool.fields, self.tool.fields_edit
+        renamed = change.renamed if change is not None and change.old is self.fields and change.new is new else None
+        edit = column_edit(self.fields, new, renamed)
         shown, fixed = list(self.fields), len(HEADERS)
         for first, last in edit.removed:
             self.beginRemoveColumns(QModelIndex(), fixed + first, fixed + last)
@@ -151,11 +155,25 @@ class FeaturesModel(QAbstractTableModel):
             self.fields = tuple(shown)
             self.endInsertColumns()
         self.fields = new
+        inserted = [k for first, last in edit.inserted for k in range(first, last + 1)] if self._take_values() else []
         for column in edit.changed:  # renamed or retyped: its header and its cells
             self.headerDataChanged.emit(Qt.Orientation.Horizontal, fixed + column, fixed + column)
+        for column in sorted(edit.changed + inserted):  # (inserted: a removed field's values shown again, converted)
             if self._features:
                 self.dataChanged.emit(self.index(0, fixed + column),
                                       self.index(len(self._features) - 1, fixed + column))
+
+    def _take_values(self) -> bool:
+        """Take in the features of a change of the fields (the values it moved or converted: the rows stay, only the
+        columns it changed or inserted differ); whether it did.  Anything else waits for :meth:`sync`."""
+        new = self.tool.features
+        if new is self._features:
+            return False
+        rows = self._row_edit(self._features, new)
+        if rows is None or rows.removed or rows.inserted:
+            return False
+        self._features = new
+        return True
 
     def field_at(self, column: int):
         """The attribute field shown in ``column``, or None for a fixed column."""

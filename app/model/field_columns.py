@@ -6,9 +6,11 @@ Resetting the table when the fields changed lost the view's selection, its
 current row, its scroll and (at 100,000 features) cost a re-sort of every
 row; a field change is followed column by column instead.  A field is its
 name (the features keep their values by name): a field of the same name is
-the same column, wherever it went; a field whose name is new, standing where
-one whose name went away stood (between the same fields kept), is that
-column renamed.
+the same column, wherever it went.  Where the change says which field was
+renamed to which (the Fields dialog knows its rows: ``renamed``), that field
+is its column renamed, wherever it went; where it does not (a restore), a
+field whose name is new, standing where one whose name went away stood
+(between the same fields kept), is taken for that column renamed.
 """
 
 from __future__ import annotations
@@ -43,16 +45,19 @@ class ColumnEdit(NamedTuple):
     changed: list[int]
 
 
-def column_edit(old, new) -> ColumnEdit:
+def column_edit(old, new, renamed: dict | None = None) -> ColumnEdit:
     """The columns that going from fields ``old`` to fields ``new`` removes, moves, inserts and changes.
 
     Parameters
     ----------
     old, new : sequence of FieldDef
         The fields before and after (distinct names in each).
+    renamed : dict or None
+        ``{old name: new name}`` of the fields renamed; None: renames are
+        guessed from the places of the names that came and went.
     """
     old, new = tuple(old), tuple(new)
-    target = _targets(old, new)  # old place -> new place (None: removed)
+    target = _targets(old, new) if renamed is None else _renamed_targets(old, new, renamed)
     removed = [k for k, place in enumerate(target) if place is None]
     kept = [place for place in target if place is not None]
     moved = _moves(kept)
@@ -81,6 +86,15 @@ def _targets(old: tuple, new: tuple) -> list[int | None]:
         elif fresh.get(anchor):
             target[k] = fresh[anchor].pop(0)
     return target
+
+
+def _renamed_targets(old: tuple, new: tuple, renamed: dict) -> list[int | None]:
+    """Each old field's place among ``new``: the field it was renamed to, else the field of its name unless that is
+    another one renamed to it; None for a field removed."""
+    by_name = {field.name: place for place, field in enumerate(new)}
+    taken = {after for before, after in renamed.items() if before != after}
+    return [by_name.get(renamed[field.name]) if field.name in renamed
+            else None if field.name in taken else by_name.get(field.name) for field in old]
 
 
 def _moves(places: list[int]) -> list[tuple[int, int]]:
