@@ -24,9 +24,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.model.attributes import FIELD_KINDS, FieldDef, check_fields, parse_value, value_text
+from app.model.field_edits import FieldChangeError
 
 __all__ = ["FieldsDialog", "AttributeForm", "AttributeDelegate"]
 
+#: Item data of a row's name cell: the name of the field the row was opened with (None: a row added).
+ORIGIN_ROLE = Qt.ItemDataRole.UserRole
+_FIELDS_NOTE = ("Fields of this layer. Renaming a field takes its values along; changing its type converts them. "
+                "A field removed leaves its values on the lines, unseen and not exported, until a field gets its name "
+                "again. Edit > Undo undoes the change.")
 _KIND_TIPS = {"text": "any text", "integer": "whole numbers (lanes)", "real": "numbers (width in metres)",
               "choice": "one of a list (road class): give the choices, separated by commas"}
 
@@ -40,11 +46,20 @@ def _error_label() -> QLabel:
 class FieldsDialog(QDialog):
     """Define the work layer's attribute fields: name, type and (for a choice list) its choices.
 
-    ``fields()`` gives the tuple of :class:`FieldDef` once accepted.
+    Each row opened with a field keeps that field's name (:data:`ORIGIN_ROLE`),
+    so that a name edited is a rename: ``fields()`` and ``renamed()``
+    (``{old name: new name}``) give the fields and the renames once accepted.
+    OK hands them to ``apply(fields, renamed, clear_misfits=...)`` (as
+    :meth:`app.model.tool_edits.FeatureEdits.set_fields`) when given: a change
+    that would drop values (:class:`app.model.field_edits.FieldChangeError`)
+    keeps the dialog open, says which and how many, and OK becomes "Clear
+    them" for that same change.
     """
 
-    def __init__(self, fields=(), parent=None):
+    def __init__(self, fields=(), parent=None, apply=None):
         super().__init__(parent)
+        self._apply = apply
+        self._confirmed = None  # the (fields, renamed) whose lost values OK clears, once told
         self.setWindowTitle("Attribute fields")
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Name", "Type", "Choices (comma-separated)"])
@@ -59,23 +74,27 @@ class FieldsDialog(QDialog):
                                    + self.table.verticalHeader().sizeHint().width() + 2 * self.table.frameWidth() + 24)
         for field in fields:
             self.add_row(field.name, field.kind, ", ".join(field.choices))
+            self.table.item(self.table.rowCount() - 1, 0).setData(ORIGIN_ROLE, field.name)
+        self.table.itemChanged.connect(self._unconfirm)
         add = QPushButton("Add field", clicked=lambda: self.add_row())
         remove = QPushButton("Remove field", clicked=self.remove_selected)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.error = _error_label()
         row = QHBoxLayout()
         row.addWidget(add)
         row.addWidget(remove)
         row.addStretch()
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Fields of this layer (values already given stay with the lines):"))
+        layout.addWidget(QLabel(_FIELDS_NOTE, wordWrap=True))
         layout.addWidget(self.table)
         layout.addLayout(row)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self._fields: tuple = tuple(fields)
+        self._renamed: dict = {}
 
     def add_row(self, name: str = "", kind: str = "text", choices: str = "") -> int:
         """Append a field row; returns its index."""
@@ -87,18 +106,25 @@ class FieldsDialog(QDialog):
             kinds.addItem(k)
             kinds.setItemData(kinds.count() - 1, _KIND_TIPS[k], Qt.ItemDataRole.ToolTipRole)
         kinds.setCurrentText(kind)
+        kinds.currentTextChanged.connect(self._unconfirm)
         self.table.setCellWidget(row, 1, kinds)
         self.table.setItem(row, 2, QTableWidgetItem(choices))
+        self._unconfirm()
         return row
 
     def remove_selected(self) -> None:
         """Remove the rows of the selected cells."""
         for row in sorted({index.row() for index in self.table.selectedIndexes()}, reverse=True):
             self.table.removeRow(row)
+        self._unconfirm()
 
     def parsed(self) -> tuple[FieldDef, ...]:
         """The rows as fields (blank rows skipped); ValueError naming the row when one is wrong."""
-        fields = []
+        return check_fields(field for _, field in self._rows())
+
+    def _rows(self) -> list[tuple]:
+        """``(origin, field)`` of the rows not blank: the name of the field a row was opened with (None: added)."""
+        rows = []
         for row in range(self.table.rowCount()):
             name = (self.table.item(row, 0).text() if self.table.item(row, 0) else "").strip()
             kind = self.table.cellWidget(row, 1).currentText()
@@ -107,22 +133,49 @@ class FieldsDialog(QDialog):
                 continue
             choices = tuple(c.strip() for c in text.split(",") if c.strip()) if kind == "choice" else ()
             try:
-                fields.append(FieldDef(name, kind, choices))
+                rows.append((self.table.item(row, 0).data(ORIGIN_ROLE) if self.table.item(row, 0) else None,
+                             FieldDef(name, kind, choices)))
             except ValueError as err:
                 raise ValueError(f"row {row + 1}: {err}") from None
-        return check_fields(fields)
+        return rows
 
     def accept(self) -> None:
         try:
-            self._fields = self.parsed()
+            rows = self._rows()
+            fields = check_fields(field for _, field in rows)
+            renamed = {origin: field.name for origin, field in rows if origin is not None}  # (blank rows: removed)
+            if self._apply is not None:
+                self._apply(fields, renamed, clear_misfits=self._confirmed == (fields, renamed))
+        except FieldChangeError as err:
+            self.error.setText(f"{_capitalized(str(err))}. Put those values right first, or keep the type; or "
+                               f"clear them (Edit > Undo brings them back).")
+            self._confirmed = (fields, renamed)
+            self.ok_button.setText(f"Clear {err.count} value{'s' if err.count > 1 else ''}")
+            return
         except ValueError as err:
             self.error.setText(str(err))
             return
+        self._fields, self._renamed = fields, renamed
         super().accept()
+
+    def _unconfirm(self, *_args) -> None:
+        """The rows changed: OK no longer clears the values told about (the change is checked again)."""
+        if self._confirmed is not None:
+            self._confirmed = None
+            self.ok_button.setText("OK")
 
     def fields(self) -> tuple[FieldDef, ...]:
         """The fields accepted (the ones given before, until then)."""
         return self._fields
+
+    def renamed(self) -> dict:
+        """``{old name: new name}`` of the fields accepted, one for each row opened with a field and kept (empty
+        until then)."""
+        return self._renamed
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 class AttributeForm(QDialog):

@@ -141,9 +141,9 @@ class FeaturesPanel(QWidget):
         self.tool.set_attributes(feature_id, {field_name: text})
 
     def define_fields(self) -> FieldsDialog:
-        """Open the dialog that defines the layer's fields (not modal: returns it; OK applies them)."""
-        dialog = FieldsDialog(self.tool.fields, self)
-        dialog.accepted.connect(lambda: self.tool.set_fields(dialog.fields()))
+        """Open the dialog that defines the layer's fields (window-modal: returns it); OK applies them, renamed fields
+        taking their values along, as one undoable edit (:meth:`app.model.tool_edits.FeatureEdits.set_fields`)."""
+        dialog = FieldsDialog(self.tool.fields, self, apply=self.tool.set_fields)
         dialog.open()
         return dialog
 
