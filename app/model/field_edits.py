@@ -27,6 +27,7 @@ moves or converts are rewritten, once each: linear in the features (some
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 from app.model.attributes import accepts, check_fields, converted_value, value_text
@@ -120,26 +121,57 @@ def fields_changed(state: ToolState, fields, renamed: dict | None = None, clear_
     fields = check_fields(fields)
     pairs = () if renamed is None else _checked_renames(state.fields, fields, renamed)
     plan = _plan(state.fields, fields, pairs)
-    moved = frozenset(before for before, _ in pairs)
-    names = moved.union(*((source, field.name) for field, source, _ in plan))
-    losses: dict = {}
+    rewrite = _Rewrite(plan, frozenset(before for before, _ in pairs))
     changed = {}
-    if plan or moved:
+    if plan or pairs:
         for place, feature in enumerate(state.features):
-            attributes = feature.attributes
-            if attributes and not names.isdisjoint([name for name, _ in attributes]):
-                values = _moved(attributes, plan, moved, losses)
-                if values is not None:
-                    changed[place] = Feature(feature.id, feature.name, feature.start_xy, feature.pieces, values)
-    if losses and not clear_misfits:
+            if feature.attributes:
+                new = rewrite(feature)
+                if new is not feature:
+                    changed[place] = new
+    current = rewrite(state.current) if state.current is not None else None
+    reopened = (state.reopened[0], rewrite(state.reopened[1])) if state.reopened is not None else None
+    if rewrite.losses and not clear_misfits:
         raise FieldChangeError(FieldLoss(name, why, len(found), tuple(found[:_EXAMPLES]), accepts(field))
-                               for (name, why), (field, found) in losses.items())
-    renames = None if renamed is None else Renames(state.fields, pairs)
+                               for (name, why), (field, found) in rewrite.losses.items())
+    rest = {"fields": fields, "renames": None if renamed is None else Renames(state.fields, pairs)}
+    if current is not state.current or reopened != state.reopened:
+        rest.update(current=current, reopened=reopened)
     if not changed:
-        return ToolState(state.features, state.current, state.reopened, fields, renames=renames)
+        return replace(state, splice=None, **rest)
     first, last, features = min(changed), max(changed), state.features
     items = [changed.get(place, features[place]) for place in range(first, last + 1)]
-    return spliced(state, first, last + 1, items, fields=fields, renames=renames)
+    return spliced(state, first, last + 1, items, **rest)
+
+
+class _Rewrite:
+    """A feature with its values moved and converted by ``plan`` (see :func:`_plan`), the fields renamed from the
+    names ``moved`` left; the values it would drop go to ``losses`` (``(field name, why)`` -> ``(field, values)``).
+
+    Lines share a few combinations of values (a road class, a number of
+    lanes): each combination is worked out once, and the features that hold
+    it share its new pairs.
+    """
+
+    def __init__(self, plan: list, moved: frozenset):
+        self.plan, self.moved, self.losses = plan, moved, {}
+        self._done: dict = {}  # attributes -> (new attributes or None, the losses of one feature holding them)
+
+    def __call__(self, feature: Feature) -> Feature:
+        attributes = feature.attributes
+        try:
+            values, lost = self._done[attributes]
+        except KeyError:
+            lost = []
+            values = _moved(attributes, self.plan, self.moved, lost)
+            self._done[attributes] = values, lost
+        except TypeError:  # (a value that cannot be hashed: from a hand-edited session)
+            lost = []
+            values = _moved(attributes, self.plan, self.moved, lost)
+        for key, field, value in lost:
+            self.losses.setdefault(key, (field, []))[1].append(value)
+        return feature if values is None else Feature(feature.id, feature.name, feature.start_xy, feature.pieces,
+                                                      values)
 
 
 def _checked_renames(old: tuple, new: tuple, renamed: dict) -> tuple:
@@ -175,32 +207,31 @@ def _plan(old: tuple, new: tuple, pairs: tuple) -> list[tuple]:
     return plan
 
 
-def _moved(attributes: tuple, plan: list, moved: frozenset, losses: dict) -> tuple | None:
+def _moved(attributes: tuple, plan: list, moved: frozenset, lost: list) -> tuple | None:
     """One feature's ``attributes`` after the change (sorted pairs), or None where they stay as they are; the values
-    it would drop are added to ``losses`` (``(field name, why)`` -> ``(field, values)``)."""
+    it would drop are added to ``lost`` as ``((field name, why), field, value)``."""
     values = dict(attributes)
-    kept = {name: value for name, value in attributes if name not in moved}
+    kept = {name: value for name, value in attributes if name not in moved} if not moved.isdisjoint(values) else None
+    changed = kept is not None
+    kept = values.copy() if kept is None else kept
     for field, source, convert in plan:
         own = values.get(field.name) if field.name != source and field.name not in moved else None
         value = values.get(source)
         if value is None:  # a removed field's value under this name: shown again, in this field's type
             value, convert = own, True
         elif own is not None and not _same_value(own, value):
-            losses.setdefault((field.name, "replaced"), (field, []))[1].append(own)
+            lost.append(((field.name, "replaced"), field, own))
         if value is not None and convert:
             try:
                 value = converted_value(field, value)
             except ValueError:
-                losses.setdefault((field.name, "misfit"), (field, []))[1].append(value)
+                lost.append(((field.name, "misfit"), field, value))
                 value = None
-        if value is None:
-            kept.pop(field.name, None)
-        else:
+        before = kept.pop(field.name, None)
+        if value is not None:
             kept[field.name] = value
-    pairs = tuple(sorted(kept.items()))  # (names are unique: values are never compared)
-    same = len(pairs) == len(attributes) and all(a[0] == b[0] and _same_value(a[1], b[1])
-                                                 for a, b in zip(pairs, attributes))
-    return None if same else pairs
+        changed = changed or not (before is value or _same_value(before, value))
+    return tuple(sorted(kept.items())) if changed else None  # (names are unique: values are never compared)
 
 
 def _same_value(a, b) -> bool:
