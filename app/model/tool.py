@@ -142,7 +142,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         cached = self._vertices.get(feature.id)
         # A piece's outcome, once there, never changes (until a restore clears this cache): a feature whose
         # outcomes were all there stays valid; one with pending pieces compares them (by identity: eq=False).
-        if cached is not None and cached[0] is feature:
+        # The line is the start and the pieces: a feature given new values or a new name keeps its vertices.
+        if cached is not None and cached[0].pieces is feature.pieces and cached[0].start_xy == feature.start_xy:
             if cached[1] is None or cached[1] == self._outcomes_of(feature):
                 return cached[2]
         self._cache_vertices(feature, feature_vertices(feature, self.outcomes))
@@ -192,7 +193,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
                 self.outcomes.pop(piece_id, None)
             for feature in features:
                 cached = self._vertices.get(feature.id)
-                if cached is not None and cached[0] is feature and not all(p.id in self._references
+                if cached is not None and cached[0].pieces is feature.pieces and not all(p.id in self._references
                                                                              for p in feature.pieces):
                     del self._vertices[feature.id]
 
