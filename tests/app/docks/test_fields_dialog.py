@@ -134,3 +134,38 @@ def test_the_dialog_says_what_becomes_of_the_values(qtbot):
     assert "Renaming a field takes its values along" in texts and "until a field gets its name again" in texts
     dialog.reject()
     assert tool.fields == (KIND, LANES)
+
+
+def test_the_dock_takes_the_moved_values_with_the_column_in_one_signal_and_never_sorts_blanks(qtbot, qtlog):
+    tool, panel = panel_with_values(qtbot, n=300)
+    panel.table.sortByColumn(len(HEADERS), ASC)
+    shown = view_state(panel)["shown"]
+    signals, layouts = [], []
+    panel.model.dataChanged.connect(lambda first, last, _roles=(): signals.append(
+        (first.row(), last.row(), first.column(), last.column())))
+    panel.proxy.layoutChanged.connect(lambda *_args: layouts.append(True))
+    rename_in_dialog(qtbot, panel, 0, "road_class")
+    assert signals == [(0, 299, len(HEADERS), len(HEADERS))]  # (not 300 rows one by one, after a column of blanks)
+    assert not layouts and view_state(panel)["shown"] == shown
+    check_columns(panel)
+    assert not failures_of_testers(qtlog)
+
+
+def test_the_dock_follows_the_dialogs_renames_where_places_would_mislead(qtbot, qtlog):
+    """kind removed, lanes renamed lane_count, note added: by places, kind would have become lane_count and lanes
+    note; the dialog says which is which, so the sort stays on the lanes' column, now lane_count."""
+    tool, panel = panel_with_values(qtbot)
+    panel.table.sortByColumn(len(HEADERS) + 1, ASC)
+    select_and_scroll(qtbot, panel, 20)
+    before = view_state(panel)
+    dialog = panel.define_fields()
+    qtbot.addWidget(dialog)
+    dialog.table.selectRow(0)
+    dialog.remove_selected()
+    dialog.table.item(0, 0).setText("lane_count")
+    dialog.add_row("note")
+    dialog.ok_button.click()
+    assert [f.name for f in tool.fields] == ["lane_count", "note"]
+    assert view_state(panel) == {**before, "sort": (len(HEADERS), ASC), "indicator": (len(HEADERS), ASC)}
+    check_columns(panel)
+    assert not failures_of_testers(qtlog)
