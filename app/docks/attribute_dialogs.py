@@ -147,10 +147,11 @@ class FieldsDialog(QDialog):
             if self._apply is not None:
                 self._apply(fields, renamed, clear_misfits=self._confirmed == (fields, renamed))
         except FieldChangeError as err:
-            self.error.setText(f"{_capitalized(str(err))}. Put those values right first, or keep the type; or "
-                               f"clear them (Edit > Undo brings them back).")
+            clear = f"Clear {err.count} value{'s' if err.count > 1 else ''}"
+            self.error.setText(f"{_capitalized(str(err))}. Put those values right first or change the fields "
+                               f"otherwise; or press {clear} to clear them (Edit > Undo brings them back).")
             self._confirmed = (fields, renamed)
-            self.ok_button.setText(f"Clear {err.count} value{'s' if err.count > 1 else ''}")
+            self.ok_button.setText(clear)
             return
         except ValueError as err:
             self.error.setText(str(err))

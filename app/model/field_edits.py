@@ -44,7 +44,7 @@ _EXAMPLES = 3
 
 
 class FieldLoss(NamedTuple):
-    """Values of field ``field`` a change would drop: ``count`` of them, a few ``examples`` as stored.
+    """Values of field ``field`` a change would drop: ``count`` of them, a few distinct ``examples`` as stored.
 
     ``why`` is ``"misfit"`` (they do not fit the field's new type) or
     ``"replaced"`` (a removed field's values under this name, where the field
@@ -59,7 +59,8 @@ class FieldLoss(NamedTuple):
 
     def describe(self) -> str:
         """One clause of a message: ``lanes: 2 values are not a whole number ('two', 'many')``."""
-        quoted = ", ".join(repr(value_text(v)) for v in self.examples) + (", ..." if self.count > _EXAMPLES else "")
+        more = ", ..." if self.count > len(self.examples) else ""
+        quoted = ", ".join(repr(value_text(v)) for v in self.examples) + more
         plural = "values" if self.count > 1 else "value"
         if self.why == "misfit":
             return f"{self.field}: {self.count} {plural} {'are' if self.count > 1 else 'is'} not {self.accepted} " \
@@ -135,7 +136,7 @@ def fields_changed(state: ToolState, fields, renamed: dict | None = None, clear_
     current = rewrite(state.current) if state.current is not None else None
     reopened = (state.reopened[0], rewrite(state.reopened[1])) if state.reopened is not None else None
     if rewrite.losses and not clear_misfits:
-        raise FieldChangeError(FieldLoss(name, why, len(found), tuple(found[:_EXAMPLES]), accepts(field))
+        raise FieldChangeError(FieldLoss(name, why, len(found), _examples(found), accepts(field))
                                for (name, why), (field, found) in rewrite.losses.items())
     rest = {"fields": fields, "renames": None if renamed is None else Renames(state.fields, pairs)}
     if current is not state.current or reopened != state.reopened:
@@ -175,6 +176,17 @@ class _Rewrite:
             self.losses.setdefault(key, (field, []))[1].append(value)
         return feature if values is None else Feature(feature.id, feature.name, feature.start_xy, feature.pieces,
                                                       values)
+
+
+def _examples(values: list) -> tuple:
+    """The first few distinct ``values``."""
+    examples = []
+    for value in values:
+        if value not in examples:
+            examples.append(value)
+            if len(examples) == _EXAMPLES:
+                break
+    return tuple(examples)
 
 
 def _checked_renames(old: tuple, new: tuple, renamed: dict) -> tuple:
