@@ -52,8 +52,8 @@ class FieldsDialog(QDialog):
     OK hands them to ``apply(fields, renamed, clear_misfits=...)`` (as
     :meth:`app.model.tool_edits.FeatureEdits.set_fields`) when given: a change
     that would drop values (:class:`app.model.field_edits.FieldChangeError`)
-    keeps the dialog open, says which and how many, and OK becomes "Clear
-    them" for that same change.
+    keeps the dialog open, says which and how many, and OK becomes "Clear N
+    values" for that same change (any edit of the rows makes it OK again).
     """
 
     def __init__(self, fields=(), parent=None, apply=None):

@@ -4,8 +4,9 @@ A step used to keep the whole state before it: a tuple of every finished
 feature, 8 bytes a feature and an edit (780 KiB an edit at 100,000 lines).  A
 :class:`StateChange` keeps only the features that the edit took out and put in,
 with their places, and the small rest of the state (the feature in progress,
-the reopened one and the attribute fields), so a step costs what it changed.  Applied backward to
-the state after the step it gives the state before, and forward the other way.
+the reopened one and the attribute fields), so a step costs what it changed.
+Applied backward to the state after the step it gives the state before, and
+forward the other way.
 
 Finding what changed compared the two tuples object by object from both ends
 (about 3 ms an edit at 100,000 features).  The edits of :mod:`app.model.editing`

@@ -193,8 +193,8 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
                 self.outcomes.pop(piece_id, None)
             for feature in features:
                 cached = self._vertices.get(feature.id)
-                if cached is not None and cached[0].pieces is feature.pieces and not all(p.id in self._references
-                                                                             for p in feature.pieces):
+                if cached is not None and cached[0].pieces is feature.pieces and not all(
+                        p.id in self._references for p in feature.pieces):
                     del self._vertices[feature.id]
 
     def _set_state(self, new_state: ToolState, change: StateChange | None = None, backward: bool = False) -> None:

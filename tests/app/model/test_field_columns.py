@@ -83,3 +83,39 @@ def test_the_columns_applied_to_the_fields_before_give_the_fields_after(old, new
             assert before.name == after.name  # a field of the same name is the same column
     moves_needed = len([f for f in new if f.name in kept_names])
     assert len(edit.moved) <= max(moves_needed - 1, 0)
+
+
+def test_a_rename_said_keeps_its_column_where_the_places_would_mislead():
+    old, new = fields("kind", "lanes"), fields("lane_count", "note")
+    assert column_edit(old, new) == ([], [], [], [0, 1])  # by places: kind -> lane_count, lanes -> note
+    assert column_edit(old, new, {"lanes": "lane_count"}) == ([(0, 0)], [], [(1, 1)], [0])
+    swapped = column_edit(fields("a", "b"), fields("b", "a"), {"a": "b", "b": "a"})  # renamed both ways: in place
+    assert swapped == ([], [], [], [0, 1])
+    assert column_edit(fields("a", "b"), fields("b"), {"a": "b"}) == ([(1, 1)], [], [], [0])  # (b removed, a -> b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(NAMES), unique=True, max_size=5), st.permutations(range(5)),
+       st.lists(st.sampled_from(NAMES), unique=True, max_size=3), st.data())
+def test_renames_said_give_the_fields_after_each_renamed_one_keeping_its_column(names, order, extra, data):
+    old = fields(*names)
+    kept = [k for k in order if k < len(old)][:data.draw(st.integers(0, len(old)))]
+    new_names = [f"{names[k]}_r" if data.draw(st.booleans()) else names[k] for k in kept]
+    new_names += [name for name in extra if name not in new_names and name + "_r" not in new_names]
+    new = fields(*new_names)
+    renamed = {names[k]: new_names[j] for j, k in enumerate(kept)}
+    edit = column_edit(old, new, renamed)
+    shown = applied(edit, old, new)
+    assert shown == list(new)
+    lineage = list(old)  # each kept field's column ends where its new field stands
+    for first, last in edit.removed:
+        del lineage[first:last + 1]
+    for at, to in edit.moved:
+        lineage.insert(to, lineage.pop(at))
+    for first, last in edit.inserted:
+        lineage[first:first] = [None] * (last - first + 1)
+    # a field added with a removed one's name shows that field's values: it keeps its column
+    same_name = {name: name for name in names
+                 if name not in renamed and name in new_names and name not in renamed.values()}
+    assert {old_field.name: new[place].name for place, old_field in enumerate(lineage) if old_field is not None} \
+        == {**renamed, **same_name}
