@@ -164,13 +164,12 @@ class FeaturesModel(QAbstractTableModel):
                                       self.index(len(self._features) - 1, fixed + column))
 
     def _take_values(self) -> bool:
-        """Take in the features of a change of the fields (the values it moved or converted: the rows stay, only the
-        columns it changed or inserted differ); whether it did.  Anything else waits for :meth:`sync`."""
-        new = self.tool.features
-        if new is self._features:
-            return False
-        rows = self._row_edit(self._features, new)
-        if rows is None or rows.removed or rows.inserted:
+        """Take in the features of a change of the fields (the values it moved or converted: the same features in
+        the same places, only the columns it changed or inserted differ); whether it did.  Anything else waits for
+        :meth:`sync`."""
+        new, edit = self.tool.features, self.tool.features_edit
+        if new is self._features or edit is None or edit.old is not self._features or edit.taken_at != edit.put_at \
+                or any(a.id != b.id for a, b in zip(edit.taken, edit.put)):
             return False
         self._features = new
         return True

@@ -22,10 +22,10 @@ The tool makes the fields and the values one undoable step
 (:meth:`app.model.tool_edits.FeatureEdits.set_fields`): undo gives back the old
 fields and the old values.  Only the features that hold a value the change
 moves or converts are rewritten, once each, and lines sharing their values
-share the work: linear in the features.  At 100,000 lines with a value in the
-renamed field the new lines take 0.15-0.7 s and the whole edit, the Features
-dock and the map's index included, about 1-1.5 s on a busy 2-core machine
-(``python -m tests.benchmarks.bench_field_rename``).
+share the work: linear in the features.  At 100,000 lines with a value each
+in the renamed field the whole edit, the Features dock and the map's index
+following it, took 0.9-1.8 s on a busy 2-core machine, the new lines about
+half of it (0.1-0.2 s at 10,000; ``python -m tests.benchmarks.bench_field_rename``).
 """
 
 from __future__ import annotations
@@ -160,22 +160,30 @@ class _Rewrite:
     def __init__(self, plan: list, moved: frozenset):
         self.plan, self.moved, self.losses = plan, moved, {}
         self._done: dict = {}  # attributes -> (new attributes or None, the losses of one feature holding them)
+        self._lost: list = []  # (reused: most lines lose nothing)
 
     def __call__(self, feature: Feature) -> Feature:
         attributes = feature.attributes
         try:
             values, lost = self._done[attributes]
         except KeyError:
-            lost = []
-            values = _moved(attributes, self.plan, self.moved, lost)
+            values, lost = self._worked_out(attributes)
             self._done[attributes] = values, lost
         except TypeError:  # (a value that cannot be hashed: from a hand-edited session)
-            lost = []
-            values = _moved(attributes, self.plan, self.moved, lost)
+            values, lost = self._worked_out(attributes)
         for key, field, value in lost:
             self.losses.setdefault(key, (field, []))[1].append(value)
         return feature if values is None else Feature(feature.id, feature.name, feature.start_xy, feature.pieces,
                                                       values)
+
+    def _worked_out(self, attributes: tuple) -> tuple:
+        lost = self._lost
+        values = _moved(attributes, self.plan, self.moved, lost)
+        if not lost:
+            return values, ()
+        found = tuple(lost)
+        lost.clear()
+        return values, found
 
 
 def _examples(values: list) -> tuple:
