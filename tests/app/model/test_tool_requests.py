@@ -4,7 +4,7 @@ an edit in the middle of many features walks only what it changed."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 from hypothesis import example, given, settings
@@ -204,7 +204,8 @@ def test_a_delete_a_reopen_and_a_split_find_their_line_by_its_id():
     tool = ExtractionTool(settings="S1")
     lines = [(f"line {k}", np.array([[0.0, 3.0 * k], [20.0, 3.0 * k], [40.0, 3.0 * k]]), {}) for k in range(50)]
     features, outcomes = editing.imported_features(tool.state, lines, tool.new_ids(2 * len(lines)))
-    tool.add_built_features([Uncomparable(**vars(f)) for f in features], outcomes)
+    tool.add_built_features([Uncomparable(**{k.name: getattr(f, k.name) for k in fields(f)}) for f in features],
+                           outcomes)
     tool.delete(features[30].id)
     tool.reopen(features[20].id)
     tool.click((60.0, 60.0), straight=True)
