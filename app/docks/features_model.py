@@ -27,7 +27,7 @@ from app.model.feature_lookup import place_by_walk
 from app.model.feature_rows import RowEdit, row_edit
 from app.model.field_columns import column_edit
 from app.model.measure import feature_lengths
-from app.model.pieces import ToolState
+from app.model.pieces import ToolState, unsettled_places
 from app.model.state_change import StateChange
 from app.model.tool_requests import FeatureEdit
 
@@ -128,8 +128,8 @@ class FeaturesModel(QAbstractTableModel):
         self._pending = self._pending_ids(features)
 
     def _pending_ids(self, features) -> set[int]:
-        """Ids of the features with pieces still being computed."""
-        return {f.id for f in features if any(self.tool.is_pending(p) for p in f.pieces)}
+        """Ids of the features (a sequence) with pieces still being computed (found in C: an import's rows)."""
+        return {features[place].id for place in unsettled_places(features, self.tool.outcomes)}
 
     def sync_fields(self) -> None:
         """Follow the tool's attribute fields, one column each after the fixed ones: columns removed, moved, inserted

@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 from typing import Any, Iterable
 
-from app.model.pieces import Feature, ToolState
+from app.model.pieces import Feature, ToolState, piece_ids
 from app.model.state_change import StateChange
 
 __all__ = ["History", "PieceReferences", "DEFAULT_UNDO_LIMIT"]
@@ -132,20 +132,16 @@ class PieceReferences:
 
     def hold(self, features: Iterable[Feature]) -> None:
         """Count one more holder of each piece of ``features``."""
-        counts = self._counts
-        for feature in features:
-            for piece in feature.pieces:
-                counts[piece.id] += 1
+        self._counts.update(piece_ids(features))  # (counted in C: an import of 50,000 lines is held twice)
 
     def release(self, features: Iterable[Feature]) -> list[int]:
         """Count one holder less of each piece of ``features``; returns the ids of the pieces no longer held."""
-        counts, gone = self._counts, []
-        for feature in features:
-            for piece in feature.pieces:
-                counts[piece.id] -= 1
-                if counts[piece.id] <= 0:
-                    del counts[piece.id]
-                    gone.append(piece.id)
+        counts = self._counts
+        released = list(piece_ids(features))
+        counts.subtract(released)
+        gone = [piece_id for piece_id in dict.fromkeys(released) if counts[piece_id] <= 0]
+        for piece_id in gone:
+            del counts[piece_id]
         return gone
 
     def reset(self, state: ToolState) -> None:

@@ -17,8 +17,10 @@ of thousands of features (an import) reached for each feature and piece.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -26,7 +28,8 @@ from app.model.estimates import confidence_value, estimate_from_dict, is_low, ri
 
 __all__ = ["PIECE_KINDS", "PieceSpec", "Feature", "PieceOutcome", "PreviewRequest", "ToolState",
            "straight_outcome", "as_xy", "piece_start", "start_is_final", "piece_vertices", "feature_vertices",
-           "feature_ribbon_edges", "feature_score", "feature_confidence", "confidence_runs", "imported_feature"]
+           "feature_ribbon_edges", "feature_score", "feature_confidence", "confidence_runs", "imported_feature",
+           "piece_ids", "unsettled_places"]
 
 PIECE_KINDS = ("extract", "straight", "imported", "edited")
 #: Vertices closer than this (px, along x and y) are the same vertex of a feature.
@@ -272,6 +275,27 @@ def _joined(parts) -> np.ndarray:
     keep = np.ones(len(vertices), dtype=bool)
     keep[1:] = np.any(np.abs(vertices[1:] - vertices[:-1]) > SAME_VERTEX_PX, axis=1)
     return vertices[keep]
+
+
+def piece_ids(features: Iterable[Feature]) -> Iterator[int]:
+    """The ids of the pieces of ``features``, feature after feature (iterated in C: no Python call per piece)."""
+    return map(operator.attrgetter("id"), itertools.chain.from_iterable(map(operator.attrgetter("pieces"), features)))
+
+
+def unsettled_places(features, outcomes: dict[int, PieceOutcome]) -> list[int]:
+    """The ascending places in ``features`` (a sequence) of those with a piece whose outcome is not in ``outcomes``.
+
+    The pieces are looked up in C and their features found with numpy: the
+    finish of an import of 50,000 lines walked them with a Python call per
+    feature and per piece, 35-60 ms of the GUI thread each in the request walk
+    and in the features table.
+    """
+    counts = np.fromiter(map(len, map(operator.attrgetter("pieces"), features)), dtype=np.intp, count=len(features))
+    settled = np.fromiter(map(outcomes.__contains__, piece_ids(features)), dtype=bool, count=int(counts.sum()))
+    if settled.all():
+        return []
+    owners = np.repeat(np.arange(len(features)), counts)
+    return np.unique(owners[~settled]).tolist()
 
 
 def imported_feature(feature_id: int, piece_id: int, name: str, vertices, properties: dict

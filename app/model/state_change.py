@@ -54,6 +54,8 @@ def spliced(state: ToolState, start: int, stop: int, items=(), **rest) -> ToolSt
 
 def _places_not_in(features: tuple, others: tuple) -> tuple[int, ...]:
     """The indices of ``features`` whose object is not in ``others`` (C-level loops: tens of thousands)."""
+    if not others:
+        return tuple(range(len(features)))
     kept = set(map(id, others))
     missing = map(operator.not_, map(kept.__contains__, map(id, features)))
     return tuple(itertools.compress(itertools.count(), missing))
@@ -150,11 +152,12 @@ class StateChange:
             first, last_old, last_new = _changed_span(old.features, new.features)
         before, after = old.features[first:last_old], new.features[first:last_new]
         removed_at, added_at = _places_not_in(before, after), _places_not_in(after, before)
-        if not _same_objects(_without(before, removed_at), _without(after, added_at)):
+        kept = len(removed_at) < len(before) or len(added_at) < len(after)  # (none: an append, a delete, an import)
+        if kept and not _same_objects(_without(before, removed_at), _without(after, added_at)):
             # the features kept changed order (no edit does that today): the step keeps both spans whole
             removed_at, added_at = tuple(range(len(before))), tuple(range(len(after)))
-        return cls(tuple(first + i for i in removed_at), tuple(before[i] for i in removed_at),
-                   tuple(first + i for i in added_at), tuple(after[i] for i in added_at), *sides, renamed)
+        return cls(tuple(map(first.__add__, removed_at)), tuple(map(before.__getitem__, removed_at)),
+                   tuple(map(first.__add__, added_at)), tuple(map(after.__getitem__, added_at)), *sides, renamed)
 
     def undone(self, state: ToolState) -> ToolState:
         """The state before the step, from ``state``, the state after it."""

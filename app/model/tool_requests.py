@@ -9,7 +9,9 @@ outcome has nothing to ask for, and stays so (outcomes are not taken back
 while a feature holds the piece): each walk keeps the places of the features
 still waiting, and the next walk looks only at those and at the features the
 edit put in (:class:`FeatureEdit`, from the undo step's
-:class:`app.model.state_change.StateChange`); the requests abandoned are
+:class:`app.model.state_change.StateChange`), and of those only the ones with
+a piece without its outcome (an import of 50,000 settled lines had walked
+them all, a Python call each); the requests abandoned are
 looked for only in the features the edit took out and the feature in progress.
 """
 
@@ -19,7 +21,7 @@ import bisect
 import operator
 from typing import NamedTuple
 
-from app.model.pieces import Feature, ToolState, start_is_final
+from app.model.pieces import Feature, ToolState, start_is_final, unsettled_places
 from app.model.state_change import StateChange
 
 __all__ = ["ExtractionRequests", "FeatureEdit"]
@@ -89,14 +91,16 @@ class ExtractionRequests:
         self._walked, self._waiting = features, tuple(waiting)
 
     def _unsettled(self, edit: FeatureEdit | None) -> list[tuple[int, Feature]]:
-        """``(place, feature)`` of the finished features that may wait for an extraction, in their order."""
+        """``(place, feature)`` of the finished features that may wait for an extraction, in their order: of those
+        to walk, only the features with a piece without its outcome (found in C: :func:`unsettled_places`)."""
         features = self.state.features
         if features is self._walked:
             return list(self._waiting)
         if edit is None or edit.old is not self._walked:
-            return list(enumerate(features))
+            return [(place, features[place]) for place in unsettled_places(features, self.outcomes)]
         kept = _kept_places(self._waiting, edit.taken_at, edit.put_at)
-        return sorted(kept + list(zip(edit.put_at, edit.put)), key=operator.itemgetter(0))
+        put = [(edit.put_at[k], edit.put[k]) for k in unsettled_places(edit.put, self.outcomes)]
+        return sorted(kept + put, key=operator.itemgetter(0))
 
     def _ask_for(self, feature: Feature) -> bool:
         """Ask for the extractions of ``feature`` whose start is final; whether one of them has no outcome yet."""
