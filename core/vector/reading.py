@@ -24,6 +24,7 @@ import numpy as np
 
 from core.batch.datetimes import iso_texts
 from core.batch.feature_ids import FID_FIELD
+from core.gc_pause import paused_collection
 from core.io.geojson import PIXEL_CRS_WKT, GeoJSONError, LineFeature, name_key, read_geojson
 from core.io.jsonfile import without_coordinates
 from core.io.line_report import LinesRead, part_properties, source_fid_name
@@ -58,7 +59,11 @@ def read_lines(path, raster=None, report: LinesRead | None = None) -> list[LineF
         be related to the image's.  A file of no features (an export of no
         lines) gives an empty list.
     """
-    path = Path(path)
+    with paused_collection():  # (only acyclic lists, dicts and lines are built: core.gc_pause says why)
+        return _read_lines(Path(path), raster, report)
+
+
+def _read_lines(path: Path, raster, report: LinesRead | None) -> list[LineFeature]:
     if path.suffix.lower() in _GEOJSON_SUFFIXES and _plain_geojson(path):
         return [LineFeature(f.vertices_px, f.name, unpack_details(f.properties))
                 for f in read_geojson(path, raster, report)]
