@@ -20,6 +20,8 @@ __all__ = ["CellGrid", "LARGE_CELLS", "meets"]
 LARGE_CELLS = 64
 
 _NONE: frozenset = frozenset()
+#: Cell numbers below this are exact in a float64 and fit an int64 (beyond, a box is filed alone, by Python ints).
+_EXACT = 2.0**52
 
 
 class CellGrid:
@@ -53,16 +55,47 @@ class CellGrid:
                 else:
                     members.add(item_id)
 
-    def add_many(self, boxes: np.ndarray) -> None:
-        """File ids ``0, 1, ...`` under the rows ``(x0, y0, x1, y1)`` of ``boxes`` (an index built whole)."""
-        spans = np.floor(np.asarray(boxes, dtype=np.float64) / self.cell_px)  # (floats: no int64 overflow)
+    def add_many(self, boxes, ids=None) -> None:
+        """File ``ids`` (default ``0, 1, ...``) under the rows ``(x0, y0, x1, y1)`` of ``boxes`` (an index built
+        whole, an import's tens of thousands of lines): as :meth:`add` of each, each cell's set updated once."""
+        for cell, cell_ids in self._by_cell(boxes, ids, self.add):
+            self._cells.setdefault(cell, set()).update(cell_ids)
+
+    def remove_many(self, boxes, ids) -> None:
+        """Take ``ids`` out, ``boxes`` (rows) being those they were added with: as :meth:`remove` of each."""
+        for cell, cell_ids in self._by_cell(boxes, ids, self.remove):
+            members = self._cells.get(cell)
+            if members is not None:
+                members.difference_update(cell_ids)
+                if not members:
+                    del self._cells[cell]
+
+    def _by_cell(self, boxes, ids, one_by_one):
+        """``(cell, ids)`` of the small boxes in ``boxes`` (rows), the ids of each cell together, found with numpy;
+        the large boxes (and any whose cells an int64 cannot number) are passed to ``one_by_one(id, box)``."""
+        boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        ids = range(len(boxes)) if ids is None else list(ids)
+        spans = np.floor(boxes / self.cell_px)  # (as _span: the same float quotient, floored)
         counts = (spans[:, 2] - spans[:, 0] + 1) * (spans[:, 3] - spans[:, 1] + 1)
-        large = ~(counts <= LARGE_CELLS)  # (NaN: large)
-        for item_id in np.flatnonzero(large).tolist():
-            self._large[item_id] = tuple(boxes[item_id].tolist())
-        small = np.flatnonzero(~large)
-        for item_id, span in zip(small.tolist(), spans[small].astype(np.int64).tolist()):
-            self._file(item_id, *span)
+        small = (counts >= 1) & (counts <= LARGE_CELLS) & np.all(np.abs(spans) < _EXACT, axis=1)  # (NaN: not small)
+        for k in np.flatnonzero(~small).tolist():
+            one_by_one(ids[k], tuple(boxes[k].tolist()))
+        rows = np.flatnonzero(small)
+        spans, counts = spans[rows].astype(np.int64), counts[rows].astype(np.int64)
+        owners = np.repeat(rows, counts)  # one entry per (box, cell it touches)
+        if not len(owners):
+            return
+        step = np.arange(len(owners)) - np.repeat(np.cumsum(counts) - counts, counts)
+        height = np.repeat(spans[:, 3] - spans[:, 1] + 1, counts)
+        columns = np.repeat(spans[:, 0], counts) + step // height
+        cell_rows = np.repeat(spans[:, 1], counts) + step % height
+        order = np.lexsort((cell_rows, columns))
+        columns, cell_rows, owners = columns[order], cell_rows[order], owners[order]
+        firsts = np.flatnonzero(np.r_[True, (columns[1:] != columns[:-1]) | (cell_rows[1:] != cell_rows[:-1])])
+        ends = np.r_[firsts[1:], len(owners)].tolist()
+        cells = zip(columns[firsts].tolist(), cell_rows[firsts].tolist())
+        for cell, first, end in zip(cells, firsts.tolist(), ends):
+            yield cell, map(ids.__getitem__, owners[first:end].tolist())
 
     def remove(self, item_id: int, bbox) -> None:
         """Take ``item_id`` out; ``bbox`` is the box it was added with."""

@@ -72,3 +72,21 @@ def test_boxes_past_int64_cells_are_large_and_filed_at_once():
     assert grid.candidates((15.0, 5.5, 16.0, 16.0)) == {0, 1, 2}
     assert grid.candidates((-1e20, -1e20, 1e20, 1e20)) == {0, 1, 2}
     assert grid.candidates((-1e14, 100.0, -1e13, 200.0)) == set()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), cell_px=st.sampled_from([7.0, 64.0, 256.0]))
+def test_boxes_taken_out_together_as_one_by_one(seed, cell_px):
+    rng = np.random.default_rng(seed)
+    ids = rng.choice(10**6, size=int(rng.integers(0, 80)), replace=False).tolist()
+    boxes = {i: _box(rng, float(rng.choice([10.0, 300.0, 1e5]))) for i in ids}
+    one, many = CellGrid(cell_px), CellGrid(cell_px)
+    for item_id, box in boxes.items():
+        one.add(item_id, box)
+    many.add_many(np.array(list(boxes.values())).reshape(-1, 4), ids)
+    gone = [i for i in ids if rng.random() < 0.6]
+    for item_id in gone:
+        one.remove(item_id, boxes[item_id])
+    many.remove_many(np.array([boxes[i] for i in gone]).reshape(-1, 4), gone)
+    for rect in [_box(rng, 0.0), _box(rng, 50.0), _box(rng, 1e3), _box(rng, 1e6)]:
+        assert many.candidates(rect) == one.candidates(rect)

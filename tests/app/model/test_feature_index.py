@@ -233,3 +233,35 @@ def test_after_a_restore_the_index_does_not_follow_the_change_before_it():
     fresh = FeatureIndex(tool, cell_px=16.0)
     fresh.sync()
     assert _boxes_and_order(index, tool) == _boxes_and_order(fresh, tool) and len(index) == len(tool.features)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_many_lines_filed_together_as_one_by_one(seed, monkeypatch):
+    """An import (over 64 lines at once), its undo and redo file and take out the lines' grid cells together:
+    every sync tells the same changes, and the candidates, hits and boxes are those of lines filed one by one."""
+    from app.model import feature_index
+
+    def history(many: int) -> list:
+        monkeypatch.setattr(feature_index, "_MANY", many)
+        rng = np.random.default_rng(seed)
+        tool = ExtractionTool(settings=None)
+        index, seen = FeatureIndex(tool, cell_px=16.0), []
+        far = [("far", np.array([[1e18, 5.0], [1e18 + 4e3, 9.0]]), {}),  # cells past an int64's exact range
+               ("long", np.array([[-5e4, 0.0], [5e4, 30.0]]), {})]  # past LARGE_CELLS
+        for step in ["add", "import", "undo", "redo", "delete", "undo"]:
+            if step == "add":
+                tool.add_features(random_lines(rng, 10, size=60.0))
+            elif step == "import":
+                tool.add_features(random_lines(rng, 200, size=60.0) + far)
+            elif step == "delete":
+                tool.delete(tool.features[50].id)
+            else:
+                getattr(tool, step)()
+            change = index.sync()
+            rects = [(x, y, x + 40.0, y + 40.0) for x in range(-10, 60, 20) for y in range(-10, 30, 20)]
+            seen.append((change.added, change.removed, [index.count(r) for r in rects],
+                         [index.query(r) for r in rects + [(0.0, 0.0, 2e18, 10.0)]],
+                         {f.id: index.bbox(f.id) for f in tool.features}))
+        return seen
+
+    assert history(64) == history(10**9)
