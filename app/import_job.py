@@ -23,6 +23,7 @@ from app.model import editing
 from app.model.pieces import ToolState, feature_vertices
 from app.worker_job import WorkerJob
 from core.cancel import Cancelled, CancelToken
+from core.gc_pause import paused_collection
 from core.io.geojson import GeoJSONError
 from core.io.line_report import LinesRead
 from core.vector import read_lines
@@ -169,9 +170,12 @@ class ImportJob(WorkerJob):
         super().__init__(self._prepare, "Could not import the lines", parent)
 
     def _prepare(self, token: CancelToken, report) -> PreparedImport:
-        prepared = prepare_import(self.path, self.document, self.tool, token, report)
-        # The features built are new objects that will live long: in their number (tens of thousands) they make a
-        # full pass of the garbage collector due, which otherwise came within the next allocations, in the import's
-        # finish or the first paint after it on the GUI thread (175-250 ms at 50,000 lines).  It runs here instead.
-        gc.collect()
-        return prepared
+        # Reading and building make only acyclic objects (core.gc_pause says why the collector waits meanwhile), but
+        # the features built will live long: in their number (tens of thousands) they make a full pass of the
+        # collector due, which otherwise came within the next allocations, in the import's finish or the first
+        # paint after it on the GUI thread (175-250 ms at 50,000 lines).  It runs here, once, instead.
+        try:
+            with paused_collection():
+                return prepare_import(self.path, self.document, self.tool, token, report)
+        finally:
+            gc.collect()
