@@ -26,7 +26,6 @@ from app.model.pieces import (
     as_xy,
     feature_confidence,
     feature_score,
-    feature_vertices,
     piece_start,
     straight_outcome,
 )
@@ -34,6 +33,7 @@ from app.model.preview import LivePreview, too_short
 from app.model.state_change import StateChange
 from app.model.tool_edits import FeatureEdits
 from app.model.tool_requests import ExtractionRequests, FeatureEdit
+from app.model.vertex_cache import VertexCache
 
 __all__ = ["ExtractionTool"]
 
@@ -86,8 +86,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
         self._requested: dict[int, tuple[PieceSpec, tuple[float, float]]] = {}  # by id: (piece, start)
         self._walked: tuple | None = self.state.features  # the finished features of the last request walk
         self._waiting: tuple = ()  # (place, feature) of those of them with an extraction without its outcome
-        # by feature id: (feature, its pieces' outcomes, vertices); features and outcomes are immutable
-        self._vertices: dict[int, tuple[Feature, tuple | None, np.ndarray]] = {}
+        self._vertices = VertexCache()  # each finished feature's vertices, computed once
         self._preview = LivePreview(self.anchor_start, lambda: self.settings, self.preview_changed,
                                     self.preview_requested, self.preview_abandoned)
 
@@ -139,22 +138,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
 
     def feature_vertices(self, feature: Feature) -> np.ndarray:
         """(k, 2) float64 vertices (x, y) px of a whole feature (cached: do not modify them)."""
-        cached = self._vertices.get(feature.id)
-        # A piece's outcome, once there, never changes (until a restore clears this cache): a feature whose
-        # outcomes were all there stays valid; one with pending pieces compares them (by identity: eq=False).
-        # The line is the start and the pieces: a feature given new values or a new name keeps its vertices.
-        if cached is not None and cached[0].pieces is feature.pieces and cached[0].start_xy == feature.start_xy:
-            if cached[1] is None or cached[1] == self._outcomes_of(feature):
-                return cached[2]
-        self._cache_vertices(feature, feature_vertices(feature, self.outcomes))
-        return self._vertices[feature.id][2]
-
-    def _outcomes_of(self, feature: Feature) -> tuple:
-        return tuple([self.outcomes.get(p.id) for p in feature.pieces])
-
-    def _cache_vertices(self, feature: Feature, vertices: np.ndarray) -> None:
-        outcomes = self._outcomes_of(feature)
-        self._vertices[feature.id] = (feature, None if None not in outcomes else outcomes, vertices)
+        return self._vertices.get(feature, self.outcomes)
 
     def feature_score(self, feature: Feature) -> float | None:
         """Sum of the scores of the extracted pieces; None when no piece has a score."""
@@ -191,11 +175,7 @@ class ExtractionTool(FeatureEdits, ExtractionRequests):
             features = change.features_before() + change.features_after()
             for piece_id in self._references.release(features):
                 self.outcomes.pop(piece_id, None)
-            for feature in features:
-                cached = self._vertices.get(feature.id)
-                if cached is not None and cached[0].pieces is feature.pieces and not all(
-                        p.id in self._references for p in feature.pieces):
-                    del self._vertices[feature.id]
+            self._vertices.forget(features, self._references)
 
     def _set_state(self, new_state: ToolState, change: StateChange | None = None, backward: bool = False) -> None:
         """Make ``new_state`` current; ``change`` (undone where ``backward``) leads to it from the state now, so
