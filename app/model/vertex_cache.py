@@ -36,10 +36,10 @@ class VertexCache:
     def get(self, feature: Feature, outcomes: dict[int, PieceOutcome]) -> np.ndarray:
         """(k, 2) float64 vertices (x, y) px of ``feature`` with ``outcomes`` (kept: do not modify them)."""
         cached = self._entries.get(feature.id)
-        if cached is not None and cached[0] is feature:
+        if cached is not None and _holds_for(cached[0], feature):
             if cached[1] is None or cached[1] == _outcomes_of(feature, outcomes):
                 return cached[2]
-        elif self._settled.get(feature.id) is feature:
+        elif _holds_for(self._settled.get(feature.id), feature):
             return self._settled_vertices[feature.id]
         return self.put(feature, feature_vertices(feature, outcomes), outcomes)
 
@@ -69,8 +69,8 @@ class VertexCache:
         pieces' ids still."""
         for feature in features:
             cached = self._entries.get(feature.id)
-            entry = cached is not None and cached[0] is feature
-            settled = self._settled.get(feature.id) is feature
+            entry = cached is not None and _holds_for(cached[0], feature)
+            settled = _holds_for(self._settled.get(feature.id), feature)
             if (entry or settled) and not all(p.id in held for p in feature.pieces):
                 if entry:
                     del self._entries[feature.id]
@@ -82,6 +82,11 @@ class VertexCache:
         self._entries.clear()
         self._settled.clear()
         self._settled_vertices.clear()
+
+
+def _holds_for(kept: Feature | None, feature: Feature) -> bool:
+    """Whether vertices kept for ``kept`` are those of ``feature`` (given the same pieces' outcomes)."""
+    return kept is feature
 
 
 def _outcomes_of(feature: Feature, outcomes: dict[int, PieceOutcome]) -> tuple:
