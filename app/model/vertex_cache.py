@@ -3,7 +3,8 @@
 The drawing, the spatial index, hit tests and the features table ask for the
 same features' vertices again and again, and joining a feature's pieces
 (:func:`app.model.pieces.feature_vertices`) makes new arrays each time.  A kept
-entry holds while its feature is the same object and its pieces' outcomes are
+entry holds while its feature has the same line (the same start and the same
+tuple of pieces: new values or a new name keep it) and its pieces' outcomes are
 those it was computed from: a piece's outcome, once there, never changes (until
 a restore clears the cache), so an entry whose outcomes were all there stays
 valid, and one with pending pieces compares them (by identity: ``eq=False``).
@@ -85,8 +86,9 @@ class VertexCache:
 
 
 def _holds_for(kept: Feature | None, feature: Feature) -> bool:
-    """Whether vertices kept for ``kept`` are those of ``feature`` (given the same pieces' outcomes)."""
-    return kept is feature
+    """Whether vertices kept for ``kept`` are those of ``feature`` (given the same pieces' outcomes): the line is its
+    start and its pieces, so a feature given new values or a new name (a field renamed at 100,000 lines) keeps them."""
+    return kept is not None and kept.pieces is feature.pieces and kept.start_xy == feature.start_xy
 
 
 def _outcomes_of(feature: Feature, outcomes: dict[int, PieceOutcome]) -> tuple:

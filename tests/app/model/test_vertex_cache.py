@@ -24,9 +24,11 @@ def test_features_kept_many_at_once_come_back_until_replaced_or_forgotten():
     cache = VertexCache()
     cache.put_many(features, arrays, outcomes)
     assert all(cache.get(f, outcomes) is a for f, a in zip(features, arrays))  # kept, not computed again
-    renamed = replace(features[1], name="renamed")  # a new version of the feature: computed for it
-    assert cache.get(renamed, outcomes) is not arrays[1]
-    np.testing.assert_array_equal(cache.get(renamed, outcomes), arrays[1])
+    renamed = replace(features[1], name="renamed", attributes=(("kind", "road"),))  # the same line: kept
+    assert cache.get(renamed, outcomes) is arrays[1]
+    moved = replace(features[1], start_xy=(0.5, 1.0))  # another line (its start moved): computed for it
+    assert cache.get(moved, outcomes) is not arrays[1]
+    np.testing.assert_array_equal(cache.get(moved, outcomes), arrays[1])  # (its pieces' outcomes decide them)
     assert cache.get(features[1], outcomes) is not arrays[1]  # one entry an id: the old version's went
     cache.forget([features[2], features[3]], held={100 + 3})  # the history let go of them; piece 103 still held
     assert cache.get(features[2], outcomes) is not arrays[2] and cache.get(features[3], outcomes) is arrays[3]
