@@ -33,6 +33,9 @@ __all__ = ["ImportJob", "PreparedImport", "WatchedRaster", "prepare_import"]
 
 #: Progress is reported (and cancel checked) every this many lines.
 PROGRESS_EVERY = 500
+#: An import of this many lines or more runs the garbage collector's full pass on its worker when built (the
+#: pass its long-lived features make due; :meth:`ImportJob._prepare`).
+COLLECT_AFTER_LINES = 10_000
 
 
 @dataclass
@@ -173,9 +176,10 @@ class ImportJob(WorkerJob):
         # Reading and building make only acyclic objects (core.gc_pause says why the collector waits meanwhile), but
         # the features built will live long: in their number (tens of thousands) they make a full pass of the
         # collector due, which otherwise came within the next allocations, in the import's finish or the first
-        # paint after it on the GUI thread (175-250 ms at 50,000 lines).  It runs here, once, instead.
-        try:
-            with paused_collection():
-                return prepare_import(self.path, self.document, self.tool, token, report)
-        finally:
+        # paint after it on the GUI thread (175-250 ms at 50,000 lines).  It runs here, once, instead; not after a
+        # small import, which makes none due (a full pass holds the interpreter lock, the GUI thread waiting).
+        with paused_collection():
+            prepared = prepare_import(self.path, self.document, self.tool, token, report)
+        if len(prepared.features) >= COLLECT_AFTER_LINES:
             gc.collect()
+        return prepared

@@ -122,3 +122,23 @@ def test_the_import_message_says_what_was_left_out_or_split(qtbot, make_window, 
     assert window.status.currentMessage() == (
         "imported 3 features from mixed.geojson; 1 feature without a geometry and 1 point left out (not lines); "
         "1 multi-part line read as 2 lines, one per part; heights (Z) not kept")
+
+
+def test_the_worker_runs_a_full_collection_only_after_a_large_import(qtbot, make_window, many_lines, monkeypatch):
+    import gc
+
+    from app import import_job
+
+    collections = []
+    monkeypatch.setattr(import_job.gc, "collect", lambda *args: collections.append(args) or 0)
+    window = make_window()
+    window.open_image(None)
+    window.feature_io.start_import(many_lines)  # 1205 lines: no full pass (it would hold the GUI thread up)
+    qtbot.waitUntil(lambda: window.feature_io.job is None, timeout=60_000)
+    assert len(window.tool.features) == 1205 and collections == []
+    assert gc.isenabled()  # (the pause while reading ended)
+    monkeypatch.setattr(import_job, "COLLECT_AFTER_LINES", 1000)
+    window.tool.undo()
+    window.feature_io.start_import(many_lines)
+    qtbot.waitUntil(lambda: window.feature_io.job is None, timeout=60_000)
+    assert len(window.tool.features) == 1205 and len(collections) == 1
