@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["RowEdit", "row_edit"]
+__all__ = ["RowEdit", "row_edit", "runs"]
 
 
 class RowEdit(NamedTuple):
@@ -57,7 +57,7 @@ def row_edit(edit) -> RowEdit:
         changed_after = set(changed.values())
         taken_at = [place for place in taken_at if place not in changed]
         put_at = [place for place in put_at if place not in changed_after]
-    return RowEdit(_runs(taken_at)[::-1], _runs(put_at), sorted(changed.values()))
+    return RowEdit(runs(taken_at)[::-1], runs(put_at), sorted(changed.values()))
 
 
 def _replaced_in_place(edit) -> dict[int, int]:
@@ -73,7 +73,7 @@ def _replaced_in_place(edit) -> dict[int, int]:
     return pairs
 
 
-def _runs(places: list[int]) -> list[tuple[int, int]]:
+def runs(places: list[int]) -> list[tuple[int, int]]:
     """Ascending ``places`` as ``(first, last)`` runs of consecutive places."""
     if not places:
         return []

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from app.model.feature_rows import runs
+
 __all__ = ["ColumnEdit", "column_edit"]
 
 
@@ -63,7 +65,7 @@ def column_edit(old, new, renamed: dict | None = None) -> ColumnEdit:
     moved = _moves(kept)
     inserted = sorted(set(range(len(new))) - set(kept))
     changed = [place for k, place in enumerate(target) if place is not None and old[k] != new[place]]
-    return ColumnEdit(_runs(removed)[::-1], moved, _runs(inserted), sorted(changed))
+    return ColumnEdit(runs(removed)[::-1], moved, runs(inserted), sorted(changed))
 
 
 def _targets(old: tuple, new: tuple) -> list[int | None]:
@@ -123,13 +125,3 @@ def _longest_ascending(values: list[int]) -> list[int]:
                 best[k] = best[j] + [value]
     return max(best, key=len, default=[])
 
-
-def _runs(places: list[int]) -> list[tuple[int, int]]:
-    """Ascending ``places`` as ``(first, last)`` runs of consecutive places."""
-    runs: list[tuple[int, int]] = []
-    for place in places:
-        if runs and runs[-1][1] == place - 1:
-            runs[-1] = (runs[-1][0], place)
-        else:
-            runs.append((place, place))
-    return runs
