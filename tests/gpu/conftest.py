@@ -164,11 +164,15 @@ def run_kernels_under_simulator(test_file: str, timeout_s: float = 900) -> None:
     """Run the ``kernels`` tests of one module in a child pytest under the simulator.
 
     Waits for the child started at the end of collection (or starts one);
-    skips when already under the simulator; fails with the child's output
+    skips when already under the simulator or on a real GPU (where the
+    ``kernels`` tests ran here: a simulator child would repeat them for up
+    to ``timeout_s``); fails with the child's output
     when any of its tests fails or it runs past ``timeout_s`` from its start.
     """
     if SIMULATOR:
         pytest.skip("already under the CUDA simulator")
+    if REAL_GPU:
+        pytest.skip("the kernels tests ran on this machine's GPU in this run")
     test_file = str(Path(test_file).resolve())
     if test_file not in _children:
         _start_child(test_file)
