@@ -17,7 +17,7 @@ import numpy as np
 
 from core.engine import BackendUnavailableError, gpu_available
 from core.knapsack import limits
-from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SolverResult, SubsetSum, weights_gcd
+from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SolverResult, SubsetSum, weights_gcd, weights_gcds
 from gpu import config, device
 from gpu.knapsack.common import value_dtype
 
@@ -68,6 +68,13 @@ def _divided(weights: np.ndarray, capacity: int):
     """Weights and capacity divided by the weights' gcd, as on the CPU."""
     divisor = weights_gcd(weights)
     return (weights // divisor, capacity // divisor) if divisor > 1 else (weights, capacity)
+
+
+def _divided_batch(weights: list, capacities: list):
+    """:func:`_divided` of each instance of a batch (one gcd pass over them all: 630 calls had cost 2-3 ms)."""
+    gcds = weights_gcds(weights)
+    return ([w // g if g > 1 else w for w, g in zip(weights, gcds.tolist())],
+            [c // g for c, g in zip(capacities, gcds.tolist())])
 
 
 def _on_host(kind: str, problem, memory_budget_bytes, refused: MemoryBudgetError) -> SolverResult:
@@ -192,10 +199,9 @@ def solve_kp2_batch(problems, memory_budget_bytes: int | None = None) -> list[So
         _require(problem, KP2, f"problems[{k}]", check_gpu=k == len(problems) - 1)
     budget = _budget(memory_budget_bytes)
     # The choices are checked against the optima and capacities (rows.selections, mitm._selections).
-    first = [_divided(q.weights1, q.capacity1) for q in problems]
-    second = [_divided(q.weights2, q.capacity2) for q in problems]
-    return _solve_kp2_lists([q.profits for q in problems], [w for w, _ in first], [w for w, _ in second],
-                            [c for _, c in first], [c for _, c in second], budget,
+    w1, c1 = _divided_batch([q.weights1 for q in problems], [q.capacity1 for q in problems])
+    w2, c2 = _divided_batch([q.weights2 for q in problems], [q.capacity2 for q in problems])
+    return _solve_kp2_lists([q.profits for q in problems], w1, w2, c1, c2, budget,
                             lambda k, refused: _on_host("kp2", problems[k], memory_budget_bytes, refused))
 
 
