@@ -245,7 +245,6 @@ class _ctrl_c_stops_the_solve:  # noqa: N801 (used as a function)
         self._read, self._write = os.pipe()
         os.set_blocking(self._write, False)
         self._old_fd = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
-        self._done = False
         self._thread = threading.Thread(target=self._wait, name="Ctrl+C", daemon=True)
         self._thread.start()
         return self
@@ -256,22 +255,21 @@ class _ctrl_c_stops_the_solve:  # noqa: N801 (used as a function)
 
         from core.knapsack import limits
 
-        while not self._done:
+        while True:
             received = os.read(self._read, 64)
-            if not received:
-                return
-            if not self._done and signal.SIGINT in received:
+            if signal.SIGINT in received:
                 limits.interrupt()
+            if not received or 0 in received:  # (0, no signal's number: __exit__'s last byte)
+                return
 
     def __exit__(self, *exc) -> bool:
         import os
         import signal
 
         if self._thread is not None:
-            signal.set_wakeup_fd(self._old_fd)
-            self._done = True
-            os.write(self._write, b"\0")  # (ends its read)
-            self._thread.join()
+            signal.set_wakeup_fd(self._old_fd)  # (no signal's byte comes after the 0 below)
+            os.write(self._write, b"\0")  # (ends its reads once the bytes before it are read: a Ctrl+C that came
+            self._thread.join()  # while the solve ended still says "interrupted", not the solve's own error)
             os.close(self._read)
             os.close(self._write)
         return False
