@@ -30,7 +30,6 @@ __all__ = [
     "problem_kind",
     "used_capacity",
     "weights_gcd",
-    "weights_gcds",
 ]
 
 #: Sums of profits and weights stay below this, so that no solver overflows int64.
@@ -352,18 +351,6 @@ class SolverResult(NamedTuple):
 def weights_gcd(weights: np.ndarray) -> int:
     """The gcd of the weights (1 when there are none or all are 0), which every solver divides out."""
     return int(np.gcd.reduce(weights)) if len(weights) and weights.any() else 1
-
-
-def weights_gcds(weights) -> np.ndarray:
-    """:func:`weights_gcd` of each array of ``weights`` (a batch), in one numpy pass over them all."""
-    sizes = np.fromiter((len(w) for w in weights), dtype=np.int64, count=len(weights))
-    gcds = np.ones(len(sizes), dtype=np.int64)
-    filled = sizes > 0
-    if filled.any():
-        starts = (np.cumsum(sizes) - sizes)[filled]  # empty arrays add no elements between them
-        gcds[filled] = np.gcd.reduceat(np.concatenate([np.asarray(w, dtype=np.int64) for w in weights]), starts)
-    gcds[gcds == 0] = 1  # all weights 0
-    return gcds
 
 
 def problem_kind(problem) -> str:

@@ -12,7 +12,8 @@ from core.knapsack import limits
 from core.knapsack.problems import MemoryBudgetError
 from gpu import config, device
 
-__all__ = ["INT32_LIMIT", "PhaseTimer", "check_budget", "check_time_limit", "mark", "value_dtype", "workspace"]
+__all__ = ["INT32_LIMIT", "PhaseTimer", "check_budget", "check_time_limit", "mark", "value_dtype", "weights_gcds",
+           "workspace"]
 
 #: Values at or above this bound use int64 DP cells instead of int32.
 INT32_LIMIT = 2**30
@@ -21,6 +22,18 @@ INT32_LIMIT = 2**30
 def value_dtype(largest_value: int) -> np.dtype:
     """int32 DP cells when every value stays below 2**30, else int64."""
     return np.dtype(np.int32) if largest_value < INT32_LIMIT else np.dtype(np.int64)
+
+
+def weights_gcds(weights) -> np.ndarray:
+    """``core.knapsack.problems.weights_gcd`` of each array of ``weights`` (a batch), in one numpy pass."""
+    sizes = np.fromiter((len(w) for w in weights), dtype=np.int64, count=len(weights))
+    gcds = np.ones(len(sizes), dtype=np.int64)
+    filled = sizes > 0
+    if filled.any():
+        starts = (np.cumsum(sizes) - sizes)[filled]  # empty arrays add no elements between them
+        gcds[filled] = np.gcd.reduceat(np.concatenate([np.asarray(w, dtype=np.int64) for w in weights]), starts)
+    gcds[gcds == 0] = 1  # all weights 0
+    return gcds
 
 
 def workspace(name: str, size: int, dtype):

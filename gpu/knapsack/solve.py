@@ -17,9 +17,9 @@ import numpy as np
 
 from core.engine import BackendUnavailableError, gpu_available
 from core.knapsack import limits
-from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SolverResult, SubsetSum, weights_gcd, weights_gcds
+from core.knapsack.problems import KP1, KP2, MCKP, MemoryBudgetError, SolverResult, SubsetSum, weights_gcd
 from gpu import config, device
-from gpu.knapsack.common import value_dtype
+from gpu.knapsack.common import value_dtype, weights_gcds
 
 __all__ = ["release_memory", "solve_kp1", "solve_kp2", "solve_kp2_batch", "solve_mckp", "solve_subset_sum"]
 

@@ -7,11 +7,9 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from core.knapsack import KP1, KP2, MCKP, KnapsackSolution, MemoryBudgetError, SubsetSum, solve, solve_many
-from core.knapsack.problems import problem_kind, weights_gcd, weights_gcds
+from core.knapsack.problems import problem_kind
 from core.memory import available_host_bytes, default_budget_bytes, resolve_budget
 
 
@@ -155,11 +153,3 @@ def test_solution_is_a_frozen_dataclass():
     sol = KnapsackSolution(3, np.array([0]), "cpu", "dp", 1.0)
     with pytest.raises(AttributeError):
         sol.value = 4
-
-
-@given(st.lists(st.lists(st.integers(0, 6).map(lambda k: 0 if k == 0 else 6 * k), max_size=5)
-                | st.lists(st.integers(0, 10**12), max_size=5), max_size=8))
-def test_the_batch_gcds_are_each_arrays_gcd(batch):
-    # Multiples of 6 (with zeros) and arbitrary weights; empty and all-zero arrays among them.
-    weights = [np.array(w, dtype=np.int64) for w in batch]
-    assert weights_gcds(weights).tolist() == [weights_gcd(w) for w in weights]

@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.knapsack import MemoryBudgetError
+from core.knapsack.problems import weights_gcd
+from gpu.knapsack.common import weights_gcds
 from gpu.knapsack.plan import MAX_PLAN_CELLS, PlanTooLargeError, plan_batch
 
 
@@ -71,3 +73,11 @@ def test_the_gpu_row_method_reports_such_an_instance_with_the_bytes_needed():
     with pytest.raises(MemoryBudgetError, match="GPU"):  # without a host to hand it to
         knapsack._solve_kp2_lists([np.ones(30, np.int64)], [np.full(30, 2**40 + 1)], [np.full(30, 2**40 + 3)],
                                   [2**42], [2**42], 2**62)
+
+
+@given(st.lists(st.lists(st.integers(0, 6).map(lambda k: 0 if k == 0 else 6 * k), max_size=5)
+                | st.lists(st.integers(0, 10**12), max_size=5), max_size=8))
+def test_the_batch_gcds_are_each_arrays_gcd(batch):
+    # Multiples of 6 (with zeros) and arbitrary weights; empty and all-zero arrays among them.
+    weights = [np.array(w, dtype=np.int64) for w in batch]
+    assert weights_gcds(weights).tolist() == [weights_gcd(w) for w in weights]
