@@ -373,10 +373,14 @@ def test_ctrl_c_ends_a_long_solve_at_once(tmp_path):
                                cwd=root)
     time.sleep(3.0)  # loaded, solving
     assert process.poll() is None
+    # (failed twice in whole-suite runs, the solve running on to its own error: whether the child ignored or
+    # blocked SIGINT, which it would inherit from this process, goes into the message)
+    status = Path(f"/proc/{process.pid}/status")
+    masks = [ln for ln in status.read_text().splitlines() if ln.startswith("Sig")] if status.exists() else []
     sent = time.perf_counter()
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130 and err.strip() == "linesnap: interrupted", err
+    assert process.returncode == 130 and err.strip() == "linesnap: interrupted", (err, masks)
     assert time.perf_counter() - sent < 3.0
 
 
