@@ -55,10 +55,26 @@ def dask_client(scheduler: str | None = None, workers: int | None = None, thread
         return
     count = workers or os.cpu_count() or 1
     shape = dict(n_workers=1, threads_per_worker=count) if threads else dict(n_workers=count, threads_per_worker=1)
-    with _workers_leave_ctrl_c_to_us():
+    with _environment_kept(), _workers_leave_ctrl_c_to_us():
         cluster = LocalCluster(processes=not threads, dashboard_address=None, silence_logs=logging.CRITICAL, **shape)
-    with cluster, Client(cluster) as client:
+    with _environment_kept(), cluster, Client(cluster) as client:  # (a worker restarted sets them again)
         yield client
+
+
+@contextlib.contextmanager
+def _environment_kept():
+    """Put back the environment variables the block changes: dask's nanny sets its workers' (OMP_NUM_THREADS=1,
+    MKL_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1, MALLOC_TRIM_THRESHOLD_, PYTHONHASHSEED, ...) in this process's own
+    ``os.environ`` before spawning each one and leaves them there, so every process started after a batch
+    inherited single-threaded maths libraries and a fixed hash seed (distributed 2025, ``WorkerProcess.start``).
+    The workers already have them when it returns."""
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        for key in [k for k in os.environ if k not in before]:
+            del os.environ[key]
+        os.environ.update({k: v for k, v in before.items() if os.environ.get(k) != v})
 
 
 @contextlib.contextmanager

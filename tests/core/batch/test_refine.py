@@ -121,13 +121,17 @@ def test_gpkg_shp_and_fgb_are_written_in_the_images_crs_whatever_the_lines_crs(s
 
 
 def test_a_local_cluster_address_gives_the_same_result(scene, refined, tmp_path):
-    from dask.distributed import LocalCluster
+    import os
 
     _, image, lines = scene
     out = tmp_path / "remote.gpkg"
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        refine_layer(lines, [image], out, client_factory=functools.partial(dask_client, cluster.scheduler_address),
+    environment = dict(os.environ)
+    with dask_client(workers=1) as local:  # a local cluster of one worker process, reached by its address
+        refine_layer(lines, [image], out, client_factory=functools.partial(dask_client, local.scheduler.address),
                      tile_px=64)
+    # dask's nanny had left its workers' variables in this process (OMP_NUM_THREADS=1, PYTHONHASHSEED, ...)
+    assert {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} == \
+        {k: v for k, v in environment.items() if k != "PYTEST_CURRENT_TEST"}
     _, parts, fields = _read(out)
     assert all(np.array_equal(a[0], b[0]) for a, b in zip(parts, refined[2]))
     assert fields["status"].tolist() == refined[3]["status"].tolist()
