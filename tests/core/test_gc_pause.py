@@ -15,8 +15,7 @@ def collector_on():
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
-        gc.disable()
+    (gc.enable if was else gc.disable)()  # as before the test, whatever the test left (one disables it)
 
 
 def test_the_collector_is_paused_inside_and_runs_again_after(collector_on):
