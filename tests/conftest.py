@@ -7,6 +7,7 @@ draws new examples each run to look for new failures.
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -27,3 +28,12 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} is absent (it is not part of a fresh clone)")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True, scope="module")
+def collector_left_on():
+    """Fails a module that leaves Python's garbage collector off: the rest of the suite ran without it once
+    (a fixture of tests/core/test_gc_pause.py), which hides what the product's own pauses leave behind."""
+    yield
+    assert gc.isenabled(), "a test of this module left Python's garbage collector off (core.gc_pause, gc.disable)"
+
