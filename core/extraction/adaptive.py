@@ -14,6 +14,8 @@
    :data:`TURN_DEG` or more to the segment (a corner between the clicks), or
    :data:`SHARP_TURN_DEG` or more where the segment looks more like road
    (:data:`SHARP_TURN_SUPPORT`).
+   Or where the refined course (4.) is a mild bend: it bows MILD_BEND_MIN_BOW_PX or more, smoothly
+   (MILD_BEND_MAX_WIGGLE_PX), along a band of steady width (MILD_BEND_MAX_WIDTH_CV).
    Otherwise the object runs straight between the clicks, which set its
    position: the polyline is the segment.
 4. A bent course is refined by the exact DP on finer guides (the settings'
@@ -34,7 +36,7 @@ import numpy as np
 from core import engine
 from core.cancel import check
 from core.extraction.appearance import LikelihoodWindow, road_likelihood, road_samples
-from core.extraction.centre import centre_map
+from core.extraction.centre import bend_shape, centre_map
 from core.extraction.estimate import edge_centres, likelihood_run_width, path_support, turn_at_clicks_deg
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets, offset_range_on_raster
 from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
@@ -76,6 +78,13 @@ TURN_SIGMA_PX = 8.0
 #: or more off it: a sharp corner whose chord crosses other pavement (plazas, car parks, a junction's apron).
 SHARP_TURN_SUPPORT = 0.7
 SHARP_TURN_DEG = 60.0
+#: ... or when the course refined (on the centre map) is a mild bend: a cubic fit of its offsets across the
+#: segment bows MILD_BEND_MIN_BOW_PX or more from a straight fit, leaving residuals of at most
+#: MILD_BEND_MAX_WIGGLE_PX rms, and the centre map along it varies by at most MILD_BEND_MAX_WIDTH_CV of its mean
+#: (core.extraction.centre.bend_shape): a road bowing a few px, whose chord stays on it.
+MILD_BEND_MIN_BOW_PX = 4.25
+MILD_BEND_MAX_WIGGLE_PX = 0.7
+MILD_BEND_MAX_WIDTH_CV = 0.2
 #: With snapping, a straight course moves onto the object's centre between its edges near both clicks when
 #: both edge pairs stand CENTRING_SIGNIFICANCE times above the profiles' slope noise and the move is at
 #: least CENTRING_DEADBAND_PX (core.extraction.estimate.edge_centres).
@@ -187,9 +196,12 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     if not bent and chord_support < max(TURN_SUPPORT, SHARP_TURN_SUPPORT) and gain > TURN_GAIN:
         least = TURN_DEG if chord_support < TURN_SUPPORT else SHARP_TURN_DEG
         bent = turn_at_clicks_deg(bands, box[0], box[1], start, end, TURN_SIGMA_PX) >= least
-    if bent:
-        guides, solution = _refine(window, start, end, course, settings, backend, cancel, timings, size)
+    refined = _refine(window, start, end, course, settings, backend, cancel, timings, size) if bent \
+        else _mild_bend(window, start, end, course, settings, backend, cancel, timings, size)
+    if refined is not None:
+        guides, solution, _ = refined
         vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
+        bent = True
     else:
         guides, solution = _segment(window, start, end, settings, backend, cancel, timings, size)
         vertices = _chord_points(start, end, settings.nodes)
@@ -280,7 +292,7 @@ def _best_corner(window, start, end, along, across, axis, normal, backend):
 
 
 def _refine(window, start, end, course, settings, backend, cancel, timings, size=None):
-    """The exact DP on fine guides within ``half_width_px`` of the course."""
+    """The exact DP on fine guides within ``half_width_px`` of the course: ``(guides, solution, centre map)``."""
     length = float(np.hypot(*(end - start)))
     nodes = max(settings.nodes, int(math.ceil(length / FINE_SPACING_PX)) + 1)
     step = 2 * settings.half_width_px / (settings.points - 1)
@@ -304,7 +316,21 @@ def _refine(window, start, end, course, settings, backend, cancel, timings, size
     centre = centre_map(window, course, settings.half_width_px, sampled)
     solution = _solve(centre, guides, excluded, COURSE_MAX_TURN_DEG, settings.solver, backend, cancel, timings,
                       base=CENTRE_BASE, lateral=CENTRE_LATERAL_PENALTY)
-    return guides, solution
+    return guides, solution, centre
+
+
+def _mild_bend(window, start, end, course, settings, backend, cancel, timings, size=None):
+    """:func:`_refine`'s result where the refined course is a mild bend (MILD_BEND_*), else None (also where
+    the refinement is not possible: the segment stands)."""
+    try:
+        guides, solution, centre = _refine(window, start, end, course, settings, backend, cancel, timings, size)
+    except ValueError:  # too many polylines for solver 'brute', or none within the corridor
+        return None
+    vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
+    bow, wiggle, width_cv = bend_shape(centre, vertices, start, end)
+    if bow >= MILD_BEND_MIN_BOW_PX and wiggle <= MILD_BEND_MAX_WIGGLE_PX and width_cv <= MILD_BEND_MAX_WIDTH_CV:
+        return guides, solution, centre
+    return None
 
 
 def _segment(window, start, end, settings, backend, cancel, timings, size=None):

@@ -17,7 +17,7 @@ from core.extraction.appearance import LikelihoodWindow
 from core.extraction.estimate import _bilinear as _sample
 from core.extraction.estimate import _resample
 
-__all__ = ["CLOSING_RADIUS_PX", "CROP_MARGIN_PX", "centre_map"]
+__all__ = ["CLOSING_RADIUS_PX", "CROP_MARGIN_PX", "bend_shape", "centre_map"]
 
 #: The structuring element that closes the object's region (radius CLOSING_RADIUS_PX).
 CLOSING_RADIUS_PX = 4
@@ -99,3 +99,29 @@ def _cropped_distance(window: LikelihoodWindow, points_px) -> LikelihoodWindow |
     if not (distance.values == 0).any() or needed.max() >= CROP_MARGIN_PX - 2 * CLOSING_RADIUS_PX - 1:
         return None
     return distance
+
+
+def bend_shape(centre: LikelihoodWindow, vertices, start, end) -> tuple[float, float, float]:
+    """``(bow_px, wiggle_px, width_cv)`` of a path found on a :func:`centre_map`: how it bends, how smoothly, and
+    how steady the object's width is along it.
+
+    The path's offsets across the segment ``start``-``end`` (samples 2 px
+    apart) are fitted by a cubic in the position along it: ``bow_px`` is the
+    largest distance of the cubic from the straight-line fit (a bend, not a
+    shift or a tilt), ``wiggle_px`` the rms residual of the cubic.
+    ``width_cv`` is the coefficient of variation of the centre map along the
+    middle two thirds of the path (samples 1 px apart): small on a band of
+    steady width, large where the path crosses junctions, verges or gaps.
+    """
+    start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
+    vertices = np.asarray(vertices, np.float64)
+    length = max(float(np.hypot(*(end - start))), 1e-9)
+    axis = (end - start) / length
+    points = _resample(vertices, 2.0) - start
+    along, across = points @ axis / length, points @ np.array([-axis[1], axis[0]])
+    cubic = np.polyval(np.polyfit(along, across, 3), along)
+    bow = float(np.abs(cubic - np.polyval(np.polyfit(along, across, 1), along)).max())
+    wiggle = float(np.sqrt(np.mean((across - cubic) ** 2)))
+    values = _sample(centre, _resample(vertices, 1.0))
+    values = values[len(values) // 6: len(values) - len(values) // 6]
+    return bow, wiggle, float(values.std() / max(float(values.mean()), 1e-6))

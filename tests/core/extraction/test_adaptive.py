@@ -95,6 +95,24 @@ def test_a_road_bending_far_beyond_the_corridor_is_followed():
     assert mean_error(result, truth) <= 1.5
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("polarity", ["dark", "bright"])
+def test_a_mild_bend_whose_chord_stays_on_the_road_is_followed(seed, polarity, monkeypatch):
+    # a 14 px road winding 5 px to either side of a 300 px chord (an S): the chord never leaves the road, so
+    # its road-likeness passes the gate; the refined course bows smoothly along a band of steady width
+    x = np.linspace(0.0, 400.0, 401)
+    truth = np.stack([x, 150.5 + 5.0 * np.sin(2 * np.pi * (x - 50.0) / 300.0)], axis=1)
+    inside, outside = (0.0, 1.0) if polarity == "dark" else (1.0, 0.0)
+    image = road_image(truth, 14, (300, 400), inside, outside, seed=seed)
+    start, end = (50.0, 150.5), (350.0, 150.5)
+    result = core.extract(image, start, end, backend="cpu")
+    assert result.estimate.course == "bent"
+    assert distance_to_polyline(middle_samples(result.vertices_px), truth).max() <= 2.0
+    monkeypatch.setattr(adaptive, "MILD_BEND_MIN_BOW_PX", np.inf)  # without the mild-bend path: the chord, 5 px off
+    assert distance_to_polyline(middle_samples(core.extract(image, start, end, backend="cpu").vertices_px),
+                                truth).max() >= 4.0
+
+
 def test_a_corner_between_the_clicks_is_followed():
     truth = np.array([[20.0, 40.0], [200.0, 40.0], [200.0, 260.0]])
     image = road_image(truth, 12, (300, 260), seed=4)
