@@ -15,7 +15,8 @@
    :data:`SHARP_TURN_DEG` or more where the segment looks more like road
    (:data:`SHARP_TURN_SUPPORT`).
    Or where the refined course (4.) is a mild bend: it bows MILD_BEND_MIN_BOW_PX or more, smoothly
-   (MILD_BEND_MAX_WIGGLE_PX), along a band of steady width (MILD_BEND_MAX_WIDTH_CV).
+   (MILD_BEND_MAX_WIGGLE_PX), along a band of steady width (MILD_BEND_MAX_WIDTH_CV), from ends that
+   are not held at the limits of their snapping range (the object is at the clicks).
    Otherwise the object runs straight between the clicks, which set its
    position: the polyline is the segment.
 4. A bent course is refined by the exact DP on finer guides (the settings'
@@ -81,7 +82,8 @@ SHARP_TURN_DEG = 60.0
 #: ... or when the course refined (on the centre map) is a mild bend: a cubic fit of its offsets across the
 #: segment bows MILD_BEND_MIN_BOW_PX or more from a straight fit, leaving residuals of at most
 #: MILD_BEND_MAX_WIGGLE_PX rms, and the centre map along it varies by at most MILD_BEND_MAX_WIDTH_CV of its mean
-#: (core.extraction.centre.bend_shape): a road bowing a few px, whose chord stays on it.
+#: (core.extraction.centre.bend_shape): a road bowing a few px, whose chord stays on it.  Neither end may be
+#: held at the limit of its snapping range (a course that wants to go farther follows a band beside the clicks).
 MILD_BEND_MIN_BOW_PX = 4.25
 MILD_BEND_MAX_WIGGLE_PX = 0.7
 MILD_BEND_MAX_WIDTH_CV = 0.2
@@ -326,11 +328,18 @@ def _mild_bend(window, start, end, course, settings, backend, cancel, timings, s
         guides, solution, centre = _refine(window, start, end, course, settings, backend, cancel, timings, size)
     except ValueError:  # too many polylines for solver 'brute', or none within the corridor
         return None
+    if _pinned(solution.start_index, guides.start_offsets) or _pinned(solution.end_index, guides.end_offsets):
+        return None  # an end held at the limit of its snapping range: the course follows something beside the clicks
     vertices = guides.vertices(solution.start_index, solution.indices, solution.end_index)
     bow, wiggle, width_cv = bend_shape(centre, vertices, start, end)
     if bow >= MILD_BEND_MIN_BOW_PX and wiggle <= MILD_BEND_MAX_WIGGLE_PX and width_cv <= MILD_BEND_MAX_WIDTH_CV:
         return guides, solution, centre
     return None
+
+
+def _pinned(index: int, offsets) -> bool:
+    """Whether an end's chosen candidate is the first or last of several (the end wanted to go farther)."""
+    return len(offsets) > 1 and index in (0, len(offsets) - 1)
 
 
 def _segment(window, start, end, settings, backend, cancel, timings, size=None):

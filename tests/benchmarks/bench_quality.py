@@ -35,11 +35,15 @@ The six SpaceNet-3 tiles of issue "Extraction that follows real roads at the
 defaults" (``SPACENET_TILES``: Shanghai img1196, img144, img1841, img308,
 img1887 and the Las Vegas tile of ../shared/data, 1300 x 1300 panchromatic,
 ~0.3 m pixels; centre lines from the tiles' GeoJSON, lon/lat mapped through the
-raster's transform), skipped when ../shared/data is absent; and two extra
+raster's transform), skipped when ../shared/data is absent; and four extra
 "tiles" on the bundled synthetic sample scene (``SAMPLE_TILES``), its curved
 white gravel road (``gravel_road`` of resources/sample_scene.json, 8 px wide,
 bright) with clicks 300 px apart: ``sample_gravel`` with the clicks moved off
-the line like the real tiles, ``sample_gravel_on_line`` with the clicks on it.
+the line like the real tiles, ``sample_gravel_on_line`` with the clicks on it;
+and the same two for its winding main road (``main_road``, 14 px, dark; spans
+of 300 px every 150 px, bowing 6-23 px off their chords, the mildest with the
+chord on the asphalt for most of its length): ``sample_main`` and
+``sample_main_on_line``.
 The sample scene is RGB; the extractions read its BT.601 luminance
 (core.io.raster's default) and so does the OpenCV baseline.
 
@@ -208,9 +212,13 @@ TILES = {tile.name: tile for tile in (
          step_px=100.0),
     Tile("sample_gravel_on_line", SAMPLE_SCENE, SAMPLE_TRUTH, kind="sample", feature="gravel_road",
          span_px=300.0, step_px=100.0, max_offset_px=0.0),
+    Tile("sample_main", SAMPLE_SCENE, SAMPLE_TRUTH, kind="sample", feature="main_road", span_px=300.0,
+         step_px=150.0),
+    Tile("sample_main_on_line", SAMPLE_SCENE, SAMPLE_TRUTH, kind="sample", feature="main_road", span_px=300.0,
+         step_px=150.0, max_offset_px=0.0),
 )}
 SPACENET_TILES = ("shanghai_1196", "shanghai_144", "shanghai_1841", "shanghai_308", "shanghai_1887", "vegas")
-SAMPLE_TILES = ("sample_gravel", "sample_gravel_on_line")
+SAMPLE_TILES = ("sample_gravel", "sample_gravel_on_line", "sample_main", "sample_main_on_line")
 
 
 def add_tile(name: str, image, lines) -> Tile:

@@ -15,6 +15,7 @@ import pytest
 from tests.benchmarks import bench_quality as bq
 from tests.benchmarks import quality_renderings as qr
 from tests.benchmarks import quality_scales as qs
+from tests.core.extraction.test_accuracy_synthetic import distance_to_polyline, middle_samples
 
 #: The issue's target on every tile: median error at most 1.5 px (not met on these tiles: see the xfail).
 TARGET_MEDIAN_PX = 1.5
@@ -24,7 +25,7 @@ TARGET_WORSE_PCT = 10.0
 
 @pytest.fixture(scope="module")
 def records():
-    available = bq.available_tiles(bq.SPACENET_TILES + ("sample_gravel",))
+    available = bq.available_tiles(bq.SPACENET_TILES + ("sample_gravel", "sample_main", "sample_main_on_line"))
     if not available:
         pytest.skip("../shared/data is absent (it is not part of a fresh clone)")
     found = bq.evaluate(bq.linesnap(backend="cpu"), available)
@@ -147,6 +148,15 @@ def test_the_sample_scenes_curved_road_is_followed_within_two_pixels(records):
     assert np.median(errors) <= 2.0 and np.median(straight) > 10.0, (np.median(errors), np.median(straight))
 
 
+@pytest.mark.parametrize("tile", ["sample_main", "sample_main_on_line"])
+def test_the_sample_scenes_winding_road_is_followed_mild_bends_included(records, tile):
+    # spans bowing 6-23 px off their chords, the mildest (6-7 px, an S) with the chord on the asphalt for
+    # most of its length, which the gate's road-likeness tests pass as straight: its mild-bend path takes them
+    rs = records[tile]
+    worst = [distance_to_polyline(middle_samples(r.vertices), r.case.line).max() for r in rs]
+    assert len(rs) == 9 and max(worst) <= 2.0, worst
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "the issue's target (median <= 1.5 px on every tile) is not met: at the defaults the medians are 2.32, "
     "2.35, 2.14, 1.84, 2.84 and 2.55 px on Shanghai 1196, 144, 1841, 308, 1887 and Vegas (the straight "
@@ -158,3 +168,16 @@ def test_the_sample_scenes_curved_road_is_followed_within_two_pixels(records):
 def test_issue_target_median_one_and_a_half_pixels(records, tile):
     errors, _, _ = _tile(records, tile)
     assert np.median(errors) <= TARGET_MEDIAN_PX
+
+
+def test_a_straight_road_beside_a_parallel_band_is_not_taken_for_a_mild_bend():
+    # clicks along Shanghai 1887's annotations moved by the tile's one shift (about (-0.3, -3.5) px:
+    # bench_quality.annotation_offsets): the course refined along the road's parallel neighbour bows smoothly
+    # at a steady width, but with both ends held at the limit of their snapping range, 8 px off the clicks;
+    # the gate's mild-bend path refuses it (taken, the line ran 14.9 px off; the straight segment 3.1 px)
+    tile = "shanghai_1887"
+    if tile not in bq.available_tiles(bq.SPACENET_TILES):
+        pytest.skip(f"{tile} is absent")
+    case = next(c for c in bq.build_cases(bq.registered_tile(tile, (-0.3, -3.5))) if c.index == 78)
+    record, = bq.evaluate(bq.linesnap(backend="cpu"), cases=[case])
+    assert record.error_px <= case.straight_error_px + 0.5, (record.error_px, case.straight_error_px)
