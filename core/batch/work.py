@@ -34,6 +34,7 @@ def refine_tile(task: dict) -> list[dict]:
 
     from core.batch.sources import remote_options
     from core.extraction import ExtractionSettings
+    from core.extraction.options import without_turn_paths
     from core.io.raster import open_raster
 
     settings = ExtractionSettings(**task["settings"])
@@ -41,7 +42,8 @@ def refine_tile(task: dict) -> list[dict]:
         rows = task["pieces"]
         if task.get("align") is not None:
             rows = _aligned(raster, rows, task["align"])
-        return [_refine_piece(raster, row, settings) for row in rows]
+        with without_turn_paths():  # a piece is a straight stretch between two of its line's vertices
+            return [_refine_piece(raster, row, settings) for row in rows]
 
 
 def _aligned(raster, rows, align: dict) -> list:

@@ -41,6 +41,7 @@ from core.extraction.centre import bend_shape, centre_map
 from core.extraction.estimate import edge_centres, likelihood_run_width, path_support, turn_at_clicks_deg
 from core.extraction.guides import DEFAULT_SNAP_HALF_WIDTH_PX, Guides, guides_with_offsets, offset_range_on_raster
 from core.extraction.map_scores import EXCLUDED_SCORE, corner_path_means, map_link_tables
+from core.extraction.options import turn_paths
 from core.polyline import cpu as polyline_cpu
 from core.polyline.brute import MAX_BRUTE_PATHS
 from core.polyline.prepare import prepare
@@ -195,7 +196,7 @@ def extract_adaptive(bands, intensity, box, start, end, settings, backend: str, 
     chord_support = path_support(window, np.stack([start, end]))
     gain = course_support - chord_support
     bent = chord_support < GATE_SUPPORT and gain > GATE_GAIN
-    if not bent and chord_support < max(TURN_SUPPORT, SHARP_TURN_SUPPORT) and gain > TURN_GAIN:
+    if not bent and chord_support < max(TURN_SUPPORT, SHARP_TURN_SUPPORT) and gain > TURN_GAIN and turn_paths():
         least = TURN_DEG if chord_support < TURN_SUPPORT else SHARP_TURN_DEG
         bent = turn_at_clicks_deg(bands, box[0], box[1], start, end, TURN_SIGMA_PX) >= least
     refined = _refine(window, start, end, course, settings, backend, cancel, timings, size) if bent \

@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from core import validation
 
-__all__ = ["COMBINES", "MAX_LENGTH_PX", "MODES", "POLARITIES", "KernelCodes", "ScoringOptions"]
+__all__ = ["COMBINES", "MAX_LENGTH_PX", "MODES", "POLARITIES", "KernelCodes", "ScoringOptions", "turn_paths",
+           "without_turn_paths"]
+
+#: Whether the adaptive gate may take a bent course on the direction of the image at the clicks (its turn
+#: paths: a corner between two clicks).  Batch refinement turns them off for its pieces (:func:`without_turn_paths`).
+_TURN_PATHS = contextvars.ContextVar("linesnap_turn_paths", default=True)
+
+
+def turn_paths() -> bool:
+    """Whether the adaptive gate's turn paths are on here (in this thread or task)."""
+    return _TURN_PATHS.get()
+
+
+@contextlib.contextmanager
+def without_turn_paths():
+    """Extractions inside the block skip the adaptive gate's turn paths: for segments known to be straight
+    stretches of a line (a mapped line's pieces between its vertices), which end at crossings and stop lines
+    often, where the image's direction at an end runs across the road on a road that does not turn."""
+    token = _TURN_PATHS.set(False)
+    try:
+        yield
+    finally:
+        _TURN_PATHS.reset(token)
 
 MODES = ("edge", "ribbon")
 POLARITIES = ("any", "bright", "dark")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -227,6 +228,24 @@ def _unreadable(task):
         raise CPLE_AppDefinedError(1, 1, "IReadBlock failed")  # (tblib cannot pickle this one)
     except CPLE_AppDefinedError as err:
         raise RasterError(f"cannot read {task['path']} (corrupt or truncated file?)") from err
+
+
+def test_a_tiles_pieces_are_extracted_without_the_gates_turn_paths(scene, monkeypatch):
+    # a piece is a straight stretch between two vertices of its line: its ends lie at crossings and stop lines
+    # often, whose stripes turn the image's direction there across a road that runs straight on
+    import core.extraction
+    from core.batch.work import refine_tile
+    from core.extraction import ExtractionSettings
+    from core.extraction.options import turn_paths
+
+    seen = []
+    extract = core.extraction.extract
+    monkeypatch.setattr(core.extraction, "extract", lambda *a, **k: (seen.append(turn_paths()), extract(*a, **k))[1])
+    _, image, _ = scene
+    rows = [[0, 20.0, ROAD_Y_PX, 120.0, ROAD_Y_PX], [1, ROAD_X_PX, 120.0, ROAD_X_PX, 220.0]]
+    out = refine_tile({"source": image, "settings": dataclasses.asdict(ExtractionSettings()), "pieces": rows})
+    assert [piece["status"] for piece in out] == ["refined", "refined"] and seen == [False, False]
+    assert turn_paths()
 
 
 def test_a_workers_error_reaches_the_client_as_its_own_class():

@@ -14,6 +14,7 @@ from scipy import ndimage
 import core
 from core.extraction import adaptive
 from core.extraction.estimate import turn_at_clicks_deg
+from core.extraction.options import turn_paths, without_turn_paths
 from tests.core.extraction.test_accuracy_synthetic import distance_to_polyline, middle_samples
 
 
@@ -138,6 +139,19 @@ def test_a_sharp_corner_whose_chord_crosses_a_plaza_is_followed(monkeypatch):
     assert mean_error(result, truth) <= 1.0
     monkeypatch.setattr(adaptive, "SHARP_TURN_SUPPORT", -1.0)  # without the sharp turn: the segment, 44 px off
     assert mean_error(core.extract(image, start, end, backend="cpu"), truth) >= 20.0
+
+
+def test_without_the_turn_paths_the_plaza_corner_is_the_segment_and_they_come_back_after():
+    # batch refinement's pieces (straight stretches between a line's vertices) run without them
+    truth = np.array([[20.0, 40.0], [200.0, 40.0], [200.0, 300.0]])
+    image = road_image(truth, 12, (320, 260), seed=4)
+    image[60:200, 80:190] += 1.0
+    start, end = (100.0, 40.0), (200.0, 260.0)
+    with without_turn_paths():
+        assert not turn_paths()
+        assert core.extract(image, start, end, backend="cpu").estimate.course == "straight"
+    assert turn_paths()
+    assert core.extract(image, start, end, backend="cpu").estimate.course == "bent"
 
 
 @pytest.mark.parametrize("width", [6, 12, 30])
