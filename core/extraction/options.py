@@ -1,4 +1,5 @@
-"""How link scores are computed: :class:`ScoringOptions`, validated once, and their kernel codes."""
+"""How link scores are computed: :class:`ScoringOptions`, validated once, and their kernel codes; and whether the
+adaptive gate's turn paths run (:func:`without_turn_paths`)."""
 
 from __future__ import annotations
 
