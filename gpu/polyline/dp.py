@@ -34,19 +34,27 @@ WINDOW_SHARED_LIMIT = 48 * 1024
 #: The score tables, in the order of their finiteness flags.
 TABLE_NAMES = ("start_scores", "link_scores", "end_scores")
 
-#: Problem shapes whose device arrays the workspace keeps.
-WORKSPACE_SHAPES = 2
+#: Problem shapes whose device arrays the workspace keeps at most: an adaptive click solves three or four
+#: shapes (course, refinement, segment), so two made every shape of a click miss (least recently used).
+WORKSPACE_SHAPES = 8
+
+#: Device bytes past which the workspace frees its least recently used shapes (the newest is always kept).
+WORKSPACE_BYTES = 256 * 2**20
 
 _workspace: OrderedDict = OrderedDict()
 
 
+def _problem_bytes(problem) -> int:
+    """Device bytes of one problem's tables, ranges and scratch arrays."""
+    pairs = dict(zip(range_slots(problem.m), problem.ranges))  # inner layers share one pair
+    ranges = [array for pair in pairs.values() for array in pair]
+    arrays = [problem.first, problem.first_t, problem.links, problem.last, *ranges, *problem.scratch_arrays.values()]
+    return sum(int(array.nbytes) for array in arrays)
+
+
 def _workspace_bytes() -> int:
     """Device bytes of the problems the workspace keeps."""
-    held = 0
-    for problem in _workspace.values():
-        arrays = [problem.first, problem.first_t, problem.links, problem.last, *problem.scratch_arrays.values()]
-        held += sum(int(array.nbytes) for array in arrays)
-    return held
+    return sum(_problem_bytes(problem) for problem in _workspace.values())
 
 
 device.register_cache(_workspace.clear, _workspace_bytes)
@@ -160,12 +168,17 @@ class DeviceProblem:
 
 
 def workspace_problem(m: int, d: int, n0: int, n1: int) -> DeviceProblem:
-    """The workspace's problem of this shape (kept for the last :data:`WORKSPACE_SHAPES` shapes)."""
+    """The workspace's problem of this shape.
+
+    The workspace keeps the last :data:`WORKSPACE_SHAPES` shapes used, fewer
+    where they hold more than :data:`WORKSPACE_BYTES` (its scratch arrays are
+    counted when the next shape comes); the least recently used go first.
+    """
     key = (m, d, n0, n1)
     problem = _workspace.pop(key, None)
     if problem is None:
-        while len(_workspace) >= WORKSPACE_SHAPES:
-            _workspace.popitem(last=False)  # free the least recently used shape first
+        while _workspace and (len(_workspace) >= WORKSPACE_SHAPES or _workspace_bytes() > WORKSPACE_BYTES):
+            _workspace.popitem(last=False)
         problem = DeviceProblem.allocate(m, d, n0, n1)
     _workspace[key] = problem
     return problem

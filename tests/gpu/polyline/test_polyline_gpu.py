@@ -241,6 +241,30 @@ def test_out_of_memory_falls_back_to_the_cpu(monkeypatch):
 
 
 @kernels
+def test_the_workspace_keeps_a_clicks_shapes_and_frees_past_its_byte_limit(monkeypatch):
+    from gpu.polyline import dp as polyline_dp
+
+    polyline_dp.release_workspace()
+    shapes = [(6, 1, 1, 1), (8, 9, 3, 3), (5, 7, 4, 4)]  # an adaptive click's course, refinement and segment
+    first = [polyline_dp.workspace_problem(*shape) for shape in shapes]
+    for _ in range(2):  # solved in turn, click after click: every shape is found again, nothing reallocated
+        assert [polyline_dp.workspace_problem(*shape) for shape in shapes] == first
+    kept = polyline_dp._workspace_bytes()
+    assert kept == sum(polyline_dp._problem_bytes(problem) for problem in first) > 0
+
+    monkeypatch.setattr(polyline_dp, "WORKSPACE_BYTES", kept - 1)  # over the limit: the oldest go first
+    newest = polyline_dp.workspace_problem(7, 5, 2, 2)
+    assert list(polyline_dp._workspace.values())[-1] is newest
+    assert first[0] not in polyline_dp._workspace.values()
+    assert polyline_dp._workspace_bytes() - polyline_dp._problem_bytes(newest) <= kept - 1
+
+    monkeypatch.setattr(polyline_dp, "WORKSPACE_SHAPES", 2)
+    polyline_dp.workspace_problem(4, 4, 1, 1)
+    assert len(polyline_dp._workspace) == 2
+    polyline_dp.release_workspace()
+
+
+@kernels
 @pytest.mark.parametrize("size", [1, 7, 150])  # one thread, a partial block, several blocks of a grid stride
 def test_the_device_finiteness_flag_matches_the_host_check(size):
     from core.polyline.tables import all_finite
