@@ -42,16 +42,23 @@ def _packed(kernel, launch, args):
         return None
 
 
+#: Runs of a :class:`LaunchList` the ordinary way before it is packed: packing costs about what one ordinary
+#: run does, so a plan run once (a new problem shape, as most clicks' are) is never packed.
+PACK_AFTER_RUNS = 1
+
+
 class LaunchList:
     """Fixed launches ``(kernel, launch configuration, arguments)``, replayed cheaply.
 
-    The first :meth:`run` launches the ordinary way (compiling the kernels);
-    later runs replay the packed launches where packing is available.
+    The first :data:`PACK_AFTER_RUNS` + 1 runs launch the ordinary way (the
+    first compiles the kernels) and the last of them packs the launches; later
+    runs replay the packed launches where packing is available.
     """
 
     def __init__(self, launches: list):
         self.launches = launches
         self.packed = None  # None: not yet tried; False: not available
+        self.runs = 0
 
     def run(self) -> None:
         """Launch them all, in order, on the default stream."""
@@ -64,7 +71,8 @@ class LaunchList:
                 launch(stream, launch_config, function, *params)
             return
         run_launches(self.launches)
-        if self.packed is None:
+        self.runs += 1
+        if self.packed is None and self.runs > PACK_AFTER_RUNS:
             packed = [_packed(*entry) for entry in self.launches]
             self.packed = packed if all(entry is not None for entry in packed) else False
 
