@@ -34,12 +34,9 @@ WINDOW_SHARED_LIMIT = 48 * 1024
 #: The score tables, in the order of their finiteness flags.
 TABLE_NAMES = ("start_scores", "link_scores", "end_scores")
 
-#: Problem shapes whose device arrays the workspace keeps at most: an adaptive click solves three or four
-#: shapes (course, refinement, segment), so two made every shape of a click miss (least recently used).
-WORKSPACE_SHAPES = 8
-
-#: Device bytes past which the workspace frees its least recently used shapes (the newest is always kept).
-WORKSPACE_BYTES = 256 * 2**20
+#: Problem shapes the workspace keeps at most (an adaptive click solves 3-4 in turn), and the device bytes
+#: past which it frees its least recently used ones (the newest is always kept).
+WORKSPACE_SHAPES, WORKSPACE_BYTES = 8, 256 * 2**20
 
 _workspace: OrderedDict = OrderedDict()
 
@@ -53,7 +50,6 @@ def _problem_bytes(problem) -> int:
 
 
 def _workspace_bytes() -> int:
-    """Device bytes of the problems the workspace keeps."""
     return sum(_problem_bytes(problem) for problem in _workspace.values())
 
 
