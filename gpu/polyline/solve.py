@@ -72,7 +72,9 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
     """Solve a prepared polyline problem on the GPU (the twin of :func:`core.polyline.cpu.solve_prepared`).
 
     ``method`` is "window" or "mitm"; ``cancel`` is checked before and after the
-    device work.  The turn ranges are computed on the device unless the host
+    device work.  Small ``window`` problems go to the device padded to a few
+    shapes (:mod:`gpu.polyline.padding`; same path), with turn ranges from the
+    host; the others' turn ranges are computed on the device unless the host
     has them already, and so is the tables' finiteness unless ``prepare``
     checked it, during the DP (ValueError naming the table).  The solution's backend is "gpu"
     and its ``score`` :func:`core.polyline.path_score` on the host's tables.
@@ -81,12 +83,18 @@ def solve_prepared(prepared, method: str, cancel=None) -> PolylineSolution:
     dp, scores = _device()
     _check_method(method)
     check(cancel)
-    m, d = prepared.n_guides, prepared.n_points
+    m = prepared.n_guides
+    on_device = prepared
+    if method == "window":  # a few shapes for the workspace (gpu.polyline.padding)
+        from gpu import config
+        from gpu.polyline.padding import padded
+
+        on_device = padded(prepared, dp.WINDOW_SHARED_LIMIT, config.RMQ_BLOCK_BITS)
     with dp.LOCK, _device_errors():
-        _check_fits(dp, m, d, prepared.first.shape[0], prepared.last.shape[1], method)
-        problem = dp.upload(prepared, ranges=prepared.ranges_computed)
-        if not prepared.ranges_computed:  # from the offsets alone, on the device: no tables to upload
-            scores.turn_ranges_on_device(problem, prepared, prepared.max_turn_deg)
+        _check_fits(dp, m, on_device.n_points, on_device.first.shape[0], on_device.last.shape[1], method)
+        problem = dp.upload(on_device, ranges=on_device.ranges_computed)
+        if not on_device.ranges_computed:  # from the offsets alone, on the device: no tables to upload
+            scores.turn_ranges_on_device(problem, on_device, prepared.max_turn_deg)
         path = dp.solve_device(problem, method, check_finite=not prepared.finite_checked)
         if np.isnan(path.optimum):
             raise ValueError(nonfinite_message(dp.nonfinite_table(problem)))

@@ -12,10 +12,12 @@ Run in two steps, because the GPU machine need not have rasterio or ../shared:
 Each case is a click pair of ``bench_quality.build_cases`` (the first
 ``--per-tile`` of each tile); the image is an in-memory array, so no file is
 read.  Variants: the CPU (``backend="cpu"``), the GPU at the defaults
-(``backend="gpu"``, what ``auto`` picks on a machine with a GPU), the GPU with
-every launch list packed at its first run (``gpu.launching.PACK_AFTER_RUNS =
-0``), and the GPU as before 2026-12-05 (that, and the device workspace keeping
-two problem shapes: ``gpu.polyline.dp.WORKSPACE_SHAPES = 2``).  Each variant
+(``backend="gpu"``, what ``auto`` picks on a machine with a GPU), the GPU
+without the padding of small problems to a few shapes
+(``gpu.polyline.padding.MAX_POINTS = 0``), and the GPU as before 2026-12-05
+(that, every launch list packed at its first run: ``gpu.launching.
+PACK_AFTER_RUNS = 0``, and a device workspace of two problem shapes:
+``gpu.polyline.dp.WORKSPACE_SHAPES = 2``).  Each variant
 runs over a tile's cases in a block, so that the GPU meets each case's problem
 shapes new, as on a user's click (they depend on the span and the corridor);
 two rounds, the second in the reverse order.  Medians per tile after warm-up
@@ -38,7 +40,7 @@ from tests.benchmarks.report import machine_description, markdown_table, write_s
 
 TILES = ("shanghai_1196", "shanghai_144", "shanghai_1841", "shanghai_308", "shanghai_1887", "vegas", "sample_main")
 STAGES = ("appearance", "scoring", "dp", "backtrack")
-VARIANTS = ("cpu", "gpu", "gpu, packed at once", "gpu, before")
+VARIANTS = ("cpu", "gpu", "gpu, not padded", "gpu, before")
 
 
 def prepare_cases(path: Path) -> None:
@@ -63,14 +65,14 @@ def prepare_cases(path: Path) -> None:
 def _configure(variant: str, defaults: tuple) -> None:
     """Set the device workspace's shape count and the launch lists' packing as ``variant`` says."""
     from gpu import launching
-    from gpu.polyline import dp
+    from gpu.polyline import dp, padding
 
-    shapes, pack_after = defaults
+    shapes, pack_after, max_points = defaults
     if variant == "gpu, before":
-        shapes, pack_after = 2, 0
-    elif variant == "gpu, packed at once":
-        pack_after = 0
-    dp.WORKSPACE_SHAPES, launching.PACK_AFTER_RUNS = shapes, pack_after
+        shapes, pack_after, max_points = 2, 0, 0
+    elif variant == "gpu, not padded":
+        max_points = 0
+    dp.WORKSPACE_SHAPES, launching.PACK_AFTER_RUNS, padding.MAX_POINTS = shapes, pack_after, max_points
 
 
 def measure(image, clicks) -> dict:
@@ -81,9 +83,9 @@ def measure(image, clicks) -> dict:
     """
     from core import extract
     from gpu import launching
-    from gpu.polyline import dp
+    from gpu.polyline import dp, padding
 
-    defaults = (dp.WORKSPACE_SHAPES, launching.PACK_AFTER_RUNS)
+    defaults = (dp.WORKSPACE_SHAPES, launching.PACK_AFTER_RUNS, padding.MAX_POINTS)
     times = {variant: [] for variant in VARIANTS}
     stages = {variant: {stage: [] for stage in STAGES} for variant in VARIANTS}
     vertices = {}
@@ -149,9 +151,10 @@ def main(argv=None) -> int:
         f"`core.extract(image, start, end, backend=...)` at the defaults on in-memory arrays of the quality tiles "
         f"(the first {args.per_tile} click pairs of each, `bench_quality.build_cases`); each variant over all the "
         "cases in a block, two rounds in opposite orders; medians after warm-up (ms). `auto` picks the GPU where "
-        "there is one. `packed at once`: launch lists packed at their first run (`gpu.launching.PACK_AFTER_RUNS "
-        "= 0`); `before`: that and a device workspace of 2 problem shapes, as before 2026-12-05. The last "
-        "column: cases whose vertices are the same on every variant.",
+        "there is one. `not padded`: small problems sent to the device at their own shape "
+        "(`gpu.polyline.padding.MAX_POINTS = 0`); `before`: that, launch lists packed at their first run and a "
+        "device workspace of 2 problem shapes, as before 2026-12-05. The last column: cases whose vertices are "
+        "the same on every variant.",
         "",
         markdown_table(["tile", "cases", *(f"{v} (ms)" for v in VARIANTS), "gpu / cpu", "same vertices"], rows),
         "",

@@ -119,6 +119,36 @@ def test_larger_window_problems_match_cpu_window(snapped):
 
 
 @kernels
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 4), d=st.integers(1, 13), snapped=st.booleans(),
+       ties=st.booleans())
+def test_padded_window_problems_give_the_same_path_as_unpadded_ones(seed, m, d, snapped, ties):
+    # gpu.polyline.padding rounds d up to 16 and the end candidates up to 8: the same optimum, the same
+    # path (ties included), and the workspace holds the padded shape
+    from gpu.polyline import dp as polyline_dp
+    from gpu.polyline import padding
+
+    prepared = prepare(random_problem(np.random.default_rng(seed), m, d, snapped, ties=ties))
+    n0, n1 = prepared.first.shape[0], prepared.last.shape[1]
+    padded_shape = (m, 16, -(-n0 // 8) * 8, -(-n1 // 8) * 8)
+    polyline_dp.release_workspace()
+    outcomes, default = [], padding.MAX_POINTS
+    for limit in (default, 0):  # padded, then not (MAX_POINTS = 0 keeps every shape)
+        padding.MAX_POINTS = limit
+        try:
+            found = solve_prepared(prepared, "window", "gpu")
+            outcomes.append((found.score, found.start_index, found.indices.tolist(), found.end_index))
+        except NoFeasiblePolylineError:
+            outcomes.append("infeasible")
+        finally:
+            padding.MAX_POINTS = default
+        if limit:
+            assert padded_shape in polyline_dp._workspace
+    assert outcomes[0] == outcomes[1]
+    assert (m, d, n0, n1) in polyline_dp._workspace
+
+
+@kernels
 def test_hand_made_case_with_exact_answer():
     # Offsets -1, 0, 1 and spacing 1: links turn by 0, +-45 or +-63.4 degrees.
     # The best unconstrained path 0 -> 1 -> -1 -> 0 (5 + 9 + 3) turns by 108.4
