@@ -36,7 +36,7 @@ TABLE_NAMES = ("start_scores", "link_scores", "end_scores")
 
 #: Problem shapes the workspace keeps at most (an adaptive click solves 3-4 in turn), and the device bytes
 #: past which it frees its least recently used ones (the newest is always kept).
-WORKSPACE_SHAPES, WORKSPACE_BYTES = 8, 256 * 2**20
+WORKSPACE_SHAPES, WORKSPACE_BYTES = 32, 256 * 2**20
 
 _workspace: OrderedDict = OrderedDict()
 
