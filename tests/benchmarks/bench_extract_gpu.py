@@ -28,7 +28,6 @@ with the CPU's.  Writes the "extract-gpu" section of BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.benchmarks.report import machine_description, markdown_table, write_section
+from tests.benchmarks.report import machine_description, markdown_table, save_device_report, write_section
 
 TILES = ("shanghai_1196", "shanghai_144", "shanghai_1841", "shanghai_308", "shanghai_1887", "vegas", "sample_main")
 STAGES = ("appearance", "scoring", "dp", "backtrack")
@@ -163,9 +162,7 @@ def main(argv=None) -> int:
         markdown_table(["tile", "variant", *STAGES], stage_rows),
     ])
     print(text)
-    out = args.out or (Path(os.environ["OUT"]) / "bench_extract_gpu.md" if os.environ.get("OUT") else None)
-    if out:
-        out.write_text(text + "\n", encoding="utf-8")
+    save_device_report(text, args.out, "bench_extract_gpu.md")
     return 0
 
 

@@ -43,7 +43,7 @@ from numba import cuda
 from core.knapsack import solve, solve_many
 from core.knapsack.generators import curtis, suri
 from core.knapsack.io import read_ins2d, read_pisinger
-from tests.benchmarks.report import machine_description, markdown_table, median_ms, write_section
+from tests.benchmarks.report import machine_description, markdown_table, median_ms, save_device_report, write_section
 from tests.shared_data import SHARED_DATA
 
 KNAPSACK = SHARED_DATA / "knapsack"
@@ -422,13 +422,11 @@ def main(argv=None):
     with patched(KNAPSACK_HOST_FIRST=False):  # the GPU's methods, not the host's quick KP1 lists
         if args.profile:
             return profile_run()
-        out = args.out or (Path(os.environ["OUT"]) / "knapsack-gpu.md" if os.environ.get("OUT") else None)
         launch = bench_launch()
         results = [guarded(name, section, args.quick) for name, section in
                    (("KP1", bench_kp1), ("MSB", bench_msb), ("subset sum", bench_subset), ("MCKP", bench_mckp))]
     markdown = render(launch, *results)
-    if out is not None:
-        out.write_text(markdown + "\n", encoding="utf-8")
+    save_device_report(markdown, args.out, "knapsack-gpu.md")
     if not args.quick and not args.no_write:
         write_section("knapsack-gpu", markdown)
     print(markdown)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import secrets
 import statistics
 import sys
@@ -34,7 +33,7 @@ import numpy as np
 
 from core.polyline import PolylineProblem, path_score, prepare, solve_prepared
 from tests.benchmarks.bench_dp_cpu import HALF_WIDTH_PX, MAX_TURN_DEG, SEREDIN_GPU_MS, SPAN_PX
-from tests.benchmarks.report import machine_description, markdown_table, write_section
+from tests.benchmarks.report import machine_description, markdown_table, save_device_report, write_section
 
 NODES = (5, 6, 7, 8)
 POINTS = (128, 256, 512, 1024)
@@ -415,9 +414,7 @@ def main(argv=None) -> int:
     bounds = bounds_text(kernel_breakdown(rng, e2e), e2e, rows[-1])
     sweep = sweep_mitm(rng, e2e_points, max(3, args.repeat // 3))
     text = markdown(rows, e2e, bounds, sweep, seed, args.repeat)
-    out = args.out or (Path(os.environ["OUT"]) / "bench_gpu_polyline.md" if os.environ.get("OUT") else None)
-    if out:
-        out.write_text(text + "\n", encoding="utf-8")
+    save_device_report(text, args.out, "bench_gpu_polyline.md")
     if not args.no_write:
         write_section("gpu-polyline", text)
     print(text)

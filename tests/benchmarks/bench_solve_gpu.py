@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from tests.benchmarks.bench_dp_cpu import random_problem
-from tests.benchmarks.report import machine_description, markdown_table, median_ms, write_section
+from tests.benchmarks.report import machine_description, markdown_table, median_ms, save_device_report, write_section
 
 SIZES = ((8, 512), (8, 1024))
 TARGET_MS = 3.0
@@ -80,9 +79,7 @@ def main(argv=None) -> int:
         markdown_table(header, rows),
     ])
     print(text)
-    out = args.out or (Path(os.environ["OUT"]) / "bench_solve_gpu.md" if os.environ.get("OUT") else None)
-    if out:
-        out.write_text(text + "\n", encoding="utf-8")
+    save_device_report(text, args.out, "bench_solve_gpu.md")
     return 0
 
 

@@ -99,6 +99,17 @@ def publish(name: str, parts: list[str]) -> None:
     write_section(name, text)
 
 
+def save_device_report(markdown: str, out: Path | None, default_name: str) -> Path | None:
+    """Write a GPU benchmark's markdown to ``out``, else to ``$OUT/default_name`` on the device machine (its
+    files come back from there; ``--apply`` then writes the section where BENCHMARKS.md lives); returns the
+    path written, None where neither is given."""
+    if out is None and os.environ.get("OUT"):
+        out = Path(os.environ["OUT"]) / default_name
+    if out is not None:
+        out.write_text(markdown + "\n", encoding="utf-8")
+    return out
+
+
 def write_section(name: str, markdown: str, path: Path = BENCHMARKS_MD) -> None:
     """Replace (or append) the section ``name`` of BENCHMARKS.md with ``markdown``."""
     begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
