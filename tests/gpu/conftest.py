@@ -7,10 +7,11 @@ setting it in this process would also turn on the "GPU" for every other test
 skipped here and run in a child pytest with ``NUMBA_ENABLE_CUDASIM=1`` (see
 ``test_kernels_under_cuda_simulator`` in each GPU test module), where the
 launch configuration of :mod:`gpu.config` is patched small so that launches
-span several blocks and a partial last block.  All the children of a run
-start as soon as collection ends and run beside the rest of the suite (the
-simulator is single-threaded Python: this is what keeps the second core
-busy); each test then waits for its own child.  On a machine with a GPU they
+span several blocks and a partial last block.  In one process, all the
+children of a run start as soon as collection ends and run beside the rest
+of the suite (the simulator is single-threaded Python); each test then waits
+for its own child.  Under pytest-xdist (``-n 2``, the README's command) each
+runner test starts its child when it runs, beside the other worker.  On a machine with a GPU they
 run here, on the GPU, at the default configuration.  Tests marked ``gpu``
 need a real GPU (full sizes) and are skipped elsewhere.
 """
@@ -158,8 +159,12 @@ def small_launches(monkeypatch):
 
 
 def pytest_collection_finish(session):
-    """Start the simulator child of every selected runner test now, all at once."""
-    if KERNELS_RUN_HERE:
+    """Start the simulator child of every selected runner test now, all at once.
+
+    Not in pytest-xdist's workers (``-n``): each collects every test, so each
+    would start every child; there a runner test starts its own when it runs.
+    """
+    if KERNELS_RUN_HERE or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     for item in session.items:
         if item.name == RUNNER_TEST and HERE in Path(item.path).resolve().parents:
