@@ -19,6 +19,16 @@ from tests.knapsack_reference import brute_mckp
 from tests.shared_data import shared_file
 
 
+@pytest.fixture(scope="module", autouse=True)
+def knapsack_solvers_in_the_cache():
+    """On a cold numba cache (a fresh install) the CLI first says on stderr that it compiles the solvers; compile
+    them before these tests (as an earlier test file does when the suite runs in one process), so that they read
+    the CLI's output whichever process and order runs them.  The notice has tests of its own below."""
+    from core import warmup
+
+    warmup.compile_knapsack_kernels()
+
+
 def _run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
