@@ -28,6 +28,22 @@ def compiled_kernels():
     warmup.compile_knapsack_kernels()
 
 
+@pytest.fixture(autouse=True)
+def no_modifiers_left_held(qapp):
+    """After each test, no keyboard modifier counts as held: Qt keeps the modifiers of the last input event
+    (``QGuiApplication.keyboardModifiers``), so a test ending on a Shift-click left the next test's
+    ``selectRow`` extending a selection instead of making one (in another order of files, as under -n 2)."""
+    yield
+    if QApplication.keyboardModifiers() != Qt.KeyboardModifier.NoModifier:
+        from PySide6.QtTest import QTest
+        from PySide6.QtWidgets import QWidget
+
+        widget = QWidget()
+        QTest.keyRelease(widget, Qt.Key.Key_Shift, Qt.KeyboardModifier.NoModifier)
+        widget.deleteLater()
+        assert QApplication.keyboardModifiers() == Qt.KeyboardModifier.NoModifier
+
+
 @pytest.fixture
 def shown_errors(monkeypatch):
     """Error dialogs are recorded here instead of being opened."""
