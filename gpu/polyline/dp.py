@@ -164,17 +164,16 @@ class DeviceProblem:
 
 
 def workspace_problem(m: int, d: int, n0: int, n1: int) -> DeviceProblem:
-    """The workspace's problem of this shape.
-
-    The workspace keeps the last :data:`WORKSPACE_SHAPES` shapes used, fewer
-    where they hold more than :data:`WORKSPACE_BYTES` (its scratch arrays are
-    counted when the next shape comes); the least recently used go first.
+    """The workspace's problem of this shape.  The workspace keeps the last :data:`WORKSPACE_SHAPES` shapes
+    used, fewer where they hold more than :data:`WORKSPACE_BYTES` (scratch arrays are counted when the next
+    shape comes); the least recently used go first.
     """
     key = (m, d, n0, n1)
     problem = _workspace.pop(key, None)
     if problem is None:
-        while _workspace and (len(_workspace) >= WORKSPACE_SHAPES or _workspace_bytes() > WORKSPACE_BYTES):
-            _workspace.popitem(last=False)
+        held = _workspace_bytes()  # once per new shape
+        while _workspace and (len(_workspace) >= WORKSPACE_SHAPES or held > WORKSPACE_BYTES):
+            held -= _problem_bytes(_workspace.popitem(last=False)[1])
         problem = DeviceProblem.allocate(m, d, n0, n1)
     _workspace[key] = problem
     return problem
